@@ -1,0 +1,18 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+mod builder;
+mod error;
+pub mod format;
+mod reader;
+
+pub use builder::{FilterBlockBuilder, MAX_BLOCK_OFFSET};
+pub use error::Error;
+pub use format::FILTER_BASE_LG;
+pub use reader::FilterBlockReader;
+
+/// The result type of this crate.
+pub type Result<T> = core::result::Result<T, Error>;
