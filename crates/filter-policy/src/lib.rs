@@ -5,7 +5,9 @@
 extern crate alloc;
 
 mod bloom;
+pub mod local_bloom;
 mod policy;
 
 pub use bloom::BloomFilterPolicy;
+pub use local_bloom::LocalBloomPolicy;
 pub use policy::FilterPolicy;
