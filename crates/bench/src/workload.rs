@@ -1,0 +1,163 @@
+//! Workload generators: keys, values, query streams and hash inputs.
+
+/// SplitMix64 (Steele, Lea and Flood): `state += 0x9e3779b97f4a7c15`, then the 30/27/31
+/// xor-shift-multiply mix.
+#[derive(Debug, Clone)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    /// A generator starting from `seed`.
+    pub fn new(seed: u64) -> Self {
+        SplitMix64 { state: seed }
+    }
+
+    /// The next 64-bit output.
+    #[expect(
+        clippy::should_implement_trait,
+        reason = "an infinite generator, not an iterator"
+    )]
+    pub fn next(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Length of every [`key`].
+pub const KEY_LEN: usize = 16;
+
+/// Length of every [`value`].
+pub const VALUE_LEN: usize = 100;
+
+/// Entries in the benchmark table.
+pub const TABLE_ENTRIES: u64 = 1_000_000;
+
+/// Point lookups per get workload.
+pub const GET_QUERIES: usize = 200_000;
+
+/// `j` in decimal, zero-padded to 16 ASCII digits.
+pub fn key(j: u64) -> [u8; KEY_LEN] {
+    let mut out = [b'0'; KEY_LEN];
+    let mut j = j;
+    for byte in out.iter_mut().rev() {
+        *byte = b'0' + (j % 10) as u8;
+        j /= 10;
+        if j == 0 {
+            break;
+        }
+    }
+    out
+}
+
+/// The 100-byte value of table entry `i`: 50 letters `'a' + byte % 26`, from the bytes of 7
+/// SplitMix64 words (seed 1, little-endian) continuing the stream, written twice.
+///
+/// Entries draw their values in order from one generator (see [`table_entries`]).
+pub fn next_value(rng: &mut SplitMix64) -> [u8; VALUE_LEN] {
+    let mut bytes = [0u8; 56];
+    for chunk in bytes.chunks_exact_mut(8) {
+        chunk.copy_from_slice(&rng.next().to_le_bytes());
+    }
+    let mut value = [0u8; VALUE_LEN];
+    for (i, out) in value[..VALUE_LEN / 2].iter_mut().enumerate() {
+        *out = b'a' + bytes[i] % 26;
+    }
+    value.copy_within(..VALUE_LEN / 2, VALUE_LEN / 2);
+    value
+}
+
+/// The benchmark table: `n` entries, entry `i` with key `key(2i)` and the `i`-th value.
+pub fn table_entries(n: u64) -> impl Iterator<Item = ([u8; KEY_LEN], [u8; VALUE_LEN])> {
+    let mut rng = SplitMix64::new(1);
+    (0..n).map(move |i| (key(2 * i), next_value(&mut rng)))
+}
+
+/// `count` get queries over a table of `n` entries: `i = SplitMix64(seed 2) mod n`, and the
+/// present key `key(2i)` or the absent key `key(2i + 1)`.
+pub fn get_queries(n: u64, count: usize, present: bool) -> Vec<[u8; KEY_LEN]> {
+    let mut rng = SplitMix64::new(2);
+    (0..count)
+        .map(|_| {
+            let i = rng.next() % n;
+            key(2 * i + u64::from(!present))
+        })
+        .collect()
+}
+
+/// `count` Bloom-match queries over a filter of the keys `key(2i)`, `i < n`:
+/// `key(2 (r mod n) + (q & 1))` with `r`, `q` consecutive outputs of SplitMix64 (seed 4), so
+/// about half are present.
+pub fn bloom_queries(n: u64, count: usize) -> Vec<[u8; KEY_LEN]> {
+    let mut rng = SplitMix64::new(4);
+    (0..count)
+        .map(|_| {
+            let r = rng.next();
+            let q = rng.next();
+            key(2 * (r % n) + (q & 1))
+        })
+        .collect()
+}
+
+/// `len` bytes of SplitMix64 output (seed 3), little-endian words: the hash input.
+pub fn hash_input(len: usize) -> Vec<u8> {
+    let mut rng = SplitMix64::new(3);
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        out.extend_from_slice(&rng.next().to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitmix_matches_reference_outputs() {
+        // First outputs of SplitMix64 seeded with 0 (the reference implementation's values).
+        let mut rng = SplitMix64::new(0);
+        assert_eq!(rng.next(), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(rng.next(), 0x6e78_9e6a_a1b9_65f4);
+    }
+
+    #[test]
+    fn keys_are_zero_padded_decimal() {
+        assert_eq!(&key(0), b"0000000000000000");
+        assert_eq!(&key(42), b"0000000000000042");
+        assert_eq!(&key(1_999_999), b"0000000001999999");
+        assert_eq!(&key(u64::MAX / 10_000), b"1844674407370955");
+    }
+
+    #[test]
+    fn values_are_letters_written_twice() {
+        let mut entries = table_entries(3);
+        let (k0, v0) = entries.next().unwrap();
+        let (k1, v1) = entries.next().unwrap();
+        assert_eq!(&k0, b"0000000000000000");
+        assert_eq!(&k1, b"0000000000000002");
+        assert!(v0.iter().all(u8::is_ascii_lowercase));
+        assert_eq!(v0[..50], v0[50..]);
+        assert_ne!(v0, v1);
+    }
+
+    #[test]
+    fn queries_are_present_or_absent() {
+        let present = get_queries(1000, 100, true);
+        let absent = get_queries(1000, 100, false);
+        for (p, a) in present.iter().zip(&absent) {
+            let p: u64 = std::str::from_utf8(p).unwrap().parse().unwrap();
+            let a: u64 = std::str::from_utf8(a).unwrap().parse().unwrap();
+            assert_eq!(p % 2, 0);
+            assert_eq!(a, p + 1);
+            assert!(p < 2000);
+        }
+        let mixed = bloom_queries(1000, 1000);
+        let odd = mixed.iter().filter(|k| k[KEY_LEN - 1] % 2 == 1).count();
+        assert!((400..600).contains(&odd), "{odd}");
+    }
+}
