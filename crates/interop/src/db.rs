@@ -1,0 +1,351 @@
+//! A LevelDB database through LevelDB's C API (`leveldb/c.h`), to make real databases whose
+//! `.ldb` table files other code can read.
+#![expect(unsafe_code, reason = "calls LevelDB's C API")]
+
+use core::ffi::{c_int, c_uchar};
+use core::ptr::NonNull;
+use std::ffi::CString;
+use std::path::Path;
+
+use crate::error::ErrSlot;
+use crate::table::Compression;
+use crate::{Error, Result, StatusCode, ffi};
+
+/// Options for [`Db::open`]. [`Default`] gives LevelDB's defaults plus `create_if_missing`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DbOptions {
+    /// Create the database if it does not exist (default true here).
+    pub create_if_missing: bool,
+    /// Fail if the database exists (default false).
+    pub error_if_exists: bool,
+    /// Check data aggressively (default false).
+    pub paranoid_checks: bool,
+    /// Memtable size before it is written out as a level-0 table (default 4 MiB).
+    pub write_buffer_size: usize,
+    /// Approximate uncompressed size of a data block (default 4096).
+    pub block_size: usize,
+    /// Keys between restart points (default 16).
+    pub block_restart_interval: u32,
+    /// Size at which compaction starts a new table file (default 2 MiB).
+    pub max_file_size: usize,
+    /// Data block compression (default snappy).
+    pub compression: Compression,
+    /// Bloom filter bits per key; 0 for no filter policy (default 0).
+    pub bloom_bits_per_key: u32,
+    /// Verify block checksums on every read by [`Db::get`] (default false).
+    pub verify_checksums: bool,
+    /// Sync the log on every write (default false).
+    pub sync: bool,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        DbOptions {
+            create_if_missing: true,
+            error_if_exists: false,
+            paranoid_checks: false,
+            write_buffer_size: 4 << 20,
+            block_size: 4096,
+            block_restart_interval: 16,
+            max_file_size: 2 << 20,
+            compression: Compression::Snappy,
+            bloom_bits_per_key: 0,
+            verify_checksums: false,
+            sync: false,
+        }
+    }
+}
+
+/// An open LevelDB database; closed on drop.
+#[derive(Debug)]
+pub struct Db {
+    db: NonNull<ffi::LevelDbT>,
+    // Invariant: dropped after `db` is closed (fields drop after `Drop::drop`), since the
+    // database uses the options and filter policy until then.
+    handles: Handles,
+}
+
+/// The C API option objects a database was opened with.
+#[derive(Debug)]
+struct Handles {
+    options: NonNull<ffi::LevelDbOptionsT>,
+    policy: Option<NonNull<ffi::LevelDbFilterPolicyT>>,
+    read: NonNull<ffi::LevelDbReadOptionsT>,
+    write: NonNull<ffi::LevelDbWriteOptionsT>,
+}
+
+impl Drop for Handles {
+    fn drop(&mut self) {
+        // SAFETY: each object was created in `Db::open` and is destroyed exactly once, here,
+        // when no open database uses it any more.
+        unsafe { ffi::leveldb_readoptions_destroy(self.read.as_ptr()) };
+        // SAFETY: as above.
+        unsafe { ffi::leveldb_writeoptions_destroy(self.write.as_ptr()) };
+        // SAFETY: as above; the options go before the filter policy they point at.
+        unsafe { ffi::leveldb_options_destroy(self.options.as_ptr()) };
+        if let Some(p) = self.policy {
+            // SAFETY: as above.
+            unsafe { ffi::leveldb_filterpolicy_destroy(p.as_ptr()) };
+        }
+    }
+}
+
+// SAFETY: a leveldb::DB is safe for concurrent use from many threads, and the option
+// objects are only read after open.
+unsafe impl Send for Db {}
+// SAFETY: as above; LevelDB synchronizes all DB operations internally.
+unsafe impl Sync for Db {}
+
+/// Maps a C API error string (`Status::ToString()`) to an [`Error`].
+fn status_error(message: String) -> Error {
+    let code = if message.starts_with("NotFound:") {
+        StatusCode::NotFound
+    } else if message.starts_with("Corruption:") {
+        StatusCode::Corruption
+    } else if message.starts_with("Not implemented:") {
+        StatusCode::NotSupported
+    } else if message.starts_with("Invalid argument:") {
+        StatusCode::InvalidArgument
+    } else {
+        StatusCode::IoError
+    };
+    Error::Status { code, message }
+}
+
+/// Turns the C API's `errptr` convention into a `Result`.
+fn check(err: ErrSlot, failed: bool) -> Result<()> {
+    if failed {
+        Err(status_error(err.message()))
+    } else {
+        Ok(())
+    }
+}
+
+impl Handles {
+    fn create(bloom_bits: c_int) -> Result<Self> {
+        // SAFETY: creating C API objects has no preconditions.
+        let options = unsafe { ffi::leveldb_options_create() };
+        // SAFETY: as above.
+        let read = unsafe { ffi::leveldb_readoptions_create() };
+        // SAFETY: as above.
+        let write = unsafe { ffi::leveldb_writeoptions_create() };
+        let policy = if bloom_bits > 0 {
+            // SAFETY: as above; a plain value argument.
+            NonNull::new(unsafe { ffi::leveldb_filterpolicy_create_bloom(bloom_bits) })
+        } else {
+            None
+        };
+        // The C API allocates with `new`, which never returns null, so the error arm (which
+        // would leak the objects that were made) is unreachable in practice.
+        match (
+            NonNull::new(options),
+            NonNull::new(read),
+            NonNull::new(write),
+        ) {
+            (Some(options), Some(read), Some(write)) if policy.is_some() || bloom_bits == 0 => {
+                Ok(Handles {
+                    options,
+                    policy,
+                    read,
+                    write,
+                })
+            }
+            _ => Err(Error::Exception {
+                message: String::from("allocating LevelDB option objects failed"),
+            }),
+        }
+    }
+}
+
+impl Db {
+    /// `leveldb_open(options, path)`.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status (e.g. `Invalid argument: ... does not exist (create_if_missing is
+    /// false)`, a lock held by another process); [`Error::Rejected`] for a path with a NUL
+    /// byte or option values beyond `int`.
+    ///
+    /// # Panics
+    ///
+    /// If LevelDB is not linked into this build.
+    pub fn open(path: &Path, options: &DbOptions) -> Result<Db> {
+        ffi::ensure_available();
+        let name = path
+            .to_str()
+            .ok_or_else(|| Error::rejected("database path is not UTF-8"))
+            .and_then(|p| CString::new(p).map_err(|_| Error::rejected("path contains NUL")))?;
+        let restart = c_int::try_from(options.block_restart_interval)
+            .map_err(|_| Error::rejected("block_restart_interval exceeds an int"))?;
+        if restart < 1 {
+            return Err(Error::rejected("block_restart_interval must be at least 1"));
+        }
+        let bloom_bits = c_int::try_from(options.bloom_bits_per_key)
+            .map_err(|_| Error::rejected("bloom_bits_per_key exceeds an int"))?;
+
+        let handles = Handles::create(bloom_bits)?;
+        let o = handles.options.as_ptr();
+        // SAFETY: `o` is a live options object; the setters store plain values.
+        unsafe {
+            ffi::leveldb_options_set_create_if_missing(o, c_uchar::from(options.create_if_missing))
+        };
+        // SAFETY: as above.
+        unsafe {
+            ffi::leveldb_options_set_error_if_exists(o, c_uchar::from(options.error_if_exists))
+        };
+        // SAFETY: as above.
+        unsafe {
+            ffi::leveldb_options_set_paranoid_checks(o, c_uchar::from(options.paranoid_checks))
+        };
+        // SAFETY: as above.
+        unsafe { ffi::leveldb_options_set_write_buffer_size(o, options.write_buffer_size) };
+        // SAFETY: as above.
+        unsafe { ffi::leveldb_options_set_block_size(o, options.block_size) };
+        // SAFETY: as above; `restart` is at least 1 (LevelDB asserts it).
+        unsafe { ffi::leveldb_options_set_block_restart_interval(o, restart) };
+        // SAFETY: as above.
+        unsafe { ffi::leveldb_options_set_max_file_size(o, options.max_file_size) };
+        let compression = match options.compression {
+            Compression::None => 0,
+            Compression::Snappy => 1,
+        };
+        // SAFETY: as above.
+        unsafe { ffi::leveldb_options_set_compression(o, compression) };
+        // SAFETY: the read and write option objects are live; the setters store plain values.
+        unsafe {
+            ffi::leveldb_readoptions_set_verify_checksums(
+                handles.read.as_ptr(),
+                c_uchar::from(options.verify_checksums),
+            );
+        }
+        // SAFETY: as above.
+        unsafe {
+            ffi::leveldb_writeoptions_set_sync(handles.write.as_ptr(), c_uchar::from(options.sync))
+        };
+        if let Some(p) = handles.policy {
+            // SAFETY: `p` is a live policy; `handles` destroys it only after the database
+            // closed.
+            unsafe { ffi::leveldb_options_set_filter_policy(o, p.as_ptr()) };
+        }
+        let mut err = ErrSlot::new();
+        // SAFETY: `o` is a fully set options object, `name` is NUL-terminated and alive
+        // during the call, `err` is an out-parameter.
+        let raw = unsafe { ffi::leveldb_open(o, name.as_ptr(), err.as_out()) };
+        match NonNull::new(raw) {
+            Some(db) => Ok(Db { db, handles }),
+            None => Err(status_error(err.message())),
+        }
+    }
+
+    /// `leveldb_put`.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut err = ErrSlot::new();
+        // SAFETY: `db` and `write` are live; key and value outlive the call (LevelDB copies
+        // them into its write batch).
+        unsafe {
+            ffi::leveldb_put(
+                self.db.as_ptr(),
+                self.handles.write.as_ptr(),
+                key.as_ptr().cast(),
+                key.len(),
+                value.as_ptr().cast(),
+                value.len(),
+                err.as_out(),
+            );
+        }
+        let failed = !err.is_empty();
+        check(err, failed)
+    }
+
+    /// `leveldb_delete`.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status.
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        let mut err = ErrSlot::new();
+        // SAFETY: `db` and `write` are live; `key` outlives the call.
+        unsafe {
+            ffi::leveldb_delete(
+                self.db.as_ptr(),
+                self.handles.write.as_ptr(),
+                key.as_ptr().cast(),
+                key.len(),
+                err.as_out(),
+            );
+        }
+        let failed = !err.is_empty();
+        check(err, failed)
+    }
+
+    /// `leveldb_get`: the value under `key`, `None` if absent.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status (not-found is `Ok(None)`).
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut err = ErrSlot::new();
+        let mut len = 0usize;
+        // SAFETY: `db` and `read` are live; `key` outlives the call; `len` and `err` are
+        // out-parameters.
+        let value = unsafe {
+            ffi::leveldb_get(
+                self.db.as_ptr(),
+                self.handles.read.as_ptr(),
+                key.as_ptr().cast(),
+                key.len(),
+                &mut len,
+                err.as_out(),
+            )
+        };
+        let failed = !err.is_empty();
+        check(err, failed)?;
+        if value.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: a non-null result is a malloc'd buffer of `len` bytes owned by us.
+        let bytes = unsafe { core::slice::from_raw_parts(value.cast::<u8>(), len) }.to_vec();
+        // SAFETY: the buffer came from the C API's malloc and is not used after this.
+        unsafe { ffi::leveldb_free(value.cast()) };
+        Ok(Some(bytes))
+    }
+
+    /// `leveldb_compact_range(start, limit)`; `None` means unbounded on that side.
+    /// Compacting everything pushes all data into table files of the deepest level needed.
+    pub fn compact_range(&self, start: Option<&[u8]>, limit: Option<&[u8]>) {
+        let (sp, sl) = start.map_or((core::ptr::null(), 0), |s| (s.as_ptr(), s.len()));
+        let (lp, ll) = limit.map_or((core::ptr::null(), 0), |s| (s.as_ptr(), s.len()));
+        // SAFETY: `db` is live; each bound is null (unbounded) or a slice alive during the
+        // call.
+        unsafe { ffi::leveldb_compact_range(self.db.as_ptr(), sp.cast(), sl, lp.cast(), ll) };
+    }
+
+    /// Closes the database (as dropping it does).
+    pub fn close(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        // SAFETY: `db` is an open database, closed once, here; `handles` is dropped after.
+        unsafe { ffi::leveldb_close(self.db.as_ptr()) };
+    }
+}
+
+/// LevelDB's version as reported by the linked library (`leveldb_major_version`,
+/// `leveldb_minor_version`), or `None` when LevelDB is not linked into this build.
+pub fn version() -> Option<(i32, i32)> {
+    if !crate::available() {
+        return None;
+    }
+    // SAFETY: no preconditions.
+    let major = unsafe { ffi::leveldb_major_version() };
+    // SAFETY: no preconditions.
+    let minor = unsafe { ffi::leveldb_minor_version() };
+    Some((major, minor))
+}

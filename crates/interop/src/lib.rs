@@ -1,0 +1,25 @@
+#![doc = include_str!("../README.md")]
+
+pub mod bloom;
+pub mod crc32c;
+pub mod db;
+mod error;
+mod ffi;
+pub mod filter_block;
+pub mod hash;
+mod skip;
+pub mod table;
+
+pub use error::{Error, StatusCode};
+pub use skip::{REQUIRE_ENV, SKIP_MESSAGE, require_leveldb};
+
+/// Result of a call into LevelDB.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Whether LevelDB 1.23 was found at build time and linked into this crate.
+///
+/// When false, every wrapper panics with [`SKIP_MESSAGE`]; tests call
+/// [`require_leveldb`] first instead.
+pub const fn available() -> bool {
+    cfg!(leveldb_available)
+}
