@@ -113,6 +113,56 @@ pub fn hash_input(len: usize) -> Vec<u8> {
     out
 }
 
+/// Key shapes for filter-quality measurements: the `j`-th key of each shape's sequence.
+///
+/// Structured shapes put keys that differ only in their last bytes next to each other, which
+/// is where a hash without a final mixing step (LevelDB's) fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyShape {
+    /// 16 bytes of SplitMix64 output seeded with `j`.
+    Random,
+    /// `j` as an 8-byte big-endian integer.
+    BigEndianU64,
+    /// `j` in decimal, zero-padded to 16 digits (as [`key`]).
+    Decimal,
+    /// `user:` followed by `j` in decimal.
+    Prefixed,
+}
+
+impl KeyShape {
+    /// Every shape.
+    pub const ALL: [KeyShape; 4] =
+        [KeyShape::Random, KeyShape::BigEndianU64, KeyShape::Decimal, KeyShape::Prefixed];
+
+    /// A short lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyShape::Random => "random",
+            KeyShape::BigEndianU64 => "u64-be",
+            KeyShape::Decimal => "decimal",
+            KeyShape::Prefixed => "prefixed",
+        }
+    }
+
+    /// Replaces `out` with the `j`-th key.
+    pub fn key_into(self, j: u64, out: &mut Vec<u8>) {
+        out.clear();
+        match self {
+            KeyShape::Random => {
+                let mut rng = SplitMix64::new(j);
+                out.extend_from_slice(&rng.next().to_le_bytes());
+                out.extend_from_slice(&rng.next().to_le_bytes());
+            }
+            KeyShape::BigEndianU64 => out.extend_from_slice(&j.to_be_bytes()),
+            KeyShape::Decimal => out.extend_from_slice(&key(j)),
+            KeyShape::Prefixed => {
+                out.extend_from_slice(b"user:");
+                out.extend_from_slice(j.to_string().as_bytes());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +173,19 @@ mod tests {
         let mut rng = SplitMix64::new(0);
         assert_eq!(rng.next(), 0xe220_a839_7b1d_cdaf);
         assert_eq!(rng.next(), 0x6e78_9e6a_a1b9_65f4);
+    }
+
+    #[test]
+    fn key_shapes() {
+        let mut out = Vec::new();
+        KeyShape::BigEndianU64.key_into(258, &mut out);
+        assert_eq!(out, [0, 0, 0, 0, 0, 0, 1, 2]);
+        KeyShape::Decimal.key_into(7, &mut out);
+        assert_eq!(out, b"0000000000000007");
+        KeyShape::Prefixed.key_into(7, &mut out);
+        assert_eq!(out, b"user:7");
+        KeyShape::Random.key_into(7, &mut out);
+        assert_eq!(out.len(), 16);
     }
 
     #[test]

@@ -6,53 +6,12 @@
 //! neighbours of the keys in the filter (`2i + 1` for key `2i`), which defeat a weak hash, and
 //! far keys drawn at random.
 
+use leveltable_bench::workload::{KeyShape as Shape, SplitMix64};
 use leveltable_filter_policy::{FilterPolicy, LocalBloomPolicy};
 
 const BITS_PER_KEY: usize = 10;
 const PROBES_PER_CLASS: usize = 100_000;
 const BLOCK_BITS: f64 = 512.0;
-
-/// SplitMix64: a fixed, seedable source of test keys.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
-/// The key shapes under test; `key(j)` is the j-th key of the shape's sequence.
-#[derive(Debug, Clone, Copy)]
-enum Shape {
-    /// 16 bytes from a hash of `j`.
-    Random,
-    /// `j` as an 8-byte big-endian integer.
-    BigEndianU64,
-    /// `j` in decimal, zero-padded to 16 digits.
-    Decimal,
-    /// `user:` followed by `j` in decimal.
-    Prefixed,
-}
-
-impl Shape {
-    fn key(self, j: u64, out: &mut Vec<u8>) {
-        out.clear();
-        match self {
-            Shape::Random => {
-                let mut rng = SplitMix64(j);
-                out.extend_from_slice(&rng.next().to_le_bytes());
-                out.extend_from_slice(&rng.next().to_le_bytes());
-            }
-            Shape::BigEndianU64 => out.extend_from_slice(&j.to_be_bytes()),
-            Shape::Decimal => out.extend_from_slice(format!("{j:016}").as_bytes()),
-            Shape::Prefixed => out.extend_from_slice(format!("user:{j}").as_bytes()),
-        }
-    }
-}
 
 /// The expected false-positive rate of a cache-local filter holding `n` keys in `blocks`
 /// blocks with `k` probes: a block's key count is binomial (Poisson for many blocks).
@@ -84,7 +43,7 @@ struct Measured {
 
 fn measure(shape: Shape, n: usize, policy: &LocalBloomPolicy) -> Measured {
     let filters = PROBES_PER_CLASS.div_ceil(n);
-    let mut rng = SplitMix64(0x5eed ^ n as u64);
+    let mut rng = SplitMix64::new(0x5eed ^ n as u64);
     let mut key = Vec::new();
     let mut flat = Vec::new();
     let mut ends = Vec::with_capacity(n);
@@ -96,7 +55,7 @@ fn measure(shape: Shape, n: usize, policy: &LocalBloomPolicy) -> Measured {
         flat.clear();
         ends.clear();
         for i in first..first + n as u64 {
-            shape.key(2 * i, &mut key);
+            shape.key_into(2 * i, &mut key);
             flat.extend_from_slice(&key);
             ends.push(flat.len());
         }
@@ -122,10 +81,10 @@ fn measure(shape: Shape, n: usize, policy: &LocalBloomPolicy) -> Measured {
         // Sample at most PROBES_PER_CLASS neighbours evenly from the filter's keys.
         let step = n.div_ceil(PROBES_PER_CLASS);
         for i in (first..first + n as u64).step_by(step) {
-            shape.key(2 * i + 1, &mut key);
+            shape.key_into(2 * i + 1, &mut key);
             neighbour_hits += usize::from(policy.key_may_match(&key, &filter));
             // A far key: odd, so never in the filter.
-            shape.key((rng.next() >> 2) | 1, &mut key);
+            shape.key_into((rng.next() >> 2) | 1, &mut key);
             far_hits += usize::from(policy.key_may_match(&key, &filter));
             probes += 1;
         }
