@@ -1,0 +1,138 @@
+//! `leveltable_filter_policy::BloomFilterPolicy` against LevelDB's `NewBloomFilterPolicy`.
+
+mod common;
+
+use common::{hex, unhex};
+use leveltable_filter_policy::{BloomFilterPolicy as Ours, FilterPolicy};
+use leveltable_interop::bloom::BloomFilterPolicy as LevelDb;
+use leveltable_interop::require_leveldb;
+use proptest::prelude::*;
+
+fn leveldb_filter(bits: usize, keys: &[&[u8]]) -> Vec<u8> {
+    let mut dst = Vec::new();
+    LevelDb::new(bits)
+        .create_filter(keys, &mut dst)
+        .expect("create_filter");
+    dst
+}
+
+/// Filters computed by the linked library match the vectors our crate was written against.
+#[test]
+fn golden_filters() {
+    if !require_leveldb() {
+        return;
+    }
+    assert_eq!(
+        hex(&leveldb_filter(10, &[b"hello", b"world"])),
+        "114000414410401006"
+    );
+    assert_eq!(hex(&leveldb_filter(10, &[])), "000000000000000006");
+    assert_eq!(hex(&leveldb_filter(30, &[b"a"])), "3870e0c08103070c14");
+    assert_eq!(hex(&leveldb_filter(1, &[b"a"])), "000000000000010001");
+    assert_eq!(LevelDb::new(10).name(), Ours::new(10).name());
+}
+
+/// LevelDB's answers on hand-made filters: too short never matches, a probe count above 30
+/// always matches, a zero probe count always matches.
+#[test]
+fn leveldb_reads_odd_filters() {
+    if !require_leveldb() {
+        return;
+    }
+    let p = LevelDb::new(10);
+    assert!(!p.key_may_match(b"x", &[]));
+    assert!(!p.key_may_match(b"x", &[0x06]));
+    assert!(p.key_may_match(b"x", &unhex("0000000000000000ff")));
+    assert!(p.key_may_match(b"x", &unhex("000000000000000000")));
+    assert!(!p.key_may_match(b"x", &unhex("000000000000000001")));
+}
+
+/// The filter is appended after whatever `dst` already holds.
+#[test]
+fn create_filter_appends() {
+    if !require_leveldb() {
+        return;
+    }
+    let mut dst = b"prefix".to_vec();
+    LevelDb::new(10)
+        .create_filter(&[b"hello", b"world"], &mut dst)
+        .unwrap();
+    assert_eq!(&dst[..6], b"prefix");
+    assert_eq!(hex(&dst[6..]), "114000414410401006");
+}
+
+fn key() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..=24),
+        // Few distinct bytes, so duplicates and shared prefixes are common.
+        prop::collection::vec(prop::sample::select(vec![0u8, 1, 0x61, 0xff]), 0..=6),
+    ]
+}
+
+proptest! {
+    #![proptest_config(common::config("tests/regressions/bloom.txt"))]
+
+    /// Bits per key 0–30 over random key sets (0–300 keys, duplicates allowed): byte-equal
+    /// filters, also when appended after existing bytes; `key_may_match` agrees on the keys
+    /// and on random probes, each side reading the other's filter; no false negatives.
+    #[test]
+    fn filters_equal_leveldb(
+        bits in 0usize..=30,
+        keys in prop::collection::vec(key(), 0..=300),
+        probes in prop::collection::vec(key(), 0..=40),
+        prefix in prop::collection::vec(any::<u8>(), 0..=8),
+    ) {
+        if !require_leveldb() {
+            return Ok(());
+        }
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let theirs = LevelDb::new(bits);
+        let ours = Ours::new(bits);
+
+        let mut their_filter = prefix.clone();
+        theirs.create_filter(&keys, &mut their_filter).unwrap();
+        let mut our_filter = prefix.clone();
+        ours.create_filter(&keys, &mut our_filter);
+        prop_assert_eq!(hex(&our_filter), hex(&their_filter));
+
+        let their_filter = &their_filter[prefix.len()..];
+        let our_filter = &our_filter[prefix.len()..];
+        for probe in keys.iter().copied().chain(probes.iter().map(Vec::as_slice)) {
+            let answer = theirs.key_may_match(probe, their_filter);
+            prop_assert_eq!(ours.key_may_match(probe, their_filter), answer);
+            prop_assert_eq!(theirs.key_may_match(probe, our_filter), answer);
+            prop_assert_eq!(ours.key_may_match(probe, our_filter), answer);
+        }
+        for k in &keys {
+            prop_assert!(theirs.key_may_match(k, their_filter), "false negative");
+        }
+    }
+
+    /// A policy reads filters made with other bits per key by their stored probe count, and
+    /// arbitrary bytes (lengths 0–40, any probe byte, including 0 and above 30) get the same
+    /// answer from both sides.
+    #[test]
+    fn foreign_and_garbage_filters(
+        make_bits in 0usize..=30,
+        read_bits in 0usize..=30,
+        keys in prop::collection::vec(key(), 0..=50),
+        garbage in prop::collection::vec(any::<u8>(), 0..=40),
+        probes in prop::collection::vec(key(), 1..=20),
+    ) {
+        if !require_leveldb() {
+            return Ok(());
+        }
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let filter = leveldb_filter(make_bits, &keys);
+        let theirs = LevelDb::new(read_bits);
+        let ours = Ours::new(read_bits);
+        for probe in keys.iter().copied().chain(probes.iter().map(Vec::as_slice)) {
+            prop_assert_eq!(ours.key_may_match(probe, &filter), theirs.key_may_match(probe, &filter));
+            prop_assert_eq!(
+                ours.key_may_match(probe, &garbage),
+                theirs.key_may_match(probe, &garbage),
+                "garbage filter {}", hex(&garbage)
+            );
+        }
+    }
+}

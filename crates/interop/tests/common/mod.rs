@@ -1,0 +1,29 @@
+//! Shared setup of the differential tests.
+
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use proptest::test_runner::{Config, FileFailurePersistence};
+
+/// Proptest configuration for one property file: the case count comes from
+/// `PROPTEST_CASES` (256 by default) and shrunk failures are kept in
+/// `tests/regressions/<name>.txt` (tests run with the crate directory as working directory),
+/// which proptest replays first on every later run.
+pub fn config(regressions: &'static str) -> Config {
+    Config {
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(regressions))),
+        ..Config::default()
+    }
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Bytes from lowercase hex.
+pub fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
+        .collect()
+}
