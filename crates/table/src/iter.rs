@@ -1,0 +1,440 @@
+//! Iterating a table: a two-level cursor (index block, then data blocks) and Rust iterators
+//! over it.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::ops::Bound;
+
+use crate::block::Cursor;
+use crate::file::ReadAt;
+use crate::format::BlockHandle;
+use crate::table::{BlockRef, Table};
+use crate::{Error, Result};
+
+/// The data block a [`TableIter`] is in.
+struct DataPos<'t> {
+    block: BlockRef<'t>,
+    handle: BlockHandle,
+    cursor: Cursor,
+}
+
+/// A cursor over a table's entries in key order, with `seek`, `next` and `prev`.
+///
+/// Positioned nowhere at first. While [`valid`](Self::valid), [`key`](Self::key) and
+/// [`value`](Self::value) show the current entry; otherwise they return empty slices. An
+/// error (a corrupt or unreadable block) makes the cursor invalid and is kept in
+/// [`status`](Self::status) until the next seek.
+///
+/// ```
+/// use leveltable_table::{BuildOptions, ReadOptions, Table, TableBuilder};
+/// let mut builder = TableBuilder::new(Vec::new(), BuildOptions::default())?;
+/// for k in ["a", "c", "e"] {
+///     builder.add(k.as_bytes(), b"")?;
+/// }
+/// builder.finish()?;
+/// let table = Table::open(builder.into_inner(), ReadOptions::default())?;
+/// let mut it = table.iter();
+/// it.seek(b"b");
+/// assert_eq!(it.key(), b"c");
+/// it.prev();
+/// assert_eq!(it.key(), b"a");
+/// it.prev();
+/// assert!(!it.valid());
+/// it.status()?;
+/// # Ok::<(), leveltable_table::Error>(())
+/// ```
+pub struct TableIter<'t, R> {
+    table: &'t Table<R>,
+    index: Cursor,
+    data: Option<DataPos<'t>>,
+    error: Option<Error>,
+    /// A key buffer kept from the last data block for the next one.
+    spare_key: Vec<u8>,
+}
+
+impl<R> fmt::Debug for TableIter<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TableIter")
+            .field("valid", &self.valid())
+            .field("key", &self.key())
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R> TableIter<'_, R> {
+    /// Whether the cursor is at an entry.
+    pub fn valid(&self) -> bool {
+        self.error.is_none() && self.data.as_ref().is_some_and(|d| d.cursor.valid())
+    }
+
+    /// The current key (empty if not valid).
+    pub fn key(&self) -> &[u8] {
+        match &self.data {
+            Some(d) if self.error.is_none() && d.cursor.valid() => d.cursor.key(),
+            _ => &[],
+        }
+    }
+
+    /// The current value (empty if not valid).
+    pub fn value(&self) -> &[u8] {
+        match &self.data {
+            Some(d) if self.error.is_none() && d.cursor.valid() => d.cursor.value(d.block.data()),
+            _ => &[],
+        }
+    }
+
+    /// Ok unless the iteration stopped on an error.
+    ///
+    /// # Errors
+    /// The error that stopped it: [`Error::Corruption`], [`Error::ChecksumMismatch`] or
+    /// [`Error::Io`].
+    pub fn status(&self) -> Result<()> {
+        match &self.error {
+            None => Ok(()),
+            Some(e) => Err(e.duplicate()),
+        }
+    }
+
+    /// Takes the error that stopped the iteration, if any.
+    pub(crate) fn take_error(&mut self) -> Option<Error> {
+        self.error.take()
+    }
+}
+
+impl<'t, R: ReadAt> TableIter<'t, R> {
+    pub(crate) fn new(table: &'t Table<R>) -> TableIter<'t, R> {
+        let (_, layout) = table.index_parts();
+        TableIter {
+            table,
+            index: Cursor::new(layout, Vec::new()),
+            data: None,
+            error: None,
+            spare_key: Vec::new(),
+        }
+    }
+
+    /// Moves to the first entry with a key `>= target`.
+    pub fn seek(&mut self, target: &[u8]) {
+        self.error = None;
+        let (index, _) = self.table.index_parts();
+        self.index.seek(index, &**self.table.comparator(), target);
+        self.init_data_block();
+        if let Some(d) = &mut self.data {
+            d.cursor
+                .seek(d.block.data(), &**self.table.comparator(), target);
+        }
+        self.skip_empty_forward();
+    }
+
+    /// Moves to the first entry.
+    pub fn seek_to_first(&mut self) {
+        self.error = None;
+        let (index, _) = self.table.index_parts();
+        self.index.seek_to_first(index);
+        self.init_data_block();
+        if let Some(d) = &mut self.data {
+            d.cursor.seek_to_first(d.block.data());
+        }
+        self.skip_empty_forward();
+    }
+
+    /// Moves to the last entry.
+    pub fn seek_to_last(&mut self) {
+        self.error = None;
+        let (index, _) = self.table.index_parts();
+        self.index.seek_to_last(index);
+        self.init_data_block();
+        if let Some(d) = &mut self.data {
+            d.cursor.seek_to_last(d.block.data());
+        }
+        self.skip_empty_backward();
+    }
+
+    /// Moves to the next entry (no-op when not valid).
+    pub fn next(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        if let Some(d) = &mut self.data {
+            d.cursor.next(d.block.data());
+        }
+        self.skip_empty_forward();
+    }
+
+    /// Moves to the previous entry (no-op when not valid).
+    pub fn prev(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        if let Some(d) = &mut self.data {
+            d.cursor.prev(d.block.data());
+        }
+        self.skip_empty_backward();
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.error = Some(e);
+        self.drop_data();
+    }
+
+    fn drop_data(&mut self) {
+        if let Some(d) = self.data.take() {
+            self.spare_key = d.cursor.into_key_buf();
+        }
+    }
+
+    /// Points `data` at the block of the current index entry (keeping it if it is already
+    /// there), or clears it when the index is exhausted.
+    fn init_data_block(&mut self) {
+        let (index, _) = self.table.index_parts();
+        if !self.index.valid() {
+            if let Err(e) = self.index.status() {
+                let e = self.table.locate_index_error(e);
+                self.fail(e);
+            } else {
+                self.drop_data();
+            }
+            return;
+        }
+        let mut value = self.index.value(index);
+        let handle = match BlockHandle::decode_from(&mut value) {
+            Ok(h) => h,
+            Err(e) => {
+                let e = self
+                    .table
+                    .locate_index_error(e.at(self.index.entry_offset() as u64));
+                self.fail(e);
+                return;
+            }
+        };
+        if self.data.as_ref().is_some_and(|d| d.handle == handle) {
+            return;
+        }
+        match self.table.data_block(&handle) {
+            Ok(block) => {
+                self.drop_data();
+                let cursor = Cursor::new(block.layout(), std::mem::take(&mut self.spare_key));
+                self.data = Some(DataPos {
+                    block,
+                    handle,
+                    cursor,
+                });
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// If the current data block is exhausted, moves on to the first entry of the next
+    /// non-empty one. Stops on errors.
+    fn skip_empty_forward(&mut self) {
+        loop {
+            if self.error.is_some() {
+                return;
+            }
+            if let Some(d) = &self.data {
+                if d.cursor.valid() {
+                    return;
+                }
+                if let Err(e) = d.cursor.status() {
+                    let e = d.block.locate(e, &d.handle);
+                    self.fail(e);
+                    return;
+                }
+            }
+            if !self.index.valid() {
+                self.init_data_block();
+                return;
+            }
+            let (index, _) = self.table.index_parts();
+            self.index.next(index);
+            self.init_data_block();
+            if let Some(d) = &mut self.data {
+                d.cursor.seek_to_first(d.block.data());
+            }
+        }
+    }
+
+    /// Like [`skip_empty_forward`](Self::skip_empty_forward), backwards.
+    fn skip_empty_backward(&mut self) {
+        loop {
+            if self.error.is_some() {
+                return;
+            }
+            if let Some(d) = &self.data {
+                if d.cursor.valid() {
+                    return;
+                }
+                if let Err(e) = d.cursor.status() {
+                    let e = d.block.locate(e, &d.handle);
+                    self.fail(e);
+                    return;
+                }
+            }
+            if !self.index.valid() {
+                self.init_data_block();
+                return;
+            }
+            let (index, _) = self.table.index_parts();
+            self.index.prev(index);
+            self.init_data_block();
+            if let Some(d) = &mut self.data {
+                d.cursor.seek_to_last(d.block.data());
+            }
+        }
+    }
+}
+
+/// A double-ended Rust iterator over a table's entries in a key range, yielding owned
+/// `(key, value)` pairs. Made by [`Table::range`] and [`Table::entries`].
+///
+/// An error is yielded once as `Some(Err(..))`; the iteration then ends.
+pub struct Range<'t, R> {
+    front: TableIter<'t, R>,
+    /// Created on the first `next_back`.
+    back: Option<TableIter<'t, R>>,
+    start: Bound<Vec<u8>>,
+    end: Bound<Vec<u8>>,
+    front_started: bool,
+    done: bool,
+}
+
+impl<R> fmt::Debug for Range<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Range")
+            .field("start", &self.start)
+            .field("end", &self.end)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'t, R: ReadAt> Range<'t, R> {
+    pub(crate) fn new(table: &'t Table<R>, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>) -> Self {
+        Range {
+            front: TableIter::new(table),
+            back: None,
+            start,
+            end,
+            front_started: false,
+            done: false,
+        }
+    }
+
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        self.front.table.comparator().compare(a, b)
+    }
+
+    fn below_end(&self, key: &[u8]) -> bool {
+        match &self.end {
+            Bound::Unbounded => true,
+            Bound::Included(end) => self.compare(key, end) != Ordering::Greater,
+            Bound::Excluded(end) => self.compare(key, end) == Ordering::Less,
+        }
+    }
+
+    fn above_start(&self, key: &[u8]) -> bool {
+        match &self.start {
+            Bound::Unbounded => true,
+            Bound::Included(start) => self.compare(key, start) != Ordering::Less,
+            Bound::Excluded(start) => self.compare(key, start) == Ordering::Greater,
+        }
+    }
+
+    /// Ends the iteration with the cursor's error if it has one.
+    fn finish(&mut self, from_back: bool) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        self.done = true;
+        let it = if from_back {
+            self.back.as_mut()
+        } else {
+            Some(&mut self.front)
+        };
+        it.and_then(TableIter::take_error).map(Err)
+    }
+}
+
+impl<R: ReadAt> Iterator for Range<'_, R> {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if self.front_started {
+            self.front.next();
+        } else {
+            self.front_started = true;
+            match &self.start {
+                Bound::Unbounded => self.front.seek_to_first(),
+                Bound::Included(k) | Bound::Excluded(k) => {
+                    let k = k.clone();
+                    self.front.seek(&k);
+                }
+            }
+            while self.front.valid() && !self.above_start(self.front.key()) {
+                self.front.next();
+            }
+        }
+        if !self.front.valid() || !self.below_end(self.front.key()) {
+            return self.finish(false);
+        }
+        // Stop where the back end has already been.
+        if let Some(back) = &self.back {
+            if back.valid() && self.compare(self.front.key(), back.key()) != Ordering::Less {
+                return self.finish(false);
+            }
+        }
+        Some(Ok((self.front.key().to_vec(), self.front.value().to_vec())))
+    }
+}
+
+impl<R: ReadAt> DoubleEndedIterator for Range<'_, R> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match &mut self.back {
+            Some(back) => back.prev(),
+            None => {
+                let mut back = TableIter::new(self.front.table);
+                match &self.end {
+                    Bound::Unbounded => back.seek_to_last(),
+                    Bound::Included(k) | Bound::Excluded(k) => {
+                        back.seek(k);
+                        if !back.valid() && back.status().is_ok() {
+                            back.seek_to_last();
+                        }
+                    }
+                }
+                self.back = Some(back);
+            }
+        }
+        loop {
+            let Some(back) = &self.back else {
+                return None;
+            };
+            if !back.valid() {
+                return self.finish(true);
+            }
+            if self.below_end(back.key()) {
+                break;
+            }
+            if let Some(back) = &mut self.back {
+                back.prev();
+            }
+        }
+        let back = self.back.as_ref()?;
+        if !self.above_start(back.key()) {
+            return self.finish(true);
+        }
+        if self.front_started
+            && self.front.valid()
+            && self.compare(back.key(), self.front.key()) != Ordering::Greater
+        {
+            return self.finish(true);
+        }
+        Some(Ok((back.key().to_vec(), back.value().to_vec())))
+    }
+}
+
+impl<R: ReadAt> std::iter::FusedIterator for Range<'_, R> {}
