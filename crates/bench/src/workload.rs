@@ -30,7 +30,7 @@ impl SplitMix64 {
 /// Length of every [`key`].
 pub const KEY_LEN: usize = 16;
 
-/// Length of every [`value`].
+/// Length of every value ([`next_value`]).
 pub const VALUE_LEN: usize = 100;
 
 /// Entries in the benchmark table.
@@ -131,8 +131,12 @@ pub enum KeyShape {
 
 impl KeyShape {
     /// Every shape.
-    pub const ALL: [KeyShape; 4] =
-        [KeyShape::Random, KeyShape::BigEndianU64, KeyShape::Decimal, KeyShape::Prefixed];
+    pub const ALL: [KeyShape; 4] = [
+        KeyShape::Random,
+        KeyShape::BigEndianU64,
+        KeyShape::Decimal,
+        KeyShape::Prefixed,
+    ];
 
     /// A short lowercase name.
     pub fn name(self) -> &'static str {
