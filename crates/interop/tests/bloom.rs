@@ -69,70 +69,86 @@ fn key() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-proptest! {
-    #![proptest_config(common::config("tests/regressions/bloom.txt"))]
-
-    /// Bits per key 0–30 over random key sets (0–300 keys, duplicates allowed): byte-equal
-    /// filters, also when appended after existing bytes; `key_may_match` agrees on the keys
-    /// and on random probes, each side reading the other's filter; no false negatives.
-    #[test]
-    fn filters_equal_leveldb(
-        bits in 0usize..=30,
-        keys in prop::collection::vec(key(), 0..=300),
-        probes in prop::collection::vec(key(), 0..=40),
-        prefix in prop::collection::vec(any::<u8>(), 0..=8),
-    ) {
-        if !require_leveldb() {
-            return Ok(());
-        }
-        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        let theirs = LevelDb::new(bits);
-        let ours = Ours::new(bits);
-
-        let mut their_filter = prefix.clone();
-        theirs.create_filter(&keys, &mut their_filter).unwrap();
-        let mut our_filter = prefix.clone();
-        ours.create_filter(&keys, &mut our_filter);
-        prop_assert_eq!(hex(&our_filter), hex(&their_filter));
-
-        let their_filter = &their_filter[prefix.len()..];
-        let our_filter = &our_filter[prefix.len()..];
-        for probe in keys.iter().copied().chain(probes.iter().map(Vec::as_slice)) {
-            let answer = theirs.key_may_match(probe, their_filter);
-            prop_assert_eq!(ours.key_may_match(probe, their_filter), answer);
-            prop_assert_eq!(theirs.key_may_match(probe, our_filter), answer);
-            prop_assert_eq!(ours.key_may_match(probe, our_filter), answer);
-        }
-        for k in &keys {
-            prop_assert!(theirs.key_may_match(k, their_filter), "false negative");
-        }
+/// Bits per key 0–30 over random key sets (0–300 keys, duplicates allowed): byte-equal
+/// filters, also when appended after existing bytes; `key_may_match` agrees on the keys and
+/// on random probes, each side reading the other's filter; no false negatives.
+#[test]
+fn filters_equal_leveldb() {
+    if !require_leveldb() {
+        return;
     }
+    let inputs = (
+        0usize..=30,
+        prop::collection::vec(key(), 0..=300),
+        prop::collection::vec(key(), 0..=40),
+        prop::collection::vec(any::<u8>(), 0..=8),
+    );
+    common::check(
+        "tests/regressions/bloom.txt",
+        inputs,
+        |(bits, keys, probes, prefix)| {
+            let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            let theirs = LevelDb::new(bits);
+            let ours = Ours::new(bits);
 
-    /// A policy reads filters made with other bits per key by their stored probe count, and
-    /// arbitrary bytes (lengths 0–40, any probe byte, including 0 and above 30) get the same
-    /// answer from both sides.
-    #[test]
-    fn foreign_and_garbage_filters(
-        make_bits in 0usize..=30,
-        read_bits in 0usize..=30,
-        keys in prop::collection::vec(key(), 0..=50),
-        garbage in prop::collection::vec(any::<u8>(), 0..=40),
-        probes in prop::collection::vec(key(), 1..=20),
-    ) {
-        if !require_leveldb() {
-            return Ok(());
-        }
-        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        let filter = leveldb_filter(make_bits, &keys);
-        let theirs = LevelDb::new(read_bits);
-        let ours = Ours::new(read_bits);
-        for probe in keys.iter().copied().chain(probes.iter().map(Vec::as_slice)) {
-            prop_assert_eq!(ours.key_may_match(probe, &filter), theirs.key_may_match(probe, &filter));
-            prop_assert_eq!(
-                ours.key_may_match(probe, &garbage),
-                theirs.key_may_match(probe, &garbage),
-                "garbage filter {}", hex(&garbage)
-            );
-        }
+            let mut their_filter = prefix.clone();
+            theirs.create_filter(&keys, &mut their_filter).unwrap();
+            let mut our_filter = prefix.clone();
+            ours.create_filter(&keys, &mut our_filter);
+            prop_assert_eq!(hex(&our_filter), hex(&their_filter));
+
+            let their_filter = &their_filter[prefix.len()..];
+            let our_filter = &our_filter[prefix.len()..];
+            for probe in keys.iter().copied().chain(probes.iter().map(Vec::as_slice)) {
+                let answer = theirs.key_may_match(probe, their_filter);
+                prop_assert_eq!(ours.key_may_match(probe, their_filter), answer);
+                prop_assert_eq!(theirs.key_may_match(probe, our_filter), answer);
+                prop_assert_eq!(ours.key_may_match(probe, our_filter), answer);
+            }
+            for k in &keys {
+                prop_assert!(theirs.key_may_match(k, their_filter), "false negative");
+            }
+            Ok(())
+        },
+    );
+}
+
+/// A policy reads filters made with other bits per key by their stored probe count, and
+/// arbitrary bytes (lengths 0–40, any probe byte, including 0 and above 30) get the same
+/// answer from both sides.
+#[test]
+fn foreign_and_garbage_filters() {
+    if !require_leveldb() {
+        return;
     }
+    let inputs = (
+        0usize..=30,
+        0usize..=30,
+        prop::collection::vec(key(), 0..=50),
+        prop::collection::vec(any::<u8>(), 0..=40),
+        prop::collection::vec(key(), 1..=20),
+    );
+    common::check(
+        "tests/regressions/bloom_foreign.txt",
+        inputs,
+        |(make_bits, read_bits, keys, garbage, probes)| {
+            let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            let filter = leveldb_filter(make_bits, &keys);
+            let theirs = LevelDb::new(read_bits);
+            let ours = Ours::new(read_bits);
+            for probe in keys.iter().copied().chain(probes.iter().map(Vec::as_slice)) {
+                prop_assert_eq!(
+                    ours.key_may_match(probe, &filter),
+                    theirs.key_may_match(probe, &filter)
+                );
+                prop_assert_eq!(
+                    ours.key_may_match(probe, &garbage),
+                    theirs.key_may_match(probe, &garbage),
+                    "garbage filter {}",
+                    hex(&garbage)
+                );
+            }
+            Ok(())
+        },
+    );
 }

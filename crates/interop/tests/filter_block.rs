@@ -128,97 +128,121 @@ fn blocks() -> impl Strategy<Value = Vec<Block>> {
     prop::collection::vec((gap(), prop::collection::vec(key(), 0..=20)), 0..=40)
 }
 
-proptest! {
-    #![proptest_config(common::config("tests/regressions/filter_block.txt"))]
-
-    /// Random non-decreasing `start_block` offsets (with gaps of up to 300 empty 2 KiB
-    /// ranges) and keys, Bloom bits 0–30: byte-equal blocks, and the readers agree for every
-    /// block's offset, for random offsets up to past the last filter, on added and random
-    /// keys.
-    #[test]
-    fn blocks_equal_leveldb(
-        bits in 0usize..=30,
-        blocks in blocks(),
-        probes in prop::collection::vec(key(), 0..=10),
-        probe_offsets in prop::collection::vec(any::<u64>(), 0..=10),
-    ) {
-        if !require_leveldb() {
-            return Ok(());
-        }
-        let their_policy = LevelDbBloom::new(bits);
-        let our_policy = OurBloom::new(bits);
-        let (theirs, offsets) = build_leveldb(&their_policy, &blocks);
-        let ours = build_ours(&our_policy, &blocks);
-        prop_assert_eq!(hex(&ours), hex(&theirs));
-
-        let their_reader = LevelDbReader::new(&their_policy, &theirs);
-        let our_reader = OurReader::new(&our_policy, &theirs);
-        let end = offsets.last().copied().unwrap_or(0);
-        let mut query_offsets = offsets.clone();
-        query_offsets.extend(probe_offsets.iter().map(|o| o % (end + 8192)));
-        query_offsets.extend(probe_offsets);
-        let all_keys = blocks.iter().flat_map(|(_, keys)| keys).chain(&probes);
-        for key in all_keys {
-            for &offset in &query_offsets {
-                prop_assert_eq!(
-                    our_reader.key_may_match(offset, key),
-                    their_reader.key_may_match(offset, key).unwrap(),
-                    "offset {} key {}", offset, hex(key)
-                );
-            }
-        }
-        // No false negatives: each key matches at its own block's offset.
-        for ((_, keys), &offset) in blocks.iter().zip(&offsets) {
-            for key in keys {
-                prop_assert!(their_reader.key_may_match(offset, key).unwrap());
-            }
-        }
+/// Random non-decreasing `start_block` offsets (with gaps of up to 300 empty 2 KiB ranges)
+/// and keys, Bloom bits 0–30: byte-equal blocks, and the readers agree for every block's
+/// offset and for random offsets up to past the last filter, on added and random keys.
+#[test]
+fn blocks_equal_leveldb() {
+    if !require_leveldb() {
+        return;
     }
+    let inputs = (
+        0usize..=30,
+        blocks(),
+        prop::collection::vec(key(), 0..=10),
+        prop::collection::vec(any::<u64>(), 0..=10),
+    );
+    common::check(
+        "tests/regressions/filter_block.txt",
+        inputs,
+        |(bits, blocks, probes, probe_offsets)| {
+            let their_policy = LevelDbBloom::new(bits);
+            let our_policy = OurBloom::new(bits);
+            let (theirs, offsets) = build_leveldb(&their_policy, &blocks);
+            let ours = build_ours(&our_policy, &blocks);
+            prop_assert_eq!(hex(&ours), hex(&theirs));
 
-    /// Arbitrary and half-valid contents are read leniently by both sides with the same
-    /// answers. LevelDB shifts the offset by the block's last byte; when that is 64 or more
-    /// the shift is undefined in C++, so those blocks are only checked to be refused by the
-    /// wrapper.
-    #[test]
-    fn garbage_blocks_read_alike(
-        bits in 0usize..=30,
-        contents in prop_oneof![
-            prop::collection::vec(any::<u8>(), 0..=64),
-            // A plausible trailer (array offset in range, small base_lg) over random bytes.
-            (prop::collection::vec(any::<u8>(), 0..=60), any::<prop::sample::Index>(), 0u8..=16)
-                .prop_map(|(mut body, at, lg)| {
-                    let array_offset = at.index(body.len() + 1) as u32;
-                    body.extend_from_slice(&array_offset.to_le_bytes());
-                    body.push(lg);
-                    body
-                }),
-        ],
-        keys in prop::collection::vec(key(), 1..=8),
-        offsets in prop::collection::vec(prop_oneof![0u64..100_000, any::<u64>()], 1..=8),
-    ) {
-        if !require_leveldb() {
-            return Ok(());
-        }
-        let their_policy = LevelDbBloom::new(bits);
-        let our_policy = OurBloom::new(bits);
-        let theirs = LevelDbReader::new(&their_policy, &contents);
-        let ours = OurReader::new(&our_policy, &contents);
-        let undefined = contents.len() >= 5 && contents[contents.len() - 1] >= 64;
-        for key in &keys {
-            for &offset in &offsets {
-                match theirs.key_may_match(offset, key) {
-                    Ok(answer) => {
-                        prop_assert!(!undefined);
-                        prop_assert_eq!(
-                            ours.key_may_match(offset, key),
-                            answer,
-                            "contents {} offset {} key {}", hex(&contents), offset, hex(key)
-                        );
-                    }
-                    Err(Error::Rejected { .. }) => prop_assert!(undefined),
-                    Err(e) => prop_assert!(false, "unexpected error {}", e),
+            let their_reader = LevelDbReader::new(&their_policy, &theirs);
+            let our_reader = OurReader::new(&our_policy, &theirs);
+            let end = offsets.last().copied().unwrap_or(0);
+            let mut query_offsets = offsets.clone();
+            query_offsets.extend(probe_offsets.iter().map(|o| o % (end + 8192)));
+            query_offsets.extend(probe_offsets);
+            let all_keys = blocks.iter().flat_map(|(_, keys)| keys).chain(&probes);
+            for key in all_keys {
+                for &offset in &query_offsets {
+                    prop_assert_eq!(
+                        our_reader.key_may_match(offset, key),
+                        their_reader.key_may_match(offset, key).unwrap(),
+                        "offset {} key {}",
+                        offset,
+                        hex(key)
+                    );
                 }
             }
-        }
+            // No false negatives: each key matches at its own block's offset.
+            for ((_, keys), &offset) in blocks.iter().zip(&offsets) {
+                for key in keys {
+                    prop_assert!(their_reader.key_may_match(offset, key).unwrap());
+                }
+            }
+            Ok(())
+        },
+    );
+}
+
+/// Arbitrary or half-valid block contents.
+fn garbage_contents() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..=64),
+        // A plausible trailer (array offset in range, small base_lg) over random bytes.
+        (
+            prop::collection::vec(any::<u8>(), 0..=60),
+            any::<prop::sample::Index>(),
+            0u8..=16
+        )
+            .prop_map(|(mut body, at, lg)| {
+                let array_offset = u32::try_from(at.index(body.len() + 1)).unwrap();
+                body.extend_from_slice(&array_offset.to_le_bytes());
+                body.push(lg);
+                body
+            }),
+    ]
+}
+
+/// Arbitrary and half-valid contents are read leniently by both sides with the same
+/// answers. LevelDB shifts the offset by the block's last byte; when that is 64 or more the
+/// shift is undefined in C++, so those blocks are only checked to be refused by the wrapper.
+#[test]
+fn garbage_blocks_read_alike() {
+    if !require_leveldb() {
+        return;
     }
+    let inputs = (
+        0usize..=30,
+        garbage_contents(),
+        prop::collection::vec(key(), 1..=8),
+        prop::collection::vec(prop_oneof![0u64..100_000, any::<u64>()], 1..=8),
+    );
+    common::check(
+        "tests/regressions/filter_block_garbage.txt",
+        inputs,
+        |(bits, contents, keys, offsets)| {
+            let their_policy = LevelDbBloom::new(bits);
+            let our_policy = OurBloom::new(bits);
+            let theirs = LevelDbReader::new(&their_policy, &contents);
+            let ours = OurReader::new(&our_policy, &contents);
+            let undefined = contents.len() >= 5 && contents[contents.len() - 1] >= 64;
+            for key in &keys {
+                for &offset in &offsets {
+                    match theirs.key_may_match(offset, key) {
+                        Ok(answer) => {
+                            prop_assert!(!undefined);
+                            prop_assert_eq!(
+                                ours.key_may_match(offset, key),
+                                answer,
+                                "contents {} offset {} key {}",
+                                hex(&contents),
+                                offset,
+                                hex(key)
+                            );
+                        }
+                        Err(Error::Rejected { .. }) => prop_assert!(undefined),
+                        Err(e) => prop_assert!(false, "unexpected error {}", e),
+                    }
+                }
+            }
+            Ok(())
+        },
+    );
 }

@@ -27,3 +27,21 @@ pub fn unhex(s: &str) -> Vec<u8> {
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
         .collect()
 }
+
+/// Runs the property `test` on values of `strategy` with [`config`], panicking with the
+/// shrunk failing input (and proptest's report) if it fails. Tests call
+/// [`require_leveldb`](leveltable_interop::require_leveldb) once before, so a skip prints
+/// one line rather than one per case.
+pub fn check<S>(
+    regressions: &'static str,
+    strategy: S,
+    test: impl Fn(S::Value) -> Result<(), proptest::test_runner::TestCaseError>,
+) where
+    S: proptest::strategy::Strategy,
+    S::Value: std::fmt::Debug,
+{
+    let mut runner = proptest::test_runner::TestRunner::new(config(regressions));
+    if let Err(e) = runner.run(&strategy, test) {
+        panic!("{e}\n{runner}");
+    }
+}
