@@ -81,7 +81,11 @@ macro_rules! foreign {
 
         $(
             #[cfg(not(leveldb_available))]
-            #[allow(clippy::missing_safety_doc, reason = "never callable: it only panics")]
+            #[allow(
+                clippy::missing_safety_doc,
+                clippy::too_many_arguments,
+                reason = "stands in for a foreign function; it only panics"
+            )]
             pub(crate) unsafe fn $name($(_: $ty),*) $(-> $ret)? {
                 missing()
             }

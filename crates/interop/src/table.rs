@@ -3,7 +3,7 @@
 //!
 //! Options mirror `leveldb::Options` as far as tables use them. Inputs LevelDB asserts
 //! against (keys out of order, internal keys shorter than their 8-byte tag, a restart
-//! interval below 1) are refused with [`Error::Rejected`](crate::Error::Rejected) before
+//! interval below 1) are refused with [`Error::Rejected`] before
 //! LevelDB sees them.
 //!
 //! LevelDB trusts a table's bytes more than this crate's own readers do: reading a block
