@@ -1,0 +1,408 @@
+//! The reader's behaviour beyond plain correctness: filters sparing block reads, the cache,
+//! counters, properties, concurrency, and hostile bytes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use leveltable_table::format::Footer;
+use leveltable_table::{
+    BloomFilterPolicy, BuildOptions, Cache, Compression, Error, FilterPolicy, ReadOptions, Table,
+    TableBuilder,
+};
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Well-mixed keys: LevelDB's Bloom hash has no final mix, so keys differing only in their
+/// last bytes (sequential integers) would show its known weakness instead of the filter's
+/// design rate.
+fn key(i: u64) -> Vec<u8> {
+    format!("{:016x}", splitmix(i)).into_bytes()
+}
+
+fn build(n: u64, options: BuildOptions) -> (Vec<u8>, BTreeMap<Vec<u8>, Vec<u8>>) {
+    let model: BTreeMap<Vec<u8>, Vec<u8>> = (0..n)
+        .map(|i| {
+            (
+                key(i),
+                format!("value-{i}-{}", "x".repeat((i % 50) as usize)).into_bytes(),
+            )
+        })
+        .collect();
+    let mut b = TableBuilder::new(Vec::new(), options).unwrap();
+    for (k, v) in &model {
+        b.add(k, v).unwrap();
+    }
+    b.finish().unwrap();
+    (b.into_inner(), model)
+}
+
+#[test]
+fn ten_bit_filter_spares_98_percent_of_absent_reads() {
+    const N: u64 = 20_000;
+    let options = BuildOptions::default().filter_policy(BloomFilterPolicy::new(10));
+    let (bytes, model) = build(N, options);
+    let bytes: Arc<[u8]> = bytes.into();
+
+    let with = Table::open(
+        Arc::clone(&bytes),
+        ReadOptions::default().filter_policy(BloomFilterPolicy::new(10)),
+    )
+    .unwrap();
+    let without = Table::open(Arc::clone(&bytes), ReadOptions::default()).unwrap();
+    assert_eq!(
+        with.properties().filter_policy.as_deref(),
+        Some("leveldb.BuiltinBloomFilter2")
+    );
+    assert_eq!(without.properties().filter_policy, None);
+    assert_eq!(
+        without.properties().filters.len(),
+        1,
+        "listed even when unused"
+    );
+
+    // Absent keys from the same distribution (indices the table does not hold).
+    for i in N..2 * N {
+        let k = key(i);
+        assert!(!model.contains_key(&k));
+        assert_eq!(with.get(&k).unwrap(), None);
+        assert_eq!(without.get(&k).unwrap(), None);
+    }
+    let (w, wo) = (with.counters(), without.counters());
+    assert_eq!(w.filter_checks, w.filter_negatives + w.data_blocks_read);
+    assert_eq!(wo.filter_checks, 0);
+    // Without a filter nearly every absent get reads a block (all but keys past the end).
+    assert!(wo.data_blocks_read > N * 9 / 10, "{wo:?}");
+    let ratio = w.data_blocks_read as f64 / wo.data_blocks_read as f64;
+    assert!(
+        ratio <= 0.02,
+        "with filter {w:?}, without {wo:?}: ratio {ratio}"
+    );
+
+    // Present keys always read their block: the filter has no false negatives.
+    with.reset_counters();
+    for (k, v) in model.iter().step_by(7) {
+        assert_eq!(with.get(k).unwrap().as_ref(), Some(v));
+    }
+    let c = with.counters();
+    assert_eq!(c.filter_negatives, 0);
+    assert_eq!(c.data_blocks_read, model.len().div_ceil(7) as u64);
+}
+
+#[test]
+fn cache_serves_repeated_reads_and_is_shared() {
+    let (bytes, model) = build(
+        5_000,
+        BuildOptions::default().compression(Compression::None),
+    );
+    let cache = Cache::shared(64 << 20);
+    let opaque_source = || {
+        // A File-like source (no borrowed bytes), so blocks are owned and cacheable.
+        let mut f = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut f, &bytes).unwrap();
+        f
+    };
+    let a = Table::open(
+        opaque_source(),
+        ReadOptions::default().block_cache(Arc::clone(&cache)),
+    )
+    .unwrap();
+    let b = Table::open(
+        opaque_source(),
+        ReadOptions::default().block_cache(Arc::clone(&cache)),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        for (k, v) in &model {
+            assert_eq!(a.get(k).unwrap().as_ref(), Some(v));
+        }
+    }
+    let blocks = a.properties().data_blocks;
+    let c = a.counters();
+    assert_eq!(c.data_blocks_read, blocks, "each block read once");
+    assert_eq!(c.cache_hits, 3 * model.len() as u64 - blocks);
+    assert_eq!(cache.len() as u64, blocks);
+    // The second table has its own keys in the shared cache.
+    assert!(b.get(model.keys().next().unwrap()).unwrap().is_some());
+    assert_eq!(b.counters().data_blocks_read, 1);
+    assert_eq!(cache.len() as u64, blocks + 1);
+
+    // fill_cache off: reads bypass insertion.
+    let cache2 = Cache::shared(64 << 20);
+    let c2 = Table::open(
+        opaque_source(),
+        ReadOptions::default()
+            .block_cache(Arc::clone(&cache2))
+            .fill_cache(false),
+    )
+    .unwrap();
+    for k in model.keys().take(100) {
+        c2.get(k).unwrap();
+    }
+    assert!(cache2.is_empty());
+    assert_eq!(c2.counters().cache_hits, 0);
+}
+
+#[test]
+fn properties_describe_the_table() {
+    let options = BuildOptions::default()
+        .filter_policy(BloomFilterPolicy::new(10))
+        .block_size(1024);
+    let (bytes, _) = build(3_000, options.clone());
+    let mut builder = TableBuilder::new(Vec::new(), options).unwrap();
+    let (_, model) = build(3_000, BuildOptions::default());
+    for (k, v) in &model {
+        builder.add(k, v).unwrap();
+    }
+    let summary = builder.finish().unwrap();
+    assert_eq!(builder.into_inner(), bytes);
+    let table = Table::open(
+        bytes,
+        ReadOptions::default().filter_policy(BloomFilterPolicy::new(10)),
+    )
+    .unwrap();
+    let p = table.properties();
+    assert_eq!(p.file_size, summary.file_size);
+    assert_eq!(p.data_blocks, summary.data_blocks);
+    assert_eq!(p.data_size, summary.data_size);
+    assert_eq!(p.index_size, summary.index_size);
+    assert_eq!(p.metaindex_size, summary.metaindex_size);
+    assert_eq!(p.filter_size, summary.filter_size);
+    assert_eq!(p.filters.len(), 1);
+    assert_eq!(p.filters[0].policy_name, "leveldb.BuiltinBloomFilter2");
+    assert_eq!(p.filters[0].handle.size, summary.filter_size);
+}
+
+/// A second filter under another name, as a future better policy would add.
+struct Named(&'static str, BloomFilterPolicy);
+
+impl FilterPolicy for Named {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn create_filter(&self, keys: &[&[u8]], dst: &mut Vec<u8>) {
+        self.1.create_filter(keys, dst)
+    }
+    fn key_may_match(&self, key: &[u8], filter: &[u8]) -> bool {
+        self.1.key_may_match(key, filter)
+    }
+}
+
+#[test]
+fn extra_filters_are_written_after_the_leveldb_one_and_preferred() {
+    let plain = BuildOptions::default()
+        .compression(Compression::None)
+        .filter_policy(BloomFilterPolicy::new(10));
+    let dual = plain
+        .clone()
+        .extra_filter_policy(Named("test.Other", BloomFilterPolicy::new(20)));
+    let (single_bytes, model) = build(2_000, plain);
+    let (dual_bytes, _) = build(2_000, dual);
+    assert!(dual_bytes.len() > single_bytes.len());
+    // Data blocks and the LevelDB filter block are at the same offsets, same bytes.
+    let single = Table::open(single_bytes.clone(), ReadOptions::default()).unwrap();
+    let data_and_filter = single.properties().filters[0].handle.offset as usize
+        + single.properties().filter_size as usize;
+    assert_eq!(
+        dual_bytes[..data_and_filter],
+        single_bytes[..data_and_filter]
+    );
+
+    let read = ReadOptions::default()
+        .filter_policy(BloomFilterPolicy::new(10))
+        .extra_filter_policy(Named("test.Other", BloomFilterPolicy::new(20)));
+    let table = Table::open(dual_bytes.clone(), read).unwrap();
+    let names: Vec<&str> = table
+        .properties()
+        .filters
+        .iter()
+        .map(|f| f.policy_name.as_str())
+        .collect();
+    assert_eq!(names, ["leveldb.BuiltinBloomFilter2", "test.Other"]);
+    assert_eq!(
+        table.properties().filter_policy.as_deref(),
+        Some("test.Other")
+    );
+    for (k, v) in &model {
+        assert_eq!(table.get(k).unwrap().as_ref(), Some(v));
+    }
+    let summary = table.verify().unwrap();
+    assert_eq!(summary.filter_blocks, 2);
+
+    // A reader that only knows LevelDB's policy uses that one.
+    let leveldb_only = Table::open(
+        dual_bytes,
+        ReadOptions::default().filter_policy(BloomFilterPolicy::new(10)),
+    )
+    .unwrap();
+    assert_eq!(
+        leveldb_only.properties().filter_policy.as_deref(),
+        Some("leveldb.BuiltinBloomFilter2")
+    );
+}
+
+#[test]
+fn concurrent_gets_and_scans_agree() {
+    let (bytes, model) = build(
+        4_000,
+        BuildOptions::default()
+            .block_size(512)
+            .filter_policy(BloomFilterPolicy::new(10)),
+    );
+    let mut f = tempfile::tempfile().unwrap();
+    std::io::Write::write_all(&mut f, &bytes).unwrap();
+    let table = Table::open(
+        f,
+        ReadOptions::default()
+            .filter_policy(BloomFilterPolicy::new(10))
+            .block_cache(Cache::shared(32 * 1024)),
+    )
+    .unwrap();
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            let (table, model) = (&table, &model);
+            s.spawn(move || {
+                for (i, (k, v)) in model.iter().enumerate() {
+                    if i as u64 % 8 == t {
+                        assert_eq!(table.get(k).unwrap().as_ref(), Some(v));
+                        assert_eq!(table.get(&key(1_000_000 + i as u64)).unwrap(), None);
+                    }
+                }
+                let scanned = table
+                    .range(model.keys().nth(100 * t as usize).unwrap().as_slice()..)
+                    .count();
+                assert_eq!(scanned, model.len() - 100 * t as usize);
+            });
+        }
+    });
+}
+
+/// Opens and reads everything through every path; returns the first error.
+fn read_all(bytes: Vec<u8>, model: &BTreeMap<Vec<u8>, Vec<u8>>) -> Result<(), Error> {
+    let table = Table::open(
+        bytes,
+        ReadOptions::default().filter_policy(BloomFilterPolicy::new(10)),
+    )?;
+    let mut first_error = None;
+    for (k, v) in model {
+        match table.get(k) {
+            // A value is either right or reported missing; never a wrong one.
+            Ok(Some(got)) => assert_eq!(&got, v, "wrong value for {k:?}"),
+            Ok(None) => {}
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    for e in table.entries() {
+        match e {
+            Ok((k, v)) => {
+                // Bit flips can invent keys in a table read without checksums, but with
+                // checksums (the default) every entry seen must be a real one.
+                assert_eq!(model.get(&k), Some(&v), "invented entry {k:?}");
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let mut it = table.iter();
+    it.seek_to_last();
+    while it.valid() {
+        it.prev();
+    }
+    table.verify()?;
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn every_bit_flip_and_truncation_is_detected_or_harmless() {
+    let mut sizes = Vec::new();
+    for compression in [Compression::None, Compression::Snappy] {
+        let options = BuildOptions::default()
+            .compression(compression)
+            .block_size(100)
+            .block_restart_interval(3)
+            .filter_policy(BloomFilterPolicy::new(10));
+        let model: BTreeMap<Vec<u8>, Vec<u8>> = (0..24)
+            .map(|i| {
+                (
+                    key(i),
+                    format!("v{i}{}", "xyz".repeat(i as usize % 12)).into_bytes(),
+                )
+            })
+            .collect();
+        let mut b = TableBuilder::new(Vec::new(), options).unwrap();
+        for (k, v) in &model {
+            b.add(k, v).unwrap();
+        }
+        b.finish().unwrap();
+        let bytes = b.into_inner();
+        sizes.push(bytes.len());
+        read_all(bytes.clone(), &model).unwrap();
+        let footer_at = bytes.len() - 48;
+        let footer = Footer::decode_from(&mut &bytes[footer_at..]).unwrap();
+        let mut undetected = 0;
+        for i in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut bad = bytes.clone();
+                bad[i] ^= 1 << bit;
+                if read_all(bad.clone(), &model).is_ok() {
+                    // Every block is covered by its checksum. What may change unnoticed is
+                    // footer bytes that do not change what the footer says: its zero padding,
+                    // and the high bit of a handle's last varint byte when the next byte is
+                    // padding (a longer encoding of the same number).
+                    assert!(i >= footer_at, "flip at {i} bit {bit} unnoticed");
+                    let decoded = Footer::decode_from(&mut &bad[footer_at..]).unwrap();
+                    assert_eq!(decoded, footer, "flip at {i} bit {bit} changed the footer");
+                    undetected += 1;
+                }
+            }
+        }
+        let mut handles = Vec::new();
+        footer.metaindex.encode_to(&mut handles);
+        footer.index.encode_to(&mut handles);
+        let padding = 40 - handles.len();
+        assert_eq!(undetected, 8 * padding + 1);
+        for len in 0..bytes.len() {
+            assert!(
+                read_all(bytes[..len].to_vec(), &model).is_err(),
+                "truncated to {len}"
+            );
+        }
+    }
+    assert!(
+        sizes[1] < sizes[0],
+        "snappy compressed some blocks: {sizes:?}"
+    );
+}
+
+#[test]
+fn handles_past_the_end_fail_before_allocating() {
+    let (bytes, _) = build(10, BuildOptions::default());
+    let footer_at = bytes.len() - 48;
+    let mut bad = bytes.clone();
+    // Index handle claiming 4 GiB at offset 0: the footer's second handle.
+    let mut handles = Vec::new();
+    let table = Table::open(bytes.clone(), ReadOptions::default()).unwrap();
+    table.properties().footer.metaindex.encode_to(&mut handles);
+    leveltable_table::format::BlockHandle::new(0, 4 << 30).encode_to(&mut handles);
+    bad[footer_at..footer_at + handles.len()].copy_from_slice(&handles);
+    let err = Table::open(bad, ReadOptions::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("table: corrupt block handle at offset {footer_at}")
+    );
+
+    let err = Table::open(vec![0u8; 47], ReadOptions::default()).unwrap_err();
+    assert!(matches!(err, Error::TooShort { size: 47 }));
+    let err = Table::open(vec![0u8; 100], ReadOptions::default()).unwrap_err();
+    assert!(matches!(err, Error::NotATable));
+}
