@@ -403,10 +403,10 @@ struct lt_table_builder {
   bool finished = false;
 
   ~lt_table_builder() {
-    // ~TableBuilder asserts that Finish or Abandon ran.
+    // ~TableBuilder asserts that Finish or Abandon ran. The builder goes before the file
+    // it writes to; the file's own destructor closes it if Finish did not.
     if (builder != nullptr && !finished) builder->Abandon();
     builder.reset();
-    if (file != nullptr && sink == nullptr) file->Close();
   }
 };
 

@@ -231,6 +231,31 @@ fn file_builder_and_reader() {
     assert!(Table::open_file(&dir.path().join("missing.ldb"), &opts).is_err());
 }
 
+/// Dropping a builder before `finish` abandons the table (LevelDB asserts that one of the
+/// two happened) and closes its file.
+#[test]
+fn unfinished_builders_drop_cleanly() {
+    if !require_leveldb() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("abandoned.ldb");
+    let opts = options(Compression::Snappy, 10);
+    let entries = numbered(100);
+    let mut on_disk = TableBuilder::create(&path, &opts).unwrap();
+    let mut in_memory = TableBuilder::new(&opts).unwrap();
+    for (k, v) in &entries {
+        on_disk.add(k, v).unwrap();
+        in_memory.add(k, v).unwrap();
+    }
+    let written = on_disk.file_size();
+    drop(on_disk);
+    drop(in_memory);
+    // The data blocks written so far stay; no index or footer was added.
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), written);
+    assert!(Table::open_file(&path, &opts).is_err());
+}
+
 /// `flush` cuts a data block early, like LevelDB's own compaction does between files.
 #[test]
 fn flush_cuts_a_block() {
