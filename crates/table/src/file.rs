@@ -386,6 +386,30 @@ mod tests {
         assert_eq!(ReadAt::size(&slice).unwrap(), 10);
     }
 
+    #[cfg(feature = "bytes")]
+    #[test]
+    fn bytes_are_a_source() {
+        let data = bytes::Bytes::from_static(b"0123456789");
+        let mut buf = [0u8; 2];
+        data.read_exact_at(&mut buf, 8).unwrap();
+        assert_eq!(&buf, b"89");
+        assert_eq!(data.as_bytes(), Some(&b"0123456789"[..]));
+    }
+
+    #[cfg(feature = "mmap")]
+    #[test]
+    fn maps_are_a_source() {
+        // An anonymous map is safe to create; a file map needs `unsafe` from the caller.
+        let mut map = memmap2::MmapMut::map_anon(10).unwrap();
+        map.copy_from_slice(b"0123456789");
+        let map = map.make_read_only().unwrap();
+        let mut buf = [0u8; 3];
+        map.read_exact_at(&mut buf, 1).unwrap();
+        assert_eq!(&buf, b"123");
+        assert_eq!(ReadAt::size(&map).unwrap(), 10);
+        assert!(map.read_exact_at(&mut buf, 9).is_err());
+    }
+
     #[test]
     fn files_read_at_offsets() {
         let mut f = tempfile::tempfile().unwrap();
