@@ -1,0 +1,111 @@
+//! Writes the seed corpora of the fuzz targets under `fuzz/seeds/<target>/`: small real
+//! tables (with and without compression and filters), their blocks, filter blocks and
+//! footers, and LevelDB-written tables from `crates/table/testdata`.
+//!
+//! ```sh
+//! cargo run -p leveltable-fuzz-targets --example make_seeds
+//! ```
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use leveltable_filter_policy::{BloomFilterPolicy, LocalBloomPolicy};
+use leveltable_table::format::{FOOTER_LEN, Footer};
+use leveltable_table::{BuildOptions, Compression, TableBuilder};
+
+fn build(entries: usize, block_size: usize, compression: Compression, filters: bool) -> Vec<u8> {
+    let mut options = BuildOptions::default()
+        .block_size(block_size)
+        .block_restart_interval(4)
+        .compression(compression);
+    if filters {
+        options = options
+            .filter_policy(BloomFilterPolicy::new(10))
+            .extra_filter_policy(LocalBloomPolicy::new(10));
+    }
+    let mut builder = TableBuilder::new(Vec::new(), options).expect("in-memory builder");
+    for i in 0..entries {
+        let key = format!("key{:05}", i * 7);
+        let value = format!("value{i}").repeat(i % 5 + 1);
+        builder
+            .add(key.as_bytes(), value.as_bytes())
+            .expect("sorted keys");
+    }
+    builder.finish().expect("finish in memory");
+    builder.into_inner()
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) {
+    fs::create_dir_all(dir).expect("create seed directory");
+    fs::write(dir.join(name), bytes).expect("write seed");
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
+    let tables = [
+        ("plain-none", build(20, 64, Compression::None, false)),
+        ("filtered-none", build(30, 128, Compression::None, true)),
+        ("filtered-snappy", build(40, 256, Compression::Snappy, true)),
+        ("empty", build(0, 4096, Compression::None, true)),
+    ];
+    for (name, bytes) in &tables {
+        write(&root.join("table"), name, bytes);
+        let footer_at = bytes.len() - FOOTER_LEN;
+        let footer_bytes = &bytes[footer_at..];
+        write(&root.join("footer"), name, footer_bytes);
+        let footer = Footer::decode_from(&mut &footer_bytes[..]).expect("our own footer");
+        let index = &bytes[footer.index.offset as usize..][..footer.index.size as usize];
+        write(&root.join("block"), &format!("{name}-index"), index);
+        let meta = &bytes[footer.metaindex.offset as usize..][..footer.metaindex.size as usize];
+        write(&root.join("block"), &format!("{name}-metaindex"), meta);
+    }
+    // The first data block of the uncompressed tables starts at offset 0.
+    let (_, plain) = &tables[0];
+    let first_block_len = 64usize.min(plain.len());
+    write(
+        &root.join("block"),
+        "plain-data-prefix",
+        &plain[..first_block_len],
+    );
+
+    let testdata = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../table/testdata");
+    for name in ["table_none.ldb", "table_snappy.ldb"] {
+        if let Ok(bytes) = fs::read(testdata.join(name)) {
+            write(&root.join("table"), &format!("leveldb-{name}"), &bytes);
+        }
+    }
+
+    let policy = BloomFilterPolicy::new(10);
+    let mut builder = leveltable_filter_block::FilterBlockBuilder::new(&policy);
+    for (offset, key) in [(0u64, &b"foo"[..]), (3100, b"bar"), (9000, b"box")] {
+        builder.start_block(offset).expect("increasing offsets");
+        builder.add_key(key);
+    }
+    write(
+        &root.join("filter_block"),
+        "three-filters",
+        &builder.finish(),
+    );
+    let mut bloom = Vec::new();
+    leveltable_filter_policy::FilterPolicy::create_filter(
+        &LocalBloomPolicy::new(10),
+        &[b"hello", b"world"],
+        &mut bloom,
+    );
+    write(
+        &root.join("bloom"),
+        "local-two-keys",
+        &[&[0u8][..], &bloom].concat(),
+    );
+    write(
+        &root.join("bloom"),
+        "leveldb-two-keys",
+        &[0, 0x11, 0x40, 0, 0x41, 0x44, 0x10, 0x40, 0x10, 6],
+    );
+    write(
+        &root.join("builder"),
+        "sample",
+        b"\x00\x10\x04\x01\x0a\x01\x07\x02\x03abc\x02xy\x01q",
+    );
+    eprintln!("wrote seeds under {}", root.display());
+}
