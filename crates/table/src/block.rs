@@ -107,6 +107,69 @@ fn decode_entry(input: &[u8]) -> Option<EntryHeader> {
     })
 }
 
+/// Most entries [`PrevCache`] keeps: more than any sane restart interval needs.
+const PREV_CACHE_MAX_ENTRIES: usize = 64;
+/// Most key bytes [`PrevCache`] keeps.
+const PREV_CACHE_MAX_KEY_BYTES: usize = 64 * 1024;
+
+/// One entry remembered for stepping backwards.
+#[derive(Debug, Clone, Copy)]
+struct PrevEntry {
+    offset: usize,
+    next: usize,
+    /// Start of its key in [`PrevCache::keys`]; the key ends where the next one starts.
+    key_start: usize,
+    value_at: usize,
+    value_len: usize,
+    restart_index: usize,
+}
+
+/// The entries before the current one, decoded by the last slow `prev`.
+///
+/// Stepping back in a prefix-compressed block means decoding forward from a restart point.
+/// Remembering the entries decoded on the way makes a backward scan of an interval cost one
+/// decode per entry instead of one per entry per step. Bounded: a block with a huge restart
+/// interval keeps only the last entries before the position (a sliding window).
+#[derive(Debug, Clone, Default)]
+struct PrevCache {
+    entries: Vec<PrevEntry>,
+    keys: Vec<u8>,
+}
+
+impl PrevCache {
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.keys.clear();
+    }
+
+    /// Remembers an entry, dropping the oldest half when full. Returns false (and forgets
+    /// everything) for a key too long to keep.
+    fn push(&mut self, key: &[u8], mut entry: PrevEntry) -> bool {
+        if key.len() > PREV_CACHE_MAX_KEY_BYTES / 2 {
+            self.clear();
+            return false;
+        }
+        if self.entries.len() == PREV_CACHE_MAX_ENTRIES
+            || self.keys.len() + key.len() > PREV_CACHE_MAX_KEY_BYTES
+        {
+            let keep_from = self.entries.len() / 2;
+            let cut = self
+                .entries
+                .get(keep_from)
+                .map_or(self.keys.len(), |e| e.key_start);
+            self.entries.drain(..keep_from);
+            self.keys.drain(..cut);
+            for e in &mut self.entries {
+                e.key_start -= cut;
+            }
+        }
+        entry.key_start = self.keys.len();
+        self.keys.extend_from_slice(key);
+        self.entries.push(entry);
+        true
+    }
+}
+
 /// The state of an iteration over one block, without the block's bytes: every method takes
 /// the bytes the [`Layout`] was parsed from. Keeping the bytes out lets owners of a block
 /// (a table iterator holding a cached block) iterate it without borrowing themselves.
@@ -124,6 +187,7 @@ pub(crate) struct Cursor {
     value_len: usize,
     /// Offset of the entry that failed to decode, if any.
     corrupt_at: Option<usize>,
+    prev_cache: PrevCache,
 }
 
 impl Cursor {
@@ -139,6 +203,7 @@ impl Cursor {
             value_at: 0,
             value_len: 0,
             corrupt_at: None,
+            prev_cache: PrevCache::default(),
         }
     }
 
@@ -232,12 +297,14 @@ impl Cursor {
 
     pub(crate) fn seek_to_first(&mut self, data: &[u8]) {
         self.corrupt_at = None;
+        self.prev_cache.clear();
         self.seek_to_restart(data, 0);
         self.parse_next(data);
     }
 
     pub(crate) fn seek_to_last(&mut self, data: &[u8]) {
         self.corrupt_at = None;
+        self.prev_cache.clear();
         self.seek_to_restart(data, self.layout.num_restarts - 1);
         while self.parse_next(data) && self.next < self.layout.restarts_offset {}
     }
@@ -255,6 +322,25 @@ impl Cursor {
             return;
         }
         let original = self.current;
+        // Invariant: a remembered entry of this block that ends where the current one starts
+        // is the previous entry. Its offset is below the current one, so prev always moves
+        // back.
+        if let Some(&e) = self.prev_cache.entries.last() {
+            if e.next == original {
+                self.prev_cache.entries.pop();
+                self.current = e.offset;
+                self.next = e.next;
+                self.value_at = e.value_at;
+                self.value_len = e.value_len;
+                self.restart_index = e.restart_index;
+                self.key.clear();
+                self.key
+                    .extend_from_slice(&self.prev_cache.keys[e.key_start..]);
+                self.prev_cache.keys.truncate(e.key_start);
+                return;
+            }
+        }
+        self.prev_cache.clear();
         // Back up to the last restart point before the current entry.
         while self.layout.restart_point(data, self.restart_index) >= original {
             if self.restart_index == 0 {
@@ -264,8 +350,25 @@ impl Cursor {
             self.restart_index -= 1;
         }
         self.seek_to_restart(data, self.restart_index);
-        // Walk forward to the entry that ends where the original one starts.
-        while self.parse_next(data) && self.next < original {}
+        // Walk forward to the entry that ends where the original one starts, remembering
+        // the entries on the way.
+        let mut remember = true;
+        while self.parse_next(data) && self.next < original {
+            if remember {
+                let entry = PrevEntry {
+                    offset: self.current,
+                    next: self.next,
+                    key_start: 0,
+                    value_at: self.value_at,
+                    value_len: self.value_len,
+                    restart_index: self.restart_index,
+                };
+                remember = self.prev_cache.push(&self.key, entry);
+            }
+        }
+        if !self.valid() {
+            self.prev_cache.clear();
+        }
     }
 
     /// Positions at the first entry whose key is `>= target`, or invalid if none.
@@ -284,6 +387,7 @@ impl Cursor {
             }
         }
         self.corrupt_at = None;
+        self.prev_cache.clear();
         // Binary search for the last restart point whose key is < target.
         while left < right {
             let mid = left + (right - left).div_ceil(2);
@@ -590,6 +694,73 @@ mod tests {
             it.seek_to_first();
             it.prev();
             assert!(!it.valid());
+            it.status().unwrap();
+        }
+    }
+
+    #[test]
+    fn random_walks_agree_with_positions() {
+        // Long keys push the backward cache past its byte bound; many entries per restart
+        // point push it past its entry bound.
+        let keys: Vec<Vec<u8>> = (0..400u32)
+            .map(|i| {
+                let len = if i % 50 == 7 {
+                    40_000
+                } else {
+                    (i % 13) as usize
+                };
+                let mut k = format!("{i:05}").into_bytes();
+                k.resize(5 + len, b'k');
+                k
+            })
+            .collect();
+        let entries: Vec<(&[u8], &[u8])> = keys.iter().map(|k| (&k[..], &k[..3])).collect();
+        for interval in [1, 16, 100, 1000] {
+            let data = build(&entries, interval);
+            let block = Block::new(&data).unwrap();
+            let mut it = block.iter(&BytewiseComparator);
+            let mut pos: Option<usize> = None;
+            let mut x = 7u64;
+            for _ in 0..3000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                match (x >> 60) % 8 {
+                    0 => {
+                        it.seek_to_first();
+                        pos = Some(0);
+                    }
+                    1 => {
+                        it.seek_to_last();
+                        pos = Some(keys.len() - 1);
+                    }
+                    2 => {
+                        let i = (x >> 20) as usize % keys.len();
+                        it.seek(&keys[i]);
+                        pos = Some(i);
+                    }
+                    3 | 4 => {
+                        it.next();
+                        pos = pos.and_then(|p| (p + 1 < keys.len()).then_some(p + 1));
+                    }
+                    _ => {
+                        it.prev();
+                        pos = pos.and_then(|p| p.checked_sub(1));
+                    }
+                }
+                match pos {
+                    Some(p) => {
+                        assert!(it.valid());
+                        assert_eq!(it.key(), &keys[p][..]);
+                        assert_eq!(it.value(), &keys[p][..3]);
+                    }
+                    None => {
+                        assert!(!it.valid());
+                        it.seek_to_first();
+                        pos = Some(0);
+                    }
+                }
+            }
             it.status().unwrap();
         }
     }
