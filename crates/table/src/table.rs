@@ -457,7 +457,7 @@ impl<R: ReadAt> Table<R> {
             BlockHandle::decode_from(&mut value)
                 .map_err(|e| self.locate_in_index(e, index.entry_offset()))
         } else {
-            index.status().map_err(|e| self.locate_in_index(e, 0))?;
+            index.status().map_err(|e| self.locate_index_error(e))?;
             INDEX_KEY.set(index.into_key_buf());
             return Ok(None);
         };

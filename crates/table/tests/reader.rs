@@ -406,3 +406,177 @@ fn handles_past_the_end_fail_before_allocating() {
     let err = Table::open(vec![0u8; 100], ReadOptions::default()).unwrap_err();
     assert!(matches!(err, Error::NotATable));
 }
+
+/// The worked example of docs/format.md: data blocks (0, 52) and (57, 23), filter (85, 18),
+/// metaindex (108, 47), index (160, 30), footer at 195.
+fn worked_example() -> Vec<u8> {
+    let options = BuildOptions::default()
+        .compression(Compression::None)
+        .block_size(40)
+        .block_restart_interval(2)
+        .filter_policy(BloomFilterPolicy::new(10));
+    let mut b = TableBuilder::new(Vec::new(), options).unwrap();
+    for (k, v) in [
+        ("apple", "red"),
+        ("apricot", "orange"),
+        ("avocado", "green"),
+        ("banana", "yellow"),
+    ] {
+        b.add(k.as_bytes(), v.as_bytes()).unwrap();
+    }
+    b.finish().unwrap();
+    b.into_inner()
+}
+
+/// Recomputes the trailer of the block at `offset` of `size` bytes after an edit, so that
+/// the checksum passes and deeper checks are reached.
+fn reseal(bytes: &mut [u8], offset: usize, size: usize) {
+    use leveltable_table::format::{BlockTrailer, block_checksum, mask_crc};
+    let block_type = bytes[offset + size];
+    let crc = mask_crc(block_checksum(&bytes[offset..offset + size], block_type));
+    let t = BlockTrailer {
+        block_type,
+        masked_crc: crc,
+    };
+    bytes[offset + size..offset + size + 5].copy_from_slice(&t.to_bytes());
+}
+
+/// Opens `bytes` and gets `key`, returning the error message.
+fn get_error(bytes: Vec<u8>, key: &[u8], verify: bool) -> String {
+    let options = ReadOptions::default().verify_checksums(verify);
+    match Table::open(bytes, options).and_then(|t| t.get(key)) {
+        Ok(v) => panic!("no error, got {v:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn malformed_tables_report_what_and_where() {
+    let good = worked_example();
+    assert_eq!(good.len(), 243);
+    let edit = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = good.clone();
+        f(&mut b);
+        b
+    };
+    let cases: Vec<(Vec<u8>, &[u8], bool, &str)> = vec![
+        // A flipped byte in data block 1 (offset 57).
+        (
+            edit(&|b| b[60] ^= 1),
+            b"banana",
+            true,
+            "table: block checksum mismatch at offset 57",
+        ),
+        // Entry header of block 1 with a value length running past the restart array.
+        (
+            edit(&|b| {
+                b[59] = 0x7f;
+                reseal(b, 57, 23);
+            }),
+            b"banana",
+            true,
+            "table: corrupt block entry at offset 57",
+        ),
+        // Restart count of data block 0 (count at 48) claims more than the block holds.
+        (
+            edit(&|b| {
+                b[48] = 200;
+                reseal(b, 0, 52);
+            }),
+            b"apple",
+            true,
+            "table: corrupt block restart array at offset 48",
+        ),
+        // Unknown block type, checksum resealed.
+        (
+            edit(&|b| {
+                b[52] = 7;
+                reseal(b, 0, 52);
+            }),
+            b"apple",
+            true,
+            "table: corrupt block type at offset 52",
+        ),
+        // Without checksum verification the type byte itself is what gives it away.
+        (
+            edit(&|b| b[52] = 7),
+            b"apple",
+            false,
+            "table: corrupt block type at offset 52",
+        ),
+        // Index entry 0's handle (0, 52) at 170..172 made (127, 127): past the end of the file.
+        (
+            edit(&|b| {
+                b[170] = 0x7f;
+                b[171] = 0x7f;
+                reseal(b, 160, 30);
+            }),
+            b"apple",
+            true,
+            "table: corrupt block handle at offset 160",
+        ),
+        // Index entry 1 (at 172) holds a handle cut short: both varint bytes say "more".
+        (
+            edit(&|b| {
+                b[176] = 0x80;
+                b[177] = 0x80;
+                reseal(b, 160, 30);
+            }),
+            b"banana",
+            true,
+            "table: corrupt block handle at offset 172",
+        ),
+        // Metaindex checksum.
+        (
+            edit(&|b| b[120] ^= 0x20),
+            b"apple",
+            true,
+            "table: block checksum mismatch at offset 108",
+        ),
+        // Footer magic.
+        (
+            edit(&|b| b[242] = 0),
+            b"apple",
+            true,
+            "table: not an sstable (bad magic number)",
+        ),
+    ];
+    for (bytes, key, verify, want) in cases {
+        let got = get_error(bytes, key, verify);
+        assert!(got.starts_with(want), "got {got:?}, want {want:?}");
+    }
+}
+
+#[test]
+fn corrupt_snappy_block_is_reported() {
+    let options = BuildOptions::default().compression(Compression::Snappy);
+    let mut b = TableBuilder::new(Vec::new(), options).unwrap();
+    b.add(b"key", &[b'a'; 500]).unwrap();
+    b.finish().unwrap();
+    let good = b.into_inner();
+    let table = Table::open(good.clone(), ReadOptions::default()).unwrap();
+    let size = table.properties().footer.metaindex.offset as usize - 5;
+    assert!(size < 100, "the block is compressed");
+    assert_eq!(good[size], 1, "snappy type byte");
+    // The uncompressed length claims far more than the block could expand to.
+    let mut bad = good.clone();
+    bad[0] = 0xff;
+    bad[1] = 0xff;
+    bad[2] = 0xff;
+    bad[3] = 0x7f;
+    reseal(&mut bad, 0, size);
+    assert_eq!(
+        get_error(bad, b"key", true),
+        "table: corrupt compressed block contents at offset 0"
+    );
+    // Garbage after a plausible length.
+    let mut bad = good.clone();
+    for byte in &mut bad[2..size] {
+        *byte = 0xfe;
+    }
+    reseal(&mut bad, 0, size);
+    assert_eq!(
+        get_error(bad, b"key", true),
+        "table: corrupt compressed block contents at offset 0"
+    );
+}
