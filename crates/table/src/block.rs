@@ -72,6 +72,18 @@ impl Layout {
     }
 }
 
+/// The key of the entry at restart point `index`, or `None` if it does not decode or
+/// claims a shared prefix.
+pub(crate) fn restart_key(data: &[u8], layout: Layout, index: usize) -> Option<&[u8]> {
+    let at = layout.restart_point(data, index);
+    let h = decode_entry(data.get(at..layout.restarts_offset)?)?;
+    if h.shared != 0 {
+        return None;
+    }
+    let key_at = at + h.delta_at;
+    data.get(key_at..key_at + h.non_shared)
+}
+
 /// One decoded entry header: lengths and where the key delta starts.
 struct EntryHeader {
     shared: usize,
@@ -368,6 +380,26 @@ impl Cursor {
         }
         if !self.valid() {
             self.prev_cache.clear();
+        }
+    }
+
+    /// Positions at the first entry at or after restart point `restart` whose key is
+    /// `>= target`, or invalid if none. For callers that located the restart point by other
+    /// means; `restart` must not lie past the answer.
+    pub(crate) fn seek_from_restart<C: Comparator + ?Sized>(
+        &mut self,
+        data: &[u8],
+        cmp: &C,
+        target: &[u8],
+        restart: usize,
+    ) {
+        self.corrupt_at = None;
+        self.prev_cache.clear();
+        self.seek_to_restart(data, restart.min(self.layout.num_restarts - 1));
+        while self.parse_next(data) {
+            if cmp.compare(&self.key, target) != Ordering::Less {
+                return;
+            }
         }
     }
 

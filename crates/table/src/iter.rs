@@ -117,8 +117,8 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
     /// Moves to the first entry with a key `>= target`.
     pub fn seek(&mut self, target: &[u8]) {
         self.error = None;
-        let (index, _) = self.table.index_parts();
-        self.index.seek(index, &**self.table.comparator(), target);
+        self.table
+            .seek_index(&mut self.index, &**self.table.comparator(), target);
         self.init_data_block();
         if let Some(d) = &mut self.data {
             d.cursor

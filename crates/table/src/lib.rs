@@ -6,6 +6,7 @@ pub mod block_builder;
 pub mod cache;
 pub mod comparator;
 mod error;
+mod fence;
 pub mod file;
 pub mod filter;
 pub mod format;

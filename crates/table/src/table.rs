@@ -7,9 +7,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
-use crate::block::{Block, Cursor, Layout};
+use crate::block::{Block, Cursor, Layout, restart_key};
 use crate::cache::{Cache, CachedBlock};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
+use crate::fence::Fence;
 use crate::file::ReadAt;
 use crate::filter::{FILTER_META_PREFIX, LoadedFilter};
 use crate::format::{
@@ -200,6 +201,10 @@ pub struct Table<R> {
     index: Vec<u8>,
     index_layout: Layout,
     index_compressed: bool,
+    /// Search array over the index's restart keys (bytewise tables only).
+    fence: Option<Fence>,
+    /// Whether every index entry is a restart point (LevelDB writes index blocks so).
+    index_all_restarts: bool,
     filter: Option<LoadedFilter>,
     properties: TableProperties,
     counters: CounterCells,
@@ -356,6 +361,12 @@ impl<R: ReadAt> Table<R> {
             footer.index.offset,
             index_compressed,
         )?;
+        let bytewise = is_bytewise(&*options.comparator);
+        let fence = if bytewise {
+            Fence::build(&index, index_layout)
+        } else {
+            None
+        };
         let cache_id = options.block_cache.as_ref().map_or(0, |c| c.new_id());
         let properties = TableProperties {
             file_size,
@@ -371,7 +382,7 @@ impl<R: ReadAt> Table<R> {
         Ok(Table {
             source,
             file_size,
-            bytewise: is_bytewise(&*options.comparator),
+            bytewise,
             comparator: options.comparator,
             verify_checksums: verify,
             cache: options.block_cache,
@@ -380,6 +391,8 @@ impl<R: ReadAt> Table<R> {
             index,
             index_layout,
             index_compressed,
+            fence,
+            index_all_restarts: data_blocks == index_layout.num_restarts as u64,
             filter,
             properties,
             counters: CounterCells::default(),
@@ -451,7 +464,7 @@ impl<R: ReadAt> Table<R> {
         f: impl FnOnce(&[u8], &[u8]) -> T,
     ) -> Result<Option<T>> {
         let mut index = Cursor::new(self.index_layout, INDEX_KEY.take());
-        index.seek(&self.index, cmp, key);
+        self.seek_index(&mut index, cmp, key);
         let handle = if index.valid() {
             let mut value = index.value(&self.index);
             BlockHandle::decode_from(&mut value)
@@ -486,6 +499,30 @@ impl<R: ReadAt> Table<R> {
         };
         DATA_KEY.set(cursor.into_key_buf());
         result
+    }
+
+    /// Positions `cursor` (over the index block) at the first entry `>= key`.
+    pub(crate) fn seek_index<C: Comparator + ?Sized>(
+        &self,
+        cursor: &mut Cursor,
+        cmp: &C,
+        key: &[u8],
+    ) {
+        match &self.fence {
+            Some(fence) => {
+                let (index, layout) = (&self.index[..], self.index_layout);
+                let first = fence.first_at_or_after(key, |i| restart_key(index, layout, i));
+                // With one entry per restart point the answer is that restart entry;
+                // otherwise it may lie in the interval before it.
+                let start = if self.index_all_restarts {
+                    first
+                } else {
+                    first.saturating_sub(1)
+                };
+                cursor.seek_from_restart(index, cmp, key, start);
+            }
+            None => cursor.seek(&self.index, cmp, key),
+        }
     }
 
     /// Moves an error at `entry` (a position in the index block) to the file.
@@ -572,7 +609,7 @@ impl<R: ReadAt> Table<R> {
     pub fn approximate_offset_of(&self, key: &[u8]) -> u64 {
         let metaindex_offset = self.properties.footer.metaindex.offset;
         let mut index = Cursor::new(self.index_layout, Vec::new());
-        index.seek(&self.index, &*self.comparator, key);
+        self.seek_index(&mut index, &*self.comparator, key);
         if !index.valid() {
             return metaindex_offset;
         }
