@@ -256,6 +256,14 @@ impl AtomicTableFile {
         self.builder.add(key, value)
     }
 
+    /// Closes the current data block; see [`TableBuilder::flush`].
+    ///
+    /// # Errors
+    /// As [`TableBuilder::flush`].
+    pub fn flush(&mut self) -> Result<()> {
+        self.builder.flush()
+    }
+
     /// Entries added so far.
     pub fn num_entries(&self) -> u64 {
         self.builder.num_entries()

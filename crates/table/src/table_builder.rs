@@ -228,7 +228,7 @@ impl<W: Write> TableBuilder<W> {
         // sane block size this never triggers before the size check below.)
         let worst_entry = 15 + key.len() + value.len();
         if self.data_block.current_size_estimate() + worst_entry > u32::MAX as usize {
-            self.flush()?;
+            self.flush_block()?;
         }
 
         if self.pending_index_entry {
@@ -247,7 +247,7 @@ impl<W: Write> TableBuilder<W> {
         self.summary.raw_value_bytes += value.len() as u64;
 
         if self.data_block.current_size_estimate() >= self.block_size {
-            self.flush()?;
+            self.flush_block()?;
         }
         Ok(())
     }
@@ -260,8 +260,20 @@ impl<W: Write> TableBuilder<W> {
         self.pending_index_entry = false;
     }
 
+    /// Closes the current data block now, whatever its size (LevelDB's `Flush`): the next
+    /// entry starts a new block. Does nothing if the block is empty. Useful to align block
+    /// boundaries with something the caller knows, such as key prefixes.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if writing fails; [`Error::InvalidArgument`] after
+    /// [`finish`](Self::finish) or [`abandon`](Self::abandon).
+    pub fn flush(&mut self) -> Result<()> {
+        self.check_building()?;
+        self.flush_block()
+    }
+
     /// Writes the current data block, if any, and starts the next filter.
-    fn flush(&mut self) -> Result<()> {
+    fn flush_block(&mut self) -> Result<()> {
         if self.data_block.is_empty() {
             return Ok(());
         }
@@ -298,7 +310,7 @@ impl<W: Write> TableBuilder<W> {
     }
 
     fn write_tail(&mut self) -> Result<BuildSummary> {
-        self.flush()?;
+        self.flush_block()?;
         self.summary.data_size = self.out.offset;
 
         let mut filter_handles = Vec::new();
@@ -433,6 +445,21 @@ mod tests {
             "table: invalid argument: table builder already finished or abandoned"
         );
         assert!(b.finish().is_err());
+    }
+
+    #[test]
+    fn flush_cuts_blocks_where_asked() {
+        let mut b = TableBuilder::new(Vec::new(), BuildOptions::default()).unwrap();
+        b.flush().unwrap(); // nothing to flush
+        for prefix in ["a", "b", "c"] {
+            for i in 0..3 {
+                b.add(format!("{prefix}{i}").as_bytes(), b"v").unwrap();
+            }
+            b.flush().unwrap();
+        }
+        let s = b.finish().unwrap();
+        assert_eq!(s.data_blocks, 3);
+        assert!(b.flush().is_err());
     }
 
     #[test]
