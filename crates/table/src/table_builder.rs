@@ -136,6 +136,12 @@ pub struct TableBuilder<W: Write> {
     state: State,
 }
 
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<TableBuilder<Vec<u8>>>();
+    assert_send::<TableBuilder<std::io::BufWriter<std::fs::File>>>();
+};
+
 impl<W: Write> TableBuilder<W> {
     /// A builder that writes to `writer`, which should be empty: block offsets count from the
     /// first byte written.
