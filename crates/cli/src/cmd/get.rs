@@ -1,0 +1,157 @@
+//! `leveltable get TABLE [KEY...]`: point lookups through the table's filter.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+
+use crate::cmd::Outcome;
+use crate::error::{CliError, Result};
+use crate::lines::{DEFAULT_MAX_LINE, Encoding, LineReader, ReadError, write_entry};
+use crate::table_file::TableFile;
+
+/// Look keys up, printing KEY<TAB>VALUE for each key found.
+///
+/// A missing key prints `not found: KEY` on standard error and makes the exit code 1. Keys
+/// come from the arguments, or one per line from standard input when none are given.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The table to read.
+    pub table: PathBuf,
+    /// Keys to look up (put `--` before keys that start with `-`).
+    #[arg(value_name = "KEY")]
+    pub keys: Vec<OsString>,
+    /// Keys and values are hex digits.
+    #[arg(long)]
+    pub hex: bool,
+    /// Print the lookups' counters on standard error at the end.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+/// Runs the command.
+///
+/// # Errors
+/// An unreadable or corrupt table, a key that does not decode, a value that text mode cannot
+/// print, or a failed write.
+pub fn run(args: Args) -> Result<Outcome> {
+    let encoding = Encoding::from_hex_flag(args.hex);
+    let file = TableFile::open(&args.table)?;
+    let mut lookup = Lookup {
+        file: &file,
+        encoding,
+        out: BufWriter::new(io::stdout().lock()),
+        line: Vec::new(),
+        gets: 0,
+        found: 0,
+    };
+    if args.keys.is_empty() {
+        let mut lines = LineReader::new(io::stdin().lock(), DEFAULT_MAX_LINE);
+        loop {
+            let (number, line) = match lines.next_line() {
+                Ok(Some(next)) => next,
+                Ok(None) => break,
+                Err(ReadError::Io(e)) => return Err(CliError::stdin(&e)),
+                Err(ReadError::TooLong { line, max }) => {
+                    return Err(CliError::new(format!(
+                        "line {line} of standard input is longer than {max} bytes"
+                    )));
+                }
+            };
+            let key = decode_key(encoding, line)
+                .map_err(|e| CliError::new(format!("line {number} of standard input: {e}")))?;
+            lookup.get(&key)?;
+        }
+    } else {
+        for (i, arg) in args.keys.iter().enumerate() {
+            let key = arg_bytes(arg)
+                .and_then(|bytes| decode_key(encoding, &bytes))
+                .map_err(|e| CliError::new(format!("key argument {}: {e}", i + 1)))?;
+            lookup.get(&key)?;
+        }
+    }
+    lookup.out.flush().map_err(|e| CliError::stdout(&e))?;
+
+    if args.stats {
+        let c = file.table.counters();
+        let filter = file.properties().filter_policy.as_deref().unwrap_or("none");
+        eprintln!(
+            "gets: {}, found: {}, data blocks read: {}, filter checks: {}, \
+             filter negatives: {}, filter: {filter}",
+            lookup.gets, lookup.found, c.data_blocks_read, c.filter_checks, c.filter_negatives
+        );
+    }
+    Ok(if lookup.found == lookup.gets {
+        Outcome::Success
+    } else {
+        Outcome::NotFound
+    })
+}
+
+/// A key as typed: hex decoded, or in text mode checked to hold no tab or newline (it could
+/// not be printed back unambiguously).
+fn decode_key(encoding: Encoding, field: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    encoding
+        .decode(field)
+        .map(|k| k.into_owned())
+        .map_err(|e| format!("the key {e}{}", encoding.hex_hint()))
+}
+
+/// An argument's bytes. Unix arguments are bytes already; elsewhere they must be Unicode.
+fn arg_bytes(arg: &OsStr) -> std::result::Result<Vec<u8>, String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(arg.as_bytes().to_vec())
+    }
+    #[cfg(not(unix))]
+    {
+        arg.to_str()
+            .map(|s| s.as_bytes().to_vec())
+            .ok_or_else(|| "is not valid Unicode; give it in hex with --hex".to_owned())
+    }
+}
+
+struct Lookup<'a, W: Write> {
+    file: &'a TableFile,
+    encoding: Encoding,
+    out: W,
+    /// The output line being made, reused.
+    line: Vec<u8>,
+    gets: u64,
+    found: u64,
+}
+
+impl<W: Write> Lookup<'_, W> {
+    fn get(&mut self, key: &[u8]) -> Result<()> {
+        self.gets += 1;
+        let (encoding, line) = (self.encoding, &mut self.line);
+        line.clear();
+        let found = self
+            .file
+            .table
+            .get_with(key, |value| write_entry(key, value, encoding, line))
+            .map_err(|e| self.file.error(e))?;
+        match found {
+            Some(Ok(())) => {
+                self.found += 1;
+                self.out
+                    .write_all(&self.line)
+                    .map_err(|e| CliError::stdout(&e))
+            }
+            Some(Err(_)) => Err(CliError::new(format!(
+                "the value of key {} contains a tab or a newline{}",
+                encoding.show(key),
+                encoding.hex_hint()
+            ))),
+            None => {
+                let mut message = b"not found: ".to_vec();
+                // The key was decoded from the same encoding, so it encodes back.
+                let _ = encoding.encode(key, &mut message);
+                message.push(b'\n');
+                // A closed standard error cannot be reported anywhere.
+                let _ = io::stderr().write_all(&message);
+                Ok(())
+            }
+        }
+    }
+}

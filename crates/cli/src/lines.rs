@@ -1,0 +1,456 @@
+//! The line format every command reads and writes: `KEY<TAB>VALUE`, one entry per line.
+//!
+//! In text mode the fields are the bytes themselves, so neither can hold a tab or a newline
+//! (a key or value that does is refused with a hint to use `--hex`). In hex mode both fields
+//! are hex digits: upper or lower case on input, lowercase on output. A line ends at `\n`;
+//! nothing else is stripped, so what `dump` writes, `build` reads back unchanged.
+
+use std::borrow::Cow;
+use std::fmt::{self, Write as _};
+use std::io::{self, BufRead, Read};
+
+/// How a key or value is spelled in a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// The bytes as they are; no tab or newline allowed.
+    Text,
+    /// Two hex digits per byte.
+    Hex,
+}
+
+/// The longest input line read by default: 256 MiB. Keys and values may be up to 4 GiB in
+/// the format, but a line is held in memory whole, so the tool asks for a flag to go further.
+pub const DEFAULT_MAX_LINE: usize = 256 << 20;
+
+/// The most a shown key contributes to an error message before it is cut.
+const MAX_SHOWN_BYTES: usize = 64;
+
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+impl Encoding {
+    /// [`Hex`](Encoding::Hex) if `hex`, else [`Text`](Encoding::Text).
+    pub fn from_hex_flag(hex: bool) -> Encoding {
+        if hex { Encoding::Hex } else { Encoding::Text }
+    }
+
+    /// The bytes a field of input stands for.
+    ///
+    /// # Errors
+    /// In hex mode, a field of odd length or with a character that is not a hex digit. In
+    /// text mode, a field holding a tab or a newline.
+    pub fn decode(self, field: &[u8]) -> Result<Cow<'_, [u8]>, FieldError> {
+        match self {
+            Encoding::Text => match field.iter().position(|&b| b == b'\t' || b == b'\n') {
+                Some(at) => Err(FieldError::Unprintable { at }),
+                None => Ok(Cow::Borrowed(field)),
+            },
+            Encoding::Hex => decode_hex(field).map(Cow::Owned),
+        }
+    }
+
+    /// Appends `field` spelled in this encoding to `out`.
+    ///
+    /// # Errors
+    /// In text mode, [`FieldError::Unprintable`] if `field` holds a tab or a newline; `out`
+    /// is then unchanged.
+    pub fn encode(self, field: &[u8], out: &mut Vec<u8>) -> Result<(), FieldError> {
+        match self {
+            Encoding::Text => {
+                if let Some(at) = field.iter().position(|&b| b == b'\t' || b == b'\n') {
+                    return Err(FieldError::Unprintable { at });
+                }
+                out.extend_from_slice(field);
+            }
+            Encoding::Hex => {
+                out.reserve(field.len() * 2);
+                for &b in field {
+                    out.push(HEX_DIGITS[usize::from(b >> 4)]);
+                    out.push(HEX_DIGITS[usize::from(b & 0xf)]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Shows `key` in an error message: lowercase hex in hex mode, otherwise a quoted string
+    /// with unprintable bytes escaped. Long keys are cut.
+    pub fn show(self, key: &[u8]) -> Shown<'_> {
+        Shown {
+            encoding: self,
+            bytes: key,
+        }
+    }
+
+    /// The hint to add to an error about a tab or newline in text mode.
+    pub fn hex_hint(self) -> &'static str {
+        match self {
+            Encoding::Text => "; use --hex for keys and values with tabs or newlines",
+            Encoding::Hex => "",
+        }
+    }
+}
+
+/// A key shown in a message; see [`Encoding::show`].
+pub struct Shown<'a> {
+    encoding: Encoding,
+    bytes: &'a [u8],
+}
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = &self.bytes[..self.bytes.len().min(MAX_SHOWN_BYTES)];
+        match self.encoding {
+            Encoding::Hex => {
+                for &b in shown {
+                    write!(f, "{b:02x}")?;
+                }
+            }
+            Encoding::Text => {
+                f.write_char('"')?;
+                for chunk in shown.utf8_chunks() {
+                    for c in chunk.valid().chars() {
+                        write!(f, "{}", c.escape_debug())?;
+                    }
+                    for &b in chunk.invalid() {
+                        write!(f, "\\x{b:02x}")?;
+                    }
+                }
+                f.write_char('"')?;
+            }
+        }
+        if self.bytes.len() > MAX_SHOWN_BYTES {
+            write!(f, "... ({} bytes)", self.bytes.len())?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a field could not be read or written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldError {
+    /// Text mode, and the field holds a tab or newline at byte `at`.
+    Unprintable {
+        /// Position of the first tab or newline.
+        at: usize,
+    },
+    /// Hex mode, and the field has an odd number of digits.
+    OddHex {
+        /// The number of digits.
+        len: usize,
+    },
+    /// Hex mode, and the byte at `at` is not a hex digit.
+    NotHex {
+        /// Position of the byte in the field.
+        at: usize,
+        /// The byte.
+        byte: u8,
+    },
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            FieldError::Unprintable { .. } => f.write_str("contains a tab or a newline"),
+            FieldError::OddHex { len } => {
+                write!(f, "has an odd number of hex digits ({len})")
+            }
+            FieldError::NotHex { at, byte } => write!(
+                f,
+                "is not hex: {} at position {}",
+                Encoding::Text.show(&[byte]),
+                at + 1
+            ),
+        }
+    }
+}
+
+fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+fn decode_hex(field: &[u8]) -> Result<Vec<u8>, FieldError> {
+    let mut out = Vec::with_capacity(field.len() / 2);
+    let mut pairs = field.chunks_exact(2);
+    for (i, pair) in pairs.by_ref().enumerate() {
+        let digit = |j: usize| {
+            hex_value(pair[j]).ok_or(FieldError::NotHex {
+                at: 2 * i + j,
+                byte: pair[j],
+            })
+        };
+        out.push(digit(0)? << 4 | digit(1)?);
+    }
+    if let [last] = pairs.remainder() {
+        // Report a bad character before the odd length: it is the likelier mistake.
+        if hex_value(*last).is_none() {
+            return Err(FieldError::NotHex {
+                at: field.len() - 1,
+                byte: *last,
+            });
+        }
+        return Err(FieldError::OddHex { len: field.len() });
+    }
+    Ok(out)
+}
+
+/// Why a line of input is not an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineError {
+    /// The line has no tab.
+    NoTab,
+    /// Text mode, and the line has more than one tab.
+    ExtraTab,
+    /// The key does not decode.
+    Key(FieldError),
+    /// The value does not decode.
+    Value(FieldError),
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LineError::NoTab => f.write_str("expected KEY<TAB>VALUE, found no tab"),
+            LineError::ExtraTab => f.write_str(
+                "more than one tab; in text mode neither the key nor the value may hold a tab \
+                 (use --hex)",
+            ),
+            LineError::Key(e) => write!(f, "the key {e}"),
+            LineError::Value(e) => write!(f, "the value {e}"),
+        }
+    }
+}
+
+/// A decoded key and value, borrowed from the line where no decoding was needed.
+pub type Entry<'a> = (Cow<'a, [u8]>, Cow<'a, [u8]>);
+
+/// Splits a line (without its `\n`) into a decoded key and value.
+///
+/// # Errors
+/// See [`LineError`].
+pub fn parse_entry(line: &[u8], encoding: Encoding) -> Result<Entry<'_>, LineError> {
+    let tab = line
+        .iter()
+        .position(|&b| b == b'\t')
+        .ok_or(LineError::NoTab)?;
+    let (key, value) = (&line[..tab], &line[tab + 1..]);
+    if encoding == Encoding::Text && value.contains(&b'\t') {
+        return Err(LineError::ExtraTab);
+    }
+    let key = encoding.decode(key).map_err(LineError::Key)?;
+    let value = encoding.decode(value).map_err(LineError::Value)?;
+    Ok((key, value))
+}
+
+/// Appends `KEY<TAB>VALUE\n` to `out`.
+///
+/// # Errors
+/// As [`Encoding::encode`], saying which field failed; `out` is then unchanged.
+pub fn write_entry(
+    key: &[u8],
+    value: &[u8],
+    encoding: Encoding,
+    out: &mut Vec<u8>,
+) -> Result<(), LineError> {
+    let start = out.len();
+    let result = encoding
+        .encode(key, out)
+        .map_err(LineError::Key)
+        .and_then(|()| {
+            out.push(b'\t');
+            encoding.encode(value, out).map_err(LineError::Value)
+        });
+    match result {
+        Ok(()) => {
+            out.push(b'\n');
+            Ok(())
+        }
+        Err(e) => {
+            out.truncate(start);
+            Err(e)
+        }
+    }
+}
+
+/// Reads lines one at a time, counting them and the bytes consumed, and refusing lines
+/// longer than a limit instead of buffering them whole.
+pub struct LineReader<R> {
+    reader: R,
+    buf: Vec<u8>,
+    line_number: u64,
+    bytes_read: u64,
+    max_line: usize,
+}
+
+/// A line longer than the reader's limit.
+#[derive(Debug)]
+pub enum ReadError {
+    /// Reading failed.
+    Io(io::Error),
+    /// Line `line` is longer than `max` bytes.
+    TooLong {
+        /// Its number, from 1.
+        line: u64,
+        /// The limit.
+        max: usize,
+    },
+}
+
+impl<R: BufRead> LineReader<R> {
+    /// A reader of lines of at most `max_line` bytes (not counting the `\n`).
+    pub fn new(reader: R, max_line: usize) -> LineReader<R> {
+        LineReader {
+            reader,
+            buf: Vec::new(),
+            line_number: 0,
+            bytes_read: 0,
+            max_line,
+        }
+    }
+
+    /// The next line without its `\n`, with its number (from 1), or `None` at the end of
+    /// the input. A last line without `\n` counts; an empty input has no lines.
+    ///
+    /// # Errors
+    /// [`ReadError::Io`] if reading fails, [`ReadError::TooLong`] for a line over the limit
+    /// (nothing more than the limit and one byte is buffered).
+    pub fn next_line(&mut self) -> Result<Option<(u64, &[u8])>, ReadError> {
+        self.buf.clear();
+        let limit = self.max_line as u64 + 1;
+        let n = (&mut self.reader)
+            .take(limit)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(ReadError::Io)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line_number += 1;
+        self.bytes_read += n as u64;
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+        }
+        if self.buf.len() > self.max_line {
+            return Err(ReadError::TooLong {
+                line: self.line_number,
+                max: self.max_line,
+            });
+        }
+        Ok(Some((self.line_number, &self.buf)))
+    }
+
+    /// Bytes consumed so far, newlines included.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips_and_reports_mistakes() {
+        let mut out = Vec::new();
+        Encoding::Hex.encode(&[0, 0xab, 0xff], &mut out).unwrap();
+        assert_eq!(out, b"00abff");
+        assert_eq!(
+            Encoding::Hex.decode(b"00ABff").unwrap().as_ref(),
+            &[0, 0xab, 0xff]
+        );
+        assert_eq!(Encoding::Hex.decode(b"").unwrap().as_ref(), b"");
+        assert_eq!(
+            Encoding::Hex.decode(b"abc"),
+            Err(FieldError::OddHex { len: 3 })
+        );
+        assert_eq!(
+            Encoding::Hex.decode(b"0g"),
+            Err(FieldError::NotHex { at: 1, byte: b'g' })
+        );
+        assert_eq!(
+            Encoding::Hex.decode(b"00z"),
+            Err(FieldError::NotHex { at: 2, byte: b'z' })
+        );
+        assert_eq!(
+            FieldError::NotHex { at: 1, byte: b'g' }.to_string(),
+            "is not hex: \"g\" at position 2"
+        );
+    }
+
+    #[test]
+    fn text_refuses_tabs_and_newlines() {
+        let mut out = b"x".to_vec();
+        assert_eq!(
+            write_entry(b"k", b"a\nb", Encoding::Text, &mut out),
+            Err(LineError::Value(FieldError::Unprintable { at: 1 }))
+        );
+        assert_eq!(out, b"x");
+        assert_eq!(
+            write_entry(b"k\t", b"", Encoding::Text, &mut out),
+            Err(LineError::Key(FieldError::Unprintable { at: 1 }))
+        );
+        write_entry(b"k\t", b"v\n", Encoding::Hex, &mut out).unwrap();
+        assert_eq!(out, b"x6b09\t760a\n");
+    }
+
+    #[test]
+    fn lines_split_at_the_first_tab() {
+        let (k, v) = parse_entry(b"key\tvalue with spaces", Encoding::Text).unwrap();
+        assert_eq!(
+            (k.as_ref(), v.as_ref()),
+            (&b"key"[..], &b"value with spaces"[..])
+        );
+        let (k, v) = parse_entry(b"\t", Encoding::Text).unwrap();
+        assert_eq!((k.as_ref(), v.as_ref()), (&b""[..], &b""[..]));
+        assert_eq!(
+            parse_entry(b"novalue", Encoding::Text),
+            Err(LineError::NoTab)
+        );
+        assert_eq!(
+            parse_entry(b"a\tb\tc", Encoding::Text),
+            Err(LineError::ExtraTab)
+        );
+        assert_eq!(
+            parse_entry(b"6b\tzz", Encoding::Hex),
+            Err(LineError::Value(FieldError::NotHex { at: 0, byte: b'z' }))
+        );
+        assert_eq!(
+            parse_entry(b"6b\t0a\t", Encoding::Hex),
+            Err(LineError::Value(FieldError::NotHex { at: 2, byte: b'\t' }))
+        );
+    }
+
+    #[test]
+    fn shown_keys_are_escaped_and_cut() {
+        assert_eq!(
+            Encoding::Text.show(b"a\"\x00\xff").to_string(),
+            r#""a\"\0\xff""#
+        );
+        assert_eq!(Encoding::Hex.show(b"\x01\xab").to_string(), "01ab");
+        let long = vec![b'k'; 100];
+        let shown = Encoding::Text.show(&long).to_string();
+        assert!(shown.ends_with("\"... (100 bytes)"), "{shown}");
+    }
+
+    #[test]
+    fn reader_counts_lines_and_refuses_long_ones() {
+        let input = b"a\tb\n\nlast".as_slice();
+        let mut r = LineReader::new(input, 100);
+        assert_eq!(r.next_line().unwrap(), Some((1, &b"a\tb"[..])));
+        assert_eq!(r.next_line().unwrap(), Some((2, &b""[..])));
+        assert_eq!(r.next_line().unwrap(), Some((3, &b"last"[..])));
+        assert_eq!(r.next_line().unwrap(), None);
+        assert_eq!(r.bytes_read(), input.len() as u64);
+
+        let mut r = LineReader::new(b"1234\n12345\n123456\n".as_slice(), 5);
+        assert_eq!(r.next_line().unwrap(), Some((1, &b"1234"[..])));
+        assert_eq!(r.next_line().unwrap(), Some((2, &b"12345"[..])));
+        assert!(matches!(
+            r.next_line(),
+            Err(ReadError::TooLong { line: 3, max: 5 })
+        ));
+    }
+}

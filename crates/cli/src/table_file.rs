@@ -1,0 +1,323 @@
+//! Opening a table file for the reading commands, and turning the table crate's errors into
+//! messages that say which part of the file is bad.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+
+use leveltable_filter_policy::LocalBloomPolicy;
+use leveltable_table::format::{BlockHandle, FOOTER_LEN, Footer};
+use leveltable_table::{BloomFilterPolicy, Error, ReadAt, ReadOptions, Table, TableProperties};
+
+use crate::error::{CliError, Result};
+
+/// Bits per key given to the policies when reading. Both policies take their parameters from
+/// each filter, so this only matters for building.
+const READ_BITS_PER_KEY: usize = 10;
+
+/// Options for reading any table: every filter policy this tool knows, the cache-local one
+/// preferred for gets when a table has both.
+pub fn read_options() -> ReadOptions {
+    ReadOptions::default()
+        .filter_policy(BloomFilterPolicy::new(READ_BITS_PER_KEY))
+        .extra_filter_policy(LocalBloomPolicy::new(READ_BITS_PER_KEY))
+}
+
+/// An open table and where its parts lie, for error messages.
+#[derive(Debug)]
+pub struct TableFile {
+    /// The path given on the command line.
+    pub path: PathBuf,
+    /// The table.
+    pub table: Table<File>,
+    map: FileMap,
+}
+
+impl TableFile {
+    /// Opens the table at `path`, refusing directories, special files and empty files
+    /// before reading.
+    ///
+    /// # Errors
+    /// A message naming the path for anything that is not a readable file; `not an sstable
+    /// (bad magic number)` for a file that is not a table; `corruption: …` for a table whose
+    /// footer, index, metaindex or filter block is damaged.
+    pub fn open(path: &Path) -> Result<TableFile> {
+        let metadata = fs::metadata(path).map_err(|e| CliError::io("cannot open", path, &e))?;
+        if metadata.is_dir() {
+            return Err(CliError::new(format!(
+                "{} is a directory, not a table file",
+                path.display()
+            )));
+        }
+        if !metadata.is_file() {
+            // Opening a FIFO would block until a writer appears; devices are not tables.
+            return Err(CliError::new(format!(
+                "{} is not a regular file",
+                path.display()
+            )));
+        }
+        if metadata.len() == 0 {
+            return Err(CliError::new(format!(
+                "{} is empty, not an sstable",
+                path.display()
+            )));
+        }
+        let file = File::open(path).map_err(|e| CliError::io("cannot open", path, &e))?;
+        let map = FileMap::from_footer(&file);
+        match Table::open(file, read_options()) {
+            Ok(table) => {
+                let map = map.with_filters(table.properties());
+                Ok(TableFile {
+                    path: path.to_owned(),
+                    table,
+                    map,
+                })
+            }
+            Err(e) => {
+                // The filter blocks are read on open; to name one that is bad, learn where
+                // they are from an open that reads none.
+                let plain = File::open(path)
+                    .ok()
+                    .and_then(|f| Table::open(f, ReadOptions::default()).ok());
+                let map = match plain {
+                    Some(table) => map.with_filters(table.properties()),
+                    None => map,
+                };
+                Err(describe(path, &map, e))
+            }
+        }
+    }
+
+    /// What [`Table::open`] found out about the table.
+    pub fn properties(&self) -> &TableProperties {
+        self.table.properties()
+    }
+
+    /// The message for an error met while reading this table.
+    pub fn error(&self, e: Error) -> CliError {
+        describe(&self.path, &self.map, e)
+    }
+
+    /// Reads a block's stored bytes (without trailer) straight from the file; used for the
+    /// filter blocks, which are never compressed.
+    ///
+    /// # Errors
+    /// As [`error`](Self::error), for a handle outside the file or a failed read.
+    pub fn read_raw(&self, handle: &BlockHandle) -> Result<Vec<u8>> {
+        let size = self.properties().file_size;
+        let fits = handle.end_with_trailer().is_some_and(|end| end <= size);
+        // A block size that does not fit in usize (a 32-bit target) is as unreadable as a
+        // handle pointing past the end.
+        let Some(len) = fits.then(|| usize::try_from(handle.size).ok()).flatten() else {
+            return Err(self.error(Error::Corruption {
+                what: "block handle".into(),
+                offset: self.map.footer.metaindex.offset,
+            }));
+        };
+        let mut buf = vec![0; len];
+        self.table
+            .source()
+            .read_exact_at(&mut buf, handle.offset)
+            .map_err(|e| self.error(Error::Io(e)))?;
+        Ok(buf)
+    }
+}
+
+/// The parts of a table file, as far as they are known, for naming where an offset lies.
+#[derive(Debug, Clone, Default)]
+struct FileMap {
+    file_size: u64,
+    /// Whether the footer decoded; otherwise only its position is known.
+    footer_known: bool,
+    footer: Footer,
+    filters: Vec<(String, BlockHandle)>,
+}
+
+impl FileMap {
+    /// Reads and decodes the footer on its own, so that even a table that fails to open can
+    /// be described.
+    fn from_footer(file: &File) -> FileMap {
+        let mut map = FileMap {
+            file_size: ReadAt::size(file).unwrap_or(0),
+            ..FileMap::default()
+        };
+        if let Some(at) = map.file_size.checked_sub(FOOTER_LEN as u64) {
+            let mut bytes = [0u8; FOOTER_LEN];
+            if file.read_exact_at(&mut bytes, at).is_ok() {
+                if let Ok(footer) = Footer::decode_from(&mut &bytes[..]) {
+                    map.footer = footer;
+                    map.footer_known = true;
+                }
+            }
+        }
+        map
+    }
+
+    fn with_filters(mut self, properties: &TableProperties) -> FileMap {
+        self.filters = properties
+            .filters
+            .iter()
+            .map(|f| (f.policy_name.clone(), f.handle))
+            .collect();
+        self
+    }
+
+    /// Names the part of the file holding `offset`: `the index block at offset 9000`, `a
+    /// data block`, ...
+    fn region(&self, offset: u64) -> String {
+        let within = |h: &BlockHandle| {
+            offset >= h.offset && h.end_with_trailer().is_some_and(|end| offset < end)
+        };
+        let footer_at = self.file_size.saturating_sub(FOOTER_LEN as u64);
+        if offset >= footer_at {
+            return format!("the footer at offset {footer_at}");
+        }
+        if !self.footer_known {
+            return "the table".to_owned();
+        }
+        if within(&self.footer.index) {
+            return format!("the index block at offset {}", self.footer.index.offset);
+        }
+        if within(&self.footer.metaindex) {
+            return format!(
+                "the metaindex block at offset {}",
+                self.footer.metaindex.offset
+            );
+        }
+        if let Some((name, h)) = self.filters.iter().find(|(_, h)| within(h)) {
+            return format!("the filter block filter.{name} at offset {}", h.offset);
+        }
+        let meta_start = self
+            .filters
+            .iter()
+            .map(|(_, h)| h.offset)
+            .chain([self.footer.metaindex.offset, self.footer.index.offset])
+            .min()
+            .unwrap_or(footer_at);
+        if offset < meta_start {
+            // The data blocks' bounds are in the index, which the reader does not lend out;
+            // the offset says where.
+            "a data block".to_owned()
+        } else {
+            "the table".to_owned()
+        }
+    }
+}
+
+/// The message for a table error on the file at `path`: corruption says where, in which
+/// part of the file; the rest loses the table crate's `table: ` prefix.
+fn describe(path: &Path, map: &FileMap, e: Error) -> CliError {
+    match e {
+        Error::NotATable => CliError::new("not an sstable (bad magic number)"),
+        Error::TooShort { size } => CliError::new(format!(
+            "not an sstable: {} is {size} bytes, shorter than a table footer ({FOOTER_LEN} bytes)",
+            path.display()
+        )),
+        Error::Corruption { what, offset } => CliError::new(format!(
+            "corruption: corrupt {what} at offset {offset}, in {}",
+            map.region(offset)
+        )),
+        Error::ChecksumMismatch {
+            offset,
+            expected,
+            got,
+        } => CliError::new(format!(
+            "corruption: checksum mismatch in {} (stored {expected:#010x}, computed \
+             {got:#010x})",
+            block_at(map.region(offset), offset)
+        )),
+        Error::Io(io) => CliError::io("cannot read", path, &io),
+        other => {
+            let text = other.to_string();
+            CliError::new(text.strip_prefix("table: ").unwrap_or(&text).to_owned())
+        }
+    }
+}
+
+/// `a data block` becomes `the data block at offset N` when the offset is the block's own.
+fn block_at(region: String, offset: u64) -> String {
+    if region == "a data block" {
+        format!("the data block at offset {offset}")
+    } else {
+        region
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map() -> FileMap {
+        FileMap {
+            file_size: 1000,
+            footer_known: true,
+            footer: Footer {
+                metaindex: BlockHandle::new(800, 20),
+                index: BlockHandle::new(830, 100),
+            },
+            filters: vec![("f".to_owned(), BlockHandle::new(700, 90))],
+        }
+    }
+
+    #[test]
+    fn offsets_name_their_part_of_the_file() {
+        let m = map();
+        assert_eq!(m.region(0), "a data block");
+        assert_eq!(m.region(699), "a data block");
+        assert_eq!(m.region(700), "the filter block filter.f at offset 700");
+        assert_eq!(m.region(794), "the filter block filter.f at offset 700");
+        assert_eq!(m.region(800), "the metaindex block at offset 800");
+        assert_eq!(m.region(830), "the index block at offset 830");
+        assert_eq!(m.region(952), "the footer at offset 952");
+        let unknown = FileMap {
+            footer_known: false,
+            ..m
+        };
+        assert_eq!(unknown.region(5), "the table");
+    }
+
+    #[test]
+    fn errors_lose_the_crate_prefix() {
+        let e = describe(Path::new("t"), &map(), Error::NotATable);
+        assert_eq!(e.to_string(), "not an sstable (bad magic number)");
+        let e = describe(
+            Path::new("t"),
+            &map(),
+            Error::Corruption {
+                what: "block entry".into(),
+                offset: 17,
+            },
+        );
+        assert_eq!(
+            e.to_string(),
+            "corruption: corrupt block entry at offset 17, in a data block"
+        );
+        let e = describe(
+            Path::new("t"),
+            &map(),
+            Error::ChecksumMismatch {
+                offset: 0,
+                expected: 1,
+                got: 2,
+            },
+        );
+        assert_eq!(
+            e.to_string(),
+            "corruption: checksum mismatch in the data block at offset 0 (stored 0x00000001, \
+             computed 0x00000002)"
+        );
+        let e = describe(
+            Path::new("t"),
+            &map(),
+            Error::ChecksumMismatch {
+                offset: 830,
+                expected: 1,
+                got: 2,
+            },
+        );
+        assert_eq!(
+            e.to_string(),
+            "corruption: checksum mismatch in the index block at offset 830 (stored \
+             0x00000001, computed 0x00000002)"
+        );
+    }
+}
