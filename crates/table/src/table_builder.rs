@@ -1,7 +1,7 @@
 //! Writes a table: data blocks, filter blocks, metaindex, index, footer.
 //!
 //! With the same entries and options (compression off), the bytes are those LevelDB 1.23's
-//! `TableBuilder` writes. Call order: `add* (finish | abandon)`.
+//! `TableBuilder` writes. Call order: `(add | flush)* (finish | abandon)`.
 
 use std::cmp::Ordering;
 use std::io::{self, Write};
