@@ -66,7 +66,8 @@ fn with_footer(table: &[u8], edit: impl FnOnce(&mut Footer)) -> Vec<u8> {
 #[test]
 fn handles_claiming_four_gib_fail_before_allocating() {
     let (table, _) = small_table(Compression::None);
-    let edits: [(&str, fn(&mut Footer)); 3] = [
+    type Edit = (&'static str, fn(&mut Footer));
+    let edits: [Edit; 3] = [
         ("index size", |f| f.index.size = FOUR_GIB),
         ("metaindex size", |f| f.metaindex.size = FOUR_GIB),
         ("index offset", |f| f.index.offset = FOUR_GIB),
