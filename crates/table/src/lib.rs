@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+pub mod audit;
 pub mod block;
 pub mod block_builder;
 pub mod cache;

@@ -457,25 +457,57 @@ impl<R: ReadAt> Table<R> {
         }
     }
 
+    /// The data block a lookup of `key` consults: the first index entry `>= key`, or `None`
+    /// past the last block.
+    fn block_for<C: Comparator + ?Sized>(
+        &self,
+        cmp: &C,
+        key: &[u8],
+    ) -> Result<Option<BlockHandle>> {
+        let mut index = Cursor::new(self.index_layout, INDEX_KEY.take());
+        self.seek_index(&mut index, cmp, key);
+        let handle = if index.valid() {
+            let mut value = index.value(&self.index);
+            BlockHandle::decode_from(&mut value)
+                .map(Some)
+                .map_err(|e| self.locate_in_index(e, index.entry_offset()))
+        } else {
+            index
+                .status()
+                .map(|()| None)
+                .map_err(|e| self.locate_index_error(e))
+        };
+        INDEX_KEY.set(index.into_key_buf());
+        handle
+    }
+
+    /// The offset of the data block a lookup of `key` would consult, if any.
+    pub(crate) fn data_block_offset_for(&self, key: &[u8]) -> Result<Option<u64>> {
+        let handle = if self.bytewise {
+            self.block_for(&BytewiseComparator, key)
+        } else {
+            self.block_for(&*self.comparator, key)
+        };
+        Ok(handle?.map(|h| h.offset))
+    }
+
+    /// Reads the filter block `info` lists, checking its checksum.
+    pub(crate) fn read_filter_block(&self, info: &FilterInfo) -> Result<Vec<u8>> {
+        let meta_at = self.properties.footer.metaindex.offset;
+        let (data, _) =
+            read_block_contents(&self.source, self.file_size, &info.handle, meta_at, true)?;
+        Ok(data.into_owned())
+    }
+
     fn internal_get_cmp<C: Comparator + ?Sized, T>(
         &self,
         cmp: &C,
         key: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> T,
     ) -> Result<Option<T>> {
-        let mut index = Cursor::new(self.index_layout, INDEX_KEY.take());
-        self.seek_index(&mut index, cmp, key);
-        let handle = if index.valid() {
-            let mut value = index.value(&self.index);
-            BlockHandle::decode_from(&mut value)
-                .map_err(|e| self.locate_in_index(e, index.entry_offset()))
-        } else {
-            index.status().map_err(|e| self.locate_index_error(e))?;
-            INDEX_KEY.set(index.into_key_buf());
+        let Some(handle) = self.block_for(cmp, key)? else {
             return Ok(None);
         };
-        INDEX_KEY.set(index.into_key_buf());
-        let handle = handle?;
 
         if let Some(filter) = &self.filter {
             bump(&self.counters.filter_checks, 1);
