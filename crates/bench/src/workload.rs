@@ -79,12 +79,18 @@ pub fn table_entries(n: u64) -> impl Iterator<Item = ([u8; KEY_LEN], [u8; VALUE_
 /// `count` get queries over a table of `n` entries: `i = SplitMix64(seed 2) mod n`, and the
 /// present key `key(2i)` or the absent key `key(2i + 1)`.
 pub fn get_queries(n: u64, count: usize, present: bool) -> Vec<[u8; KEY_LEN]> {
+    get_query_ids(n, count, present)
+        .into_iter()
+        .map(key)
+        .collect()
+}
+
+/// The numbers behind [`get_queries`]: `2i` (present) or `2i + 1` (absent), for use with any
+/// [`KeyShape`].
+pub fn get_query_ids(n: u64, count: usize, present: bool) -> Vec<u64> {
     let mut rng = SplitMix64::new(2);
     (0..count)
-        .map(|_| {
-            let i = rng.next() % n;
-            key(2 * i + u64::from(!present))
-        })
+        .map(|_| 2 * (rng.next() % n) + u64::from(!present))
         .collect()
 }
 
@@ -92,12 +98,17 @@ pub fn get_queries(n: u64, count: usize, present: bool) -> Vec<[u8; KEY_LEN]> {
 /// `key(2 (r mod n) + (q & 1))` with `r`, `q` consecutive outputs of SplitMix64 (seed 4), so
 /// about half are present.
 pub fn bloom_queries(n: u64, count: usize) -> Vec<[u8; KEY_LEN]> {
+    bloom_query_ids(n, count).into_iter().map(key).collect()
+}
+
+/// The numbers behind [`bloom_queries`]: `2 (r mod n) + (q & 1)`.
+pub fn bloom_query_ids(n: u64, count: usize) -> Vec<u64> {
     let mut rng = SplitMix64::new(4);
     (0..count)
         .map(|_| {
             let r = rng.next();
             let q = rng.next();
-            key(2 * (r % n) + (q & 1))
+            2 * (r % n) + (q & 1)
         })
         .collect()
 }
@@ -145,6 +156,16 @@ impl KeyShape {
             KeyShape::BigEndianU64 => "u64-be",
             KeyShape::Decimal => "decimal",
             KeyShape::Prefixed => "prefixed",
+        }
+    }
+
+    /// Length of every key of this shape, if fixed (`Prefixed` keys vary).
+    pub fn fixed_len(self) -> Option<usize> {
+        match self {
+            KeyShape::Random => Some(16),
+            KeyShape::BigEndianU64 => Some(8),
+            KeyShape::Decimal => Some(KEY_LEN),
+            KeyShape::Prefixed => None,
         }
     }
 
@@ -223,6 +244,7 @@ mod tests {
             assert_eq!(a, p + 1);
             assert!(p < 2000);
         }
+        assert_eq!(get_query_ids(1000, 3, false)[0] % 2, 1);
         let mixed = bloom_queries(1000, 1000);
         let odd = mixed.iter().filter(|k| k[KEY_LEN - 1] % 2 == 1).count();
         assert!((400..600).contains(&odd), "{odd}");

@@ -1,0 +1,368 @@
+// Timed loops over LevelDB 1.23, for the comparison runner.
+//
+// Each function runs a whole workload inside C++ so that a measurement of
+// LevelDB contains no per-operation crossing of the language boundary (the
+// leveltable side runs its loop in Rust the same way). Keys and values come
+// from buffers the caller owns: fixed-length records laid end to end.
+//
+// Besides the public headers this reaches three things Debian's static
+// libleveldb.a exports without installing a header for: leveldb::Hash,
+// the filter block classes, and the private Table::InternalGet (the lookup a
+// database runs for every table it consults). The class declarations below
+// restate LevelDB 1.23's members exactly, because the library lays them out.
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "leveldb/cache.h"
+#include "leveldb/comparator.h"
+#include "leveldb/db.h"
+#include "leveldb/env.h"
+#include "leveldb/filter_policy.h"
+#include "leveldb/iterator.h"
+#include "leveldb/options.h"
+#include "leveldb/slice.h"
+#include "leveldb/status.h"
+#include "leveldb/table.h"
+#include "leveldb/table_builder.h"
+
+static_assert(leveldb::kMajorVersion == 1 && leveldb::kMinorVersion == 23,
+              "the class declarations below are LevelDB 1.23's");
+
+namespace leveldb {
+
+uint32_t Hash(const char* data, size_t n, uint32_t seed);
+
+class FilterBlockBuilder {
+ public:
+  explicit FilterBlockBuilder(const FilterPolicy*);
+  FilterBlockBuilder(const FilterBlockBuilder&) = delete;
+  FilterBlockBuilder& operator=(const FilterBlockBuilder&) = delete;
+  void StartBlock(uint64_t block_offset);
+  void AddKey(const Slice& key);
+  Slice Finish();
+
+ private:
+  void GenerateFilter();
+  const FilterPolicy* policy_;
+  std::string keys_;
+  std::vector<size_t> start_;
+  std::string result_;
+  std::vector<Slice> tmp_keys_;
+  std::vector<uint32_t> filter_offsets_;
+};
+
+class FilterBlockReader {
+ public:
+  FilterBlockReader(const FilterPolicy* policy, const Slice& contents);
+  bool KeyMayMatch(uint64_t block_offset, const Slice& key);
+
+ private:
+  const FilterPolicy* policy_;
+  const char* data_;
+  const char* offset_;
+  size_t num_;
+  size_t base_lg_;
+};
+
+}  // namespace leveldb
+
+namespace {
+
+using leveldb::Slice;
+using leveldb::Status;
+
+// Naming a private member in an explicit instantiation is exempt from access
+// checks, which lets this file take &Table::InternalGet without editing
+// LevelDB's headers.
+using InternalGetFn = Status (leveldb::Table::*)(
+    const leveldb::ReadOptions&, const Slice&, void*,
+    void (*)(void*, const Slice&, const Slice&));
+
+struct InternalGetTag {
+  using type = InternalGetFn;
+  friend type Member(InternalGetTag);
+};
+
+template <typename Tag, typename Tag::type M>
+struct Expose {
+  friend typename Tag::type Member(Tag) { return M; }
+};
+
+template struct Expose<InternalGetTag, &leveldb::Table::InternalGet>;
+
+char* CopyMessage(const std::string& s) {
+  char* p = static_cast<char*>(std::malloc(s.size() + 1));
+  if (p == nullptr) return nullptr;
+  std::memcpy(p, s.data(), s.size() + 1);
+  return p;
+}
+
+int Report(const Status& s, char** err) {
+  if (s.ok()) return 0;
+  if (err != nullptr) *err = CopyMessage(s.ToString());
+  return 1;
+}
+
+Slice Record(const uint8_t* base, size_t len, size_t i) {
+  return Slice(reinterpret_cast<const char*>(base) + i * len, len);
+}
+
+std::vector<Slice> Records(const uint8_t* base, size_t len, size_t n) {
+  std::vector<Slice> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; i++) out.push_back(Record(base, len, i));
+  return out;
+}
+
+// What a database's Get does with the entry InternalGet finds: compare the
+// key and copy the value into the caller's string.
+struct GetState {
+  Slice key;
+  bool found;
+  std::string* value;
+};
+
+void SaveValue(void* arg, const Slice& k, const Slice& v) {
+  GetState* s = static_cast<GetState*>(arg);
+  if (k == s->key) {
+    s->found = true;
+    s->value->assign(v.data(), v.size());
+  }
+}
+
+}  // namespace
+
+struct ltb_policy {
+  std::unique_ptr<const leveldb::FilterPolicy> policy;
+};
+
+struct ltb_builder {
+  leveldb::Options options;
+  std::unique_ptr<const leveldb::FilterPolicy> policy;
+  std::unique_ptr<leveldb::WritableFile> file;
+  std::unique_ptr<leveldb::TableBuilder> builder;
+  bool finished = false;
+};
+
+struct ltb_table {
+  leveldb::Options options;
+  std::unique_ptr<const leveldb::FilterPolicy> policy;
+  std::unique_ptr<leveldb::Cache> cache;
+  std::unique_ptr<leveldb::RandomAccessFile> file;
+  std::unique_ptr<leveldb::Table> table;
+};
+
+extern "C" {
+
+void ltb_free(void* p) { std::free(p); }
+
+uint32_t ltb_hash_slices(const uint8_t* data, size_t len, size_t slice,
+                         uint32_t seed) {
+  uint32_t acc = 0;
+  for (size_t at = 0; at + slice <= len; at += slice) {
+    acc ^= leveldb::Hash(reinterpret_cast<const char*>(data) + at, slice, seed);
+  }
+  return acc;
+}
+
+ltb_policy* ltb_bloom_new(int bits_per_key) {
+  ltb_policy* p = new ltb_policy;
+  p->policy.reset(leveldb::NewBloomFilterPolicy(bits_per_key));
+  return p;
+}
+
+void ltb_bloom_free(ltb_policy* p) { delete p; }
+
+// Creates one filter per `batch` consecutive keys (a smaller last batch),
+// reusing one string as a table builder does; returns the total filter bytes.
+size_t ltb_bloom_create_batches(const ltb_policy* p, const uint8_t* keys,
+                                size_t key_len, size_t n, size_t batch) {
+  const std::vector<Slice> slices = Records(keys, key_len, n);
+  std::string dst;
+  size_t total = 0;
+  for (size_t at = 0; at < n; at += batch) {
+    const size_t m = n - at < batch ? n - at : batch;
+    dst.clear();
+    p->policy->CreateFilter(slices.data() + at, static_cast<int>(m), &dst);
+    total += dst.size();
+  }
+  return total;
+}
+
+// Appends the filter of all n keys to a malloc'd buffer.
+uint8_t* ltb_bloom_create(const ltb_policy* p, const uint8_t* keys,
+                          size_t key_len, size_t n, size_t* out_len) {
+  const std::vector<Slice> slices = Records(keys, key_len, n);
+  std::string dst;
+  p->policy->CreateFilter(slices.data(), static_cast<int>(n), &dst);
+  uint8_t* out = static_cast<uint8_t*>(std::malloc(dst.size()));
+  if (out != nullptr) std::memcpy(out, dst.data(), dst.size());
+  *out_len = dst.size();
+  return out;
+}
+
+size_t ltb_bloom_match(const ltb_policy* p, const uint8_t* filter,
+                       size_t filter_len, const uint8_t* queries,
+                       size_t key_len, size_t n) {
+  const Slice f(reinterpret_cast<const char*>(filter), filter_len);
+  size_t hits = 0;
+  for (size_t i = 0; i < n; i++) {
+    hits += p->policy->KeyMayMatch(Record(queries, key_len, i), f) ? 1 : 0;
+  }
+  return hits;
+}
+
+// Builds a filter block: block b starts at offsets[b] and holds keys
+// starts[b]..starts[b+1]. Returns the block's size.
+size_t ltb_filter_block_build(const ltb_policy* p, const uint8_t* keys,
+                              size_t key_len, const uint64_t* offsets,
+                              const size_t* starts, size_t blocks) {
+  leveldb::FilterBlockBuilder builder(p->policy.get());
+  for (size_t b = 0; b < blocks; b++) {
+    builder.StartBlock(offsets[b]);
+    for (size_t i = starts[b]; i < starts[b + 1]; i++) {
+      builder.AddKey(Record(keys, key_len, i));
+    }
+  }
+  return builder.Finish().size();
+}
+
+size_t ltb_filter_block_match(const ltb_policy* p, const uint8_t* block,
+                              size_t block_len, const uint8_t* queries,
+                              size_t key_len, const uint64_t* offsets,
+                              size_t n) {
+  leveldb::FilterBlockReader reader(
+      p->policy.get(), Slice(reinterpret_cast<const char*>(block), block_len));
+  size_t hits = 0;
+  for (size_t i = 0; i < n; i++) {
+    hits += reader.KeyMayMatch(offsets[i], Record(queries, key_len, i)) ? 1 : 0;
+  }
+  return hits;
+}
+
+int ltb_builder_new(const char* path, int snappy, int bloom_bits,
+                    ltb_builder** out, char** err) {
+  std::unique_ptr<ltb_builder> b(new ltb_builder);
+  b->options.compression =
+      snappy != 0 ? leveldb::kSnappyCompression : leveldb::kNoCompression;
+  if (bloom_bits > 0) {
+    b->policy.reset(leveldb::NewBloomFilterPolicy(bloom_bits));
+    b->options.filter_policy = b->policy.get();
+  }
+  leveldb::WritableFile* f = nullptr;
+  Status s = leveldb::Env::Default()->NewWritableFile(path, &f);
+  if (!s.ok()) return Report(s, err);
+  b->file.reset(f);
+  b->builder =
+      std::make_unique<leveldb::TableBuilder>(b->options, b->file.get());
+  *out = b.release();
+  return 0;
+}
+
+// Adds n entries; keys must ascend, within the batch and after earlier ones.
+int ltb_builder_add(ltb_builder* b, const uint8_t* keys, size_t key_len,
+                    const uint8_t* values, size_t value_len, size_t n,
+                    char** err) {
+  for (size_t i = 0; i < n; i++) {
+    b->builder->Add(Record(keys, key_len, i), Record(values, value_len, i));
+  }
+  return Report(b->builder->status(), err);
+}
+
+// Finish and Close, without a sync: the benchmark measures building, not the
+// disk.
+int ltb_builder_finish(ltb_builder* b, uint64_t* file_size, char** err) {
+  b->finished = true;
+  Status s = b->builder->Finish();
+  if (s.ok()) s = b->file->Close();
+  *file_size = b->builder->FileSize();
+  return Report(s, err);
+}
+
+void ltb_builder_free(ltb_builder* b) {
+  if (b == nullptr) return;
+  // ~TableBuilder asserts that Finish or Abandon ran, and Abandon asserts
+  // that Finish did not.
+  if (b->builder != nullptr && !b->finished) b->builder->Abandon();
+  b->builder.reset();
+  delete b;
+}
+
+// Opens the table at path through Env::Default() (which maps it), with a
+// Bloom filter policy if bloom_bits > 0 and an LRU block cache of
+// cache_bytes if > 0.
+int ltb_table_open(const char* path, int bloom_bits, size_t cache_bytes,
+                   ltb_table** out, char** err) {
+  std::unique_ptr<ltb_table> t(new ltb_table);
+  if (bloom_bits > 0) {
+    t->policy.reset(leveldb::NewBloomFilterPolicy(bloom_bits));
+    t->options.filter_policy = t->policy.get();
+  }
+  if (cache_bytes > 0) {
+    t->cache.reset(leveldb::NewLRUCache(cache_bytes));
+    t->options.block_cache = t->cache.get();
+  }
+  leveldb::Env* env = leveldb::Env::Default();
+  uint64_t size = 0;
+  Status s = env->GetFileSize(path, &size);
+  leveldb::RandomAccessFile* f = nullptr;
+  if (s.ok()) s = env->NewRandomAccessFile(path, &f);
+  if (!s.ok()) return Report(s, err);
+  t->file.reset(f);
+  leveldb::Table* table = nullptr;
+  s = leveldb::Table::Open(t->options, t->file.get(), size, &table);
+  if (!s.ok()) return Report(s, err);
+  t->table.reset(table);
+  *out = t.release();
+  return 0;
+}
+
+void ltb_table_free(ltb_table* t) { delete t; }
+
+// Runs n gets; returns how many found their key, and the value bytes copied.
+int ltb_table_gets(ltb_table* t, const uint8_t* queries, size_t key_len,
+                   size_t n, int verify_checksums, uint64_t* found,
+                   uint64_t* value_bytes, char** err) {
+  leveldb::ReadOptions ro;
+  ro.verify_checksums = verify_checksums != 0;
+  const InternalGetFn get = Member(InternalGetTag());
+  std::string value;
+  uint64_t hits = 0;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < n; i++) {
+    GetState state{Record(queries, key_len, i), false, &value};
+    Status s = (t->table.get()->*get)(ro, state.key, &state, &SaveValue);
+    if (!s.ok()) return Report(s, err);
+    if (state.found) {
+      hits++;
+      bytes += value.size();
+    }
+  }
+  *found = hits;
+  *value_bytes = bytes;
+  return 0;
+}
+
+// Iterates over the whole table; returns the entries and key + value bytes.
+int ltb_table_scan(ltb_table* t, int verify_checksums, uint64_t* entries,
+                   uint64_t* bytes, char** err) {
+  leveldb::ReadOptions ro;
+  ro.verify_checksums = verify_checksums != 0;
+  std::unique_ptr<leveldb::Iterator> it(t->table->NewIterator(ro));
+  uint64_t n = 0;
+  uint64_t b = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    n++;
+    b += it->key().size() + it->value().size();
+  }
+  *entries = n;
+  *bytes = b;
+  return Report(it->status(), err);
+}
+
+}  // extern "C"

@@ -1,0 +1,166 @@
+//! `leveltable-bench`: runs the comparison workloads and prints the side-by-side table.
+//!
+//! ```text
+//! cargo run --release -p leveltable-bench -- all
+//! cargo run --release -p leveltable-bench -- hash bloom get
+//! cargo run --release -p leveltable-bench -- --smoke all     # tiny sizes, one round
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use leveltable_bench::memory::{self, CHILD_COMMAND};
+use leveltable_bench::report::{System, render_table};
+use leveltable_bench::runner::{self, Config, WORKLOADS};
+
+const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--dir DIR] WORKLOAD...
+workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(CHILD_COMMAND) {
+        let [_, system, path, bytes] = &args[..] else {
+            eprintln!("usage: leveltable-bench {CHILD_COMMAND} SYSTEM PATH INPUT_BYTES");
+            return ExitCode::from(2);
+        };
+        let Ok(bytes) = bytes.parse() else {
+            eprintln!("bad byte count {bytes:?}");
+            return ExitCode::from(2);
+        };
+        return match memory::child(system, path.as_ref(), bytes) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("leveltable-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[String]) -> runner::Result<()> {
+    let mut smoke = false;
+    let mut rounds = None;
+    let mut dir: Option<PathBuf> = None;
+    let mut names: Vec<&str> = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--smoke" => smoke = true,
+            "--rounds" => rounds = Some(it.next().ok_or(USAGE)?.parse()?),
+            "--dir" => dir = Some(it.next().ok_or(USAGE)?.into()),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            "all" => names.extend(WORKLOADS),
+            name if WORKLOADS.contains(&name) => names.push(name),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}").into()),
+        }
+    }
+    if names.is_empty() {
+        return Err(USAGE.into());
+    }
+    let temp = match &dir {
+        Some(d) => tempfile::tempdir_in(d)?,
+        None => tempfile::tempdir()?,
+    };
+    let mut config = if smoke {
+        Config::smoke(temp.path().to_path_buf())
+    } else {
+        Config::standard(temp.path().to_path_buf())
+    };
+    if let Some(r) = rounds {
+        config.rounds = r;
+    }
+    let exe = std::env::current_exe()?;
+    let results = runner::run(&config, &names, Some(&exe))?;
+
+    println!("{}", header(&config));
+    if !results.rows.is_empty() {
+        println!("{}", render_table(&results.rows));
+        let costs = runner::checksum_costs(&results.rows);
+        if !costs.is_empty() {
+            println!("Checksummed over unchecked time (target for leveltable: ≤ 1.20×):\n");
+            for (label, system, ratio) in costs {
+                println!("- {label}: {} {ratio:.2}×", system.name());
+            }
+            println!();
+        }
+        println!("{}", summary(&results.rows));
+    }
+    for section in &results.sections {
+        println!("{section}");
+    }
+    Ok(())
+}
+
+fn header(config: &Config) -> String {
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines().find_map(|l| {
+                Some(
+                    l.strip_prefix("model name")?
+                        .split_once(':')?
+                        .1
+                        .trim()
+                        .to_string(),
+                )
+            })
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    format!(
+        "leveltable-bench, {date}; {cpus} CPUs, {model}; LevelDB loops {}; best of {} rounds, systems interleaved in each round.\n",
+        if leveltable_bench::leveldb::available() {
+            "linked"
+        } else {
+            "NOT linked"
+        },
+        config.rounds
+    )
+}
+
+fn summary(rows: &[leveltable_bench::report::Row]) -> String {
+    let mut met = 0;
+    let mut missed = Vec::new();
+    for row in rows {
+        match row.target_met() {
+            Some(true) => met += 1,
+            Some(false) => missed.push(format!(
+                "{} ({:.2}×, target {})",
+                row.workload,
+                row.ratio(System::Leveltable).unwrap_or(f64::NAN),
+                row.target.describe()
+            )),
+            None => {}
+        }
+        for (peer, speedup) in row.peer_speedups() {
+            if speedup < leveltable_bench::report::PEER_SPEEDUP {
+                missed.push(format!(
+                    "{} vs {} ({speedup:.2}×, target ≥ 2×)",
+                    row.workload,
+                    peer.name()
+                ));
+            }
+        }
+    }
+    let mut out = format!("LevelDB targets met: {met}; missed: {}\n", missed.len());
+    for m in missed {
+        out.push_str(&format!("- missed: {m}\n"));
+    }
+    out
+}

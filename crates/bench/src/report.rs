@@ -1,0 +1,302 @@
+//! Figures, targets and the printed tables of the comparison runner.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// The systems the runner compares, in column order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum System {
+    /// This workspace's crates.
+    Leveltable,
+    /// LevelDB 1.23 (C++), through the runner's native loops.
+    LevelDb,
+    /// The `sstable` crate, 0.11.
+    Sstable,
+    /// The `rusty-leveldb` crate, 4.x.
+    RustyLeveldb,
+}
+
+impl System {
+    /// Every system, in column order.
+    pub const ALL: [System; 4] = [
+        System::Leveltable,
+        System::LevelDb,
+        System::Sstable,
+        System::RustyLeveldb,
+    ];
+
+    /// Column heading.
+    pub fn name(self) -> &'static str {
+        match self {
+            System::Leveltable => "leveltable",
+            System::LevelDb => "LevelDB 1.23",
+            System::Sstable => "sstable 0.11",
+            System::RustyLeveldb => "rusty-leveldb 4",
+        }
+    }
+
+    /// Position in [`System::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What a figure measures, and so which direction is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Nanoseconds per operation: lower is better.
+    NsPerOp,
+    /// Megabytes (10^6 bytes) per second: higher is better.
+    MbPerSec,
+}
+
+impl Unit {
+    /// Short label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::NsPerOp => "ns/op",
+            Unit::MbPerSec => "MB/s",
+        }
+    }
+
+    /// The figure for `work` units (operations or bytes) done in `elapsed`.
+    pub fn figure(self, elapsed: Duration, work: f64) -> f64 {
+        let nanos = elapsed.as_secs_f64() * 1e9;
+        match self {
+            Unit::NsPerOp => nanos / work,
+            Unit::MbPerSec => work * 1e3 / nanos,
+        }
+    }
+
+    /// Whether figure `a` beats figure `b`.
+    pub fn better(self, a: f64, b: f64) -> bool {
+        match self {
+            Unit::NsPerOp => a < b,
+            Unit::MbPerSec => a > b,
+        }
+    }
+
+    /// How many times faster `a` is than `b` (above 1 when `a` is better).
+    pub fn speedup(self, a: f64, b: f64) -> f64 {
+        match self {
+            Unit::NsPerOp => b / a,
+            Unit::MbPerSec => a / b,
+        }
+    }
+}
+
+/// A goal for leveltable's figure relative to LevelDB's in the same run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    /// No goal against LevelDB (peers are still held to 2×).
+    None,
+    /// leveltable's time at most this fraction of LevelDB's.
+    TimeAtMost(f64),
+    /// leveltable's throughput at least this multiple of LevelDB's.
+    ThroughputAtLeast(f64),
+}
+
+impl Target {
+    /// Text for the table, e.g. `≤ 0.50×`.
+    pub fn describe(self) -> String {
+        match self {
+            Target::None => "—".into(),
+            Target::TimeAtMost(r) => format!("≤ {r:.2}×"),
+            Target::ThroughputAtLeast(r) => format!("≥ {r:.2}×"),
+        }
+    }
+
+    /// Whether `ratio` (leveltable's figure over LevelDB's) meets the goal; `None` without
+    /// a goal.
+    pub fn met(self, ratio: f64) -> Option<bool> {
+        match self {
+            Target::None => None,
+            Target::TimeAtMost(r) => Some(ratio <= r),
+            Target::ThroughputAtLeast(r) => Some(ratio >= r),
+        }
+    }
+}
+
+/// How much faster leveltable must be than each peer crate on the workloads it supports.
+pub const PEER_SPEEDUP: f64 = 2.0;
+
+/// One line of the comparison table: best-of-N figures per system.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Workload name.
+    pub workload: String,
+    /// Unit of every figure in the row.
+    pub unit: Unit,
+    /// Figure per system, indexed by [`System::index`]; `None` where a system does not
+    /// support the workload or is missing from this build.
+    pub figures: [Option<f64>; 4],
+    /// The goal against LevelDB.
+    pub target: Target,
+}
+
+impl Row {
+    /// leveltable's figure over LevelDB's.
+    pub fn ratio(&self, system: System) -> Option<f64> {
+        Some(self.figures[system.index()]? / self.figures[System::LevelDb.index()]?)
+    }
+
+    /// Whether the LevelDB goal is met (`None` without a goal or a figure).
+    pub fn target_met(&self) -> Option<bool> {
+        self.target.met(self.ratio(System::Leveltable)?)
+    }
+
+    /// leveltable's speedup over each peer that ran this workload.
+    pub fn peer_speedups(&self) -> Vec<(System, f64)> {
+        let Some(ours) = self.figures[System::Leveltable.index()] else {
+            return Vec::new();
+        };
+        [System::Sstable, System::RustyLeveldb]
+            .into_iter()
+            .filter_map(|p| Some((p, self.unit.speedup(ours, self.figures[p.index()]?))))
+            .collect()
+    }
+}
+
+fn figure(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// The comparison table in Markdown: each system's figure (peers with their ratio to
+/// LevelDB), leveltable's ratio to LevelDB, the goal and whether it is met, and leveltable's
+/// speedup over the peers.
+pub fn render_table(rows: &[Row]) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "| workload | unit | leveltable | LevelDB 1.23 | ratio | target | met | sstable 0.11 | rusty-leveldb 4 | vs peers (≥ 2×) |\n",
+    );
+    out.push_str("|---|---|--:|--:|--:|--:|:-:|--:|--:|---|\n");
+    for row in rows {
+        let cell = |s: System| match row.figures[s.index()] {
+            None => "—".to_string(),
+            Some(v) => match (s, row.ratio(s)) {
+                (System::Sstable | System::RustyLeveldb, Some(r)) => {
+                    format!("{} ({r:.2}×)", figure(v))
+                }
+                _ => figure(v),
+            },
+        };
+        let ratio = row
+            .ratio(System::Leveltable)
+            .map_or("—".into(), |r| format!("{r:.2}×"));
+        let met = match row.target_met() {
+            None => "—",
+            Some(true) => "yes",
+            Some(false) => "**no**",
+        };
+        let peers = row
+            .peer_speedups()
+            .iter()
+            .map(|(p, s)| {
+                let short = if *p == System::Sstable {
+                    "sstable"
+                } else {
+                    "rusty"
+                };
+                let mark = if *s >= PEER_SPEEDUP { "" } else { " **no**" };
+                format!("{short} {s:.1}×{mark}")
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            row.workload,
+            row.unit.label(),
+            cell(System::Leveltable),
+            cell(System::LevelDb),
+            ratio,
+            row.target.describe(),
+            met,
+            cell(System::Sstable),
+            cell(System::RustyLeveldb),
+            if peers.is_empty() {
+                "—".into()
+            } else {
+                peers
+            },
+        );
+    }
+    out
+}
+
+/// Renders any Markdown table from a header and rows of cells.
+pub fn render_markdown(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let _ = writeln!(
+        out,
+        "|{}|",
+        header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
+    );
+    for row in rows {
+        let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(unit: Unit, ours: f64, leveldb: f64, target: Target) -> Row {
+        Row {
+            workload: "w".into(),
+            unit,
+            figures: [Some(ours), Some(leveldb), Some(4.0 * leveldb), None],
+            target,
+        }
+    }
+
+    #[test]
+    fn figures_from_time_and_work() {
+        let second = Duration::from_secs(1);
+        assert_eq!(Unit::NsPerOp.figure(second, 1e6), 1000.0);
+        assert_eq!(Unit::MbPerSec.figure(second, 5e8), 500.0);
+        assert!(Unit::NsPerOp.better(1.0, 2.0));
+        assert!(Unit::MbPerSec.better(2.0, 1.0));
+        assert_eq!(Unit::NsPerOp.speedup(10.0, 30.0), 3.0);
+        assert_eq!(Unit::MbPerSec.speedup(30.0, 10.0), 3.0);
+    }
+
+    #[test]
+    fn targets_compare_ratios() {
+        let r = row(Unit::NsPerOp, 40.0, 100.0, Target::TimeAtMost(0.5));
+        assert_eq!(r.ratio(System::Leveltable), Some(0.4));
+        assert_eq!(r.target_met(), Some(true));
+        let r = row(Unit::NsPerOp, 60.0, 100.0, Target::TimeAtMost(0.5));
+        assert_eq!(r.target_met(), Some(false));
+        let r = row(Unit::MbPerSec, 140.0, 100.0, Target::ThroughputAtLeast(1.5));
+        assert_eq!(r.target_met(), Some(false));
+        assert_eq!(
+            row(Unit::MbPerSec, 1.0, 1.0, Target::None).target_met(),
+            None
+        );
+    }
+
+    #[test]
+    fn peers_speedup_follows_the_unit() {
+        // sstable takes 4× LevelDB's time; leveltable takes 0.5× of it: 8× faster.
+        let r = row(Unit::NsPerOp, 50.0, 100.0, Target::None);
+        assert_eq!(r.peer_speedups(), vec![(System::Sstable, 8.0)]);
+        // sstable moves 4× LevelDB's bytes per second; leveltable 1×: 0.25×.
+        let r = row(Unit::MbPerSec, 100.0, 100.0, Target::None);
+        assert_eq!(r.peer_speedups(), vec![(System::Sstable, 0.25)]);
+    }
+
+    #[test]
+    fn table_marks_misses() {
+        let text = render_table(&[row(Unit::NsPerOp, 60.0, 100.0, Target::TimeAtMost(0.5))]);
+        assert!(text.contains("| w | ns/op | 60.0 | 100 | 0.60× | ≤ 0.50× | **no** | 400 (4.00×) | — | sstable 6.7× |"), "{text}");
+    }
+}

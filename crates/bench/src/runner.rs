@@ -1,0 +1,1147 @@
+//! The comparison runner: every workload on every system that supports it, interleaved
+//! round by round, best of N.
+//!
+//! Each measurement times only the workload's loop; setup (generating inputs, opening a
+//! table with a fresh cache) happens before the clock starts, on every system alike. Every
+//! loop checks its answers (entries found, filter hits) against the others, so a figure
+//! never comes from a loop that did less work.
+
+use std::error::Error;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use leveltable_filter_block::{FilterBlockBuilder, FilterBlockReader};
+use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
+use leveltable_hash::{BLOOM_SEED, hash};
+use leveltable_table::{BuildOptions, Cache, Compression, ReadOptions, Table, TableBuilder};
+
+use crate::leveldb::{self, Records};
+use crate::mmap;
+use crate::report::{Row, System, Target, Unit};
+use crate::workload::{
+    KEY_LEN, KeyShape, VALUE_LEN, bloom_query_ids, get_query_ids, hash_input, key, table_entries,
+};
+
+/// Errors from any system.
+pub type BoxError = Box<dyn Error + Send + Sync>;
+/// Result of a workload.
+pub type Result<T> = std::result::Result<T, BoxError>;
+
+/// Bloom filter bits per key everywhere.
+pub const BITS_PER_KEY: usize = 10;
+/// Keys per filter in the Bloom create workload.
+pub const CREATE_BATCH: usize = 1000;
+/// The block cache of the cached get workloads: 8 MiB.
+pub const CACHE_BYTES: usize = 8 << 20;
+/// Keys per data block in the filter block workload: the uncompressed benchmark table holds
+/// 1,000,000 entries in 25,642 blocks (39 keys a block).
+pub const FILTER_BLOCK_KEYS: usize = 39;
+/// Bytes from one data block to the next in that table (4,153 bytes each with its trailer).
+pub const FILTER_BLOCK_STRIDE: u64 = 4153;
+
+/// Sizes of the workloads. [`Config::standard`] is the published one.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Entries in the benchmark tables.
+    pub entries: u64,
+    /// Queries per get workload.
+    pub queries: usize,
+    /// Keys in the Bloom match filter (and its query count).
+    pub filter_keys: u64,
+    /// Keys in the Bloom create workload, filtered in batches of [`CREATE_BATCH`].
+    pub create_keys: u64,
+    /// Times the 1 MiB hash input is hashed per measurement.
+    pub hash_repeat: usize,
+    /// Measurements per system per workload; the best is reported.
+    pub rounds: usize,
+    /// Input bytes (keys + values) of the table the memory workload builds.
+    pub mem_bytes: u64,
+    /// Directory for table files.
+    pub dir: PathBuf,
+}
+
+impl Config {
+    /// The published workloads, with table files under `dir`.
+    pub fn standard(dir: PathBuf) -> Config {
+        Config {
+            entries: 1_000_000,
+            queries: 200_000,
+            filter_keys: 1_000_000,
+            create_keys: 1_000_000,
+            hash_repeat: 64,
+            rounds: 3,
+            mem_bytes: 2_000_000_000,
+            dir,
+        }
+    }
+
+    /// Tiny sizes that exercise every path in a second (tests).
+    pub fn smoke(dir: PathBuf) -> Config {
+        Config {
+            entries: 5_000,
+            queries: 2_000,
+            filter_keys: 5_000,
+            create_keys: 5_000,
+            hash_repeat: 1,
+            rounds: 1,
+            mem_bytes: 2_000_000,
+            dir,
+        }
+    }
+}
+
+/// One timed run: how long, and how much work (operations or bytes).
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// Time of the loop.
+    pub elapsed: Duration,
+    /// Operations or bytes done.
+    pub work: f64,
+}
+
+type Job<'a> = Box<dyn FnMut() -> Result<Sample> + 'a>;
+
+/// Runs each job `rounds` times, interleaving systems within each round, and keeps each
+/// system's best figure.
+fn best_of(rounds: usize, unit: Unit, jobs: &mut [(System, Job<'_>)]) -> Result<[Option<f64>; 4]> {
+    let mut best: [Option<f64>; 4] = [None; 4];
+    for _ in 0..rounds.max(1) {
+        for (system, job) in jobs.iter_mut() {
+            let sample = job()?;
+            let value = unit.figure(sample.elapsed, sample.work);
+            let slot = &mut best[system.index()];
+            if slot.is_none_or(|b| unit.better(value, b)) {
+                *slot = Some(value);
+            }
+        }
+    }
+    Ok(best)
+}
+
+fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(Duration, T)> {
+    let start = Instant::now();
+    let out = f()?;
+    Ok((start.elapsed(), out))
+}
+
+fn check(ok: bool, what: impl FnOnce() -> String) -> Result<()> {
+    if ok { Ok(()) } else { Err(what().into()) }
+}
+
+fn peer_error(e: impl std::fmt::Debug) -> BoxError {
+    format!("{e:?}").into()
+}
+
+/// LevelDB's loops are in this build.
+fn leveldb_on() -> bool {
+    leveldb::available()
+}
+
+/// Keys of a shape and the table values, as fixed-length records.
+#[derive(Debug)]
+pub struct Entries {
+    /// Keys, ascending.
+    pub keys: Vec<u8>,
+    /// Key length.
+    pub key_len: usize,
+    /// Values, `VALUE_LEN` bytes each.
+    pub values: Vec<u8>,
+}
+
+impl Entries {
+    /// The benchmark table's `n` entries with keys `2i` of `shape`.
+    ///
+    /// # Panics
+    ///
+    /// For a shape without a fixed length.
+    pub fn new(n: u64, shape: KeyShape) -> Entries {
+        let key_len = shape.fixed_len().expect("bench: fixed-length keys");
+        let mut keys = Vec::with_capacity(n as usize * key_len);
+        let mut values = Vec::with_capacity(n as usize * VALUE_LEN);
+        let mut buf = Vec::new();
+        for (i, (_, value)) in table_entries(n).enumerate() {
+            shape.key_into(2 * i as u64, &mut buf);
+            keys.extend_from_slice(&buf);
+            values.extend_from_slice(&value);
+        }
+        Entries {
+            keys,
+            key_len,
+            values,
+        }
+    }
+
+    /// The keys.
+    pub fn keys(&self) -> Records<'_> {
+        Records::new(&self.keys, self.key_len)
+    }
+
+    /// The values.
+    pub fn values(&self) -> Records<'_> {
+        Records::new(&self.values, VALUE_LEN)
+    }
+
+    /// Key plus value bytes.
+    pub fn raw_bytes(&self) -> u64 {
+        (self.keys.len() + self.values.len()) as u64
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.keys.len() / self.key_len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+/// Query keys of `shape` for the numbers `ids`, as records.
+pub fn shaped_queries(ids: &[u64], shape: KeyShape) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    for &j in ids {
+        shape.key_into(j, &mut buf);
+        out.extend_from_slice(&buf);
+    }
+    out
+}
+
+fn sstable_options(
+    compression: Compression,
+    filter: bool,
+    cache_blocks: usize,
+) -> sstable::Options {
+    let mut opt = sstable::Options::default().with_cache_capacity(cache_blocks.max(1));
+    opt.compression_type = match compression {
+        Compression::None => sstable::CompressionType::CompressionNone,
+        _ => sstable::CompressionType::CompressionSnappy,
+    };
+    opt.filter_policy = if filter {
+        Arc::new(Box::new(sstable::filter::BloomPolicy::new(
+            BITS_PER_KEY as u32,
+        )))
+    } else {
+        Arc::new(Box::new(sstable::filter::NoFilterPolicy::new()))
+    };
+    opt
+}
+
+fn build_options(compression: Compression) -> BuildOptions {
+    BuildOptions::default()
+        .compression(compression)
+        .filter_policy(BloomFilterPolicy::new(BITS_PER_KEY))
+}
+
+/// Builds a leveltable table at `path`.
+fn build_ours(path: &Path, entries: &Entries, options: BuildOptions) -> Result<u64> {
+    let file = BufWriter::with_capacity(1 << 16, File::create(path)?);
+    let mut builder = TableBuilder::new(file, options)?;
+    for (k, v) in entries.keys().iter().zip(entries.values().iter()) {
+        builder.add(k, v)?;
+    }
+    builder.finish()?;
+    let size = builder.file_size();
+    builder.into_inner().flush()?;
+    Ok(size)
+}
+
+fn build_leveldb(path: &Path, entries: &Entries, snappy: bool) -> Result<u64> {
+    let mut builder = leveldb::TableBuilder::create(path, snappy, BITS_PER_KEY)?;
+    builder.add(entries.keys(), entries.values())?;
+    Ok(builder.finish()?)
+}
+
+fn build_sstable(path: &Path, entries: &Entries, compression: Compression) -> Result<u64> {
+    let file = BufWriter::with_capacity(1 << 16, File::create(path)?);
+    let mut builder = sstable::TableBuilder::new(sstable_options(compression, true, 1), file);
+    for (k, v) in entries.keys().iter().zip(entries.values().iter()) {
+        builder.add(k, v).map_err(peer_error)?;
+    }
+    Ok(builder.finish().map_err(peer_error)? as u64)
+}
+
+/// Opens a leveltable table over a map of `path`, without checksums unless asked, with the
+/// LevelDB Bloom filter if `filter`.
+fn open_ours(
+    path: &Path,
+    filter: bool,
+    cache: Option<Arc<Cache>>,
+    verify: bool,
+) -> Result<Table<memmap2::Mmap>> {
+    let mut options = ReadOptions::default().verify_checksums(verify);
+    if filter {
+        options = options.filter_policy(BloomFilterPolicy::new(BITS_PER_KEY));
+    }
+    if let Some(cache) = cache {
+        options = options.block_cache(cache);
+    }
+    Ok(Table::open(mmap::map(path)?, options)?)
+}
+
+/// Gets through leveltable; returns the number found. Values are copied into one reused
+/// buffer, as LevelDB's loop copies them into one reused string.
+fn ours_gets<R: leveltable_table::ReadAt>(table: &Table<R>, queries: Records<'_>) -> Result<u64> {
+    let mut value = Vec::with_capacity(VALUE_LEN);
+    let mut found = 0;
+    for q in queries.iter() {
+        let hit = table.get_with(q, |v| {
+            value.clear();
+            value.extend_from_slice(v);
+        })?;
+        found += u64::from(hit.is_some());
+    }
+    Ok(found)
+}
+
+/// Scans a leveltable table; returns (entries, key + value bytes).
+fn ours_scan<R: leveltable_table::ReadAt>(table: &Table<R>) -> Result<(u64, u64)> {
+    let mut iter = table.iter();
+    iter.seek_to_first();
+    let (mut n, mut bytes) = (0u64, 0u64);
+    while iter.valid() {
+        n += 1;
+        bytes += (iter.key().len() + iter.value().len()) as u64;
+        iter.next();
+    }
+    iter.status()?;
+    Ok((n, bytes))
+}
+
+/// All results of one run of the runner.
+#[derive(Debug, Default)]
+pub struct Results {
+    /// The main comparison table.
+    pub rows: Vec<Row>,
+    /// Rendered extra sections (filters, memory), in order.
+    pub sections: Vec<String>,
+}
+
+/// The table files shared by the read workloads, built once per run (untimed).
+struct Fixture {
+    entries: Entries,
+    /// The snappy table ours and LevelDB read: written by LevelDB when it is in the build,
+    /// else by leveltable.
+    shared: PathBuf,
+    /// sstable's own snappy table.
+    sstable: PathBuf,
+}
+
+impl Fixture {
+    fn new(config: &Config) -> Result<Fixture> {
+        let entries = Entries::new(config.entries, KeyShape::Decimal);
+        let shared = config.dir.join("read-shared.ldb");
+        if leveldb_on() {
+            build_leveldb(&shared, &entries, true)?;
+        } else {
+            build_ours(&shared, &entries, build_options(Compression::Snappy))?;
+        }
+        let sstable = config.dir.join("read-sstable.ldb");
+        build_sstable(&sstable, &entries, Compression::Snappy)?;
+        Ok(Fixture {
+            entries,
+            shared,
+            sstable,
+        })
+    }
+}
+
+/// The runner's workloads, by command-line name.
+pub const WORKLOADS: [&str; 9] = [
+    "hash",
+    "bloom",
+    "filter-block",
+    "build",
+    "get",
+    "scan",
+    "checksum",
+    "filters",
+    "memory",
+];
+
+/// Runs the named workloads (see [`WORKLOADS`]) and collects their results. `exe` is the
+/// runner binary, which the memory workload starts as a child process.
+///
+/// # Errors
+///
+/// An error from any system, or a system giving a wrong answer.
+pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Results> {
+    let mut results = Results::default();
+    let mut fixture: Option<Fixture> = None;
+    for &name in names {
+        eprintln!("running {name} ...");
+        let needs_fixture = matches!(name, "get" | "scan" | "checksum");
+        if needs_fixture && fixture.is_none() {
+            fixture = Some(Fixture::new(config)?);
+        }
+        match name {
+            "hash" => results.rows.extend(hash_rows(config)?),
+            "bloom" => results.rows.extend(bloom_rows(config)?),
+            "filter-block" => results.rows.extend(filter_block_rows(config)?),
+            "build" => results.rows.extend(build_rows(config)?),
+            "get" => results
+                .rows
+                .extend(get_rows(config, fixture.as_ref().expect("built above"))?),
+            "scan" => results.rows.extend(scan_rows(
+                config,
+                fixture.as_ref().expect("built above"),
+                false,
+            )?),
+            "checksum" => {
+                let f = fixture.as_ref().expect("built above");
+                results.rows.extend(checksum_rows(config, f)?);
+            }
+            "filters" => results.sections.push(crate::filters::run(config)?),
+            "memory" => results.sections.push(crate::memory::run(
+                config,
+                exe.ok_or("memory needs the runner binary")?,
+            )?),
+            other => return Err(format!("unknown workload {other:?}").into()),
+        }
+    }
+    Ok(results)
+}
+
+fn hash_rows(config: &Config) -> Result<Vec<Row>> {
+    let input = hash_input(1 << 20);
+    let mut rows = Vec::new();
+    for len in [16usize, 1024] {
+        let bytes = (input.len() / len * len * config.hash_repeat) as f64;
+        // Hashing the input `hash_repeat` times XORs each pass's result in: an even number
+        // of passes cancels out.
+        let expected = if config.hash_repeat % 2 == 0 {
+            0
+        } else {
+            input
+                .chunks_exact(len)
+                .fold(0, |a, s| a ^ hash(s, BLOOM_SEED))
+        };
+        let mut jobs: Vec<(System, Job<'_>)> = vec![(
+            System::Leveltable,
+            Box::new(|| {
+                let (elapsed, acc) = timed(|| {
+                    let mut acc = 0u32;
+                    for _ in 0..config.hash_repeat {
+                        for s in std::hint::black_box(&input[..]).chunks_exact(len) {
+                            acc ^= hash(s, BLOOM_SEED);
+                        }
+                    }
+                    Ok(acc)
+                })?;
+                check(acc == expected, || format!("hash {len}: {acc:#x}"))?;
+                Ok(Sample {
+                    elapsed,
+                    work: bytes,
+                })
+            }),
+        )];
+        if leveldb_on() {
+            jobs.push((
+                System::LevelDb,
+                Box::new(|| {
+                    let (elapsed, acc) = timed(|| {
+                        let mut acc = 0u32;
+                        for _ in 0..config.hash_repeat {
+                            acc ^= leveldb::hash_slices(
+                                std::hint::black_box(&input),
+                                len,
+                                BLOOM_SEED,
+                            )?;
+                        }
+                        Ok(acc)
+                    })?;
+                    check(acc == expected, || {
+                        format!("hash {len}: LevelDB {acc:#x}, leveltable {expected:#x}")
+                    })?;
+                    Ok(Sample {
+                        elapsed,
+                        work: bytes,
+                    })
+                }),
+            ));
+        }
+        let figures = best_of(config.rounds, Unit::MbPerSec, &mut jobs)?;
+        rows.push(Row {
+            workload: format!("hash, {len} B slices of 1 MiB"),
+            unit: Unit::MbPerSec,
+            figures,
+            target: Target::ThroughputAtLeast(1.0),
+        });
+    }
+    Ok(rows)
+}
+
+/// Keys and offsets in the layout the peers' `create_filter` takes.
+fn peer_offsets(n: usize, key_len: usize) -> Vec<usize> {
+    (0..n).map(|i| i * key_len).collect()
+}
+
+fn bloom_rows(config: &Config) -> Result<Vec<Row>> {
+    let ours = BloomFilterPolicy::new(BITS_PER_KEY);
+    let sst = sstable::filter::BloomPolicy::new(BITS_PER_KEY as u32);
+    let rusty = rusty_leveldb::BloomPolicy::new(BITS_PER_KEY as u32);
+    let ldb = if leveldb_on() {
+        Some(leveldb::Bloom::new(BITS_PER_KEY)?)
+    } else {
+        None
+    };
+
+    // Create: batches of 1,000 keys key(j).
+    let create_keys: Vec<u8> = (0..config.create_keys).flat_map(key).collect();
+    let records = Records::new(&create_keys, KEY_LEN);
+    let refs: Vec<&[u8]> = records.iter().collect();
+    let n = refs.len();
+    let batch_offsets = peer_offsets(CREATE_BATCH, KEY_LEN);
+    let expected_bytes: usize = refs
+        .chunks(CREATE_BATCH)
+        .map(|b| (b.len() * BITS_PER_KEY).max(64).div_ceil(8) + 1)
+        .sum();
+    let mut jobs: Vec<(System, Job<'_>)> = Vec::new();
+    jobs.push((
+        System::Leveltable,
+        Box::new(|| {
+            let (elapsed, total) = timed(|| {
+                let mut dst = Vec::new();
+                let mut total = 0;
+                for batch in refs.chunks(CREATE_BATCH) {
+                    dst.clear();
+                    ours.create_filter(batch, &mut dst);
+                    total += dst.len();
+                }
+                Ok(total)
+            })?;
+            check(total == expected_bytes, || format!("create: {total} bytes"))?;
+            Ok(Sample {
+                elapsed,
+                work: n as f64,
+            })
+        }),
+    ));
+    if let Some(ldb) = &ldb {
+        jobs.push((
+            System::LevelDb,
+            Box::new(|| {
+                let (elapsed, total) = timed(|| Ok(ldb.create_batches(records, CREATE_BATCH)))?;
+                check(total == expected_bytes, || {
+                    format!("LevelDB create: {total} bytes")
+                })?;
+                Ok(Sample {
+                    elapsed,
+                    work: n as f64,
+                })
+            }),
+        ));
+    }
+    fn peer_create<F: Fn(&[u8], &[usize]) -> Vec<u8>>(
+        keys: &[u8],
+        offsets: &[usize],
+        create: F,
+    ) -> usize {
+        let mut total = 0;
+        for batch in keys.chunks(CREATE_BATCH * KEY_LEN) {
+            let m = batch.len() / KEY_LEN;
+            total += create(batch, &offsets[..m]).len();
+        }
+        total
+    }
+    jobs.push((
+        System::Sstable,
+        Box::new(|| {
+            let (elapsed, total) = timed(|| {
+                Ok(peer_create(&create_keys, &batch_offsets, |k, o| {
+                    sstable::filter::FilterPolicy::create_filter(&sst, k, o)
+                }))
+            })?;
+            check(total == expected_bytes, || {
+                format!("sstable create: {total} bytes")
+            })?;
+            Ok(Sample {
+                elapsed,
+                work: n as f64,
+            })
+        }),
+    ));
+    jobs.push((
+        System::RustyLeveldb,
+        Box::new(|| {
+            let (elapsed, total) = timed(|| {
+                Ok(peer_create(&create_keys, &batch_offsets, |k, o| {
+                    rusty_leveldb::FilterPolicy::create_filter(&rusty, k, o)
+                }))
+            })?;
+            check(total == expected_bytes, || {
+                format!("rusty-leveldb create: {total} bytes")
+            })?;
+            Ok(Sample {
+                elapsed,
+                work: n as f64,
+            })
+        }),
+    ));
+    let create = best_of(config.rounds, Unit::NsPerOp, &mut jobs)?;
+    drop(jobs);
+
+    // Match: one filter over key(2i), i < n; queries half present.
+    let filter_keys: Vec<u8> = (0..config.filter_keys).flat_map(|i| key(2 * i)).collect();
+    let filter_records = Records::new(&filter_keys, KEY_LEN);
+    let filter_refs: Vec<&[u8]> = filter_records.iter().collect();
+    let mut our_filter = Vec::new();
+    ours.create_filter(&filter_refs, &mut our_filter);
+    let all_offsets = peer_offsets(filter_refs.len(), KEY_LEN);
+    let sst_filter = sstable::filter::FilterPolicy::create_filter(&sst, &filter_keys, &all_offsets);
+    let rusty_filter =
+        rusty_leveldb::FilterPolicy::create_filter(&rusty, &filter_keys, &all_offsets);
+    let ldb_filter = ldb.as_ref().map(|l| l.create(filter_records));
+    if let Some(f) = &ldb_filter {
+        check(*f == our_filter, || {
+            "LevelDB's filter differs from ours".into()
+        })?;
+    }
+    let query_keys: Vec<u8> = bloom_query_ids(config.filter_keys, config.filter_keys as usize)
+        .into_iter()
+        .flat_map(key)
+        .collect();
+    let queries = Records::new(&query_keys, KEY_LEN);
+    let q = queries.count() as f64;
+    let expected_hits = queries
+        .iter()
+        .filter(|k| ours.key_may_match(k, &our_filter))
+        .count();
+    let mut jobs: Vec<(System, Job<'_>)> = Vec::new();
+    jobs.push((
+        System::Leveltable,
+        Box::new(|| {
+            let (elapsed, hits) = timed(|| {
+                Ok(queries
+                    .iter()
+                    .filter(|k| ours.key_may_match(k, &our_filter))
+                    .count())
+            })?;
+            check(hits == expected_hits, || format!("match: {hits} hits"))?;
+            Ok(Sample { elapsed, work: q })
+        }),
+    ));
+    if let (Some(ldb), Some(filter)) = (&ldb, &ldb_filter) {
+        jobs.push((
+            System::LevelDb,
+            Box::new(|| {
+                let (elapsed, hits) = timed(|| Ok(ldb.matches(filter, queries)))?;
+                check(hits == expected_hits, || {
+                    format!("LevelDB match: {hits} hits, leveltable {expected_hits}")
+                })?;
+                Ok(Sample { elapsed, work: q })
+            }),
+        ));
+    }
+    jobs.push((
+        System::Sstable,
+        Box::new(|| {
+            let (elapsed, hits) = timed(|| {
+                Ok(queries
+                    .iter()
+                    .filter(|k| sstable::filter::FilterPolicy::key_may_match(&sst, k, &sst_filter))
+                    .count())
+            })?;
+            check(hits == expected_hits, || {
+                format!("sstable match: {hits} hits")
+            })?;
+            Ok(Sample { elapsed, work: q })
+        }),
+    ));
+    jobs.push((
+        System::RustyLeveldb,
+        Box::new(|| {
+            let (elapsed, hits) = timed(|| {
+                Ok(queries
+                    .iter()
+                    .filter(|k| {
+                        rusty_leveldb::FilterPolicy::key_may_match(&rusty, k, &rusty_filter)
+                    })
+                    .count())
+            })?;
+            check(hits == expected_hits, || {
+                format!("rusty-leveldb match: {hits} hits")
+            })?;
+            Ok(Sample { elapsed, work: q })
+        }),
+    ));
+    let matched = best_of(config.rounds, Unit::NsPerOp, &mut jobs)?;
+
+    Ok(vec![
+        Row {
+            workload: format!("Bloom create, batches of {CREATE_BATCH} keys (per key)"),
+            unit: Unit::NsPerOp,
+            figures: create,
+            target: Target::TimeAtMost(0.7),
+        },
+        Row {
+            workload: format!(
+                "Bloom match, {}-key filter, {} queries",
+                count(config.filter_keys),
+                count(config.filter_keys)
+            ),
+            unit: Unit::NsPerOp,
+            figures: matched,
+            target: Target::TimeAtMost(0.5),
+        },
+    ])
+}
+
+/// `1000000` as `1M`, `5000` as `5k`.
+pub fn count(n: u64) -> String {
+    if n >= 1_000_000 && n % 1_000_000 == 0 {
+        format!("{}M", n / 1_000_000)
+    } else if n >= 1000 && n % 1000 == 0 {
+        format!("{}k", n / 1000)
+    } else {
+        n.to_string()
+    }
+}
+
+fn filter_block_rows(config: &Config) -> Result<Vec<Row>> {
+    let n = config.entries as usize;
+    let keys: Vec<u8> = (0..config.entries).flat_map(|i| key(2 * i)).collect();
+    let records = Records::new(&keys, KEY_LEN);
+    let blocks = n.div_ceil(FILTER_BLOCK_KEYS);
+    let offsets: Vec<u64> = (0..blocks as u64)
+        .map(|b| b * FILTER_BLOCK_STRIDE)
+        .collect();
+    let starts: Vec<usize> = (0..=blocks)
+        .map(|b| (b * FILTER_BLOCK_KEYS).min(n))
+        .collect();
+    let ours = BloomFilterPolicy::new(BITS_PER_KEY);
+    let ldb = if leveldb_on() {
+        Some(leveldb::Bloom::new(BITS_PER_KEY)?)
+    } else {
+        None
+    };
+    let build = || -> Result<Vec<u8>> {
+        let mut builder = FilterBlockBuilder::new(&ours);
+        for b in 0..blocks {
+            builder.start_block(offsets[b])?;
+            for k in records.slice(starts[b]..starts[b + 1]).iter() {
+                builder.add_key(k);
+            }
+        }
+        Ok(builder.finish())
+    };
+    let block = build()?;
+    let mut jobs: Vec<(System, Job<'_>)> = Vec::new();
+    jobs.push((
+        System::Leveltable,
+        Box::new(|| {
+            let (elapsed, built) = timed(build)?;
+            check(built.len() == block.len(), || {
+                "filter block size changed".into()
+            })?;
+            Ok(Sample {
+                elapsed,
+                work: n as f64,
+            })
+        }),
+    ));
+    if let Some(ldb) = &ldb {
+        jobs.push((
+            System::LevelDb,
+            Box::new(|| {
+                let (elapsed, size) =
+                    timed(|| Ok(ldb.filter_block_build(records, &offsets, &starts)))?;
+                check(size == block.len(), || {
+                    format!(
+                        "LevelDB filter block {size} bytes, leveltable {}",
+                        block.len()
+                    )
+                })?;
+                Ok(Sample {
+                    elapsed,
+                    work: n as f64,
+                })
+            }),
+        ));
+    }
+    let built = best_of(config.rounds, Unit::NsPerOp, &mut jobs)?;
+    drop(jobs);
+
+    let ids = bloom_query_ids(config.entries, n);
+    let query_keys: Vec<u8> = ids.iter().flat_map(|&j| key(j)).collect();
+    let queries = Records::new(&query_keys, KEY_LEN);
+    let query_offsets: Vec<u64> = ids
+        .iter()
+        .map(|&j| offsets[(j / 2) as usize / FILTER_BLOCK_KEYS])
+        .collect();
+    let reader = FilterBlockReader::new(&ours, &block);
+    let expected = queries
+        .iter()
+        .zip(&query_offsets)
+        .filter(|(k, o)| reader.key_may_match(**o, k))
+        .count();
+    let mut jobs: Vec<(System, Job<'_>)> = Vec::new();
+    jobs.push((
+        System::Leveltable,
+        Box::new(|| {
+            let (elapsed, hits) = timed(|| {
+                let reader = FilterBlockReader::new(&ours, &block);
+                Ok(queries
+                    .iter()
+                    .zip(&query_offsets)
+                    .filter(|(k, o)| reader.key_may_match(**o, k))
+                    .count())
+            })?;
+            check(hits == expected, || "filter block hits changed".into())?;
+            Ok(Sample {
+                elapsed,
+                work: n as f64,
+            })
+        }),
+    ));
+    if let Some(ldb) = &ldb {
+        jobs.push((
+            System::LevelDb,
+            Box::new(|| {
+                let (elapsed, hits) =
+                    timed(|| Ok(ldb.filter_block_match(&block, queries, &query_offsets)))?;
+                check(hits == expected, || {
+                    format!("LevelDB filter block: {hits} hits, leveltable {expected}")
+                })?;
+                Ok(Sample {
+                    elapsed,
+                    work: n as f64,
+                })
+            }),
+        ));
+    }
+    let matched = best_of(config.rounds, Unit::NsPerOp, &mut jobs)?;
+    Ok(vec![
+        Row {
+            workload: format!(
+                "filter block build, {} keys (per key)",
+                count(config.entries)
+            ),
+            unit: Unit::NsPerOp,
+            figures: built,
+            target: Target::None,
+        },
+        Row {
+            workload: format!("filter block match, {} queries", count(config.entries)),
+            unit: Unit::NsPerOp,
+            figures: matched,
+            target: Target::TimeAtMost(0.5),
+        },
+    ])
+}
+
+fn build_rows(config: &Config) -> Result<Vec<Row>> {
+    let entries = Entries::new(config.entries, KeyShape::Decimal);
+    let raw = entries.raw_bytes() as f64;
+    let mut rows = Vec::new();
+    for (compression, label) in [(Compression::Snappy, "snappy"), (Compression::None, "none")] {
+        let snappy = compression == Compression::Snappy;
+        let ours_path = config.dir.join(format!("build-ours-{label}.ldb"));
+        let ldb_path = config.dir.join(format!("build-leveldb-{label}.ldb"));
+        let sst_path = config.dir.join(format!("build-sstable-{label}.ldb"));
+        let mut ours_size = 0;
+        let mut jobs: Vec<(System, Job<'_>)> = vec![(
+            System::Leveltable,
+            Box::new(|| {
+                let (elapsed, size) =
+                    timed(|| build_ours(&ours_path, &entries, build_options(compression)))?;
+                ours_size = size;
+                Ok(Sample { elapsed, work: raw })
+            }),
+        )];
+        if leveldb_on() {
+            jobs.push((
+                System::LevelDb,
+                Box::new(|| {
+                    let (elapsed, _) = timed(|| build_leveldb(&ldb_path, &entries, snappy))?;
+                    Ok(Sample { elapsed, work: raw })
+                }),
+            ));
+        }
+        jobs.push((
+            System::Sstable,
+            Box::new(|| {
+                let (elapsed, _) = timed(|| build_sstable(&sst_path, &entries, compression))?;
+                Ok(Sample { elapsed, work: raw })
+            }),
+        ));
+        let figures = best_of(config.rounds, Unit::MbPerSec, &mut jobs)?;
+        drop(jobs);
+        if !snappy && leveldb_on() {
+            // Without compression the two builders write the same bytes.
+            check(
+                std::fs::read(&ours_path)? == std::fs::read(&ldb_path)?,
+                || "uncompressed tables differ from LevelDB's".into(),
+            )?;
+        }
+        check(ours_size > 0, || "empty table".into())?;
+        for p in [&ours_path, &ldb_path, &sst_path] {
+            let _ = std::fs::remove_file(p);
+        }
+        rows.push(Row {
+            workload: format!("table build, {label}, 10-bit Bloom (input bytes)"),
+            unit: Unit::MbPerSec,
+            figures,
+            target: Target::ThroughputAtLeast(1.5),
+        });
+    }
+    Ok(rows)
+}
+
+fn get_rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for cached in [false, true] {
+        for present in [true, false] {
+            for filter in [true, false] {
+                let target = match (present, filter) {
+                    (true, _) => Target::TimeAtMost(0.7),
+                    (false, true) => Target::TimeAtMost(0.5),
+                    (false, false) => Target::None,
+                };
+                let figures = get_figures(config, fixture, present, filter, cached, false)?;
+                rows.push(Row {
+                    workload: format!(
+                        "get {}, {}, {}",
+                        if present { "present" } else { "absent" },
+                        if filter { "Bloom filter" } else { "no filter" },
+                        if cached { "8 MiB cache" } else { "no cache" },
+                    ),
+                    unit: Unit::NsPerOp,
+                    figures,
+                    target,
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn get_figures(
+    config: &Config,
+    fixture: &Fixture,
+    present: bool,
+    filter: bool,
+    cached: bool,
+    verify: bool,
+) -> Result<[Option<f64>; 4]> {
+    let queries: Vec<u8> = get_query_ids(config.entries, config.queries, present)
+        .into_iter()
+        .flat_map(key)
+        .collect();
+    let queries = Records::new(&queries, KEY_LEN);
+    let q = queries.count() as f64;
+    let expected = if present { queries.count() as u64 } else { 0 };
+    let cache_bytes = if cached { CACHE_BYTES } else { 0 };
+    let mut jobs: Vec<(System, Job<'_>)> = vec![(
+        System::Leveltable,
+        Box::new(|| {
+            let cache = cached.then(|| Cache::shared(CACHE_BYTES as u64));
+            let table = open_ours(&fixture.shared, filter, cache, verify)?;
+            let (elapsed, found) = timed(|| ours_gets(&table, queries))?;
+            check(found == expected, || {
+                format!("leveltable found {found} of {expected}")
+            })?;
+            Ok(Sample { elapsed, work: q })
+        }),
+    )];
+    if leveldb_on() {
+        jobs.push((
+            System::LevelDb,
+            Box::new(|| {
+                let bits = if filter { BITS_PER_KEY } else { 0 };
+                let mut table = leveldb::Table::open(&fixture.shared, bits, cache_bytes)?;
+                let (elapsed, (found, _)) = timed(|| Ok(table.gets(queries, verify)?))?;
+                check(found == expected, || {
+                    format!("LevelDB found {found} of {expected}")
+                })?;
+                Ok(Sample { elapsed, work: q })
+            }),
+        ));
+    }
+    jobs.push((
+        System::Sstable,
+        Box::new(|| {
+            // sstable always has a block cache; one block is the least it allows.
+            let blocks = if cached { CACHE_BYTES / 4096 } else { 1 };
+            let options = sstable_options(Compression::Snappy, filter, blocks);
+            let table =
+                sstable::Table::new_from_file(options, &fixture.sstable).map_err(peer_error)?;
+            let (elapsed, found) = timed(|| {
+                let mut found = 0u64;
+                for k in queries.iter() {
+                    found += u64::from(table.get(k).map_err(peer_error)?.is_some());
+                }
+                Ok(found)
+            })?;
+            check(found == expected, || {
+                format!("sstable found {found} of {expected}")
+            })?;
+            Ok(Sample { elapsed, work: q })
+        }),
+    ));
+    best_of(config.rounds, Unit::NsPerOp, &mut jobs)
+}
+
+fn scan_rows(config: &Config, fixture: &Fixture, verify: bool) -> Result<Vec<Row>> {
+    let n = fixture.entries.len() as u64;
+    let raw = fixture.entries.raw_bytes();
+    let mut jobs: Vec<(System, Job<'_>)> = vec![(
+        System::Leveltable,
+        Box::new(|| {
+            let table = open_ours(&fixture.shared, false, None, verify)?;
+            let (elapsed, (entries, bytes)) = timed(|| ours_scan(&table))?;
+            check(entries == n && bytes == raw, || {
+                format!("leveltable scanned {entries}")
+            })?;
+            Ok(Sample {
+                elapsed,
+                work: bytes as f64,
+            })
+        }),
+    )];
+    if leveldb_on() {
+        jobs.push((
+            System::LevelDb,
+            Box::new(|| {
+                let mut table = leveldb::Table::open(&fixture.shared, 0, 0)?;
+                let (elapsed, (entries, bytes)) = timed(|| Ok(table.scan(verify)?))?;
+                check(entries == n && bytes == raw, || {
+                    format!("LevelDB scanned {entries}")
+                })?;
+                Ok(Sample {
+                    elapsed,
+                    work: bytes as f64,
+                })
+            }),
+        ));
+    }
+    jobs.push((
+        System::Sstable,
+        Box::new(|| {
+            use sstable::SSIterator;
+            let options = sstable_options(Compression::Snappy, false, 1);
+            let table =
+                sstable::Table::new_from_file(options, &fixture.sstable).map_err(peer_error)?;
+            let (elapsed, (entries, bytes)) = timed(|| {
+                let mut iter = table.iter();
+                let (mut k, mut v) = (Vec::new(), Vec::new());
+                let (mut entries, mut bytes) = (0u64, 0u64);
+                while iter.advance() {
+                    iter.current(&mut k, &mut v);
+                    entries += 1;
+                    bytes += (k.len() + v.len()) as u64;
+                }
+                Ok((entries, bytes))
+            })?;
+            check(entries == n && bytes == raw, || {
+                format!("sstable scanned {entries}")
+            })?;
+            Ok(Sample {
+                elapsed,
+                work: bytes as f64,
+            })
+        }),
+    ));
+    let figures = best_of(config.rounds, Unit::MbPerSec, &mut jobs)?;
+    Ok(vec![Row {
+        workload: format!(
+            "scan, snappy{} (key + value bytes)",
+            if verify { ", checksums on" } else { "" }
+        ),
+        unit: Unit::MbPerSec,
+        figures,
+        target: if verify {
+            Target::None
+        } else {
+            Target::ThroughputAtLeast(1.5)
+        },
+    }])
+}
+
+fn checksum_rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
+    let figures = get_figures(config, fixture, true, true, false, true)?;
+    let mut rows = vec![Row {
+        workload: "get present, Bloom filter, no cache, checksums on".into(),
+        unit: Unit::NsPerOp,
+        figures,
+        target: Target::TimeAtMost(0.7),
+    }];
+    rows.extend(scan_rows(config, fixture, true)?);
+    Ok(rows)
+}
+
+/// The cost of checksums for each system: checked time over unchecked time, for gets of
+/// present keys and for scans, from rows of the same run.
+pub fn checksum_costs(rows: &[Row]) -> Vec<(String, System, f64)> {
+    let find = |name: &str| rows.iter().find(|r| r.workload == name);
+    let pairs = [
+        (
+            "get present",
+            "get present, Bloom filter, no cache",
+            "get present, Bloom filter, no cache, checksums on",
+        ),
+        (
+            "scan",
+            "scan, snappy (key + value bytes)",
+            "scan, snappy, checksums on (key + value bytes)",
+        ),
+    ];
+    let mut out = Vec::new();
+    for (label, plain, checked) in pairs {
+        let (Some(plain), Some(checked)) = (find(plain), find(checked)) else {
+            continue;
+        };
+        for system in [System::Leveltable, System::LevelDb] {
+            if let (Some(a), Some(b)) = (
+                plain.figures[system.index()],
+                checked.figures[system.index()],
+            ) {
+                // Time ratio: checked over unchecked.
+                out.push((label.to_string(), system, plain.unit.speedup(a, b)));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_naturally() {
+        assert_eq!(count(1_000_000), "1M");
+        assert_eq!(count(5000), "5k");
+        assert_eq!(count(1234), "1234");
+    }
+
+    #[test]
+    fn entries_are_the_workload_table() {
+        let e = Entries::new(3, KeyShape::BigEndianU64);
+        assert_eq!(e.len(), 3);
+        assert_eq!(e.keys().iter().nth(2), Some(&[0, 0, 0, 0, 0, 0, 0, 4][..]));
+        assert_eq!(e.raw_bytes(), 3 * (8 + 100));
+    }
+
+    #[test]
+    fn best_of_keeps_the_best_figure_per_system() {
+        let mut calls = 0;
+        let mut jobs: Vec<(System, Job<'_>)> = vec![(
+            System::Sstable,
+            Box::new(|| {
+                calls += 1;
+                Ok(Sample {
+                    elapsed: Duration::from_millis(10 * calls),
+                    work: 1e6,
+                })
+            }),
+        )];
+        let best = best_of(3, Unit::NsPerOp, &mut jobs).unwrap();
+        assert_eq!(best[System::Sstable.index()], Some(10.0));
+        assert_eq!(best[System::Leveltable.index()], None);
+    }
+}

@@ -1,0 +1,41 @@
+//! Runs every workload of the comparison runner at tiny sizes. Each loop checks its answers
+//! (entries found, filter hits, bytes scanned) against the workload's known results and the
+//! other systems', so this catches a system doing less work than the others.
+
+use std::path::Path;
+
+use leveltable_bench::report::System;
+use leveltable_bench::runner::{Config, WORKLOADS, run};
+
+#[test]
+fn every_workload_runs_and_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::smoke(dir.path().to_path_buf());
+    let exe = Path::new(env!("CARGO_BIN_EXE_leveltable-bench"));
+    let results = run(&config, &WORKLOADS, Some(exe)).unwrap();
+
+    assert!(results.rows.len() >= 18, "{}", results.rows.len());
+    for row in &results.rows {
+        let ours = row.figures[System::Leveltable.index()];
+        assert!(ours.is_some_and(|f| f > 0.0), "{}: {ours:?}", row.workload);
+        if leveltable_bench::leveldb::available() {
+            assert!(row.figures[System::LevelDb.index()].is_some(), "{}", row.workload);
+        }
+    }
+    let peers = |w: &str| {
+        let row = results.rows.iter().find(|r| r.workload.starts_with(w)).unwrap();
+        (
+            row.figures[System::Sstable.index()].is_some(),
+            row.figures[System::RustyLeveldb.index()].is_some(),
+        )
+    };
+    assert_eq!(peers("Bloom create"), (true, true));
+    assert_eq!(peers("get present"), (true, false));
+    assert_eq!(peers("filter block"), (false, false));
+
+    let [filters, memory] = &results.sections[..] else {
+        panic!("{:?}", results.sections);
+    };
+    assert!(filters.contains("| u64-be | leveltable, LocalBloom64 |"), "{filters}");
+    assert!(memory.contains("| leveltable |"), "{memory}");
+}
