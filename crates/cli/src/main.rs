@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::cmd::{build, dump, get, stats, verify};
+use crate::cmd::{audit, build, dump, get, stats, verify};
 
 /// Build, read and check LevelDB-compatible sorted string tables (.ldb, .sst).
 ///
@@ -36,6 +36,7 @@ enum Command {
     Dump(dump::Args),
     Verify(verify::Args),
     Stats(stats::Args),
+    Audit(audit::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +48,7 @@ fn main() -> ExitCode {
         Command::Dump(args) => dump::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Audit(args) => audit::run(args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

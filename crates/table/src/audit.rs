@@ -106,7 +106,8 @@ pub struct FilterAudit {
     pub filter_size: u64,
     /// Filter bits per table entry (the block's whole size, so slightly high).
     pub bits_per_key: f64,
-    /// The false-positive rate a standard Bloom filter of that size has on random keys.
+    /// The false-positive rate a filter of that size and kind has on random keys: a standard
+    /// Bloom filter's, or for `leveltable.LocalBloom64` a cache-local one's.
     pub expected_rate: f64,
     /// Neighbour probes.
     pub neighbours: ProbeCount,
@@ -202,8 +203,12 @@ pub fn audit<R: ReadAt>(table: &Table<R>, options: &AuditOptions) -> Result<Audi
         } else {
             info.handle.size as f64 * 8.0 / entries as f64
         };
-        let expected_rate = standard_bloom_rate(bits_per_key);
         let policy = known.iter().find(|p| p.name() == info.policy_name);
+        let expected_rate = if info.policy_name == LocalBloomPolicy::new(10).name() {
+            cache_local_rate(bits_per_key)
+        } else {
+            standard_bloom_rate(bits_per_key)
+        };
         let mut audit = FilterAudit {
             policy: info.policy_name.clone(),
             filter_size: info.handle.size,
@@ -304,6 +309,27 @@ fn standard_bloom_rate(bits: f64) -> f64 {
     (1.0 - (-k / bits).exp()).powf(k)
 }
 
+/// The false-positive rate of a cache-local Bloom filter (512-bit blocks, the number of
+/// probes `LocalBloomPolicy` chooses) with `bits` bits per key: each block holds a Poisson
+/// number of keys.
+fn cache_local_rate(bits: f64) -> f64 {
+    if bits <= 0.0 {
+        return 1.0;
+    }
+    let k = i32::from(LocalBloomPolicy::new(bits.round() as usize).num_probes());
+    let lambda = 512.0 / bits;
+    let mut log_p = -lambda;
+    let mut rate = 0.0;
+    for j in 0..=(lambda + 20.0 * lambda.sqrt() + 50.0) as u32 {
+        if j > 0 {
+            log_p += (lambda / f64::from(j)).ln();
+        }
+        let fill = 1.0 - (1.0 - 1.0 / 512.0f64).powf(f64::from(k) * f64::from(j));
+        rate += log_p.exp() * fill.powi(k);
+    }
+    rate
+}
+
 /// The keys next to `key`: last byte ± 1 and numeric suffix ± 1.
 fn neighbour_probes(key: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::with_capacity(4);
@@ -373,6 +399,12 @@ mod tests {
         }
         builder.finish().unwrap();
         Table::open(builder.into_inner(), ReadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn promised_rates() {
+        assert!((standard_bloom_rate(10.0) - 0.00843).abs() < 0.0001);
+        assert!((cache_local_rate(10.0) - 0.00957).abs() < 0.0001);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+pub mod audit;
 pub mod build;
 pub mod dump;
 pub mod get;
