@@ -1,0 +1,978 @@
+//! LevelDB's internal keys: the keys of a database's `.ldb` table files.
+//!
+//! A LevelDB database never stores a user key alone. Each write gets a sequence number, and
+//! its table files hold *internal keys*: the user key followed by an 8-byte tag,
+//! `sequence << 8 | type` as a little-endian fixed64, where the type is
+//! [`ValueType::Value`] (1) or [`ValueType::Deletion`] (0). The files are sorted by
+//! [`InternalKeyComparator`] (user key ascending, then tag descending, so the newest version
+//! of a key comes first) and filtered on user keys by [`InternalFilterPolicy`].
+//!
+//! - [`ParsedInternalKey`], [`ValueType`], [`pack_tag`], [`append_internal_key`],
+//!   [`lookup_key`], [`extract_user_key`]: the key encoding.
+//! - [`InternalKeyComparator`] and [`InternalFilterPolicy`]: LevelDB's wrappers around a user
+//!   comparator and a user filter policy.
+//! - [`ldb_build_options`] and [`ldb_read_options`]: options for tables exactly as a LevelDB
+//!   database with the bytewise comparator and (optionally) its Bloom filter writes them.
+//! - [`InternalTable`]: a `.ldb` file answering lookups as LevelDB does within one file
+//!   ([`LookupResult`]), and listing its entries parsed ([`InternalEntry`]).
+//!
+//! ```
+//! use leveltable_table::TableBuilder;
+//! use leveltable_table::internal::{
+//!     InternalTable, LookupResult, ValueType, append_internal_key, ldb_build_options,
+//! };
+//!
+//! // Entries in internal-key order: per user key, newest first.
+//! let mut builder = TableBuilder::new(Vec::new(), ldb_build_options(Some(10)))?;
+//! let mut key = Vec::new();
+//! for (user_key, sequence, value_type, value) in [
+//!     ("apple", 7, ValueType::Value, "green"),
+//!     ("apple", 3, ValueType::Value, "red"),
+//!     ("banana", 9, ValueType::Deletion, ""),
+//!     ("banana", 2, ValueType::Value, "yellow"),
+//! ] {
+//!     key.clear();
+//!     append_internal_key(&mut key, user_key.as_bytes(), sequence, value_type)?;
+//!     builder.add(&key, value.as_bytes())?;
+//! }
+//! builder.finish()?;
+//!
+//! let table = InternalTable::open(builder.into_inner())?;
+//! assert_eq!(table.get(b"apple")?, LookupResult::Value { sequence: 7, value: b"green".to_vec() });
+//! assert_eq!(table.get_at(b"apple", 5)?.into_value(), Some(b"red".to_vec()));
+//! assert_eq!(table.get(b"banana")?, LookupResult::Deleted { sequence: 9 });
+//! assert_eq!(table.get_at(b"banana", 8)?.into_value(), Some(b"yellow".to_vec()));
+//! assert_eq!(table.get(b"cherry")?, LookupResult::NotFound);
+//! assert_eq!(table.entries().count(), 4);
+//! # Ok::<(), leveltable_table::Error>(())
+//! ```
+//!
+//! The encoding is drawn byte by byte in `docs/format.md` ("Internal keys").
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
+
+use crate::comparator::{BytewiseComparator, Comparator};
+use crate::file::ReadAt;
+use crate::iter::Range;
+use crate::options::{BuildOptions, ReadOptions};
+use crate::table::Table;
+use crate::{Error, Result};
+
+/// Length of the tag that ends every internal key: a fixed64.
+pub const TAG_LEN: usize = 8;
+
+/// The largest sequence number: the tag keeps 8 bits for the type, leaving 64 − 8 = 56.
+pub const MAX_SEQUENCE: u64 = (1 << 56) - 1;
+
+/// The name of [`InternalKeyComparator`], whatever its user comparator (LevelDB checks the
+/// user comparator's name in the MANIFEST, not in the tables).
+pub const INTERNAL_KEY_COMPARATOR_NAME: &str = "leveldb.InternalKeyComparator";
+
+/// What an entry records about its user key. The values are stored in the tag's low byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum ValueType {
+    /// A deletion (tombstone); the entry's value is empty.
+    Deletion = 0,
+    /// A value.
+    Value = 1,
+}
+
+impl ValueType {
+    /// The type a lookup key carries. Tags sort in descending order and the type is the
+    /// tag's low byte, so the highest type makes `(user key, sequence)` sort before every
+    /// entry of that user key with that sequence or less.
+    pub const FOR_SEEK: ValueType = ValueType::Value;
+
+    /// The type stored as `byte`, if it is one.
+    pub const fn from_byte(byte: u8) -> Option<ValueType> {
+        match byte {
+            0 => Some(ValueType::Deletion),
+            1 => Some(ValueType::Value),
+            _ => None,
+        }
+    }
+
+    /// The byte stored for this type.
+    pub const fn to_byte(self) -> u8 {
+        self as u8
+    }
+}
+
+/// The tag of an internal key: `sequence << 8 | type`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`].
+pub fn pack_tag(sequence: u64, value_type: ValueType) -> Result<u64> {
+    if sequence > MAX_SEQUENCE {
+        return Err(Error::InvalidArgument(
+            format!("sequence number {sequence} exceeds 2^56 - 1").into(),
+        ));
+    }
+    Ok(sequence << 8 | u64::from(value_type.to_byte()))
+}
+
+/// Appends the internal key `user_key ++ fixed64(sequence << 8 | type)` to `dst`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`]; `dst` is then unchanged.
+pub fn append_internal_key(
+    dst: &mut Vec<u8>,
+    user_key: &[u8],
+    sequence: u64,
+    value_type: ValueType,
+) -> Result<()> {
+    let tag = pack_tag(sequence, value_type)?;
+    dst.reserve(user_key.len() + TAG_LEN);
+    dst.extend_from_slice(user_key);
+    dst.extend_from_slice(&tag.to_le_bytes());
+    Ok(())
+}
+
+/// The key LevelDB seeks to find the newest version of `user_key` at or below `sequence`:
+/// `user_key` with the tag `(sequence, ValueType::FOR_SEEK)`. Every entry of `user_key` with
+/// a sequence number `<= sequence` sorts at or after it, every newer one before.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`].
+pub fn lookup_key(user_key: &[u8], sequence: u64) -> Result<Vec<u8>> {
+    let mut key = Vec::with_capacity(user_key.len() + TAG_LEN);
+    append_internal_key(&mut key, user_key, sequence, ValueType::FOR_SEEK)?;
+    Ok(key)
+}
+
+/// The user key of an internal key (all but the last 8 bytes); `None` if it is shorter than
+/// its tag.
+pub fn extract_user_key(internal_key: &[u8]) -> Option<&[u8]> {
+    internal_key
+        .len()
+        .checked_sub(TAG_LEN)
+        .map(|n| &internal_key[..n])
+}
+
+/// Splits any key into `(user key, tag)`. A key too short to hold a tag is treated as a user
+/// key with tag 0. LevelDB asserts such keys never reach its comparator or filter; treating
+/// them the same way everywhere keeps our order total and our filters free of false
+/// negatives for them, and nothing panics on a malformed file.
+#[inline]
+fn split_tag(key: &[u8]) -> (&[u8], u64) {
+    match key.split_last_chunk::<TAG_LEN>() {
+        Some((user_key, tag)) => (user_key, u64::from_le_bytes(*tag)),
+        None => (key, 0),
+    }
+}
+
+/// Why bytes are not an internal key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InternalKeyError {
+    /// Shorter than the 8-byte tag.
+    TooShort {
+        /// The key's length.
+        len: usize,
+    },
+    /// The tag's low byte is neither 0 (deletion) nor 1 (value).
+    UnknownType {
+        /// The byte found.
+        value_type: u8,
+    },
+}
+
+impl InternalKeyError {
+    /// Names the problem as a [`Error::Corruption`] names its structure.
+    fn what(&self) -> String {
+        match self {
+            InternalKeyError::TooShort { len } => {
+                format!("internal key ({len} bytes, shorter than its tag)")
+            }
+            InternalKeyError::UnknownType { value_type } => {
+                format!("internal key (value type {value_type})")
+            }
+        }
+    }
+}
+
+impl fmt::Display for InternalKeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InternalKeyError::TooShort { len } => write!(
+                f,
+                "table: internal key of {len} bytes is shorter than its {TAG_LEN}-byte tag"
+            ),
+            InternalKeyError::UnknownType { value_type } => {
+                write!(f, "table: internal key has unknown value type {value_type}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InternalKeyError {}
+
+/// An internal key taken apart (LevelDB's `ParsedInternalKey`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ParsedInternalKey<'a> {
+    /// The key the application wrote.
+    pub user_key: &'a [u8],
+    /// The write's sequence number, at most [`MAX_SEQUENCE`].
+    pub sequence: u64,
+    /// Value or deletion.
+    pub value_type: ValueType,
+}
+
+impl<'a> ParsedInternalKey<'a> {
+    /// A key from its parts.
+    pub const fn new(user_key: &'a [u8], sequence: u64, value_type: ValueType) -> Self {
+        ParsedInternalKey {
+            user_key,
+            sequence,
+            value_type,
+        }
+    }
+
+    /// Takes `key` apart.
+    ///
+    /// # Errors
+    /// [`InternalKeyError::TooShort`] for fewer than 8 bytes,
+    /// [`InternalKeyError::UnknownType`] for a type byte other than 0 or 1 (LevelDB's
+    /// `ParseInternalKey` fails on the same keys).
+    pub fn parse(key: &'a [u8]) -> std::result::Result<Self, InternalKeyError> {
+        let Some((user_key, tag)) = key.split_last_chunk::<TAG_LEN>() else {
+            return Err(InternalKeyError::TooShort { len: key.len() });
+        };
+        let tag = u64::from_le_bytes(*tag);
+        let type_byte = (tag & 0xff) as u8;
+        let value_type = ValueType::from_byte(type_byte).ok_or(InternalKeyError::UnknownType {
+            value_type: type_byte,
+        })?;
+        Ok(ParsedInternalKey {
+            user_key,
+            sequence: tag >> 8,
+            value_type,
+        })
+    }
+
+    /// The tag, `sequence << 8 | type`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`].
+    pub fn tag(&self) -> Result<u64> {
+        pack_tag(self.sequence, self.value_type)
+    }
+
+    /// Appends the encoded key to `dst`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`]; `dst` is then
+    /// unchanged.
+    pub fn encode_to(&self, dst: &mut Vec<u8>) -> Result<()> {
+        append_internal_key(dst, self.user_key, self.sequence, self.value_type)
+    }
+
+    /// The encoded key.
+    ///
+    /// # Errors
+    /// As [`encode_to`](Self::encode_to).
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        let mut key = Vec::with_capacity(self.user_key.len() + TAG_LEN);
+        self.encode_to(&mut key)?;
+        Ok(key)
+    }
+}
+
+/// LevelDB's `InternalKeyComparator`: orders internal keys by user key (under the user
+/// comparator `C`) ascending, then by tag descending, so that for each user key the newest
+/// entry comes first (and, for equal sequence numbers, a value before a deletion).
+///
+/// Its separators shorten only the user key, and only when the user comparator makes it
+/// both shorter and greater; the shortened key then gets the tag
+/// `(MAX_SEQUENCE, ValueType::FOR_SEEK)`, the first possible internal key of that user key.
+/// Index blocks of tables written with it are therefore those of LevelDB's `.ldb` files.
+///
+/// `C` is usually [`BytewiseComparator`] (statically dispatched) or, by default,
+/// `dyn Comparator`.
+///
+/// Keys shorter than 8 bytes are not internal keys; they compare as a user key with tag 0
+/// (LevelDB would assert), so the order stays total.
+pub struct InternalKeyComparator<C: Comparator + ?Sized = dyn Comparator> {
+    user: Arc<C>,
+}
+
+impl InternalKeyComparator<BytewiseComparator> {
+    /// The internal comparator over [`BytewiseComparator`], LevelDB's default.
+    pub fn bytewise() -> Self {
+        InternalKeyComparator::new(Arc::new(BytewiseComparator))
+    }
+}
+
+impl<C: Comparator + ?Sized> InternalKeyComparator<C> {
+    /// The internal comparator over `user`.
+    pub fn new(user: Arc<C>) -> Self {
+        InternalKeyComparator { user }
+    }
+
+    /// The user comparator.
+    pub fn user_comparator(&self) -> &Arc<C> {
+        &self.user
+    }
+}
+
+impl<C: Comparator + ?Sized> Clone for InternalKeyComparator<C> {
+    fn clone(&self) -> Self {
+        InternalKeyComparator {
+            user: Arc::clone(&self.user),
+        }
+    }
+}
+
+impl<C: Comparator + ?Sized> fmt::Debug for InternalKeyComparator<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InternalKeyComparator")
+            .field("user", &self.user.name())
+            .finish()
+    }
+}
+
+/// The tag LevelDB gives a shortened separator: `(MAX_SEQUENCE, ValueType::FOR_SEEK)`.
+const SEPARATOR_TAG: u64 = MAX_SEQUENCE << 8 | ValueType::FOR_SEEK as u64;
+
+impl<C: Comparator + ?Sized> InternalKeyComparator<C> {
+    /// Whether the user comparator made `shortened` physically shorter than `original` but
+    /// logically greater: only then does a separator or successor replace the key.
+    fn shorter_and_greater(&self, original: &[u8], shortened: &[u8]) -> bool {
+        shortened.len() < original.len() && self.user.compare(original, shortened) == Ordering::Less
+    }
+}
+
+impl<C: Comparator + ?Sized> Comparator for InternalKeyComparator<C> {
+    fn name(&self) -> &str {
+        INTERNAL_KEY_COMPARATOR_NAME
+    }
+
+    #[inline]
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        let (a_user, a_tag) = split_tag(a);
+        let (b_user, b_tag) = split_tag(b);
+        self.user
+            .compare(a_user, b_user)
+            .then_with(|| b_tag.cmp(&a_tag))
+    }
+
+    fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        let start_user = split_tag(start).0;
+        let mut shortened = start_user.to_vec();
+        self.user
+            .find_shortest_separator(&mut shortened, split_tag(limit).0);
+        // The user comparator keeps `shortened` in [start_user, limit_user). Strictly greater
+        // than start_user, it sorts after `start` whatever its tag, and before `limit`, whose
+        // user key is greater still.
+        if self.shorter_and_greater(start_user, &shortened) {
+            shortened.extend_from_slice(&SEPARATOR_TAG.to_le_bytes());
+            *start = shortened;
+        }
+    }
+
+    fn find_short_successor(&self, key: &mut Vec<u8>) {
+        let user = split_tag(key).0;
+        let mut shortened = user.to_vec();
+        self.user.find_short_successor(&mut shortened);
+        if self.shorter_and_greater(user, &shortened) {
+            shortened.extend_from_slice(&SEPARATOR_TAG.to_le_bytes());
+            *key = shortened;
+        }
+    }
+}
+
+/// LevelDB's `InternalFilterPolicy`: the user policy `P` applied to the user keys of
+/// internal keys. Its name is `P`'s, so a table's filter is stored under
+/// `filter.<user policy name>` (`filter.leveldb.BuiltinBloomFilter2` for LevelDB's Bloom
+/// filter), as LevelDB stores it.
+///
+/// Keys shorter than 8 bytes are filtered whole (see [`InternalKeyComparator`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct InternalFilterPolicy<P> {
+    user: P,
+}
+
+impl<P> InternalFilterPolicy<P> {
+    /// Wraps the user policy `user`.
+    pub const fn new(user: P) -> Self {
+        InternalFilterPolicy { user }
+    }
+
+    /// The user policy.
+    pub fn user_policy(&self) -> &P {
+        &self.user
+    }
+
+    /// Gives back the user policy.
+    pub fn into_inner(self) -> P {
+        self.user
+    }
+}
+
+impl<P: FilterPolicy> FilterPolicy for InternalFilterPolicy<P> {
+    fn name(&self) -> &str {
+        self.user.name()
+    }
+
+    fn create_filter(&self, keys: &[&[u8]], dst: &mut Vec<u8>) {
+        // Several versions of a user key in the same blocks repeat it here, as in LevelDB;
+        // a Bloom filter is the same with or without the duplicates' bits set twice.
+        let user_keys: Vec<&[u8]> = keys.iter().map(|k| split_tag(k).0).collect();
+        self.user.create_filter(&user_keys, dst);
+    }
+
+    fn key_may_match(&self, key: &[u8], filter: &[u8]) -> bool {
+        self.user.key_may_match(split_tag(key).0, filter)
+    }
+}
+
+/// Bits per key of the Bloom policy [`ldb_read_options`] reads with. A Bloom filter stores
+/// its number of probes, so reading does not depend on it; 10 is LevelDB's usual setting.
+const READ_BLOOM_BITS: usize = 10;
+
+/// Options that make [`TableBuilder`](crate::TableBuilder) write tables as a LevelDB 1.23
+/// database with the bytewise comparator does: [`InternalKeyComparator`] over
+/// [`BytewiseComparator`], and with `Some(bits_per_key)`, LevelDB's Bloom filter over user
+/// keys (`leveldb::NewBloomFilterPolicy(bits_per_key)`). Everything else is LevelDB's default
+/// (4 KiB blocks, restart interval 16, Snappy); set the database's own values with the
+/// setters. With compression off, a table of a compaction's entries is byte for byte the
+/// file LevelDB wrote.
+pub fn ldb_build_options(bloom_bits_per_key: Option<usize>) -> BuildOptions {
+    let options = BuildOptions::default().comparator(Arc::new(InternalKeyComparator::bytewise()));
+    match bloom_bits_per_key {
+        Some(bits) => {
+            options.filter_policy(InternalFilterPolicy::new(BloomFilterPolicy::new(bits)))
+        }
+        None => options,
+    }
+}
+
+/// Options to read the `.ldb` files of a LevelDB database with the bytewise comparator:
+/// [`InternalKeyComparator`] over [`BytewiseComparator`], and LevelDB's Bloom filter over user
+/// keys, used when the file has one (a file without it is read without filter). Checksums
+/// are verified; add a cache with [`ReadOptions::block_cache`].
+pub fn ldb_read_options() -> ReadOptions {
+    ReadOptions::default()
+        .comparator(Arc::new(InternalKeyComparator::bytewise()))
+        .filter_policy(InternalFilterPolicy::new(BloomFilterPolicy::new(
+            READ_BLOOM_BITS,
+        )))
+}
+
+/// What a LevelDB lookup finds for a user key in one table file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupResult {
+    /// The newest version at or below the snapshot is a value.
+    Value {
+        /// Its sequence number.
+        sequence: u64,
+        /// The value.
+        value: Vec<u8>,
+    },
+    /// The newest version at or below the snapshot is a deletion: the key is absent, and
+    /// older files must not be consulted.
+    Deleted {
+        /// Its sequence number.
+        sequence: u64,
+    },
+    /// The file has no version of the key at or below the snapshot (or the filter says so):
+    /// an older file may have one.
+    NotFound,
+}
+
+impl LookupResult {
+    /// The value, if the result is one.
+    pub fn into_value(self) -> Option<Vec<u8>> {
+        match self {
+            LookupResult::Value { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+}
+
+/// One entry of a table of internal keys, taken apart.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct InternalEntry {
+    /// The user key.
+    pub user_key: Vec<u8>,
+    /// The sequence number.
+    pub sequence: u64,
+    /// Value or deletion.
+    pub value_type: ValueType,
+    /// The value (empty for deletions as LevelDB writes them, but whatever the file holds).
+    pub value: Vec<u8>,
+}
+
+impl InternalEntry {
+    /// The entry's key as a borrowed [`ParsedInternalKey`].
+    pub fn key(&self) -> ParsedInternalKey<'_> {
+        ParsedInternalKey::new(&self.user_key, self.sequence, self.value_type)
+    }
+}
+
+/// A table of internal keys (a `.ldb` file of a LevelDB database), read as LevelDB reads it.
+///
+/// [`get_at`](Self::get_at) answers as LevelDB's `Version::Get` does for one file, through
+/// `Table::InternalGet`: the index and the filter (on the user key) pick the one data block
+/// that can hold the key, and the first entry there at or after the lookup key decides.
+/// [`entries`](Self::entries) lists the entries parsed, in file order.
+pub struct InternalTable<R> {
+    table: Table<R>,
+}
+
+impl<R> fmt::Debug for InternalTable<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InternalTable")
+            .field("table", &self.table)
+            .finish()
+    }
+}
+
+impl<R: ReadAt> InternalTable<R> {
+    /// Opens a `.ldb` file of a database with the bytewise comparator, with
+    /// [`ldb_read_options`].
+    ///
+    /// # Errors
+    /// As [`Table::open`].
+    pub fn open(source: R) -> Result<Self> {
+        Ok(InternalTable {
+            table: Table::open(source, ldb_read_options())?,
+        })
+    }
+
+    /// Uses a table opened with other options: an [`InternalKeyComparator`] (over any user
+    /// comparator), and for the filter, a policy wrapped in [`InternalFilterPolicy`] (a bare
+    /// user policy would test whole internal keys and miss keys that are there).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the table's comparator is not named
+    /// `leveldb.InternalKeyComparator`.
+    pub fn from_table(table: Table<R>) -> Result<Self> {
+        let name = table.comparator().name();
+        if name != INTERNAL_KEY_COMPARATOR_NAME {
+            return Err(Error::InvalidArgument(
+                format!(
+                    "a table of internal keys needs {INTERNAL_KEY_COMPARATOR_NAME}, not {name}"
+                )
+                .into(),
+            ));
+        }
+        Ok(InternalTable { table })
+    }
+
+    /// The newest version of `user_key` in the file: [`get_at`](Self::get_at) with
+    /// [`MAX_SEQUENCE`].
+    ///
+    /// # Errors
+    /// As [`get_at`](Self::get_at).
+    pub fn get(&self, user_key: &[u8]) -> Result<LookupResult> {
+        self.get_at(user_key, MAX_SEQUENCE)
+    }
+
+    /// The newest version of `user_key` with a sequence number `<= sequence` (a snapshot),
+    /// as LevelDB finds it in this file.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`];
+    /// [`Error::Corruption`] if the entry that decides is not an internal key (LevelDB's
+    /// "corrupted key"); otherwise as [`Table::internal_get`].
+    pub fn get_at(&self, user_key: &[u8], sequence: u64) -> Result<LookupResult> {
+        // One buffer holds the lookup key `user_key @ sequence` and the floor `user_key @ 0`
+        // (type deletion): the last internal key of `user_key`. The first entry at or after
+        // the lookup key has our user key exactly when it sorts at or before the floor, a
+        // test that needs only the table's comparator.
+        let len = user_key.len() + TAG_LEN;
+        let mut keys = Vec::with_capacity(2 * len);
+        append_internal_key(&mut keys, user_key, sequence, ValueType::FOR_SEEK)?;
+        append_internal_key(&mut keys, user_key, 0, ValueType::Deletion)?;
+        let (lookup, floor) = keys.split_at(len);
+        let cmp = self.table.comparator();
+        let found = self.table.internal_get(
+            lookup,
+            |key, value| -> std::result::Result<LookupResult, InternalKeyError> {
+                // As LevelDB's `SaveValue`: a key that does not parse is an error even when its
+                // user key differs.
+                let parsed = ParsedInternalKey::parse(key)?;
+                if cmp.compare(key, floor) == Ordering::Greater {
+                    return Ok(LookupResult::NotFound);
+                }
+                Ok(match parsed.value_type {
+                    ValueType::Value => LookupResult::Value {
+                        sequence: parsed.sequence,
+                        value: value.to_vec(),
+                    },
+                    ValueType::Deletion => LookupResult::Deleted {
+                        sequence: parsed.sequence,
+                    },
+                })
+            },
+        )?;
+        match found {
+            None => Ok(LookupResult::NotFound),
+            Some(Ok(result)) => Ok(result),
+            Some(Err(e)) => Err(Error::corrupt(
+                e.what(),
+                self.table.approximate_offset_of(lookup),
+            )),
+        }
+    }
+
+    /// Every entry in file order, parsed; double-ended.
+    pub fn entries(&self) -> Entries<'_, R> {
+        Entries {
+            table: &self.table,
+            inner: self.table.entries(),
+            done: false,
+        }
+    }
+}
+
+impl<R> InternalTable<R> {
+    /// The table, for everything else (raw entries, properties, counters, verify).
+    pub fn table(&self) -> &Table<R> {
+        &self.table
+    }
+
+    /// Gives back the table.
+    pub fn into_table(self) -> Table<R> {
+        self.table
+    }
+}
+
+/// The entries of an [`InternalTable`] in file order, parsed. Made by
+/// [`InternalTable::entries`].
+///
+/// An error is yielded once as `Some(Err(..))` and ends the iteration: an I/O or block error
+/// as [`Table::entries`] reports it, or for a key that is not an internal key,
+/// [`Error::Corruption`] at the offset of its data block.
+pub struct Entries<'t, R> {
+    table: &'t Table<R>,
+    inner: Range<'t, R>,
+    done: bool,
+}
+
+impl<R> fmt::Debug for Entries<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entries")
+            .field("inner", &self.inner)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: ReadAt> Entries<'_, R> {
+    fn parse(&mut self, item: Option<Result<(Vec<u8>, Vec<u8>)>>) -> Option<Result<InternalEntry>> {
+        let result = item?.and_then(|(mut key, value)| {
+            let (sequence, value_type) = match ParsedInternalKey::parse(&key) {
+                Ok(parsed) => (parsed.sequence, parsed.value_type),
+                Err(e) => {
+                    return Err(Error::corrupt(
+                        e.what(),
+                        self.table.approximate_offset_of(&key),
+                    ));
+                }
+            };
+            key.truncate(key.len() - TAG_LEN);
+            Ok(InternalEntry {
+                user_key: key,
+                sequence,
+                value_type,
+                value,
+            })
+        });
+        self.done = result.is_err();
+        Some(result)
+    }
+}
+
+impl<R: ReadAt> Iterator for Entries<'_, R> {
+    type Item = Result<InternalEntry>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.inner.next();
+        self.parse(item)
+    }
+}
+
+impl<R: ReadAt> DoubleEndedIterator for Entries<'_, R> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.inner.next_back();
+        self.parse(item)
+    }
+}
+
+impl<R: ReadAt> std::iter::FusedIterator for Entries<'_, R> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ikey(user_key: &[u8], sequence: u64, value_type: ValueType) -> Vec<u8> {
+        ParsedInternalKey::new(user_key, sequence, value_type)
+            .encode()
+            .unwrap()
+    }
+
+    fn shorten(start: &[u8], limit: &[u8]) -> Vec<u8> {
+        let mut s = start.to_vec();
+        InternalKeyComparator::bytewise().find_shortest_separator(&mut s, limit);
+        s
+    }
+
+    fn successor(key: &[u8]) -> Vec<u8> {
+        let mut k = key.to_vec();
+        InternalKeyComparator::bytewise().find_short_successor(&mut k);
+        k
+    }
+
+    use ValueType::{Deletion, Value};
+
+    #[test]
+    fn encode_and_parse_round_trip() {
+        let sequences = [
+            0,
+            1,
+            2,
+            (1 << 8) - 1,
+            1 << 8,
+            (1 << 8) + 1,
+            (1 << 16) - 1,
+            1 << 16,
+            (1 << 32) + 1,
+            MAX_SEQUENCE,
+        ];
+        for user_key in [&b""[..], b"k", b"hello", b"longggggggggggggggggggggg"] {
+            for &sequence in &sequences {
+                for value_type in [Value, Deletion] {
+                    let key = ikey(user_key, sequence, value_type);
+                    assert_eq!(key.len(), user_key.len() + TAG_LEN);
+                    let parsed = ParsedInternalKey::parse(&key).unwrap();
+                    assert_eq!(
+                        parsed,
+                        ParsedInternalKey::new(user_key, sequence, value_type)
+                    );
+                    assert_eq!(extract_user_key(&key), Some(user_key));
+                    assert_eq!(parsed.tag().unwrap(), sequence << 8 | value_type as u64);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tag_bytes_are_little_endian() {
+        assert_eq!(
+            ikey(b"foo", 0x0102_0304, Value),
+            b"foo\x01\x04\x03\x02\x01\x00\x00\x00"
+        );
+        assert_eq!(ikey(b"", 5, Deletion), [0x00, 5, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            lookup_key(b"k", MAX_SEQUENCE).unwrap(),
+            b"k\x01\xff\xff\xff\xff\xff\xff\xff"
+        );
+    }
+
+    #[test]
+    fn malformed_keys_are_refused() {
+        assert_eq!(
+            ParsedInternalKey::parse(b"bar"),
+            Err(InternalKeyError::TooShort { len: 3 })
+        );
+        assert_eq!(
+            ParsedInternalKey::parse(b"k\x02\0\0\0\0\0\0\0"),
+            Err(InternalKeyError::UnknownType { value_type: 2 })
+        );
+        assert_eq!(
+            ParsedInternalKey::parse(b"\xff\xff\xff\xff\xff\xff\xff\xff"),
+            Err(InternalKeyError::UnknownType { value_type: 0xff })
+        );
+        assert_eq!(
+            InternalKeyError::TooShort { len: 3 }.to_string(),
+            "table: internal key of 3 bytes is shorter than its 8-byte tag"
+        );
+        assert_eq!(
+            InternalKeyError::UnknownType { value_type: 2 }.to_string(),
+            "table: internal key has unknown value type 2"
+        );
+        assert_eq!(extract_user_key(b"1234567"), None);
+        assert_eq!(extract_user_key(b"12345678"), Some(&b""[..]));
+    }
+
+    #[test]
+    fn sequences_beyond_56_bits_are_refused() {
+        let err = pack_tag(MAX_SEQUENCE + 1, Value).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "table: invalid argument: sequence number 72057594037927936 exceeds 2^56 - 1"
+        );
+        let mut dst = b"keep".to_vec();
+        assert!(append_internal_key(&mut dst, b"k", u64::MAX, Deletion).is_err());
+        assert_eq!(dst, b"keep", "dst unchanged on error");
+        assert!(lookup_key(b"k", MAX_SEQUENCE + 1).is_err());
+        assert!(
+            ParsedInternalKey::new(b"k", MAX_SEQUENCE + 1, Value)
+                .encode()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn order_is_user_key_then_newest_first() {
+        let cmp = InternalKeyComparator::bytewise();
+        assert_eq!(cmp.name(), "leveldb.InternalKeyComparator");
+        let sorted = [
+            ikey(b"", 0, Value),
+            ikey(b"a", MAX_SEQUENCE, Value),
+            ikey(b"a", 100, Value),
+            ikey(b"a", 100, Deletion),
+            ikey(b"a", 99, Value),
+            ikey(b"a", 0, Deletion),
+            ikey(b"a\x00", 200, Value),
+            ikey(b"ab", 1, Value),
+            ikey(b"b", 500, Deletion),
+            ikey(b"\xff", 0, Value),
+        ];
+        for (i, a) in sorted.iter().enumerate() {
+            for (j, b) in sorted.iter().enumerate() {
+                assert_eq!(cmp.compare(a, b), i.cmp(&j), "{a:?} vs {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn separators_like_leveldb() {
+        let foo100 = ikey(b"foo", 100, Value);
+        // Same user keys: unchanged.
+        assert_eq!(shorten(&foo100, &ikey(b"foo", 99, Value)), foo100);
+        assert_eq!(shorten(&foo100, &ikey(b"foo", 101, Value)), foo100);
+        assert_eq!(shorten(&foo100, &ikey(b"foo", 100, Value)), foo100);
+        assert_eq!(shorten(&foo100, &ikey(b"foo", 100, Deletion)), foo100);
+        // Misordered user keys: unchanged.
+        assert_eq!(shorten(&foo100, &ikey(b"bar", 99, Value)), foo100);
+        // Different, ordered user keys: shortened, with the seek tag.
+        assert_eq!(
+            shorten(&foo100, &ikey(b"hello", 200, Value)),
+            ikey(b"g", MAX_SEQUENCE, ValueType::FOR_SEEK)
+        );
+        // A prefix either way: unchanged.
+        assert_eq!(shorten(&foo100, &ikey(b"foobar", 200, Value)), foo100);
+        let foobar = ikey(b"foobar", 100, Value);
+        assert_eq!(shorten(&foobar, &ikey(b"foo", 200, Value)), foobar);
+        // The user key got shorter but not greater ("abc" vs "abd" cannot shorten).
+        let abc = ikey(b"abc", 7, Deletion);
+        assert_eq!(shorten(&abc, &ikey(b"abd", 3, Value)), abc);
+    }
+
+    #[test]
+    fn successors_like_leveldb() {
+        assert_eq!(
+            successor(&ikey(b"foo", 100, Value)),
+            ikey(b"g", MAX_SEQUENCE, ValueType::FOR_SEEK)
+        );
+        let ff = ikey(b"\xff\xff", 100, Value);
+        assert_eq!(successor(&ff), ff);
+        let empty = ikey(b"", 3, Value);
+        assert_eq!(successor(&empty), empty);
+    }
+
+    #[test]
+    fn short_keys_neither_panic_nor_break_the_order() {
+        let cmp = InternalKeyComparator::bytewise();
+        // A short key is its own user key with tag 0: after every real version of it.
+        assert_eq!(
+            cmp.compare(b"abc", &ikey(b"abc", 1, Value)),
+            Ordering::Greater
+        );
+        assert_eq!(cmp.compare(b"abc", &ikey(b"abd", 1, Value)), Ordering::Less);
+        assert_eq!(cmp.compare(b"", b""), Ordering::Equal);
+        assert_eq!(shorten(b"abc", b"c"), b"b\x01\xff\xff\xff\xff\xff\xff\xff");
+        assert_eq!(shorten(b"abc", b"abe"), b"abc", "not shorter: unchanged");
+        assert_eq!(shorten(b"", b""), b"");
+        assert_eq!(successor(b"abc"), b"b\x01\xff\xff\xff\xff\xff\xff\xff");
+        let policy = InternalFilterPolicy::new(BloomFilterPolicy::new(10));
+        let mut filter = Vec::new();
+        policy.create_filter(&[b"abc", b""], &mut filter);
+        assert!(policy.key_may_match(b"abc", &filter));
+        assert!(policy.key_may_match(&ikey(b"abc", 9, Value), &filter));
+        assert!(policy.key_may_match(b"", &filter));
+    }
+
+    #[test]
+    fn filter_is_the_user_policy_over_user_keys() {
+        let user = BloomFilterPolicy::new(10);
+        let policy = InternalFilterPolicy::new(user);
+        assert_eq!(policy.name(), "leveldb.BuiltinBloomFilter2");
+        let keys = [
+            ikey(b"apple", 9, Value),
+            ikey(b"apple", 3, Deletion),
+            ikey(b"banana", 1, Value),
+        ];
+        let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let mut ours = b"prefix".to_vec();
+        policy.create_filter(&refs, &mut ours);
+        let mut plain = b"prefix".to_vec();
+        user.create_filter(&[b"apple", b"apple", b"banana"], &mut plain);
+        assert_eq!(ours, plain);
+        let filter = &ours[b"prefix".len()..];
+        for key in &keys {
+            assert!(policy.key_may_match(key, filter));
+        }
+        assert!(policy.key_may_match(&lookup_key(b"banana", 77).unwrap(), filter));
+        let mut negatives = 0;
+        for i in 0..100 {
+            let probe = format!("absent{i}");
+            let answer = policy.key_may_match(&lookup_key(probe.as_bytes(), 77).unwrap(), filter);
+            assert_eq!(answer, user.key_may_match(probe.as_bytes(), filter));
+            negatives += usize::from(!answer);
+        }
+        assert!(negatives > 50, "{negatives}");
+        assert_eq!(policy.into_inner(), user);
+    }
+
+    #[test]
+    fn options_are_leveldbs() {
+        let build = ldb_build_options(Some(10));
+        assert_eq!(build.comparator.name(), INTERNAL_KEY_COMPARATOR_NAME);
+        assert_eq!(
+            build.filter_policy.as_ref().map(|p| p.name()),
+            Some("leveldb.BuiltinBloomFilter2")
+        );
+        assert!(ldb_build_options(None).filter_policy.is_none());
+        let read = ldb_read_options();
+        assert_eq!(read.comparator.name(), INTERNAL_KEY_COMPARATOR_NAME);
+        assert!(read.verify_checksums);
+        assert_eq!(
+            format!("{:?}", InternalKeyComparator::bytewise()),
+            "InternalKeyComparator { user: \"leveldb.BytewiseComparator\" }"
+        );
+    }
+
+    #[test]
+    fn value_types() {
+        assert_eq!(ValueType::from_byte(0), Some(Deletion));
+        assert_eq!(ValueType::from_byte(1), Some(Value));
+        assert_eq!(ValueType::from_byte(2), None);
+        assert_eq!(Value.to_byte(), 1);
+        assert_eq!(ValueType::FOR_SEEK, Value);
+        assert_eq!(
+            LookupResult::Value {
+                sequence: 1,
+                value: b"v".to_vec()
+            }
+            .into_value(),
+            Some(b"v".to_vec())
+        );
+        assert_eq!(LookupResult::Deleted { sequence: 1 }.into_value(), None);
+        assert_eq!(LookupResult::NotFound.into_value(), None);
+    }
+}
