@@ -324,6 +324,29 @@ impl Db {
         unsafe { ffi::leveldb_compact_range(self.db.as_ptr(), sp.cast(), sl, lp.cast(), ll) };
     }
 
+    /// `leveldb_property_value(name)`: a database property such as `leveldb.stats`,
+    /// `leveldb.sstables` (the table files of each level, with their key ranges) or
+    /// `leveldb.num-files-at-level<N>`; `None` for a name LevelDB does not know.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Rejected`] for a name containing a NUL byte.
+    pub fn property(&self, name: &str) -> Result<Option<String>> {
+        let name = CString::new(name).map_err(|_| Error::rejected("property name contains NUL"))?;
+        // SAFETY: `db` is live; `name` is NUL-terminated and alive during the call.
+        let value = unsafe { ffi::leveldb_property_value(self.db.as_ptr(), name.as_ptr()) };
+        if value.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: a non-null result is a malloc'd NUL-terminated string owned by us.
+        let text = unsafe { core::ffi::CStr::from_ptr(value) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: the string came from the C API's malloc and is not used after this.
+        unsafe { ffi::leveldb_free(value.cast()) };
+        Ok(Some(text))
+    }
+
     /// Closes the database (as dropping it does).
     pub fn close(self) {
         drop(self);

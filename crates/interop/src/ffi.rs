@@ -276,6 +276,7 @@ foreign! {
         limit_key: *const c_char,
         limit_key_len: usize,
     );
+    fn leveldb_property_value(db: *mut LevelDbT, propname: *const c_char) -> *mut c_char;
     fn leveldb_free(ptr: *mut c_void);
     fn leveldb_major_version() -> c_int;
     fn leveldb_minor_version() -> c_int;
