@@ -41,6 +41,15 @@ impl TableFile {
     /// (bad magic number)` for a file that is not a table; `corruption: …` for a table whose
     /// footer, index, metaindex or filter block is damaged.
     pub fn open(path: &Path) -> Result<TableFile> {
+        TableFile::open_with(path, read_options())
+    }
+
+    /// Like [`open`](Self::open), with other read options (for LevelDB database files, the
+    /// internal-key order and filter).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with(path: &Path, options: ReadOptions) -> Result<TableFile> {
         let metadata = fs::metadata(path).map_err(|e| CliError::io("cannot open", path, &e))?;
         if metadata.is_dir() {
             return Err(CliError::new(format!(
@@ -63,7 +72,7 @@ impl TableFile {
         }
         let file = File::open(path).map_err(|e| CliError::io("cannot open", path, &e))?;
         let map = FileMap::from_footer(&file);
-        match Table::open(file, read_options()) {
+        match Table::open(file, options) {
             Ok(table) => {
                 let map = map.with_filters(table.properties());
                 Ok(TableFile {

@@ -7,6 +7,11 @@
 //! - `entries.tsv`: those entries in order, one `KEY\tVALUE` line each, both in hex.
 //! - `golden.txt`: hash, CRC-32C, Bloom filter and filter block vectors (format in its
 //!   header).
+//! - `db_internal.ldb`: a table file of a real LevelDB database (internal keys, compression
+//!   off, 10-bit Bloom filter) holding puts, overwrites and deletions of `user:NNNN` keys,
+//!   written when LevelDB recovers its log on reopening; `db_internal.tsv`: its entries as
+//!   LevelDB's own iterator reads them, `USER_KEY\tSEQ\tput|del\tVALUE` (keys and values
+//!   hex).
 //!
 //! The output is deterministic: running it again rewrites identical files.
 //!
@@ -19,8 +24,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use leveltable_interop::bloom::BloomFilterPolicy;
+use leveltable_interop::db::{Db, DbOptions};
 use leveltable_interop::filter_block::FilterBlockBuilder;
-use leveltable_interop::table::{Compression, Table, TableBuilder, TableOptions};
+use leveltable_interop::table::{Compression, KeyComparator, Table, TableBuilder, TableOptions};
 use leveltable_interop::{SKIP_MESSAGE, available, crc32c, hash};
 
 type Error = Box<dyn std::error::Error>;
@@ -94,6 +100,76 @@ fn run(out: &Path) -> Result<(), Error> {
 
     let golden = golden_text(&tables)?;
     write(out, "golden.txt", golden.as_bytes())?;
+    database_table(out)?;
+    Ok(())
+}
+
+/// Makes a database with several versions of keys and deletions, and publishes the one table
+/// file LevelDB writes for it, with LevelDB's own reading of its entries.
+fn database_table(out: &Path) -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("db");
+    let options = DbOptions {
+        compression: Compression::None,
+        bloom_bits_per_key: 10,
+        ..DbOptions::default()
+    };
+    let db = Db::open(&path, &options)?;
+    for i in 0..300 {
+        db.put(
+            format!("user:{i:04}").as_bytes(),
+            format!("v1-{i}").as_bytes(),
+        )?;
+    }
+    for i in (0..300).step_by(7) {
+        db.put(
+            format!("user:{i:04}").as_bytes(),
+            format!("v2-{i}").as_bytes(),
+        )?;
+    }
+    for i in (0..300).step_by(11) {
+        db.delete(format!("user:{i:04}").as_bytes())?;
+    }
+    db.close();
+    // Reopening replays the log into a level-0 table that keeps every version.
+    Db::open(&path, &options)?.close();
+
+    let mut tables: Vec<PathBuf> = std::fs::read_dir(&path)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    tables.retain(|p| p.extension().is_some_and(|x| x == "ldb"));
+    let [file] = &tables[..] else {
+        return Err(format!("expected one table file, found {tables:?}").into());
+    };
+    let bytes = std::fs::read(file)?;
+    let table = Table::open(
+        &bytes,
+        &TableOptions {
+            comparator: KeyComparator::InternalKey,
+            bloom_bits_per_key: 10,
+            paranoid_checks: true,
+            ..TableOptions::default()
+        },
+    )?;
+    let mut dump = String::new();
+    for (key, value) in table.entries(true)? {
+        let (user_key, tag) = key.split_at(key.len() - 8);
+        let tag = u64::from_le_bytes(tag.try_into()?);
+        let (kind, value) = match tag & 0xff {
+            0 => ("del", &[][..]),
+            1 => ("put", &value[..]),
+            other => return Err(format!("unknown value type {other}").into()),
+        };
+        writeln!(
+            dump,
+            "{}\t{}\t{kind}\t{}",
+            hex(user_key),
+            tag >> 8,
+            hex(value)
+        )?;
+    }
+    write(out, "db_internal.ldb", &bytes)?;
+    write(out, "db_internal.tsv", dump.as_bytes())?;
     Ok(())
 }
 

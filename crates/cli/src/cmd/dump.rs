@@ -3,6 +3,8 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
+use leveltable_table::internal::{ParsedInternalKey, ValueType, ldb_read_options};
+
 use crate::cmd::Outcome;
 use crate::error::{CliError, Result};
 use crate::lines::{Encoding, LineError, write_entry};
@@ -19,6 +21,10 @@ pub struct Args {
     /// Print keys and values as hex digits.
     #[arg(long)]
     pub hex: bool,
+    /// The table is a LevelDB database file (.ldb) of internal keys: print
+    /// KEY<TAB>SEQ<TAB>put|del<TAB>VALUE per entry, in file order (VALUE empty for del).
+    #[arg(long)]
+    pub internal: bool,
 }
 
 /// Output is written in pieces of about this size.
@@ -30,6 +36,9 @@ const FLUSH_AT: usize = 64 * 1024;
 /// An unreadable or corrupt table, an entry that text mode cannot print, or a failed write.
 pub fn run(args: Args) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
+    if args.internal {
+        return dump_internal(&args, encoding);
+    }
     let file = TableFile::open(&args.table)?;
     let mut out = BufWriter::new(io::stdout().lock());
     let mut buf = Vec::with_capacity(FLUSH_AT * 2);
@@ -52,6 +61,49 @@ pub fn run(args: Args) -> Result<Outcome> {
                 encoding.hex_hint()
             )));
         }
+        if buf.len() >= FLUSH_AT {
+            out.write_all(&buf).map_err(|e| CliError::stdout(&e))?;
+            buf.clear();
+        }
+        it.next();
+    }
+    out.write_all(&buf).map_err(|e| CliError::stdout(&e))?;
+    out.flush().map_err(|e| CliError::stdout(&e))?;
+    it.status().map_err(|e| file.error(e))?;
+    Ok(Outcome::Success)
+}
+
+/// `dump --internal`: one line per entry of a database file, its internal key taken apart.
+fn dump_internal(args: &Args, encoding: Encoding) -> Result<Outcome> {
+    let file = TableFile::open_with(&args.table, ldb_read_options())?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    let mut buf = Vec::with_capacity(FLUSH_AT * 2);
+    let mut it = file.table.iter();
+    it.seek_to_first();
+    let mut number = 0u64;
+    while it.valid() {
+        number += 1;
+        let key = ParsedInternalKey::parse(it.key()).map_err(|e| {
+            CliError::new(format!("entry {number}: not a LevelDB internal key: {e}"))
+        })?;
+        let deleted = key.value_type == ValueType::Deletion;
+        let value: &[u8] = if deleted { b"" } else { it.value() };
+        let unprintable = |field: &str| {
+            CliError::new(format!(
+                "entry {number} (key {}): the {field} contains a tab or a newline{}",
+                encoding.show(key.user_key),
+                encoding.hex_hint()
+            ))
+        };
+        encoding
+            .encode(key.user_key, &mut buf)
+            .map_err(|_| unprintable("key"))?;
+        let kind = if deleted { "del" } else { "put" };
+        buf.extend_from_slice(format!("\t{}\t{kind}\t", key.sequence).as_bytes());
+        encoding
+            .encode(value, &mut buf)
+            .map_err(|_| unprintable("value"))?;
+        buf.push(b'\n');
         if buf.len() >= FLUSH_AT {
             out.write_all(&buf).map_err(|e| CliError::stdout(&e))?;
             buf.clear();

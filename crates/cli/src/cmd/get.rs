@@ -1,8 +1,11 @@
 //! `leveltable get TABLE [KEY...]`: point lookups through the table's filter.
 
 use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
+
+use leveltable_table::internal::{InternalTable, LookupResult, ldb_read_options};
 
 use crate::cmd::Outcome;
 use crate::error::{CliError, Result};
@@ -26,6 +29,10 @@ pub struct Args {
     /// Print the lookups' counters on standard error at the end.
     #[arg(long)]
     pub stats: bool,
+    /// The table is a LevelDB database file (.ldb) of internal keys: print each key's newest
+    /// value in the file, or `deleted: KEY` on standard error if that is a deletion.
+    #[arg(long)]
+    pub internal: bool,
 }
 
 /// Runs the command.
@@ -35,9 +42,23 @@ pub struct Args {
 /// print, or a failed write.
 pub fn run(args: Args) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
-    let file = TableFile::open(&args.table)?;
+    let file = if args.internal {
+        TableFile::open_with(&args.table, ldb_read_options())?
+    } else {
+        TableFile::open(&args.table)?
+    };
+    let internal = if args.internal {
+        // A second handle, opened the same way, answers the internal-key lookups; `file`
+        // still describes the table for error messages.
+        let handle =
+            File::open(&args.table).map_err(|e| CliError::io("cannot open", &args.table, &e))?;
+        Some(InternalTable::open(handle).map_err(|e| file.error(e))?)
+    } else {
+        None
+    };
     let mut lookup = Lookup {
         file: &file,
+        internal: internal.as_ref(),
         encoding,
         out: BufWriter::new(io::stdout().lock()),
         line: Vec::new(),
@@ -72,7 +93,10 @@ pub fn run(args: Args) -> Result<Outcome> {
     lookup.out.flush().map_err(|e| CliError::stdout(&e))?;
 
     if args.stats {
-        let c = file.table.counters();
+        let c = internal
+            .as_ref()
+            .map_or(&file.table, InternalTable::table)
+            .counters();
         let filter = file.properties().filter_policy.as_deref().unwrap_or("none");
         eprintln!(
             "gets: {}, found: {}, data blocks read: {}, filter checks: {}, \
@@ -85,6 +109,16 @@ pub fn run(args: Args) -> Result<Outcome> {
     } else {
         Outcome::NotFound
     })
+}
+
+/// Writes `prefix` and `key` as a line on standard error.
+fn report(prefix: &[u8], key: &[u8], encoding: Encoding) {
+    let mut message = prefix.to_vec();
+    // The key was decoded from the same encoding, so it encodes back.
+    let _ = encoding.encode(key, &mut message);
+    message.push(b'\n');
+    // A closed standard error cannot be reported anywhere.
+    let _ = io::stderr().write_all(&message);
 }
 
 /// A key as typed: hex decoded, or in text mode checked to hold no tab or newline (it could
@@ -113,6 +147,8 @@ fn arg_bytes(arg: &OsStr) -> std::result::Result<Vec<u8>, String> {
 
 struct Lookup<'a, W: Write> {
     file: &'a TableFile,
+    /// Set with `--internal`: lookups by user key in a database file.
+    internal: Option<&'a InternalTable<File>>,
     encoding: Encoding,
     out: W,
     /// The output line being made, reused.
@@ -126,11 +162,21 @@ impl<W: Write> Lookup<'_, W> {
         self.gets += 1;
         let (encoding, line) = (self.encoding, &mut self.line);
         line.clear();
-        let found = self
-            .file
-            .table
-            .get_with(key, |value| write_entry(key, value, encoding, line))
-            .map_err(|e| self.file.error(e))?;
+        let found = match self.internal {
+            Some(table) => match table.get(key).map_err(|e| self.file.error(e))? {
+                LookupResult::Value { value, .. } => Some(write_entry(key, &value, encoding, line)),
+                LookupResult::Deleted { .. } => {
+                    report(b"deleted: ", key, encoding);
+                    return Ok(());
+                }
+                LookupResult::NotFound => None,
+            },
+            None => self
+                .file
+                .table
+                .get_with(key, |value| write_entry(key, value, encoding, line))
+                .map_err(|e| self.file.error(e))?,
+        };
         match found {
             Some(Ok(())) => {
                 self.found += 1;
@@ -144,12 +190,7 @@ impl<W: Write> Lookup<'_, W> {
                 encoding.hex_hint()
             ))),
             None => {
-                let mut message = b"not found: ".to_vec();
-                // The key was decoded from the same encoding, so it encodes back.
-                let _ = encoding.encode(key, &mut message);
-                message.push(b'\n');
-                // A closed standard error cannot be reported anywhere.
-                let _ = io::stderr().write_all(&message);
+                report(b"not found: ", key, encoding);
                 Ok(())
             }
         }
