@@ -14,6 +14,7 @@
 use std::error::Error;
 
 use leveltable::filter_policy::{BloomFilterPolicy, FilterPolicy, LocalBloomPolicy};
+use leveltable::table::audit::{cache_local_rate, standard_bloom_rate};
 use leveltable_bench::workload::KeyShape;
 use plotters::prelude::*;
 
@@ -45,26 +46,6 @@ fn measure(policy: &dyn FilterPolicy, shape: KeyShape, keys_per_filter: u64) -> 
         }
     }
     hits as f64 / PROBES as f64
-}
-
-/// A standard Bloom filter's rate with `k` probes and `bits_per_key` bits per key.
-fn bloom_theory(bits_per_key: f64, k: u8) -> f64 {
-    (1.0 - (-f64::from(k) / bits_per_key).exp()).powi(i32::from(k))
-}
-
-/// A cache-local filter's rate: the keys of a 512-bit block are Poisson distributed.
-fn local_theory(bits_per_key: f64, k: u8) -> f64 {
-    let lambda = 512.0 / bits_per_key;
-    let mut log_p = -lambda;
-    let mut rate = 0.0;
-    for j in 0..=(lambda + 20.0 * lambda.sqrt() + 50.0) as u32 {
-        if j > 0 {
-            log_p += (lambda / f64::from(j)).ln();
-        }
-        let fill = 1.0 - (1.0 - 1.0 / 512.0f64).powf(f64::from(k) * f64::from(j));
-        rate += log_p.exp() * fill.powi(i32::from(k));
-    }
-    rate
 }
 
 struct Series {
@@ -114,13 +95,13 @@ fn main() -> Result<(), Box<dyn Error>> {
             label: "theory: standard Bloom, LevelDB's k".into(),
             color: BLACK,
             dashed: true,
-            points: theory(&|b| bloom_theory(b as f64, BloomFilterPolicy::new(b).num_probes())),
+            points: theory(&|b| standard_bloom_rate(b as f64)),
         });
         series.push(Series {
             label: "theory: cache-local Bloom".into(),
             color: BLACK,
             dashed: false,
-            points: theory(&|b| local_theory(b as f64, LocalBloomPolicy::new(b).num_probes())),
+            points: theory(&|b| cache_local_rate(b as f64)),
         });
 
         println!("\n{keys_per_filter}-key filters:\n");

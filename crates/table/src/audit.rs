@@ -300,8 +300,8 @@ fn judge(audit: &FilterAudit) -> Verdict {
 }
 
 /// The false-positive rate of a standard Bloom filter with `bits` bits per key and the
-/// number of probes LevelDB would choose.
-fn standard_bloom_rate(bits: f64) -> f64 {
+/// number of probes LevelDB would choose, `(1 - e^(-k/bits))^k`.
+pub fn standard_bloom_rate(bits: f64) -> f64 {
     if bits <= 0.0 {
         return 1.0;
     }
@@ -312,7 +312,7 @@ fn standard_bloom_rate(bits: f64) -> f64 {
 /// The false-positive rate of a cache-local Bloom filter (512-bit blocks, the number of
 /// probes `LocalBloomPolicy` chooses) with `bits` bits per key: each block holds a Poisson
 /// number of keys.
-fn cache_local_rate(bits: f64) -> f64 {
+pub fn cache_local_rate(bits: f64) -> f64 {
     if bits <= 0.0 {
         return 1.0;
     }

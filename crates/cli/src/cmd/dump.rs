@@ -61,14 +61,10 @@ pub fn run(args: Args) -> Result<Outcome> {
                 encoding.hex_hint()
             )));
         }
-        if buf.len() >= FLUSH_AT {
-            out.write_all(&buf).map_err(|e| CliError::stdout(&e))?;
-            buf.clear();
-        }
+        flush_if_full(&mut out, &mut buf)?;
         it.next();
     }
-    out.write_all(&buf).map_err(|e| CliError::stdout(&e))?;
-    out.flush().map_err(|e| CliError::stdout(&e))?;
+    finish_output(&mut out, &buf)?;
     it.status().map_err(|e| file.error(e))?;
     Ok(Outcome::Success)
 }
@@ -104,14 +100,25 @@ fn dump_internal(args: &Args, encoding: Encoding) -> Result<Outcome> {
             .encode(value, &mut buf)
             .map_err(|_| unprintable("value"))?;
         buf.push(b'\n');
-        if buf.len() >= FLUSH_AT {
-            out.write_all(&buf).map_err(|e| CliError::stdout(&e))?;
-            buf.clear();
-        }
+        flush_if_full(&mut out, &mut buf)?;
         it.next();
     }
-    out.write_all(&buf).map_err(|e| CliError::stdout(&e))?;
-    out.flush().map_err(|e| CliError::stdout(&e))?;
+    finish_output(&mut out, &buf)?;
     it.status().map_err(|e| file.error(e))?;
     Ok(Outcome::Success)
+}
+
+/// Writes out `buf` once it holds [`FLUSH_AT`] bytes or more.
+fn flush_if_full(out: &mut impl Write, buf: &mut Vec<u8>) -> Result<()> {
+    if buf.len() >= FLUSH_AT {
+        out.write_all(buf).map_err(|e| CliError::stdout(&e))?;
+        buf.clear();
+    }
+    Ok(())
+}
+
+/// Writes out what `buf` still holds and flushes.
+fn finish_output(out: &mut impl Write, buf: &[u8]) -> Result<()> {
+    out.write_all(buf).map_err(|e| CliError::stdout(&e))?;
+    out.flush().map_err(|e| CliError::stdout(&e))
 }
