@@ -19,11 +19,19 @@ fn every_workload_runs_and_agrees() {
         let ours = row.figures[System::Leveltable.index()];
         assert!(ours.is_some_and(|f| f > 0.0), "{}: {ours:?}", row.workload);
         if leveltable_bench::leveldb::available() {
-            assert!(row.figures[System::LevelDb.index()].is_some(), "{}", row.workload);
+            assert!(
+                row.figures[System::LevelDb.index()].is_some(),
+                "{}",
+                row.workload
+            );
         }
     }
     let peers = |w: &str| {
-        let row = results.rows.iter().find(|r| r.workload.starts_with(w)).unwrap();
+        let row = results
+            .rows
+            .iter()
+            .find(|r| r.workload.starts_with(w))
+            .unwrap();
         (
             row.figures[System::Sstable.index()].is_some(),
             row.figures[System::RustyLeveldb.index()].is_some(),
@@ -36,6 +44,9 @@ fn every_workload_runs_and_agrees() {
     let [filters, memory] = &results.sections[..] else {
         panic!("{:?}", results.sections);
     };
-    assert!(filters.contains("| u64-be | leveltable, LocalBloom64 |"), "{filters}");
+    assert!(
+        filters.contains("| u64-be | leveltable, LocalBloom64 |"),
+        "{filters}"
+    );
     assert!(memory.contains("| leveltable |"), "{memory}");
 }
