@@ -321,32 +321,54 @@ pub struct Results {
     pub sections: Vec<String>,
 }
 
-/// The table files shared by the read workloads, built once per run (untimed).
+/// The table files shared by the read workloads, built once per run (untimed), with snappy
+/// and without compression.
 struct Fixture {
     entries: Entries,
-    /// The snappy table ours and LevelDB read: written by LevelDB when it is in the build,
-    /// else by leveltable.
-    shared: PathBuf,
-    /// sstable's own snappy table.
-    sstable: PathBuf,
+    /// The tables ours and LevelDB read: written by LevelDB when it is in the build, else by
+    /// leveltable. Snappy, then uncompressed.
+    shared: [PathBuf; 2],
+    /// sstable's own tables, likewise.
+    sstable: [PathBuf; 2],
 }
 
 impl Fixture {
     fn new(config: &Config) -> Result<Fixture> {
         let entries = Entries::new(config.entries, KeyShape::Decimal);
-        let shared = config.dir.join("read-shared.ldb");
-        if leveldb_on() {
-            build_leveldb(&shared, &entries, true)?;
-        } else {
-            build_ours(&shared, &entries, build_options(Compression::Snappy))?;
+        let mut shared = Vec::new();
+        let mut sst = Vec::new();
+        for compression in [Compression::Snappy, Compression::None] {
+            let label = compression_label(compression);
+            let path = config.dir.join(format!("read-shared-{label}.ldb"));
+            if leveldb_on() {
+                build_leveldb(&path, &entries, compression == Compression::Snappy)?;
+            } else {
+                build_ours(&path, &entries, build_options(compression))?;
+            }
+            shared.push(path);
+            let path = config.dir.join(format!("read-sstable-{label}.ldb"));
+            build_sstable(&path, &entries, compression)?;
+            sst.push(path);
         }
-        let sstable = config.dir.join("read-sstable.ldb");
-        build_sstable(&sstable, &entries, Compression::Snappy)?;
         Ok(Fixture {
             entries,
-            shared,
-            sstable,
+            shared: shared.try_into().expect("two compressions"),
+            sstable: sst.try_into().expect("two compressions"),
         })
+    }
+
+    /// (the table ours and LevelDB read, sstable's table) for `compression`.
+    fn paths(&self, compression: Compression) -> (&Path, &Path) {
+        let i = usize::from(compression == Compression::None);
+        (&self.shared[i], &self.sstable[i])
+    }
+}
+
+fn compression_label(compression: Compression) -> &'static str {
+    if compression == Compression::None {
+        "uncompressed"
+    } else {
+        "snappy"
     }
 }
 
@@ -386,11 +408,14 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
             "get" => results
                 .rows
                 .extend(get_rows(config, fixture.as_ref().expect("built above"))?),
-            "scan" => results.rows.extend(scan_rows(
-                config,
-                fixture.as_ref().expect("built above"),
-                false,
-            )?),
+            "scan" => {
+                let f = fixture.as_ref().expect("built above");
+                for compression in [Compression::Snappy, Compression::None] {
+                    results
+                        .rows
+                        .extend(scan_rows(config, f, compression, false)?);
+                }
+            }
             "checksum" => {
                 let f = fixture.as_ref().expect("built above");
                 results.rows.extend(checksum_rows(config, f)?);
@@ -829,7 +854,7 @@ fn filter_block_rows(config: &Config) -> Result<Vec<Row>> {
             workload: format!("filter block match, {} queries", count(config.entries)),
             unit: Unit::NsPerOp,
             figures: matched,
-            target: Target::TimeAtMost(0.5),
+            target: Target::None,
         },
     ])
 }
@@ -894,40 +919,75 @@ fn build_rows(config: &Config) -> Result<Vec<Row>> {
 
 fn get_rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
+    let target = |present: bool, filter: bool| match (present, filter) {
+        (true, _) => Target::TimeAtMost(0.7),
+        (false, true) => Target::TimeAtMost(0.5),
+        (false, false) => Target::None,
+    };
+    let name = |present: bool, filter: bool, cached: bool| {
+        format!(
+            "get {}, {}, {}",
+            if present { "present" } else { "absent" },
+            if filter { "Bloom filter" } else { "no filter" },
+            if cached { "8 MiB cache" } else { "no cache" },
+        )
+    };
     for cached in [false, true] {
         for present in [true, false] {
             for filter in [true, false] {
-                let target = match (present, filter) {
-                    (true, _) => Target::TimeAtMost(0.7),
-                    (false, true) => Target::TimeAtMost(0.5),
-                    (false, false) => Target::None,
+                let case = GetCase {
+                    present,
+                    filter,
+                    cached,
+                    verify: false,
+                    compression: Compression::Snappy,
                 };
-                let figures = get_figures(config, fixture, present, filter, cached, false)?;
                 rows.push(Row {
-                    workload: format!(
-                        "get {}, {}, {}",
-                        if present { "present" } else { "absent" },
-                        if filter { "Bloom filter" } else { "no filter" },
-                        if cached { "8 MiB cache" } else { "no cache" },
-                    ),
+                    workload: name(present, filter, cached),
                     unit: Unit::NsPerOp,
-                    figures,
-                    target,
+                    figures: get_figures(config, fixture, case)?,
+                    target: target(present, filter),
                 });
             }
         }
     }
+    for present in [true, false] {
+        let case = GetCase {
+            present,
+            filter: true,
+            cached: false,
+            verify: false,
+            compression: Compression::None,
+        };
+        rows.push(Row {
+            workload: format!("{}, uncompressed", name(present, true, false)),
+            unit: Unit::NsPerOp,
+            figures: get_figures(config, fixture, case)?,
+            target: target(present, true),
+        });
+    }
     Ok(rows)
 }
 
-fn get_figures(
-    config: &Config,
-    fixture: &Fixture,
+/// One get workload.
+#[derive(Debug, Clone, Copy)]
+struct GetCase {
     present: bool,
     filter: bool,
     cached: bool,
     verify: bool,
-) -> Result<[Option<f64>; 4]> {
+    compression: Compression,
+}
+
+fn get_figures(config: &Config, fixture: &Fixture, case: GetCase) -> Result<[Option<f64>; 4]> {
+    let GetCase {
+        present,
+        filter,
+        cached,
+        verify,
+        compression,
+    } = case;
+    let (shared, sstable_path) = fixture.paths(compression);
     let queries: Vec<u8> = get_query_ids(config.entries, config.queries, present)
         .into_iter()
         .flat_map(key)
@@ -940,7 +1000,7 @@ fn get_figures(
         System::Leveltable,
         Box::new(|| {
             let cache = cached.then(|| Cache::shared(CACHE_BYTES as u64));
-            let table = open_ours(&fixture.shared, filter, cache, verify)?;
+            let table = open_ours(shared, filter, cache, verify)?;
             let (elapsed, found) = timed(|| ours_gets(&table, queries))?;
             check(found == expected, || {
                 format!("leveltable found {found} of {expected}")
@@ -953,7 +1013,7 @@ fn get_figures(
             System::LevelDb,
             Box::new(|| {
                 let bits = if filter { BITS_PER_KEY } else { 0 };
-                let mut table = leveldb::Table::open(&fixture.shared, bits, cache_bytes)?;
+                let mut table = leveldb::Table::open(shared, bits, cache_bytes)?;
                 let (elapsed, (found, _)) = timed(|| Ok(table.gets(queries, verify)?))?;
                 check(found == expected, || {
                     format!("LevelDB found {found} of {expected}")
@@ -967,9 +1027,8 @@ fn get_figures(
         Box::new(|| {
             // sstable always has a block cache; one block is the least it allows.
             let blocks = if cached { CACHE_BYTES / 4096 } else { 1 };
-            let options = sstable_options(Compression::Snappy, filter, blocks);
-            let table =
-                sstable::Table::new_from_file(options, &fixture.sstable).map_err(peer_error)?;
+            let options = sstable_options(compression, filter, blocks);
+            let table = sstable::Table::new_from_file(options, sstable_path).map_err(peer_error)?;
             let (elapsed, found) = timed(|| {
                 let mut found = 0u64;
                 for k in queries.iter() {
@@ -986,13 +1045,19 @@ fn get_figures(
     best_of(config.rounds, Unit::NsPerOp, &mut jobs)
 }
 
-fn scan_rows(config: &Config, fixture: &Fixture, verify: bool) -> Result<Vec<Row>> {
+fn scan_rows(
+    config: &Config,
+    fixture: &Fixture,
+    compression: Compression,
+    verify: bool,
+) -> Result<Vec<Row>> {
+    let (shared, sstable_path) = fixture.paths(compression);
     let n = fixture.entries.len() as u64;
     let raw = fixture.entries.raw_bytes();
     let mut jobs: Vec<(System, Job<'_>)> = vec![(
         System::Leveltable,
         Box::new(|| {
-            let table = open_ours(&fixture.shared, false, None, verify)?;
+            let table = open_ours(shared, false, None, verify)?;
             let (elapsed, (entries, bytes)) = timed(|| ours_scan(&table))?;
             check(entries == n && bytes == raw, || {
                 format!("leveltable scanned {entries}")
@@ -1007,7 +1072,7 @@ fn scan_rows(config: &Config, fixture: &Fixture, verify: bool) -> Result<Vec<Row
         jobs.push((
             System::LevelDb,
             Box::new(|| {
-                let mut table = leveldb::Table::open(&fixture.shared, 0, 0)?;
+                let mut table = leveldb::Table::open(shared, 0, 0)?;
                 let (elapsed, (entries, bytes)) = timed(|| Ok(table.scan(verify)?))?;
                 check(entries == n && bytes == raw, || {
                     format!("LevelDB scanned {entries}")
@@ -1023,9 +1088,8 @@ fn scan_rows(config: &Config, fixture: &Fixture, verify: bool) -> Result<Vec<Row
         System::Sstable,
         Box::new(|| {
             use sstable::SSIterator;
-            let options = sstable_options(Compression::Snappy, false, 1);
-            let table =
-                sstable::Table::new_from_file(options, &fixture.sstable).map_err(peer_error)?;
+            let options = sstable_options(compression, false, 1);
+            let table = sstable::Table::new_from_file(options, sstable_path).map_err(peer_error)?;
             let (elapsed, (entries, bytes)) = timed(|| {
                 let mut iter = table.iter();
                 let (mut k, mut v) = (Vec::new(), Vec::new());
@@ -1049,7 +1113,8 @@ fn scan_rows(config: &Config, fixture: &Fixture, verify: bool) -> Result<Vec<Row
     let figures = best_of(config.rounds, Unit::MbPerSec, &mut jobs)?;
     Ok(vec![Row {
         workload: format!(
-            "scan, snappy{} (key + value bytes)",
+            "scan, {}{} (key + value bytes)",
+            compression_label(compression),
             if verify { ", checksums on" } else { "" }
         ),
         unit: Unit::MbPerSec,
@@ -1063,14 +1128,21 @@ fn scan_rows(config: &Config, fixture: &Fixture, verify: bool) -> Result<Vec<Row
 }
 
 fn checksum_rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
-    let figures = get_figures(config, fixture, true, true, false, true)?;
+    let case = GetCase {
+        present: true,
+        filter: true,
+        cached: false,
+        verify: true,
+        compression: Compression::Snappy,
+    };
+    let figures = get_figures(config, fixture, case)?;
     let mut rows = vec![Row {
         workload: "get present, Bloom filter, no cache, checksums on".into(),
         unit: Unit::NsPerOp,
         figures,
         target: Target::TimeAtMost(0.7),
     }];
-    rows.extend(scan_rows(config, fixture, true)?);
+    rows.extend(scan_rows(config, fixture, Compression::Snappy, true)?);
     Ok(rows)
 }
 
