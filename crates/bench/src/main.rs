@@ -13,7 +13,7 @@ use leveltable_bench::memory::{self, CHILD_COMMAND};
 use leveltable_bench::report::{System, render_table};
 use leveltable_bench::runner::{self, Config, WORKLOADS};
 
-const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--dir DIR] WORKLOAD...
+const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--dir DIR] WORKLOAD...
 workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory";
 
 fn main() -> ExitCode {
@@ -47,6 +47,8 @@ fn main() -> ExitCode {
 fn run(args: &[String]) -> runner::Result<()> {
     let mut smoke = false;
     let mut rounds = None;
+    let mut entries = None;
+    let mut queries = None;
     let mut dir: Option<PathBuf> = None;
     let mut names: Vec<&str> = Vec::new();
     let mut it = args.iter();
@@ -54,6 +56,8 @@ fn run(args: &[String]) -> runner::Result<()> {
         match arg.as_str() {
             "--smoke" => smoke = true,
             "--rounds" => rounds = Some(it.next().ok_or(USAGE)?.parse()?),
+            "--entries" => entries = Some(it.next().ok_or(USAGE)?.parse()?),
+            "--queries" => queries = Some(it.next().ok_or(USAGE)?.parse()?),
             "--dir" => dir = Some(it.next().ok_or(USAGE)?.into()),
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -78,6 +82,12 @@ fn run(args: &[String]) -> runner::Result<()> {
     };
     if let Some(r) = rounds {
         config.rounds = r;
+    }
+    if let Some(n) = entries {
+        config.entries = n;
+    }
+    if let Some(q) = queries {
+        config.queries = q;
     }
     let exe = std::env::current_exe()?;
     let results = runner::run(&config, &names, Some(&exe))?;
