@@ -121,6 +121,32 @@ fn best_of(rounds: usize, unit: Unit, jobs: &mut [(System, Job<'_>)]) -> Result<
     Ok(best)
 }
 
+/// Like [`best_of`] for two job sets measured in the same rounds: in each round, each
+/// system runs its job from `a` and then its job from `b`, so both figures share the
+/// machine's conditions.
+fn best_of_paired<'j>(
+    rounds: usize,
+    unit: Unit,
+    a: &mut [(System, Job<'j>)],
+    b: &mut [(System, Job<'j>)],
+) -> Result<([Option<f64>; 4], [Option<f64>; 4])> {
+    let mut best: [[Option<f64>; 4]; 2] = [[None; 4]; 2];
+    for _ in 0..rounds.max(1) {
+        for ((system, job_a), (system_b, job_b)) in a.iter_mut().zip(b.iter_mut()) {
+            debug_assert_eq!(system, system_b);
+            for (side, job) in [(0, job_a), (1, job_b)] {
+                let sample = job()?;
+                let value = unit.figure(sample.elapsed, sample.work);
+                let slot = &mut best[side][system.index()];
+                if slot.is_none_or(|b| unit.better(value, b)) {
+                    *slot = Some(value);
+                }
+            }
+        }
+    }
+    Ok((best[0], best[1]))
+}
+
 fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(Duration, T)> {
     let start = Instant::now();
     let out = f()?;
@@ -325,6 +351,8 @@ pub struct Results {
     pub rows: Vec<Row>,
     /// Rendered extra sections (filters, memory), in order.
     pub sections: Vec<String>,
+    /// What checksums cost each system.
+    pub checksum_costs: Vec<ChecksumCost>,
 }
 
 /// The table files shared by the read workloads, built once per run (untimed), with snappy
@@ -424,7 +452,9 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
             }
             "checksum" => {
                 let f = fixture.as_ref().expect("built above");
-                results.rows.extend(checksum_rows(config, f)?);
+                let (rows, costs) = checksum_rows(config, f)?;
+                results.rows.extend(rows);
+                results.checksum_costs.extend(costs);
             }
             "filters" => results.sections.push(crate::filters::run(config)?),
             "memory" => results.sections.push(crate::memory::run(
@@ -986,6 +1016,24 @@ struct GetCase {
 }
 
 fn get_figures(config: &Config, fixture: &Fixture, case: GetCase) -> Result<[Option<f64>; 4]> {
+    let queries = get_query_keys(config, case.present);
+    let mut jobs = get_jobs(fixture, case, Records::new(&queries, KEY_LEN));
+    best_of(config.rounds, Unit::NsPerOp, &mut jobs)
+}
+
+fn get_query_keys(config: &Config, present: bool) -> Vec<u8> {
+    get_query_ids(config.entries, config.queries, present)
+        .into_iter()
+        .flat_map(key)
+        .collect()
+}
+
+/// One job per system running the gets of `case` over `queries`.
+fn get_jobs<'a>(
+    fixture: &'a Fixture,
+    case: GetCase,
+    queries: Records<'a>,
+) -> Vec<(System, Job<'a>)> {
     let GetCase {
         present,
         filter,
@@ -994,17 +1042,12 @@ fn get_figures(config: &Config, fixture: &Fixture, case: GetCase) -> Result<[Opt
         compression,
     } = case;
     let (shared, sstable_path) = fixture.paths(compression);
-    let queries: Vec<u8> = get_query_ids(config.entries, config.queries, present)
-        .into_iter()
-        .flat_map(key)
-        .collect();
-    let queries = Records::new(&queries, KEY_LEN);
     let q = queries.count() as f64;
     let expected = if present { queries.count() as u64 } else { 0 };
     let cache_bytes = if cached { CACHE_BYTES } else { 0 };
     let mut jobs: Vec<(System, Job<'_>)> = vec![(
         System::Leveltable,
-        Box::new(|| {
+        Box::new(move || {
             let cache = cached.then(|| Cache::shared(CACHE_BYTES as u64));
             let table = open_ours(shared, filter, cache, verify)?;
             let (elapsed, found) = timed(|| ours_gets(&table, queries))?;
@@ -1017,7 +1060,7 @@ fn get_figures(config: &Config, fixture: &Fixture, case: GetCase) -> Result<[Opt
     if leveldb_on() {
         jobs.push((
             System::LevelDb,
-            Box::new(|| {
+            Box::new(move || {
                 let bits = if filter { BITS_PER_KEY } else { 0 };
                 let mut table = leveldb::Table::open(shared, bits, cache_bytes)?;
                 let (elapsed, (found, _)) = timed(|| Ok(table.gets(queries, verify)?))?;
@@ -1030,7 +1073,7 @@ fn get_figures(config: &Config, fixture: &Fixture, case: GetCase) -> Result<[Opt
     }
     jobs.push((
         System::Sstable,
-        Box::new(|| {
+        Box::new(move || {
             // sstable always has a block cache; one block is the least it allows.
             let blocks = if cached { CACHE_BYTES / 4096 } else { 1 };
             let options = sstable_options(compression, filter, blocks);
@@ -1048,7 +1091,7 @@ fn get_figures(config: &Config, fixture: &Fixture, case: GetCase) -> Result<[Opt
             Ok(Sample { elapsed, work: q })
         }),
     ));
-    best_of(config.rounds, Unit::NsPerOp, &mut jobs)
+    jobs
 }
 
 fn scan_rows(
@@ -1057,12 +1100,36 @@ fn scan_rows(
     compression: Compression,
     verify: bool,
 ) -> Result<Vec<Row>> {
+    let mut jobs = scan_jobs(fixture, compression, verify);
+    let figures = best_of(config.rounds, Unit::MbPerSec, &mut jobs)?;
+    Ok(vec![scan_row(compression, verify, figures)])
+}
+
+fn scan_row(compression: Compression, verify: bool, figures: [Option<f64>; 4]) -> Row {
+    Row {
+        workload: format!(
+            "scan, {}{} (key + value bytes)",
+            compression_label(compression),
+            if verify { ", checksums on" } else { "" }
+        ),
+        unit: Unit::MbPerSec,
+        figures,
+        target: if verify {
+            Target::None
+        } else {
+            Target::ThroughputAtLeast(1.5)
+        },
+    }
+}
+
+/// One job per system scanning the table of `compression`.
+fn scan_jobs(fixture: &Fixture, compression: Compression, verify: bool) -> Vec<(System, Job<'_>)> {
     let (shared, sstable_path) = fixture.paths(compression);
     let n = fixture.entries.len() as u64;
     let raw = fixture.entries.raw_bytes();
     let mut jobs: Vec<(System, Job<'_>)> = vec![(
         System::Leveltable,
-        Box::new(|| {
+        Box::new(move || {
             let table = open_ours(shared, false, None, verify)?;
             let (elapsed, (entries, bytes)) = timed(|| ours_scan(&table))?;
             check(entries == n && bytes == raw, || {
@@ -1077,7 +1144,7 @@ fn scan_rows(
     if leveldb_on() {
         jobs.push((
             System::LevelDb,
-            Box::new(|| {
+            Box::new(move || {
                 let mut table = leveldb::Table::open(shared, 0, 0)?;
                 let (elapsed, (entries, bytes)) = timed(|| Ok(table.scan(verify)?))?;
                 check(entries == n && bytes == raw, || {
@@ -1092,7 +1159,7 @@ fn scan_rows(
     }
     jobs.push((
         System::Sstable,
-        Box::new(|| {
+        Box::new(move || {
             use sstable::SSIterator;
             let options = sstable_options(compression, false, 1);
             let table = sstable::Table::new_from_file(options, sstable_path).map_err(peer_error)?;
@@ -1116,75 +1183,87 @@ fn scan_rows(
             })
         }),
     ));
-    let figures = best_of(config.rounds, Unit::MbPerSec, &mut jobs)?;
-    Ok(vec![Row {
-        workload: format!(
-            "scan, {}{} (key + value bytes)",
-            compression_label(compression),
-            if verify { ", checksums on" } else { "" }
-        ),
-        unit: Unit::MbPerSec,
-        figures,
-        target: if verify {
-            Target::None
-        } else {
-            Target::ThroughputAtLeast(1.5)
-        },
-    }])
+    jobs
 }
 
-fn checksum_rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
+/// Gets of present keys and snappy scans with checksums off and on, measured in the same
+/// rounds. Returns the "checksums on" rows and each system's cost: checked time over
+/// unchecked time.
+fn checksum_rows(config: &Config, fixture: &Fixture) -> Result<(Vec<Row>, Vec<ChecksumCost>)> {
+    let mut costs = Vec::new();
+    let mut record = |label: &str, unit: Unit, off: &[Option<f64>; 4], on: &[Option<f64>; 4]| {
+        for system in [System::Leveltable, System::LevelDb] {
+            if let (Some(a), Some(b)) = (off[system.index()], on[system.index()]) {
+                costs.push(ChecksumCost {
+                    workload: label.to_string(),
+                    system,
+                    unchecked: a,
+                    checked: b,
+                    ratio: unit.speedup(a, b),
+                });
+            }
+        }
+    };
     let case = GetCase {
         present: true,
         filter: true,
         cached: false,
-        verify: true,
+        verify: false,
         compression: Compression::Snappy,
     };
-    let figures = get_figures(config, fixture, case)?;
-    let mut rows = vec![Row {
-        workload: "get present, Bloom filter, no cache, checksums on".into(),
-        unit: Unit::NsPerOp,
-        figures,
-        target: Target::TimeAtMost(0.7),
-    }];
-    rows.extend(scan_rows(config, fixture, Compression::Snappy, true)?);
-    Ok(rows)
+    let queries = get_query_keys(config, true);
+    let queries = Records::new(&queries, KEY_LEN);
+    let mut off = get_jobs(fixture, case, queries);
+    let mut on = get_jobs(
+        fixture,
+        GetCase {
+            verify: true,
+            ..case
+        },
+        queries,
+    );
+    let (get_off, get_on) = best_of_paired(config.rounds, Unit::NsPerOp, &mut off, &mut on)?;
+    record(
+        "get present, Bloom filter, no cache, snappy",
+        Unit::NsPerOp,
+        &get_off,
+        &get_on,
+    );
+    drop((off, on));
+    let mut off = scan_jobs(fixture, Compression::Snappy, false);
+    let mut on = scan_jobs(fixture, Compression::Snappy, true);
+    let (scan_off, scan_on) = best_of_paired(config.rounds, Unit::MbPerSec, &mut off, &mut on)?;
+    record("scan, snappy", Unit::MbPerSec, &scan_off, &scan_on);
+    let rows = vec![
+        Row {
+            workload: "get present, Bloom filter, no cache, checksums on".into(),
+            unit: Unit::NsPerOp,
+            figures: get_on,
+            target: Target::TimeAtMost(0.7),
+        },
+        scan_row(Compression::Snappy, true, scan_on),
+    ];
+    Ok((rows, costs))
 }
 
-/// The cost of checksums for each system: checked time over unchecked time, for gets of
-/// present keys and for scans, from rows of the same run.
-pub fn checksum_costs(rows: &[Row]) -> Vec<(String, System, f64)> {
-    let find = |name: &str| rows.iter().find(|r| r.workload == name);
-    let pairs = [
-        (
-            "get present",
-            "get present, Bloom filter, no cache",
-            "get present, Bloom filter, no cache, checksums on",
-        ),
-        (
-            "scan",
-            "scan, snappy (key + value bytes)",
-            "scan, snappy, checksums on (key + value bytes)",
-        ),
-    ];
-    let mut out = Vec::new();
-    for (label, plain, checked) in pairs {
-        let (Some(plain), Some(checked)) = (find(plain), find(checked)) else {
-            continue;
-        };
-        for system in [System::Leveltable, System::LevelDb] {
-            if let (Some(a), Some(b)) = (
-                plain.figures[system.index()],
-                checked.figures[system.index()],
-            ) {
-                // Time ratio: checked over unchecked.
-                out.push((label.to_string(), system, plain.unit.speedup(a, b)));
-            }
-        }
-    }
-    out
+/// The cost of verifying checksums on one workload for one system, from figures measured
+/// in the same rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChecksumCost {
+    /// Workload.
+    pub workload: String,
+    /// System.
+    pub system: System,
+    /// Figure with checksums off.
+    pub unchecked: f64,
+    /// Figure with checksums on.
+    pub checked: f64,
+    /// Checked time over unchecked time.
+    pub ratio: f64,
 }
+
+/// At most this checked-over-unchecked time for leveltable.
+pub const CHECKSUM_COST_TARGET: f64 = 1.2;
 
 #[cfg(test)]
 mod tests {
