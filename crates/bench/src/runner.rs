@@ -104,6 +104,9 @@ pub struct Sample {
 
 type Job<'a> = Box<dyn FnMut() -> Result<Sample> + 'a>;
 
+/// One figure per system, indexed by [`System::index`].
+pub type Figures = [Option<f64>; 4];
+
 /// Runs each job `rounds` times, interleaving systems within each round, and keeps each
 /// system's best figure.
 fn best_of(rounds: usize, unit: Unit, jobs: &mut [(System, Job<'_>)]) -> Result<[Option<f64>; 4]> {
@@ -122,19 +125,20 @@ fn best_of(rounds: usize, unit: Unit, jobs: &mut [(System, Job<'_>)]) -> Result<
 }
 
 /// Like [`best_of`] for two job sets measured in the same rounds: in each round, each
-/// system runs its job from `a` and then its job from `b`, so both figures share the
-/// machine's conditions.
+/// system runs its jobs in the order `a b b a`, so both figures share the machine's
+/// conditions and neither side always profits from what the other left warm.
 fn best_of_paired<'j>(
     rounds: usize,
     unit: Unit,
     a: &mut [(System, Job<'j>)],
     b: &mut [(System, Job<'j>)],
-) -> Result<([Option<f64>; 4], [Option<f64>; 4])> {
-    let mut best: [[Option<f64>; 4]; 2] = [[None; 4]; 2];
+) -> Result<(Figures, Figures)> {
+    let mut best: [Figures; 2] = [[None; 4]; 2];
     for _ in 0..rounds.max(1) {
         for ((system, job_a), (system_b, job_b)) in a.iter_mut().zip(b.iter_mut()) {
             debug_assert_eq!(system, system_b);
-            for (side, job) in [(0, job_a), (1, job_b)] {
+            for side in [0, 1, 1, 0] {
+                let job = if side == 0 { &mut *job_a } else { &mut *job_b };
                 let sample = job()?;
                 let value = unit.figure(sample.elapsed, sample.work);
                 let slot = &mut best[side][system.index()];
