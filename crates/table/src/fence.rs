@@ -110,18 +110,24 @@ impl Fence {
             Ordering::Equal => {}
         }
         let tp = prefix_at(target, c);
+        let prefixes = &self.prefixes[..];
+        // `partition_point` is a branch-free binary search without bounds checks: each step
+        // picks the next half with a conditional move, so a step costs a load, not a
+        // mispredicted branch. Keys before `lo` are < target (their prefixes are smaller).
+        let lo = prefixes.partition_point(|&p| p < tp);
+        if prefixes.get(lo) != Some(&tp) {
+            // Prefix at `lo` is greater (or `lo == m`): that key is the first >= target.
+            return lo;
+        }
+        // Ties: restart points `lo..hi` share the target's 8 bytes; compare them in full.
+        let hi = lo + prefixes[lo..].partition_point(|&p| p == tp);
         // Invariant: keys before `lo` are < target, keys at or after `hi` are >= target.
-        let (mut lo, mut hi) = (0, m);
+        let (mut lo, mut hi) = (lo, hi);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let below = match self.prefixes[mid].cmp(&tp) {
-                Ordering::Less => true,
-                Ordering::Greater => false,
-                // A restart key that does not decode stops the fast search here; the cursor
-                // then reports the corruption when it reads that entry.
-                Ordering::Equal => full_key(mid).is_some_and(|k| k < target),
-            };
-            if below {
+            // A restart key that does not decode stops the fast search here; the cursor
+            // then reports the corruption when it reads that entry.
+            if full_key(mid).is_some_and(|k| k < target) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -221,5 +227,36 @@ mod tests {
             ],
         );
         check(&[b"a", b"b"], 1, &[b"", b"a", b"a0", b"b", b"c"]);
+        // Long runs of restart keys whose 8 fenced bytes are equal, ending in different
+        // lengths and bytes past the window: ties are resolved on the full keys.
+        let mut tied: Vec<Vec<u8>> = vec![b"k".to_vec()];
+        for run in [b"aaaaaaaa", b"aaaaaaab", b"bbbbbbbb"] {
+            for i in 0..40u32 {
+                let mut k = b"k".to_vec();
+                k.extend_from_slice(run);
+                k.extend_from_slice(format!("{i:03}").as_bytes());
+                tied.push(k);
+            }
+        }
+        tied.push(b"kzzzzzzzzzz".to_vec());
+        tied.push(b"l".to_vec());
+        let tied_keys: Vec<&[u8]> = tied.iter().map(|k| &k[..]).collect();
+        let mut tied_probes: Vec<Vec<u8>> = tied
+            .iter()
+            .flat_map(|k| {
+                let mut after = k.clone();
+                after.push(b'5');
+                [k[..k.len() - 1].to_vec(), after]
+            })
+            .collect();
+        tied_probes.extend([
+            b"kaaaaaaaa".to_vec(),
+            b"kaaaaaaab999".to_vec(),
+            b"kb".to_vec(),
+        ]);
+        let tied_probes: Vec<&[u8]> = tied_probes.iter().map(|k| &k[..]).collect();
+        for interval in [1, 2, 7] {
+            check(&tied_keys, interval, &tied_probes);
+        }
     }
 }
