@@ -58,29 +58,33 @@ fn read_slice_at(src: &[u8], buf: &mut [u8], offset: u64) -> io::Result<()> {
     }
 }
 
-impl ReadAt for [u8] {
-    fn size(&self) -> io::Result<u64> {
-        Ok(self.len() as u64)
-    }
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        read_slice_at(self, buf, offset)
-    }
-    fn as_bytes(&self) -> Option<&[u8]> {
-        Some(self)
-    }
+/// Implements [`ReadAt`] for types holding their bytes in memory: reads copy from them, and
+/// readers borrow blocks from [`as_bytes`](ReadAt::as_bytes).
+macro_rules! read_at_in_memory {
+    ($($(#[$attr:meta])* $ty:ty),* $(,)?) => {$(
+        $(#[$attr])*
+        impl ReadAt for $ty {
+            fn size(&self) -> io::Result<u64> {
+                Ok(self.len() as u64)
+            }
+            fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+                read_slice_at(self, buf, offset)
+            }
+            fn as_bytes(&self) -> Option<&[u8]> {
+                Some(self)
+            }
+        }
+    )*};
 }
 
-impl ReadAt for Vec<u8> {
-    fn size(&self) -> io::Result<u64> {
-        Ok(self.len() as u64)
-    }
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        read_slice_at(self, buf, offset)
-    }
-    fn as_bytes(&self) -> Option<&[u8]> {
-        Some(self)
-    }
-}
+read_at_in_memory!(
+    [u8],
+    Vec<u8>,
+    #[cfg(feature = "bytes")]
+    bytes::Bytes,
+    #[cfg(feature = "mmap")]
+    memmap2::Mmap,
+);
 
 macro_rules! forward_read_at {
     ($($ptr:ty),*) => {$(
@@ -141,32 +145,6 @@ impl ReadAt for File {
             io::ErrorKind::Unsupported,
             "positional file reads are not supported on this platform",
         ))
-    }
-}
-
-#[cfg(feature = "bytes")]
-impl ReadAt for bytes::Bytes {
-    fn size(&self) -> io::Result<u64> {
-        Ok(self.len() as u64)
-    }
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        read_slice_at(self, buf, offset)
-    }
-    fn as_bytes(&self) -> Option<&[u8]> {
-        Some(self)
-    }
-}
-
-#[cfg(feature = "mmap")]
-impl ReadAt for memmap2::Mmap {
-    fn size(&self) -> io::Result<u64> {
-        Ok(self.len() as u64)
-    }
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        read_slice_at(self, buf, offset)
-    }
-    fn as_bytes(&self) -> Option<&[u8]> {
-        Some(self)
     }
 }
 

@@ -228,35 +228,16 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
     /// If the current data block is exhausted, moves on to the first entry of the next
     /// non-empty one. Stops on errors.
     fn skip_empty_forward(&mut self) {
-        loop {
-            if self.error.is_some() {
-                return;
-            }
-            if let Some(d) = &self.data {
-                if d.cursor.valid() {
-                    return;
-                }
-                if let Err(e) = d.cursor.status() {
-                    let e = d.block.locate(e, &d.handle);
-                    self.fail(e);
-                    return;
-                }
-            }
-            if !self.index.valid() {
-                self.init_data_block();
-                return;
-            }
-            let (index, _) = self.table.index_parts();
-            self.index.next(index);
-            self.init_data_block();
-            if let Some(d) = &mut self.data {
-                d.cursor.seek_to_first(d.block.data());
-            }
-        }
+        self.skip_empty(Step::Forward);
     }
 
-    /// Like [`skip_empty_forward`](Self::skip_empty_forward), backwards.
+    /// Like [`skip_empty_forward`](Self::skip_empty_forward), backwards: to the last entry of
+    /// the previous non-empty block.
     fn skip_empty_backward(&mut self) {
+        self.skip_empty(Step::Backward);
+    }
+
+    fn skip_empty(&mut self, step: Step) {
         loop {
             if self.error.is_some() {
                 return;
@@ -276,10 +257,16 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
                 return;
             }
             let (index, _) = self.table.index_parts();
-            self.index.prev(index);
+            match step {
+                Step::Forward => self.index.next(index),
+                Step::Backward => self.index.prev(index),
+            }
             self.init_data_block();
             if let Some(d) = &mut self.data {
-                d.cursor.seek_to_last(d.block.data());
+                match step {
+                    Step::Forward => d.cursor.seek_to_first(d.block.data()),
+                    Step::Backward => d.cursor.seek_to_last(d.block.data()),
+                }
             }
         }
     }
@@ -438,3 +425,10 @@ impl<R: ReadAt> DoubleEndedIterator for Range<'_, R> {
 }
 
 impl<R: ReadAt> std::iter::FusedIterator for Range<'_, R> {}
+
+/// Which way [`TableIter`] moves past exhausted data blocks.
+#[derive(Clone, Copy)]
+enum Step {
+    Forward,
+    Backward,
+}
