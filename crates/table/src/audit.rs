@@ -169,14 +169,7 @@ fn known_policies() -> [Arc<dyn FilterPolicy>; 2] {
 /// Any error reading the table's blocks.
 pub fn audit<R: ReadAt>(table: &Table<R>, options: &AuditOptions) -> Result<AuditReport> {
     let properties = table.properties();
-    let entries = count_entries(table)?;
-    let stride = (entries / options.max_keys.max(1) as u64).max(1);
-    let mut sample = Vec::new();
-    for (i, entry) in table.entries().enumerate() {
-        if i as u64 % stride == 0 {
-            sample.push(entry?.0);
-        }
-    }
+    let (entries, sample) = sample_keys(table, options.max_keys.max(1))?;
 
     // Every probe, routed to its block; absent ones only.
     let mut rng = options.seed;
@@ -237,16 +230,35 @@ pub fn audit<R: ReadAt>(table: &Table<R>, options: &AuditOptions) -> Result<Audi
     })
 }
 
-fn count_entries<R: ReadAt>(table: &Table<R>) -> Result<u64> {
+/// Counts the entries and keeps every `stride`-th key in one pass, doubling the stride (and
+/// halving the sample) whenever the sample would exceed `max_keys`: the sample stays evenly
+/// spread over the whole table.
+fn sample_keys<R: ReadAt>(table: &Table<R>, max_keys: usize) -> Result<(u64, Vec<Vec<u8>>)> {
+    let mut sample: Vec<Vec<u8>> = Vec::new();
+    let mut stride = 1u64;
     let mut it = table.iter();
     it.seek_to_first();
-    let mut n = 0;
+    let mut n = 0u64;
     while it.valid() {
+        if n % stride == 0 {
+            if sample.len() == max_keys {
+                // Keep keys 0, 2·stride, 4·stride, ...: every other one.
+                let mut i = 0;
+                sample.retain(|_| {
+                    i += 1;
+                    i % 2 == 1
+                });
+                stride *= 2;
+            }
+            if n % stride == 0 {
+                sample.push(it.key().to_vec());
+            }
+        }
         n += 1;
         it.next();
     }
     it.status()?;
-    Ok(n)
+    Ok((n, sample))
 }
 
 /// `(block offset, probe)` if `probe` is absent and a get would consult a block for it.
@@ -399,6 +411,26 @@ mod tests {
         }
         builder.finish().unwrap();
         Table::open(builder.into_inner(), ReadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn samples_are_even_and_bounded() {
+        let keys = (0..1_000u64).map(|i| format!("{i:04}").into_bytes());
+        let table = table_of(keys, false);
+        let (n, sample) = sample_keys(&table, 100).unwrap();
+        assert_eq!(n, 1_000);
+        assert!(
+            sample.len() <= 100 && sample.len() >= 50,
+            "{}",
+            sample.len()
+        );
+        let expected: Vec<Vec<u8>> = (0..1_000u64)
+            .step_by(16)
+            .map(|i| format!("{i:04}").into_bytes())
+            .collect();
+        assert_eq!(sample, expected);
+        let (_, all) = sample_keys(&table, 5_000).unwrap();
+        assert_eq!(all.len(), 1_000);
     }
 
     #[test]
