@@ -2,6 +2,10 @@
 //! written in internal-key order, then every entry and every lookup at every interesting
 //! snapshot compared with a model; separators checked against the order; malformed keys.
 
+mod common;
+
+use common::Reverse;
+
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,20 +20,6 @@ use leveltable_table::{
     ReadOptions, Table, TableBuilder,
 };
 use proptest::prelude::*;
-
-/// Bytewise order reversed: a user comparator that is not LevelDB's default.
-struct Reverse;
-
-impl Comparator for Reverse {
-    fn name(&self) -> &str {
-        "test.Reverse"
-    }
-    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        b.cmp(a)
-    }
-    fn find_shortest_separator(&self, _start: &mut Vec<u8>, _limit: &[u8]) {}
-    fn find_short_successor(&self, _key: &mut Vec<u8>) {}
-}
 
 /// A user key's versions: sequence → (type, value). Newest last in the map's order.
 type Versions = BTreeMap<u64, (ValueType, Vec<u8>)>;

@@ -1,7 +1,9 @@
 //! Tables built from random entries with random options, read back through every access
 //! path and compared with a `BTreeMap`.
 
-use std::cmp::Ordering;
+mod common;
+
+use common::Reverse;
 use std::collections::BTreeMap;
 use std::io;
 use std::ops::Bound;
@@ -248,20 +250,6 @@ proptest! {
             check(&table, &model, &probes);
         }
     }
-}
-
-/// Orders keys from the largest to the smallest: exercises the non-bytewise path.
-struct Reverse;
-
-impl Comparator for Reverse {
-    fn name(&self) -> &str {
-        "test.Reverse"
-    }
-    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        b.cmp(a)
-    }
-    fn find_shortest_separator(&self, _start: &mut Vec<u8>, _limit: &[u8]) {}
-    fn find_short_successor(&self, _key: &mut Vec<u8>) {}
 }
 
 #[test]
