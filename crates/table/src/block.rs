@@ -64,8 +64,9 @@ impl Layout {
         })
     }
 
+    /// Offset of restart point `index`.
     #[inline]
-    fn restart_point(&self, data: &[u8], index: usize) -> usize {
+    pub(crate) fn restart_point(&self, data: &[u8], index: usize) -> usize {
         // In range for the data the layout was parsed from; for any other slice an
         // out-of-range read yields an offset past the entries, which ends iteration.
         fixed32_at(data, self.restarts_offset + 4 * index).map_or(usize::MAX, |r| r as usize)

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use crate::block::{Block, Cursor, Layout, restart_key};
 use crate::cache::{Cache, CachedBlock};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
-use crate::fence::Fence;
+use crate::fence::{Fence, pack_handle};
 use crate::file::ReadAt;
 use crate::filter::{FILTER_META_PREFIX, LoadedFilter};
 use crate::format::{
@@ -400,16 +400,17 @@ impl<R: ReadAt> Table<R> {
             }
         }
 
-        let (data_blocks, data_size) = scan_index(
+        let scan = scan_index(
             &index,
             index_layout,
             &*options.comparator,
             footer.index.offset,
             index_compressed,
         )?;
+        let (data_blocks, data_size) = (scan.blocks, scan.size);
         let bytewise = is_bytewise(&*options.comparator);
         let fence = if bytewise {
-            Fence::build(&index, index_layout)
+            Fence::build(&index, index_layout, scan.handles.as_deref())
         } else {
             None
         };
@@ -510,6 +511,15 @@ impl<R: ReadAt> Table<R> {
         cmp: &C,
         key: &[u8],
     ) -> Result<Option<BlockHandle>> {
+        if let Some(fence) = &self.fence
+            && self.index_all_restarts
+        {
+            let (index, layout) = (&self.index[..], self.index_layout);
+            let first = fence.first_at_or_after(key, |i| restart_key(index, layout, i));
+            if let Some(handle) = fence.handle(first) {
+                return Ok(Some(handle));
+            }
+        }
         let mut index = Cursor::new(self.index_layout, INDEX_KEY.take());
         self.seek_index(&mut index, cmp, key);
         let handle = if index.valid() {
@@ -909,26 +919,52 @@ fn read_filter_entries(metaindex: &[u8], at: u64, compressed: bool) -> Result<Ve
 
 /// Counts the index entries and adds up the data blocks' stored sizes, checking that every
 /// handle decodes.
+/// What a walk over the index block found.
+struct IndexScan {
+    /// Data blocks (index entries).
+    blocks: u64,
+    /// Their stored bytes, trailers included.
+    size: u64,
+    /// The packed handle of every index entry, if every entry sits at its own restart point
+    /// (entry `i` at restart point `i`, as LevelDB writes index blocks) and every handle
+    /// packs.
+    handles: Option<Vec<u64>>,
+}
+
+/// Walks the index block, checking that every handle decodes.
 fn scan_index(
     index: &[u8],
     layout: Layout,
     cmp: &dyn Comparator,
     at: u64,
     compressed: bool,
-) -> Result<(u64, u64)> {
+) -> Result<IndexScan> {
     let mut it = Block::from_parts(index, layout).iter(cmp);
     it.seek_to_first();
     let (mut blocks, mut size) = (0u64, 0u64);
+    let mut handles = Some(Vec::with_capacity(layout.num_restarts));
     while it.valid() {
         let mut value = it.value();
         let handle = BlockHandle::decode_from(&mut value)
             .map_err(|e| locate(e.at(it.entry_offset() as u64), at, compressed))?;
+        if let Some(packed) = &mut handles {
+            let own_restart = usize::try_from(blocks)
+                .is_ok_and(|i| layout.restart_point(index, i) == it.entry_offset());
+            match pack_handle(&handle) {
+                Some(p) if own_restart => packed.push(p),
+                _ => handles = None,
+            }
+        }
         blocks += 1;
         size = size.saturating_add(handle.size.saturating_add(BLOCK_TRAILER_LEN as u64));
         it.next();
     }
     it.status().map_err(|e| locate(e, at, compressed))?;
-    Ok((blocks, size))
+    Ok(IndexScan {
+        blocks,
+        size,
+        handles: handles.filter(|h| h.len() == layout.num_restarts),
+    })
 }
 
 #[cfg(test)]
