@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 
 use crate::comparator::Comparator;
 use crate::format::{fixed32_at, get_varint32};
+use crate::prefetch;
 use crate::{Error, Result};
 
 /// Where a block's restart array is; checked against the block's bytes by
@@ -119,6 +120,11 @@ fn decode_entry(input: &[u8]) -> Option<EntryHeader> {
         delta_at,
     })
 }
+
+/// Up to how many restart points a seek hints all restart keys of before its binary search.
+const PREFETCH_RESTARTS: usize = 16;
+/// Most bytes of a restart interval a seek hints before its linear search.
+const PREFETCH_SCAN_BYTES: usize = 2048;
 
 /// Most entries [`PrevCache`] keeps: more than any sane restart interval needs.
 const PREV_CACHE_MAX_ENTRIES: usize = 64;
@@ -239,6 +245,17 @@ impl Cursor {
     pub(crate) fn value<'d>(&self, data: &'d [u8]) -> &'d [u8] {
         data.get(self.value_at..self.value_at + self.value_len)
             .unwrap_or_default()
+    }
+
+    /// The value of the entry after the current one, without moving; `None` if not valid,
+    /// at the last entry, or if that entry does not decode.
+    pub(crate) fn peek_next_value<'d>(&self, data: &'d [u8]) -> Option<&'d [u8]> {
+        if !self.valid() {
+            return None;
+        }
+        let h = decode_entry(data.get(self.next..self.layout.restarts_offset)?)?;
+        let value_at = self.next + h.delta_at + h.non_shared;
+        data.get(value_at..value_at + h.value_len)
     }
 
     /// Offset in the block of the current entry.
@@ -421,6 +438,13 @@ impl Cursor {
         }
         self.corrupt_at = None;
         self.prev_cache.clear();
+        // The binary search visits some of the restart keys in `left..=right`, each a cache
+        // miss in a cold block; when there are few, hint them all so the misses overlap.
+        if right - left < PREFETCH_RESTARTS {
+            for i in left..=right {
+                prefetch::line(data, self.layout.restart_point(data, i));
+            }
+        }
         // Binary search for the last restart point whose key is < target.
         while left < right {
             let mid = left + (right - left).div_ceil(2);
@@ -444,6 +468,14 @@ impl Cursor {
             left == self.restart_index && current_vs_target == Ordering::Less;
         if !continue_from_current {
             self.seek_to_restart(data, left);
+            // The linear search reads on from the restart point, up to the next one.
+            let end = if left + 1 < self.layout.num_restarts {
+                self.layout.restart_point(data, left + 1)
+            } else {
+                self.layout.restarts_offset
+            };
+            let start = self.next.min(end);
+            prefetch::lines(&data[start..end.min(start + PREFETCH_SCAN_BYTES)]);
         }
         // Linear search in the restart block for the first key >= target.
         while self.parse_next(data) {

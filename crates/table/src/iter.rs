@@ -133,6 +133,7 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
         let (index, _) = self.table.index_parts();
         self.index.seek_to_first(index);
         self.init_data_block();
+        self.prefetch_next_block();
         if let Some(d) = &mut self.data {
             d.cursor.seek_to_first(d.block.data());
         }
@@ -225,6 +226,18 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
         }
     }
 
+    /// Hints the data block after the current one, so that a forward scan finds it in cache.
+    fn prefetch_next_block(&self) {
+        let (index, _) = self.table.index_parts();
+        let handle = self
+            .index
+            .peek_next_value(index)
+            .and_then(|mut v| BlockHandle::decode_from(&mut v).ok());
+        if let Some(handle) = handle {
+            self.table.prefetch_block(&handle);
+        }
+    }
+
     /// If the current data block is exhausted, moves on to the first entry of the next
     /// non-empty one. Stops on errors.
     fn skip_empty_forward(&mut self) {
@@ -262,6 +275,9 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
                 Step::Backward => self.index.prev(index),
             }
             self.init_data_block();
+            if step == Step::Forward {
+                self.prefetch_next_block();
+            }
             if let Some(d) = &mut self.data {
                 match step {
                     Step::Forward => d.cursor.seek_to_first(d.block.data()),
@@ -427,7 +443,7 @@ impl<R: ReadAt> DoubleEndedIterator for Range<'_, R> {
 impl<R: ReadAt> std::iter::FusedIterator for Range<'_, R> {}
 
 /// Which way [`TableIter`] moves past exhausted data blocks.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Step {
     Forward,
     Backward,

@@ -18,6 +18,7 @@ use crate::format::{
 };
 use crate::iter::{Range, TableIter};
 use crate::options::ReadOptions;
+use crate::prefetch;
 use crate::{Error, Result};
 
 /// Snappy's output is at most 64 bytes per 3-byte copy element, so a valid stream never
@@ -300,7 +301,10 @@ fn read_block_contents_into<'s, R: ReadAt + ?Sized>(
             .verify(&raw[..n])
             .map_err(|e| e.rebase(handle.offset))?;
     } else if trailer.block_type == Compression::Snappy.type_byte() {
-        touch_lines(&raw[..n]);
+        // The snappy decoder reads its input in data-dependent steps, so each miss on a cold
+        // input line would stall it in turn; hinted up front, the misses overlap. (Verifying
+        // the checksum streams through the input and has the same effect.)
+        prefetch::lines(&raw[..n]);
     }
     match Compression::from_type_byte(trailer.block_type) {
         Some(Compression::None) => Ok((
@@ -331,21 +335,6 @@ fn read_block_contents_into<'s, R: ReadAt + ?Sized>(
         }
         None => Err(Error::corrupt("block type", handle.offset + n as u64)),
     }
-}
-
-/// Loads one byte of every cache line of `bytes`.
-///
-/// The snappy decoder reads its input in data-dependent steps, so each miss on a cold input
-/// line stalls it in turn. These loads are independent, so their misses overlap, and the
-/// decoder then reads from cache. (Verifying the checksum has the same effect: before this,
-/// unchecked gets of snappy blocks were slower than checked ones.)
-#[inline]
-fn touch_lines(bytes: &[u8]) {
-    let mut acc = 0u8;
-    for line in bytes.chunks(64) {
-        acc ^= line[0];
-    }
-    std::hint::black_box(acc);
 }
 
 impl<R: ReadAt> Table<R> {
@@ -588,6 +577,21 @@ impl<R: ReadAt> Table<R> {
         DATA_KEY.set(cursor.into_key_buf());
         block.give_back();
         result
+    }
+
+    /// Hints every cache line of the stored block `handle` points to, trailer included, when
+    /// the source is in memory.
+    pub(crate) fn prefetch_block(&self, handle: &BlockHandle) {
+        let Some(all) = self.source.as_bytes() else {
+            return;
+        };
+        let range = handle.end_with_trailer().and_then(|end| {
+            let start = usize::try_from(handle.offset).ok()?;
+            all.get(start..usize::try_from(end).ok()?)
+        });
+        if let Some(bytes) = range {
+            prefetch::lines(bytes);
+        }
     }
 
     /// Positions `cursor` (over the index block) at the first entry `>= key`.
