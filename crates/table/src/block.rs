@@ -340,6 +340,7 @@ impl Cursor {
     }
 
     /// Moves to the next entry. Does nothing if not valid.
+    #[inline]
     pub(crate) fn next(&mut self, data: &[u8]) {
         if self.valid() {
             self.parse_next(data);

@@ -64,11 +64,13 @@ impl<R> fmt::Debug for TableIter<'_, R> {
 
 impl<R> TableIter<'_, R> {
     /// Whether the cursor is at an entry.
+    #[inline]
     pub fn valid(&self) -> bool {
         self.error.is_none() && self.data.as_ref().is_some_and(|d| d.cursor.valid())
     }
 
     /// The current key (empty if not valid).
+    #[inline]
     pub fn key(&self) -> &[u8] {
         match &self.data {
             Some(d) if self.error.is_none() && d.cursor.valid() => d.cursor.key(),
@@ -77,6 +79,7 @@ impl<R> TableIter<'_, R> {
     }
 
     /// The current value (empty if not valid).
+    #[inline]
     pub fn value(&self) -> &[u8] {
         match &self.data {
             Some(d) if self.error.is_none() && d.cursor.valid() => d.cursor.value(d.block.data()),
@@ -153,14 +156,22 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
     }
 
     /// Moves to the next entry (no-op when not valid).
+    #[inline]
     pub fn next(&mut self) {
-        if !self.valid() {
+        if self.error.is_some() {
             return;
         }
-        if let Some(d) = &mut self.data {
-            d.cursor.next(d.block.data());
+        let Some(d) = &mut self.data else {
+            return;
+        };
+        if !d.cursor.valid() {
+            return;
         }
-        self.skip_empty_forward();
+        d.cursor.next(d.block.data());
+        // Most steps stay inside the block; only its end needs the slower path.
+        if !d.cursor.valid() {
+            self.skip_empty_forward();
+        }
     }
 
     /// Moves to the previous entry (no-op when not valid).
