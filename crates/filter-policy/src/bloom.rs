@@ -19,6 +19,18 @@ const MIN_BITS: usize = 64;
 /// (0.73× against 0.80×).
 const SMALL_FILTER_BYTES: usize = 4096;
 
+/// Keys `create_filter` hashes before setting any of their bits.
+const HASH_CHUNK: usize = 64;
+
+/// Keys `keys_may_match` computes the probe positions of before loading any of their bits.
+/// Measured on a 1M-key filter (1.25 MB): groups of 4 to 8 keys answer in 0.64× the time of
+/// single queries, larger groups a little slower.
+const QUERY_GROUP: usize = 8;
+
+/// The mask of bit `i` of a byte. A table lookup: on x86 a shift by a variable amount costs
+/// more than a load that hits the cache.
+const BIT_MASK: [u8; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+
 /// The most probes a filter may ask for. A larger value in a filter's last byte is reserved by
 /// LevelDB for other encodings, which readers treat as "may match".
 const MAX_PROBES: u8 = 30;
@@ -78,13 +90,22 @@ impl FilterPolicy for BloomFilterPolicy {
         let array = &mut dst[start..start + bytes];
 
         let reduce = Reducer::new(bits);
-        for key in keys {
-            let mut h = hash(key, BLOOM_SEED);
-            let delta = h.rotate_right(17);
-            for _ in 0..self.k {
-                let bit = reduce.reduce(h);
-                array[bit / 8] |= 1 << (bit % 8);
-                h = h.wrapping_add(delta);
+        // Hash a chunk of keys, then set their bits. Each hash is a chain of dependent
+        // multiplies; with nothing between them the chains of different keys overlap, and the
+        // read-modify-writes of the bit array do not wait behind them.
+        let mut hashes = [0u32; HASH_CHUNK];
+        for chunk in keys.chunks(HASH_CHUNK) {
+            for (h, key) in hashes.iter_mut().zip(chunk) {
+                *h = hash(key, BLOOM_SEED);
+            }
+            for &h in &hashes[..chunk.len()] {
+                let mut h = h;
+                let delta = h.rotate_right(17);
+                for _ in 0..self.k {
+                    let bit = reduce.reduce(h);
+                    array[bit / 8] |= BIT_MASK[bit % 8];
+                    h = h.wrapping_add(delta);
+                }
             }
         }
     }
@@ -105,26 +126,87 @@ impl FilterPolicy for BloomFilterPolicy {
         let delta = h.rotate_right(17);
         if array.len() <= SMALL_FILTER_BYTES {
             // All probes fall in a few cache lines: stop at the first clear bit.
-            for _ in 0..k {
-                let bit = reduce.reduce(h);
-                if array[bit / 8] & (1 << (bit % 8)) == 0 {
-                    return false;
-                }
-                h = h.wrapping_add(delta);
-            }
-            return true;
+            return probe_each(k, h, delta, array, reduce);
+        }
+        if reduce.m == 0 {
+            return probe_each(k, h, delta, array, reduce);
         }
         // Probes land in different cache lines that are likely cold. Load them all, without
         // an early exit: the loads are independent, so their misses overlap, and there is no
-        // branch on random filter bits to mispredict.
+        // branch on random filter bits to mispredict (splitting them into two batches with an
+        // exit between measured slower: the exit mispredicts for half the queries).
         let mut all = 1u8;
         for _ in 0..k {
-            let bit = reduce.reduce(h);
+            let bit = reduce.reduce_small(h);
             all &= array[bit / 8] >> (bit % 8);
             h = h.wrapping_add(delta);
         }
         all & 1 != 0
     }
+
+    fn keys_may_match(&self, keys: &[&[u8]], filter: &[u8], out: &mut Vec<bool>) {
+        let k = filter.last().copied().unwrap_or(0);
+        let array = filter.split_last().map_or(&[][..], |(_, a)| a);
+        let reduce = Reducer::new(array.len() * 8);
+        // Small filters are in cache; huge ones (512 MiB and more, `m == 0`) and reserved or
+        // zero probe counts are rare: those keys are asked one at a time.
+        if array.len() <= SMALL_FILTER_BYTES || reduce.m == 0 {
+            out.extend(keys.iter().map(|key| self.key_may_match(key, filter)));
+            return;
+        }
+        // One copy of the loop per probe count, so that the probe loops unroll.
+        macro_rules! by_probes {
+            ($($k:literal)*) => {
+                match k {
+                    $($k => match_groups::<$k>(keys, array, reduce, out),)*
+                    _ => out.extend(keys.iter().map(|key| self.key_may_match(key, filter))),
+                }
+            };
+        }
+        by_probes!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30);
+    }
+}
+
+/// [`FilterPolicy::keys_may_match`] for a large bit array and `K` probes: for a group of keys,
+/// first computes every probe position (hashing: arithmetic only), then loads all their bits
+/// without branches, so that the loads of the whole group are in flight together and their
+/// cache misses overlap.
+fn match_groups<const K: usize>(
+    keys: &[&[u8]],
+    array: &[u8],
+    reduce: Reducer,
+    out: &mut Vec<bool>,
+) {
+    let mut positions = [[0usize; K]; QUERY_GROUP];
+    for group in keys.chunks(QUERY_GROUP) {
+        for (probes, key) in positions.iter_mut().zip(group) {
+            let mut h = hash(key, BLOOM_SEED);
+            let delta = h.rotate_right(17);
+            for p in probes.iter_mut() {
+                *p = reduce.reduce_small(h);
+                h = h.wrapping_add(delta);
+            }
+        }
+        for probes in &positions[..group.len()] {
+            let all = probes
+                .iter()
+                .fold(1u8, |all, &bit| all & (array[bit / 8] >> (bit % 8)));
+            out.push(all & 1 != 0);
+        }
+    }
+}
+
+/// Probes the `k` bits of a key whose hash is `h`, stopping at the first clear one.
+#[inline]
+fn probe_each(k: u8, mut h: u32, delta: u32, array: &[u8], reduce: Reducer) -> bool {
+    for _ in 0..k {
+        let bit = reduce.reduce(h);
+        if array[bit / 8] & BIT_MASK[bit % 8] == 0 {
+            return false;
+        }
+        h = h.wrapping_add(delta);
+    }
+    true
 }
 
 /// Computes `h mod bits` for a fixed `bits` without a division per probe.
@@ -164,6 +246,12 @@ impl Reducer {
             // or bits >= 2^32 (h is its own remainder).
             return if self.bits == 1 { 0 } else { h as usize };
         }
+        self.reduce_small(h)
+    }
+
+    /// [`reduce`](Self::reduce) for `bits` in `2..2^32` (where `m != 0`), without the check.
+    #[inline]
+    fn reduce_small(self, h: u32) -> usize {
         let low = self.m.wrapping_mul(u64::from(h));
         ((u128::from(low) * u128::from(self.bits)) >> 64) as usize
     }
@@ -395,5 +483,50 @@ mod tests {
             mediocre * 5 <= good,
             "{mediocre} mediocre vs {good} good filters"
         );
+    }
+
+    /// The batch query answers exactly as single queries do, for every probe count, for
+    /// small and large filters, for foreign and malformed filters, and appends after what
+    /// `out` already holds.
+    #[test]
+    fn batch_answers_equal_single_answers() {
+        let keys: Vec<[u8; 4]> = (0..6000u32).map(|i| (i * 7).to_le_bytes()).collect();
+        let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        // Half present, half absent, with a tail that does not fill a group.
+        let queries: Vec<[u8; 4]> = (0..2003u32)
+            .map(|i| (i * 7 + (i & 1)).to_le_bytes())
+            .collect();
+        let queries: Vec<&[u8]> = queries.iter().map(|k| &k[..]).collect();
+        let check = |policy: &BloomFilterPolicy, filter: &[u8], what: &str| {
+            let mut out = alloc::vec![true, false];
+            policy.keys_may_match(&queries, filter, &mut out);
+            assert_eq!(&out[..2], &[true, false], "{what}");
+            let single: Vec<bool> = queries
+                .iter()
+                .map(|q| policy.key_may_match(q, filter))
+                .collect();
+            assert_eq!(&out[2..], &single[..], "{what}");
+        };
+        for bits_per_key in [1, 2, 6, 9, 10, 20, 44] {
+            let policy = BloomFilterPolicy::new(bits_per_key);
+            for n in [1, 100, 6000] {
+                let filter = filter_of(bits_per_key, &refs[..n]);
+                check(
+                    &policy,
+                    &filter,
+                    &format!("{bits_per_key} bits/key, {n} keys"),
+                );
+            }
+        }
+        let policy = BloomFilterPolicy::new(10);
+        let large = filter_of(10, &refs);
+        assert!(large.len() > SMALL_FILTER_BYTES, "{} bytes", large.len());
+        for k in [0u8, 1, 30, 31, 255] {
+            let mut odd = large.clone();
+            *odd.last_mut().unwrap() = k;
+            check(&policy, &odd, &format!("k = {k}"));
+        }
+        check(&policy, &[], "empty");
+        check(&policy, &[6], "no bit array");
     }
 }

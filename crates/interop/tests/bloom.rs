@@ -152,3 +152,63 @@ fn foreign_and_garbage_filters() {
         },
     );
 }
+
+/// Batch queries (`keys_may_match`) against filters of 20,000 keys, large enough for the
+/// grouped path (up to 62 KB), answer every probe as LevelDB's `KeyMayMatch` does, on
+/// LevelDB's filters and ours, for probe counts 1 to 30.
+#[test]
+fn batch_queries_equal_leveldb() {
+    if !require_leveldb() {
+        return;
+    }
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let keys: Vec<Vec<u8>> = (0..20_000)
+        .map(|i| {
+            let len = (next() % 24) as usize;
+            let mut k = format!("{i:06}").into_bytes();
+            k.extend((0..len).map(|_| next() as u8));
+            k
+        })
+        .collect();
+    let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let probes: Vec<Vec<u8>> = (0..3001)
+        .map(|i| {
+            if i % 2 == 0 {
+                keys[(next() % 20_000) as usize].to_vec()
+            } else {
+                next().to_le_bytes()[..(i % 9)].to_vec()
+            }
+        })
+        .collect();
+    let probes: Vec<&[u8]> = probes.iter().map(Vec::as_slice).collect();
+    for bits in [1, 2, 5, 10, 16, 25, 44] {
+        let theirs = LevelDb::new(bits);
+        let ours = Ours::new(bits);
+        let filter = leveldb_filter(bits, &keys);
+        let mut answers = Vec::new();
+        ours.keys_may_match(&probes, &filter, &mut answers);
+        assert_eq!(answers.len(), probes.len());
+        for (probe, &answer) in probes.iter().zip(&answers) {
+            assert_eq!(
+                answer,
+                theirs.key_may_match(probe, &filter),
+                "{bits} bits/key, {probe:?}"
+            );
+        }
+        for k in &keys {
+            assert!(theirs.key_may_match(k, &filter));
+        }
+        let mut all_present = Vec::new();
+        ours.keys_may_match(&keys, &filter, &mut all_present);
+        assert!(
+            all_present.iter().all(|&a| a),
+            "false negative at {bits} bits/key"
+        );
+    }
+}
