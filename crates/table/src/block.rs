@@ -10,8 +10,8 @@ use std::cmp::Ordering;
 
 use crate::comparator::Comparator;
 use crate::format::{fixed32_at, get_varint32};
-use crate::prefetch;
 use crate::{Error, Result};
+use leveltable_prefetch as prefetch;
 
 /// Where a block's restart array is; checked against the block's bytes by
 /// [`Layout::parse`].

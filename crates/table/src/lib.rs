@@ -1,5 +1,5 @@
 #![doc = include_str!("../README.md")]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod audit;
 pub mod block;
@@ -14,7 +14,6 @@ pub mod format;
 pub mod internal;
 pub mod iter;
 pub mod options;
-mod prefetch;
 pub mod table;
 pub mod table_builder;
 

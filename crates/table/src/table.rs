@@ -18,8 +18,8 @@ use crate::format::{
 };
 use crate::iter::{Range, TableIter};
 use crate::options::ReadOptions;
-use crate::prefetch;
 use crate::{Error, Result};
+use leveltable_prefetch as prefetch;
 
 /// Snappy's output is at most 64 bytes per 3-byte copy element, so a valid stream never
 /// expands by more than 64/3 < 22. A length claim beyond that is corrupt; checking it keeps a

@@ -1,27 +1,34 @@
-//! Cache-line hints for reads whose addresses are known before their data is needed.
-//!
-//! A reader often learns where it will read well before it reads: the restart array names
-//! every restart key before a block's binary search visits them, a seek knows the restart
-//! interval its linear search will walk, and a forward scan knows the next data block while
-//! it is still in the current one. Hinting those lines early lets their cache misses overlap
-//! instead of stalling one after another. A hint has no effect a program can observe other
-//! than time.
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![deny(unsafe_code)]
 
 /// Bytes per cache line on the CPUs this targets.
 const LINE: usize = 64;
 
 /// Hints that the cache line holding `bytes[at]` will be read soon. Does nothing if `at` is
 /// out of range.
+///
+/// ```
+/// let data = [1u8; 256];
+/// leveltable_prefetch::line(&data, 200);
+/// leveltable_prefetch::line(&data, 999); // out of range: ignored
+/// ```
 #[inline(always)]
-pub(crate) fn line(bytes: &[u8], at: usize) {
+pub fn line(bytes: &[u8], at: usize) {
     if let Some(b) = bytes.get(at) {
         hint(b);
     }
 }
 
-/// Hints that every cache line of `bytes` will be read soon.
+/// Hints that every cache line of `bytes` will be read soon, whatever the slice's alignment.
+///
+/// ```
+/// let data = [1u8; 1000];
+/// leveltable_prefetch::lines(&data[100..900]);
+/// leveltable_prefetch::lines(&[]);
+/// ```
 #[inline]
-pub(crate) fn lines(bytes: &[u8]) {
+pub fn lines(bytes: &[u8]) {
     for at in line_offsets(bytes.len()) {
         line(bytes, at);
     }
@@ -40,12 +47,12 @@ fn line_offsets(len: usize) -> impl Iterator<Item = usize> {
     reason = "the prefetch instruction has no safe wrapper in std"
 )]
 fn hint(b: &u8) {
-    use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+    use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
     // SAFETY: `_mm_prefetch` needs SSE, which every x86_64 CPU has (it is part of the
     // architecture's baseline, enabled for every x86_64 target). The instruction only hints
     // the cache: it never faults, writes nothing, and the pointer comes from a live
     // reference anyway.
-    unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(b).cast()) }
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(core::ptr::from_ref(b).cast()) }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -56,7 +63,12 @@ fn hint(b: &u8) {
 
 #[cfg(test)]
 mod tests {
+    extern crate alloc;
+    extern crate std;
+
     use super::*;
+    use alloc::collections::BTreeSet;
+    use alloc::vec::Vec;
 
     /// For every alignment of the slice within a line and every length up to a few lines,
     /// the hinted offsets fall in exactly the lines the slice covers.
@@ -65,9 +77,8 @@ mod tests {
         for align in 0..LINE {
             for len in 0..300 {
                 let line_of = |offset: usize| (align + offset) / LINE;
-                let hinted: std::collections::BTreeSet<usize> =
-                    line_offsets(len).map(line_of).collect();
-                let covered: std::collections::BTreeSet<usize> = (0..len).map(line_of).collect();
+                let hinted: BTreeSet<usize> = line_offsets(len).map(line_of).collect();
+                let covered: BTreeSet<usize> = (0..len).map(line_of).collect();
                 assert_eq!(hinted, covered, "alignment {align}, length {len}");
                 assert!(line_offsets(len).all(|o| o < len));
             }
