@@ -77,13 +77,23 @@ impl Layout {
 /// The key of the entry at restart point `index`, or `None` if it does not decode or
 /// claims a shared prefix.
 pub(crate) fn restart_key(data: &[u8], layout: Layout, index: usize) -> Option<&[u8]> {
+    restart_entry(data, layout, index).map(|(key, _)| key)
+}
+
+/// The key and value of the entry at restart point `index`, or `None` if it does not decode
+/// or claims a shared prefix.
+pub(crate) fn restart_entry(data: &[u8], layout: Layout, index: usize) -> Option<(&[u8], &[u8])> {
     let at = layout.restart_point(data, index);
     let h = decode_entry(data.get(at..layout.restarts_offset)?)?;
     if h.shared != 0 {
         return None;
     }
     let key_at = at + h.delta_at;
-    data.get(key_at..key_at + h.non_shared)
+    let value_at = key_at + h.non_shared;
+    Some((
+        data.get(key_at..value_at)?,
+        data.get(value_at..value_at + h.value_len)?,
+    ))
 }
 
 /// One decoded entry header: lengths and where the key delta starts.

@@ -15,7 +15,7 @@
 
 use std::cmp::Ordering;
 
-use crate::block::{Layout, restart_key};
+use crate::block::{Layout, restart_entry, restart_key};
 use crate::format::BlockHandle;
 
 /// Prefixes per line of the upper levels: one 64-byte cache line of `u64`s.
@@ -103,11 +103,14 @@ fn common_prefix<'k>(a: &'k [u8], b: &[u8]) -> &'k [u8] {
     &a[..n]
 }
 
-/// Packs `values` into lines of `N`, padding the last with `u64::MAX`.
-fn lines<const N: usize>(values: impl ExactSizeIterator<Item = u64>) -> Vec<[u64; N]> {
-    let mut out = vec![[u64::MAX; N]; values.len().div_ceil(N)];
+/// Packs `values` into lines, padding the last with `u64::MAX`.
+fn lines(values: impl ExactSizeIterator<Item = u64>) -> Vec<Line> {
+    // One more line of room for the sentinel line levels below the top get.
+    let n = values.len().div_ceil(FANOUT);
+    let mut out = Vec::with_capacity(n + 1);
+    out.resize(n, Line([u64::MAX; FANOUT]));
     for (i, v) in values.enumerate() {
-        out[i / N][i % N] = v;
+        out[i / FANOUT].0[i % FANOUT] = v;
     }
     out
 }
@@ -116,9 +119,10 @@ impl Fence {
     /// Builds the fence of an index block, or `None` if a restart key does not decode (the
     /// ordinary search then reports the corruption).
     ///
-    /// `handles`, if given, are the packed handles ([`pack_handle`]) of the index entries at
-    /// the restart points, in order; [`handle`](Self::handle) then answers from them.
-    pub(crate) fn build(data: &[u8], layout: Layout, handles: Option<&[u64]>) -> Option<Fence> {
+    /// With `handles`, the caller has checked that every index entry sits at its own restart
+    /// point and that every handle packs ([`pack_handle`]); the fence then keeps the handles
+    /// and [`handle`](Self::handle) answers from them.
+    pub(crate) fn build(data: &[u8], layout: Layout, handles: bool) -> Option<Fence> {
         let n = layout.num_restarts;
         let key = |i| restart_key(data, layout, i);
         let first = key(0)?;
@@ -132,68 +136,70 @@ impl Fence {
             common = first;
         }
         let fenced = if tail { n - 1 } else { n };
-        let mut prefixes = Vec::with_capacity(fenced);
-        for i in 0..fenced {
-            let k = key(i)?;
+        let skip = common.len();
+        let entry = |i| {
+            let (k, v) = restart_entry(data, layout, i)?;
             if !k.starts_with(common) {
                 return None;
             }
-            prefixes.push(prefix_at(k, common.len()));
-        }
-        let handles = handles.filter(|h| h.len() == n).map(|h| &h[..fenced]);
-        Some(Fence::from_prefixes(
-            common.to_vec(),
-            &prefixes,
-            handles,
-            tail,
-        ))
+            let handle = if handles {
+                BlockHandle::decode_from(&mut &v[..])
+                    .ok()
+                    .as_ref()
+                    .and_then(pack_handle)
+                    .unwrap_or(NO_HANDLE)
+            } else {
+                NO_HANDLE
+            };
+            Some((prefix_at(k, skip), handle))
+        };
+        Fence::from_entries(common.to_vec(), fenced, tail, entry)
     }
 
-    /// The fence over sorted `prefixes`, with their packed `handles` if known.
-    fn from_prefixes(
+    /// The fence over `len` entries, `entry(i)` giving the `i`-th sorted prefix and its
+    /// packed handle; `None` if an entry is `None`. Builds the lines in place: an index of
+    /// half a million blocks allocates its 8 MB of leaves and nothing else of that size.
+    fn from_entries(
         common: Vec<u8>,
-        prefixes: &[u64],
-        handles: Option<&[u64]>,
+        len: usize,
         tail: bool,
-    ) -> Fence {
-        let mut leaves: Vec<Leaf> = lines::<LEAF>(prefixes.iter().copied())
-            .into_iter()
-            .map(|prefixes| Leaf {
-                prefixes,
-                handles: [NO_HANDLE; LEAF],
-            })
-            .collect();
-        if let Some(handles) = handles {
-            for (i, &h) in handles.iter().enumerate() {
-                leaves[i / LEAF].handles[i % LEAF] = h;
-            }
+        entry: impl Fn(usize) -> Option<(u64, u64)>,
+    ) -> Option<Fence> {
+        let empty = Leaf {
+            prefixes: [u64::MAX; LEAF],
+            handles: [NO_HANDLE; LEAF],
+        };
+        // Room for the sentinel leaf from the start: growing the vector later would copy it.
+        let mut leaves = Vec::with_capacity(len.div_ceil(LEAF) + 1);
+        leaves.resize(len.div_ceil(LEAF), empty);
+        for i in 0..len {
+            let (prefix, handle) = entry(i)?;
+            let leaf = &mut leaves[i / LEAF];
+            leaf.prefixes[i % LEAF] = prefix;
+            leaf.handles[i % LEAF] = handle;
         }
         let mut upper: Vec<Vec<Line>> = Vec::new();
         if leaves.len() > 1 {
-            let maxes = leaves.iter().map(|leaf| leaf.prefixes[LEAF - 1]);
-            upper.push(lines::<FANOUT>(maxes).into_iter().map(Line).collect());
+            upper.push(lines(leaves.iter().map(|leaf| leaf.prefixes[LEAF - 1])));
             while let [.., below] = &upper[..]
                 && below.len() > 1
             {
                 let maxes = below.iter().map(|line| line.0[FANOUT - 1]);
-                upper.push(lines::<FANOUT>(maxes).into_iter().map(Line).collect());
+                upper.push(lines(maxes));
             }
-            leaves.push(Leaf {
-                prefixes: [u64::MAX; LEAF],
-                handles: [NO_HANDLE; LEAF],
-            });
+            leaves.push(empty);
             let top = upper.len() - 1;
             for level in &mut upper[..top] {
                 level.push(Line([u64::MAX; FANOUT]));
             }
         }
-        Fence {
+        Some(Fence {
             common,
             leaves,
             upper,
-            len: prefixes.len(),
+            len,
             tail,
-        }
+        })
     }
 
     /// How many fenced prefixes are `< target`.
@@ -299,7 +305,7 @@ mod tests {
         }
         let data = b.finish().to_vec();
         let layout = Layout::parse(&data).unwrap();
-        let fence = Fence::build(&data, layout, None).unwrap();
+        let fence = Fence::build(&data, layout, false).unwrap();
         let restart_keys: Vec<&[u8]> = (0..layout.num_restarts)
             .map(|i| restart_key(&data, layout, i).unwrap())
             .collect();
@@ -331,8 +337,9 @@ mod tests {
                 prefixes[len - 1] = u64::MAX;
             }
             prefixes.sort_unstable();
-            let handles: Vec<u64> = (0..len as u64).collect();
-            let fence = Fence::from_prefixes(Vec::new(), &prefixes, Some(&handles), false);
+            let fence =
+                Fence::from_entries(Vec::new(), len, false, |i| Some((prefixes[i], i as u64)))
+                    .unwrap();
             if let Some(top) = fence.upper.last() {
                 assert_eq!(top.len(), 1);
             }

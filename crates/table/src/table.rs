@@ -399,7 +399,7 @@ impl<R: ReadAt> Table<R> {
         let (data_blocks, data_size) = (scan.blocks, scan.size);
         let bytewise = is_bytewise(&*options.comparator);
         let fence = if bytewise {
-            Fence::build(&index, index_layout, scan.handles.as_deref())
+            Fence::build(&index, index_layout, scan.handles_at_restarts)
         } else {
             None
         };
@@ -929,10 +929,9 @@ struct IndexScan {
     blocks: u64,
     /// Their stored bytes, trailers included.
     size: u64,
-    /// The packed handle of every index entry, if every entry sits at its own restart point
-    /// (entry `i` at restart point `i`, as LevelDB writes index blocks) and every handle
-    /// packs.
-    handles: Option<Vec<u64>>,
+    /// Whether every index entry sits at its own restart point (entry `i` at restart point
+    /// `i`, as LevelDB writes index blocks) and every handle packs.
+    handles_at_restarts: bool,
 }
 
 /// Walks the index block, checking that every handle decodes.
@@ -946,19 +945,14 @@ fn scan_index(
     let mut it = Block::from_parts(index, layout).iter(cmp);
     it.seek_to_first();
     let (mut blocks, mut size) = (0u64, 0u64);
-    let mut handles = Some(Vec::with_capacity(layout.num_restarts));
+    let mut handles_at_restarts = true;
     while it.valid() {
         let mut value = it.value();
         let handle = BlockHandle::decode_from(&mut value)
             .map_err(|e| locate(e.at(it.entry_offset() as u64), at, compressed))?;
-        if let Some(packed) = &mut handles {
-            let own_restart = usize::try_from(blocks)
-                .is_ok_and(|i| layout.restart_point(index, i) == it.entry_offset());
-            match pack_handle(&handle) {
-                Some(p) if own_restart => packed.push(p),
-                _ => handles = None,
-            }
-        }
+        let own_restart = usize::try_from(blocks)
+            .is_ok_and(|i| layout.restart_point(index, i) == it.entry_offset());
+        handles_at_restarts &= own_restart && pack_handle(&handle).is_some();
         blocks += 1;
         size = size.saturating_add(handle.size.saturating_add(BLOCK_TRAILER_LEN as u64));
         it.next();
@@ -967,7 +961,7 @@ fn scan_index(
     Ok(IndexScan {
         blocks,
         size,
-        handles: handles.filter(|h| h.len() == layout.num_restarts),
+        handles_at_restarts: handles_at_restarts && blocks == layout.num_restarts as u64,
     })
 }
 
