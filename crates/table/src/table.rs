@@ -296,15 +296,16 @@ fn read_block_contents_into<'s, R: ReadAt + ?Sized>(
     };
     let mut trailer_bytes = &raw[n..];
     let trailer = BlockTrailer::decode_from(&mut trailer_bytes)?;
+    if verify || trailer.block_type == Compression::Snappy.type_byte() {
+        // The snappy decoder reads its input in data-dependent steps, and the checksum pass
+        // stalls at each page boundary, where the hardware prefetcher stops; hinted up front,
+        // the misses on a cold block overlap.
+        prefetch::lines(&raw[..n]);
+    }
     if verify {
         trailer
             .verify(&raw[..n])
             .map_err(|e| e.rebase(handle.offset))?;
-    } else if trailer.block_type == Compression::Snappy.type_byte() {
-        // The snappy decoder reads its input in data-dependent steps, so each miss on a cold
-        // input line would stall it in turn; hinted up front, the misses overlap. (Verifying
-        // the checksum streams through the input and has the same effect.)
-        prefetch::lines(&raw[..n]);
     }
     match Compression::from_type_byte(trailer.block_type) {
         Some(Compression::None) => Ok((
