@@ -451,7 +451,7 @@ impl Cursor {
         self.prev_cache.clear();
         // The binary search visits some of the restart keys in `left..=right`, each a cache
         // miss in a cold block; when there are few, hint them all so the misses overlap.
-        if right - left < PREFETCH_RESTARTS {
+        if right.saturating_sub(left) < PREFETCH_RESTARTS {
             for i in left..=right {
                 prefetch::line(data, self.layout.restart_point(data, i));
             }
@@ -485,8 +485,11 @@ impl Cursor {
             } else {
                 self.layout.restarts_offset
             };
-            let start = self.next.min(end);
-            prefetch::lines(&data[start..end.min(start + PREFETCH_SCAN_BYTES)]);
+            let start = self.next;
+            let stop = end.min(start.saturating_add(PREFETCH_SCAN_BYTES));
+            if let Some(interval) = data.get(start..stop) {
+                prefetch::lines(interval);
+            }
         }
         // Linear search in the restart block for the first key >= target.
         while self.parse_next(data) {

@@ -69,7 +69,7 @@ fn unpack_handle(packed: u64) -> Option<BlockHandle> {
 /// holds the last prefix of every line of the level below, 8 to a line, until one line
 /// remains. A search reads one line per level, top down — a few compares per line instead of
 /// one dependent load per halving — and the upper levels are small enough to stay in cache.
-/// For a million-entry table's 25,642 data blocks that is 5 lines (the top ones hot) where
+/// For a million-entry table's 25,642 data blocks that is 6 lines (the top ones hot) where
 /// binary search reads 15 entries, and the leaf line that answers also holds the handle.
 #[derive(Debug, Clone)]
 pub(crate) struct Fence {

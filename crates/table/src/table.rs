@@ -922,8 +922,6 @@ fn read_filter_entries(metaindex: &[u8], at: u64, compressed: bool) -> Result<Ve
     Ok(filters)
 }
 
-/// Counts the index entries and adds up the data blocks' stored sizes, checking that every
-/// handle decodes.
 /// What a walk over the index block found.
 struct IndexScan {
     /// Data blocks (index entries).
@@ -935,7 +933,8 @@ struct IndexScan {
     handles_at_restarts: bool,
 }
 
-/// Walks the index block, checking that every handle decodes.
+/// Counts the index entries and adds up the data blocks' stored sizes, checking that every
+/// handle decodes.
 fn scan_index(
     index: &[u8],
     layout: Layout,
