@@ -501,17 +501,13 @@ impl<R: ReadAt> Table<R> {
         cmp: &C,
         key: &[u8],
     ) -> Result<Option<BlockHandle>> {
-        if let Some(fence) = &self.fence
-            && self.index_all_restarts
-        {
-            let (index, layout) = (&self.index[..], self.index_layout);
-            let first = fence.first_at_or_after(key, |i| restart_key(index, layout, i));
-            if let Some(handle) = fence.handle(first) {
-                return Ok(Some(handle));
-            }
+        let first = self.fence_first(key);
+        // The fence holds handles only when every index entry is its own restart point.
+        if let Some(handle) = first.and_then(|i| self.fence.as_ref()?.handle(i)) {
+            return Ok(Some(handle));
         }
         let mut index = Cursor::new(self.index_layout, INDEX_KEY.take());
-        self.seek_index(&mut index, cmp, key);
+        self.seek_index_from(&mut index, cmp, key, first);
         let handle = if index.valid() {
             let mut value = index.value(&self.index);
             BlockHandle::decode_from(&mut value)
@@ -602,10 +598,28 @@ impl<R: ReadAt> Table<R> {
         cmp: &C,
         key: &[u8],
     ) {
-        match &self.fence {
-            Some(fence) => {
-                let (index, layout) = (&self.index[..], self.index_layout);
-                let first = fence.first_at_or_after(key, |i| restart_key(index, layout, i));
+        self.seek_index_from(cursor, cmp, key, self.fence_first(key));
+    }
+
+    /// The fence's answer for `key` (the first restart point whose key is `>= key`), for
+    /// bytewise tables.
+    fn fence_first(&self, key: &[u8]) -> Option<usize> {
+        let (index, layout) = (&self.index[..], self.index_layout);
+        self.fence
+            .as_ref()
+            .map(|fence| fence.first_at_or_after(key, |i| restart_key(index, layout, i)))
+    }
+
+    /// [`seek_index`](Self::seek_index), given the fence's answer `first` if there is one.
+    fn seek_index_from<C: Comparator + ?Sized>(
+        &self,
+        cursor: &mut Cursor,
+        cmp: &C,
+        key: &[u8],
+        first: Option<usize>,
+    ) {
+        match first {
+            Some(first) => {
                 // With one entry per restart point the answer is that restart entry;
                 // otherwise it may lie in the interval before it.
                 let start = if self.index_all_restarts {
@@ -613,7 +627,7 @@ impl<R: ReadAt> Table<R> {
                 } else {
                     first.saturating_sub(1)
                 };
-                cursor.seek_from_restart(index, cmp, key, start);
+                cursor.seek_from_restart(&self.index, cmp, key, start);
             }
             None => cursor.seek(&self.index, cmp, key),
         }
