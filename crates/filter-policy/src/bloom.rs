@@ -149,21 +149,19 @@ impl FilterPolicy for BloomFilterPolicy {
         let array = filter.split_last().map_or(&[][..], |(_, a)| a);
         let reduce = Reducer::new(array.len() * 8);
         // Small filters are in cache; huge ones (512 MiB and more, `m == 0`) and reserved or
-        // zero probe counts are rare: those keys are asked one at a time.
-        if array.len() <= SMALL_FILTER_BYTES || reduce.m == 0 {
-            out.extend(keys.iter().map(|key| self.key_may_match(key, filter)));
-            return;
-        }
+        // zero probe counts are rare: those keys are asked one at a time, below.
+        let grouped = array.len() > SMALL_FILTER_BYTES && reduce.m != 0;
         // One copy of the loop per probe count, so that the probe loops unroll.
         macro_rules! by_probes {
             ($($k:literal)*) => {
                 match k {
-                    $($k => match_groups::<$k>(keys, array, reduce, out),)*
-                    _ => out.extend(keys.iter().map(|key| self.key_may_match(key, filter))),
+                    $($k if grouped => return match_groups::<$k>(keys, array, reduce, out),)*
+                    _ => {}
                 }
             };
         }
         by_probes!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30);
+        out.extend(keys.iter().map(|key| self.key_may_match(key, filter)));
     }
 }
 
