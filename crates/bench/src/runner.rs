@@ -682,28 +682,26 @@ fn bloom_rows(config: &Config) -> Result<Vec<Row>> {
     // LevelDB and the peers have no batch query and ask one key at a time in both.
     let query_refs: Vec<&[u8]> = queries.iter().collect();
     let match_jobs = |batch: bool| -> Vec<(System, Job<'_>)> {
-        let mut jobs: Vec<(System, Job<'_>)> = Vec::new();
-        let query_refs = &query_refs;
-        let our_filter = &our_filter;
-        jobs.push((
-            System::Leveltable,
+        let ours_job: Job<'_> = if batch {
+            let (query_refs, our_filter) = (&query_refs, &our_filter);
+            let mut answers = Vec::with_capacity(query_refs.len());
             Box::new(move || {
-                let mut answers = Vec::with_capacity(query_refs.len());
                 let (elapsed, hits) = timed(|| {
-                    if batch {
-                        answers.clear();
-                        ours.keys_may_match(query_refs, our_filter, &mut answers);
-                        return Ok(answers.iter().filter(|&&a| a).count());
-                    }
-                    Ok(queries
-                        .iter()
-                        .filter(|k| ours.key_may_match(k, our_filter))
-                        .count())
+                    answers.clear();
+                    ours.keys_may_match(query_refs, our_filter, &mut answers);
+                    Ok(answers.iter().filter(|&&a| a).count())
                 })?;
-                check(hits == expected_hits, || format!("match: {hits} hits"))?;
+                check(hits == expected_hits, || {
+                    format!("batch match: {hits} hits")
+                })?;
                 Ok(Sample { elapsed, work: q })
-            }),
-        ));
+            })
+        } else {
+            match_one_at_a_time("leveltable", queries, expected_hits, |k| {
+                ours.key_may_match(k, &our_filter)
+            })
+        };
+        let mut jobs: Vec<(System, Job<'_>)> = vec![(System::Leveltable, ours_job)];
         if let (Some(ldb), Some(filter)) = (&ldb, &ldb_filter) {
             jobs.push((
                 System::LevelDb,
@@ -718,36 +716,14 @@ fn bloom_rows(config: &Config) -> Result<Vec<Row>> {
         }
         jobs.push((
             System::Sstable,
-            Box::new(|| {
-                let (elapsed, hits) = timed(|| {
-                    Ok(queries
-                        .iter()
-                        .filter(|k| {
-                            sstable::filter::FilterPolicy::key_may_match(&sst, k, &sst_filter)
-                        })
-                        .count())
-                })?;
-                check(hits == expected_hits, || {
-                    format!("sstable match: {hits} hits")
-                })?;
-                Ok(Sample { elapsed, work: q })
+            match_one_at_a_time("sstable", queries, expected_hits, |k| {
+                sstable::filter::FilterPolicy::key_may_match(&sst, k, &sst_filter)
             }),
         ));
         jobs.push((
             System::RustyLeveldb,
-            Box::new(|| {
-                let (elapsed, hits) = timed(|| {
-                    Ok(queries
-                        .iter()
-                        .filter(|k| {
-                            rusty_leveldb::FilterPolicy::key_may_match(&rusty, k, &rusty_filter)
-                        })
-                        .count())
-                })?;
-                check(hits == expected_hits, || {
-                    format!("rusty-leveldb match: {hits} hits")
-                })?;
-                Ok(Sample { elapsed, work: q })
+            match_one_at_a_time("rusty-leveldb", queries, expected_hits, |k| {
+                rusty_leveldb::FilterPolicy::key_may_match(&rusty, k, &rusty_filter)
             }),
         ));
         jobs
@@ -785,6 +761,24 @@ fn bloom_rows(config: &Config) -> Result<Vec<Row>> {
             target: Target::TimeAtMost(0.5),
         },
     ])
+}
+
+/// A job that asks `may_match` about every query, one key at a time, and checks the number
+/// of hits.
+fn match_one_at_a_time<'a>(
+    name: &'static str,
+    queries: Records<'a>,
+    expected_hits: usize,
+    may_match: impl Fn(&[u8]) -> bool + 'a,
+) -> Job<'a> {
+    let q = queries.count() as f64;
+    Box::new(move || {
+        let (elapsed, hits) = timed(|| Ok(queries.iter().filter(|k| may_match(k)).count()))?;
+        check(hits == expected_hits, || {
+            format!("{name} match: {hits} hits")
+        })?;
+        Ok(Sample { elapsed, work: q })
+    })
 }
 
 /// `1000000` as `1M`, `5000` as `5k`.
