@@ -4,6 +4,8 @@
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
+use leveltable_db::Error as DbError;
+use leveltable_db::dbformat::ParsedInternalKey;
 use leveltable_filter_policy::LocalBloomPolicy;
 use leveltable_table::format::{BlockHandle, FOOTER_LEN, Footer};
 use leveltable_table::{BloomFilterPolicy, Error, ReadAt, ReadOptions, Table, TableProperties};
@@ -104,6 +106,37 @@ impl TableFile {
     /// The message for an error met while reading this table.
     pub fn error(&self, e: Error) -> CliError {
         describe(&self.path, &self.map, e)
+    }
+
+    /// The message for an error of the database layer met while reading this table (a
+    /// database file read with `--internal`).
+    pub fn db_error(&self, e: DbError) -> CliError {
+        match e {
+            DbError::Table(e) => self.error(e),
+            other => CliError::new(other.to_string()),
+        }
+    }
+
+    /// Refuses a table whose first key is not a LevelDB internal key, for `--internal`:
+    /// such a table holds plain keys, and reading them as internal keys would report
+    /// corruption where there is none.
+    ///
+    /// # Errors
+    /// `entry 1: not a LevelDB internal key (…); PATH holds plain keys; drop --internal`,
+    /// or the error met reading the first block.
+    pub fn check_internal_keys(&self) -> Result<()> {
+        let mut it = self.table.iter();
+        it.seek_to_first();
+        if it.valid() {
+            if let Err(e) = ParsedInternalKey::parse(it.key()) {
+                return Err(CliError::new(format!(
+                    "entry 1: not a LevelDB internal key ({e}); {} holds plain keys; \
+                     drop --internal",
+                    self.path.display()
+                )));
+            }
+        }
+        it.status().map_err(|e| self.error(e))
     }
 
     /// Reads a block's stored bytes (without trailer) straight from the file; used for the

@@ -83,3 +83,30 @@ fn internal_on_a_table_without_internal_keys_is_an_error() {
         stderr_of(&out)
     );
 }
+
+/// A table of plain keys under `--internal` is named for what it is, with the way out, and
+/// is not reported as corrupt; the message carries no other crate's prefix.
+#[test]
+fn internal_on_plain_keys_says_to_drop_the_flag() {
+    let table = testdata("table_none.ldb");
+    for args in [&["dump", "--internal"][..], &["get", "--internal"][..]] {
+        let mut cmd = leveltable();
+        cmd.args(args).arg(&table);
+        if args[0] == "get" {
+            cmd.arg("some key");
+        }
+        let out = cmd.output().unwrap();
+        let stderr = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: entry 1: not a LevelDB internal key ("),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("table_none.ldb holds plain keys; drop --internal"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("corrupt"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("table: "), "{args:?}: {stderr}");
+    }
+}

@@ -1,5 +1,5 @@
 //! The `.ldb` files of real LevelDB 1.23 databases, read and rewritten by
-//! `leveltable_table::internal`.
+//! `leveltable_db::dbformat`.
 //!
 //! Each database gets a workload of puts, overwrites and deletes over prefix-sharing keys,
 //! with manual compactions, so that its table files lie at several levels and hold several
@@ -26,7 +26,7 @@ use leveltable_interop::require_leveldb;
 use leveltable_interop::table::{
     Compression as LdbCompression, KeyComparator, Table as LdbTable, TableOptions,
 };
-use leveltable_table::internal::{
+use leveltable_db::dbformat::{
     InternalEntry, InternalTable, LookupResult, MAX_SEQUENCE, ParsedInternalKey, ValueType,
     ldb_build_options, lookup_key,
 };

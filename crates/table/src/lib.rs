@@ -11,7 +11,7 @@ mod fence;
 pub mod file;
 pub mod filter;
 pub mod format;
-pub mod internal;
+
 pub mod iter;
 pub mod options;
 pub mod table;

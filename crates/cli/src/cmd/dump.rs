@@ -3,7 +3,7 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use leveltable_table::internal::{ParsedInternalKey, ValueType, ldb_read_options};
+use leveltable_db::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
 
 use crate::cmd::Outcome;
 use crate::error::{CliError, Result};
@@ -72,6 +72,7 @@ pub fn run(args: Args) -> Result<Outcome> {
 /// `dump --internal`: one line per entry of a database file, its internal key taken apart.
 fn dump_internal(args: &Args, encoding: Encoding) -> Result<Outcome> {
     let file = TableFile::open_with(&args.table, ldb_read_options())?;
+    file.check_internal_keys()?;
     let mut out = BufWriter::new(io::stdout().lock());
     let mut buf = Vec::with_capacity(FLUSH_AT * 2);
     let mut it = file.table.iter();

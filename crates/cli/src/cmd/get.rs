@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use leveltable_table::internal::{InternalTable, LookupResult, ldb_read_options};
+use leveltable_db::dbformat::{InternalTable, LookupResult, ldb_read_options};
 
 use crate::cmd::Outcome;
 use crate::error::{CliError, Result};
@@ -52,7 +52,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         // still describes the table for error messages.
         let handle =
             File::open(&args.table).map_err(|e| CliError::io("cannot open", &args.table, &e))?;
-        Some(InternalTable::open(handle).map_err(|e| file.error(e))?)
+        file.check_internal_keys()?;
+        Some(InternalTable::open(handle).map_err(|e| file.db_error(e))?)
     } else {
         None
     };
@@ -163,7 +164,7 @@ impl<W: Write> Lookup<'_, W> {
         let (encoding, line) = (self.encoding, &mut self.line);
         line.clear();
         let found = match self.internal {
-            Some(table) => match table.get(key).map_err(|e| self.file.error(e))? {
+            Some(table) => match table.get(key).map_err(|e| self.file.db_error(e))? {
                 LookupResult::Value { value, .. } => Some(write_entry(key, &value, encoding, line)),
                 LookupResult::Deleted { .. } => {
                     report(b"deleted: ", key, encoding);

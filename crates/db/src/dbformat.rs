@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use leveltable_table::TableBuilder;
-//! use leveltable_table::internal::{
+//! use leveltable_db::dbformat::{
 //!     InternalTable, LookupResult, ValueType, append_internal_key, ldb_build_options,
 //! };
 //!
@@ -44,7 +44,7 @@
 //! assert_eq!(table.get_at(b"banana", 8)?.into_value(), Some(b"yellow".to_vec()));
 //! assert_eq!(table.get(b"cherry")?, LookupResult::NotFound);
 //! assert_eq!(table.entries().count(), 4);
-//! # Ok::<(), leveltable_table::Error>(())
+//! # Ok::<(), leveltable_db::Error>(())
 //! ```
 //!
 //! The encoding is drawn byte by byte in `docs/format.md` ("Internal keys").
@@ -55,11 +55,10 @@ use std::sync::Arc;
 
 use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
 
-use crate::comparator::{BytewiseComparator, Comparator};
-use crate::file::ReadAt;
-use crate::iter::Range;
-use crate::options::{BuildOptions, ReadOptions};
-use crate::table::Table;
+use leveltable_table::{
+    BuildOptions, Range, BytewiseComparator, Comparator, ReadAt, ReadOptions, Table, 
+};
+
 use crate::{Error, Result};
 
 /// Length of the tag that ends every internal key: a fixed64.
@@ -103,15 +102,21 @@ impl ValueType {
     }
 }
 
+/// A misuse of the table layer: this module's keys and tables are the table crate's, so its
+/// argument errors read as that crate's (`table: invalid argument: …`).
+fn invalid_argument(message: String) -> Error {
+    Error::Table(leveltable_table::Error::InvalidArgument(message.into()))
+}
+
 /// The tag of an internal key: `sequence << 8 | type`.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`].
+/// an invalid-argument error if `sequence` exceeds [`MAX_SEQUENCE`].
 pub fn pack_tag(sequence: u64, value_type: ValueType) -> Result<u64> {
     if sequence > MAX_SEQUENCE {
-        return Err(Error::InvalidArgument(
-            format!("sequence number {sequence} exceeds 2^56 - 1").into(),
-        ));
+        return Err(invalid_argument(format!(
+            "sequence number {sequence} exceeds 2^56 - 1"
+        )));
     }
     Ok(sequence << 8 | u64::from(value_type.to_byte()))
 }
@@ -119,7 +124,7 @@ pub fn pack_tag(sequence: u64, value_type: ValueType) -> Result<u64> {
 /// Appends the internal key `user_key ++ fixed64(sequence << 8 | type)` to `dst`.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`]; `dst` is then unchanged.
+/// an invalid-argument error if `sequence` exceeds [`MAX_SEQUENCE`]; `dst` is then unchanged.
 pub fn append_internal_key(
     dst: &mut Vec<u8>,
     user_key: &[u8],
@@ -138,7 +143,7 @@ pub fn append_internal_key(
 /// a sequence number `<= sequence` sorts at or after it, every newer one before.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`].
+/// an invalid-argument error if `sequence` exceeds [`MAX_SEQUENCE`].
 pub fn lookup_key(user_key: &[u8], sequence: u64) -> Result<Vec<u8>> {
     let mut key = Vec::with_capacity(user_key.len() + TAG_LEN);
     append_internal_key(&mut key, user_key, sequence, ValueType::FOR_SEEK)?;
@@ -183,7 +188,15 @@ pub enum InternalKeyError {
 }
 
 impl InternalKeyError {
-    /// Names the problem as a [`Error::Corruption`] names its structure.
+    /// The table-layer corruption this makes of an entry of a table at `offset`.
+    fn corruption_at(&self, offset: u64) -> Error {
+        Error::Table(leveltable_table::Error::Corruption {
+            what: self.what().into(),
+            offset,
+        })
+    }
+
+    /// Names the problem as a table's corruption error names its structure.
     fn what(&self) -> String {
         match self {
             InternalKeyError::TooShort { len } => {
@@ -201,10 +214,10 @@ impl fmt::Display for InternalKeyError {
         match self {
             InternalKeyError::TooShort { len } => write!(
                 f,
-                "table: internal key of {len} bytes is shorter than its {TAG_LEN}-byte tag"
+                "internal key of {len} bytes is shorter than its {TAG_LEN}-byte tag"
             ),
             InternalKeyError::UnknownType { value_type } => {
-                write!(f, "table: internal key has unknown value type {value_type}")
+                write!(f, "internal key has unknown value type {value_type}")
             }
         }
     }
@@ -258,7 +271,7 @@ impl<'a> ParsedInternalKey<'a> {
     /// The tag, `sequence << 8 | type`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`].
+    /// an invalid-argument error if `sequence` exceeds [`MAX_SEQUENCE`].
     pub fn tag(&self) -> Result<u64> {
         pack_tag(self.sequence, self.value_type)
     }
@@ -266,7 +279,7 @@ impl<'a> ParsedInternalKey<'a> {
     /// Appends the encoded key to `dst`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`]; `dst` is then
+    /// an invalid-argument error if `sequence` exceeds [`MAX_SEQUENCE`]; `dst` is then
     /// unchanged.
     pub fn encode_to(&self, dst: &mut Vec<u8>) -> Result<()> {
         append_internal_key(dst, self.user_key, self.sequence, self.value_type)
@@ -435,7 +448,7 @@ impl<P: FilterPolicy> FilterPolicy for InternalFilterPolicy<P> {
 /// its number of probes, so reading does not depend on it; 10 is LevelDB's usual setting.
 const READ_BLOOM_BITS: usize = 10;
 
-/// Options that make [`TableBuilder`](crate::TableBuilder) write tables as a LevelDB 1.23
+/// Options that make [`TableBuilder`](leveltable_table::TableBuilder) write tables as a LevelDB 1.23
 /// database with the bytewise comparator does: [`InternalKeyComparator`] over
 /// [`BytewiseComparator`], and with `Some(bits_per_key)`, LevelDB's Bloom filter over user
 /// keys (`leveldb::NewBloomFilterPolicy(bits_per_key)`). Everything else is LevelDB's default
@@ -550,17 +563,14 @@ impl<R: ReadAt> InternalTable<R> {
     /// user policy would test whole internal keys and miss keys that are there).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the table's comparator is not named
+    /// an invalid-argument error if the table's comparator is not named
     /// `leveldb.InternalKeyComparator`.
     pub fn from_table(table: Table<R>) -> Result<Self> {
         let name = table.comparator().name();
         if name != INTERNAL_KEY_COMPARATOR_NAME {
-            return Err(Error::InvalidArgument(
-                format!(
-                    "a table of internal keys needs {INTERNAL_KEY_COMPARATOR_NAME}, not {name}"
-                )
-                .into(),
-            ));
+            return Err(invalid_argument(format!(
+                "a table of internal keys needs {INTERNAL_KEY_COMPARATOR_NAME}, not {name}"
+            )));
         }
         Ok(InternalTable { table })
     }
@@ -578,8 +588,8 @@ impl<R: ReadAt> InternalTable<R> {
     /// as LevelDB finds it in this file.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `sequence` exceeds [`MAX_SEQUENCE`];
-    /// [`Error::Corruption`] if the entry that decides is not an internal key (LevelDB's
+    /// an invalid-argument error if `sequence` exceeds [`MAX_SEQUENCE`];
+    /// a corruption error if the entry that decides is not an internal key (LevelDB's
     /// "corrupted key"); otherwise as [`Table::internal_get`].
     pub fn get_at(&self, user_key: &[u8], sequence: u64) -> Result<LookupResult> {
         // One buffer holds the lookup key `user_key @ sequence` and the floor `user_key @ 0`
@@ -615,10 +625,7 @@ impl<R: ReadAt> InternalTable<R> {
         match found {
             None => Ok(LookupResult::NotFound),
             Some(Ok(result)) => Ok(result),
-            Some(Err(e)) => Err(Error::corrupt(
-                e.what(),
-                self.table.approximate_offset_of(lookup),
-            )),
+            Some(Err(e)) => Err(e.corruption_at(self.table.approximate_offset_of(lookup))),
         }
     }
 
@@ -649,7 +656,7 @@ impl<R> InternalTable<R> {
 ///
 /// An error is yielded once as `Some(Err(..))` and ends the iteration: an I/O or block error
 /// as [`Table::entries`] reports it, or for a key that is not an internal key,
-/// [`Error::Corruption`] at the offset of its data block.
+/// a corruption error at the offset of its data block.
 pub struct Entries<'t, R> {
     table: &'t Table<R>,
     inner: Range<'t, R>,
@@ -666,16 +673,14 @@ impl<R> fmt::Debug for Entries<'_, R> {
 }
 
 impl<R: ReadAt> Entries<'_, R> {
-    fn parse(&mut self, item: Option<Result<(Vec<u8>, Vec<u8>)>>) -> Option<Result<InternalEntry>> {
-        let result = item?.and_then(|(mut key, value)| {
+    fn parse(
+        &mut self,
+        item: Option<leveltable_table::Result<(Vec<u8>, Vec<u8>)>>,
+    ) -> Option<Result<InternalEntry>> {
+        let result = item?.map_err(Error::from).and_then(|(mut key, value)| {
             let (sequence, value_type) = match ParsedInternalKey::parse(&key) {
                 Ok(parsed) => (parsed.sequence, parsed.value_type),
-                Err(e) => {
-                    return Err(Error::corrupt(
-                        e.what(),
-                        self.table.approximate_offset_of(&key),
-                    ));
-                }
+                Err(e) => return Err(e.corruption_at(self.table.approximate_offset_of(&key))),
             };
             key.truncate(key.len() - TAG_LEN);
             Ok(InternalEntry {
@@ -798,11 +803,11 @@ mod tests {
         );
         assert_eq!(
             InternalKeyError::TooShort { len: 3 }.to_string(),
-            "table: internal key of 3 bytes is shorter than its 8-byte tag"
+            "internal key of 3 bytes is shorter than its 8-byte tag"
         );
         assert_eq!(
             InternalKeyError::UnknownType { value_type: 2 }.to_string(),
-            "table: internal key has unknown value type 2"
+            "internal key has unknown value type 2"
         );
         assert_eq!(extract_user_key(b"1234567"), None);
         assert_eq!(extract_user_key(b"12345678"), Some(&b""[..]));

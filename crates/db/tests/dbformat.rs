@@ -2,15 +2,11 @@
 //! written in internal-key order, then every entry and every lookup at every interesting
 //! snapshot compared with a model; separators checked against the order; malformed keys.
 
-mod common;
-
-use common::Reverse;
-
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use leveltable_table::internal::{
+use leveltable_db::dbformat::{
     self, InternalEntry, InternalFilterPolicy, InternalKeyComparator, InternalTable, LookupResult,
     MAX_SEQUENCE, ParsedInternalKey, ValueType, append_internal_key, ldb_build_options,
     ldb_read_options, lookup_key,
@@ -20,6 +16,21 @@ use leveltable_table::{
     ReadOptions, Table, TableBuilder,
 };
 use proptest::prelude::*;
+
+/// Bytewise order reversed: a user comparator that is not LevelDB's default, so tests take
+/// the non-bytewise paths. It keeps index keys whole (no shortening).
+struct Reverse;
+
+impl Comparator for Reverse {
+    fn name(&self) -> &str {
+        "test.Reverse"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        b.cmp(a)
+    }
+    fn find_shortest_separator(&self, _start: &mut Vec<u8>, _limit: &[u8]) {}
+    fn find_short_successor(&self, _key: &mut Vec<u8>) {}
+}
 
 /// A user key's versions: sequence → (type, value). Newest last in the map's order.
 type Versions = BTreeMap<u64, (ValueType, Vec<u8>)>;
@@ -490,7 +501,7 @@ fn documented_examples_hold() {
         "{}",
         hex(&deletion)
     );
-    let seek = lookup_key(b"foo", internal::MAX_SEQUENCE).unwrap();
+    let seek = lookup_key(b"foo", dbformat::MAX_SEQUENCE).unwrap();
     assert!(doc.contains(&format!("`{}`", hex(&seek))), "{}", hex(&seek));
 
     let cmp = InternalKeyComparator::bytewise();

@@ -1,0 +1,86 @@
+//! The error type of this crate.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// Everything that can go wrong reading or building a database.
+///
+/// Messages are lowercase. Errors of one table file pass through with the table crate's own
+/// message (`table: corrupt block handle at offset 4096`); errors of the database's own files
+/// name the file (`db: MANIFEST-000002: bad record checksum at offset 40`).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// An error of the table layer, as [`leveltable_table`] reports it.
+    Table(leveltable_table::Error),
+    /// A file of the database is not what the format says.
+    Corruption {
+        /// The file, as named in the database directory (`MANIFEST-000002`, `000005.log`).
+        file: PathBuf,
+        /// What is wrong.
+        what: Cow<'static, str>,
+        /// Where in the file the bad structure starts.
+        offset: u64,
+    },
+    /// An argument or option is out of its allowed range.
+    InvalidArgument(Cow<'static, str>),
+    /// Reading or writing a file failed.
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+impl Error {
+    /// Whether this error says that a file's contents are bad (as opposed to I/O or misuse).
+    pub fn is_corruption(&self) -> bool {
+        match self {
+            Error::Table(e) => e.is_corruption(),
+            Error::Corruption { .. } => true,
+            Error::InvalidArgument(_) | Error::Io { .. } => false,
+        }
+    }
+
+    /// The table layer's error, if this is one.
+    pub fn as_table_error(&self) -> Option<&leveltable_table::Error> {
+        match self {
+            Error::Table(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Table(e) => fmt::Display::fmt(e, f),
+            Error::Corruption { file, what, offset } => write!(
+                f,
+                "db: {}: corrupt {what} at offset {offset}",
+                file.display()
+            ),
+            Error::InvalidArgument(message) => write!(f, "db: invalid argument: {message}"),
+            Error::Io { path, source } => write!(f, "db: {}: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Table(e) => Some(e),
+            Error::Io { source, .. } => Some(source),
+            Error::Corruption { .. } | Error::InvalidArgument(_) => None,
+        }
+    }
+}
+
+impl From<leveltable_table::Error> for Error {
+    fn from(e: leveltable_table::Error) -> Error {
+        Error::Table(e)
+    }
+}
