@@ -459,3 +459,23 @@ enum Step {
     Forward,
     Backward,
 }
+
+impl<R: ReadAt> Table<R> {
+    /// A cursor over the table's entries (seek, next, prev), positioned nowhere.
+    pub fn iter(&self) -> TableIter<'_, R> {
+        TableIter::new(self)
+    }
+
+    /// All entries in order, as a Rust iterator of owned `(key, value)` pairs. Double-ended.
+    pub fn entries(&self) -> Range<'_, R> {
+        Range::new(self, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)
+    }
+
+    /// The entries whose keys lie in `range` (in the table's order), as a double-ended Rust
+    /// iterator of owned `(key, value)` pairs: `table.range("b".."d")`,
+    /// `table.range(b"k".as_slice()..)`.
+    pub fn range<K: AsRef<[u8]>>(&self, range: impl std::ops::RangeBounds<K>) -> Range<'_, R> {
+        let own = |b: std::ops::Bound<&K>| b.map(|k| k.as_ref().to_vec());
+        Range::new(self, own(range.start_bound()), own(range.end_bound()))
+    }
+}

@@ -4,7 +4,7 @@
 pub mod audit;
 pub mod block;
 pub mod block_builder;
-pub mod cache;
+mod cache;
 pub mod comparator;
 mod error;
 mod fence;
@@ -12,21 +12,28 @@ pub mod file;
 pub mod filter;
 pub mod format;
 
-pub mod iter;
-pub mod options;
-pub mod table;
-pub mod table_builder;
+mod counters;
+mod iter;
+mod options;
+mod properties;
+mod read_block;
+mod table;
+mod table_builder;
+mod verify;
 
 pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
+pub use counters::Counters;
 pub use error::Error;
 pub use file::{AtomicTableFile, ReadAt, create_table};
 pub use format::Compression;
 pub use iter::{Range, TableIter};
 pub use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
-pub use options::{BuildOptions, ReadOptions};
-pub use table::{Counters, FilterInfo, Table, TableProperties, VerifySummary};
+pub use options::{BuildOptions, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE, ReadOptions};
+pub use properties::{FilterInfo, TableProperties};
+pub use table::Table;
 pub use table_builder::{BuildSummary, TableBuilder};
+pub use verify::VerifySummary;
 
 /// The result type of this crate.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -1,175 +1,38 @@
-//! Reads a table: open, point lookups, verification, statistics.
+//! Reads a table: open, point lookups, the index search.
 
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use crate::block::{Block, Cursor, Layout, restart_key};
 use crate::cache::{Cache, CachedBlock};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
+use crate::counters::{CounterCells, bump};
 use crate::fence::{Fence, pack_handle};
-use crate::file::ReadAt;
-use crate::filter::{FILTER_META_PREFIX, LoadedFilter};
-use crate::format::{
-    BLOCK_TRAILER_LEN, BlockHandle, BlockTrailer, Compression, FOOTER_LEN, Footer,
-};
-use crate::iter::{Range, TableIter};
+use crate::filter::LoadedFilter;
+use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer};
 use crate::options::ReadOptions;
-use crate::{Error, Result};
+use crate::properties::{FilterInfo, TableProperties, read_filter_entries};
+pub(crate) use crate::read_block::BlockRef;
+use crate::read_block::{locate, read_block_contents, read_block_contents_into, take_block_buf};
+use crate::{Error, ReadAt, Result};
 use leveltable_prefetch as prefetch;
 
-/// Snappy's output is at most 64 bytes per 3-byte copy element, so a valid stream never
-/// expands by more than 64/3 < 22. A length claim beyond that is corrupt; checking it keeps a
-/// few hostile bytes from making us allocate gigabytes.
-const MAX_SNAPPY_EXPANSION: usize = 22;
-
-/// Facts about an open table, gathered by [`Table::open`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TableProperties {
-    /// Size of the file.
-    pub file_size: u64,
-    /// The footer: where the metaindex and index blocks are.
-    pub footer: Footer,
-    /// Number of data blocks (entries of the index block).
-    pub data_blocks: u64,
-    /// Stored bytes of all data blocks, trailers included.
-    pub data_size: u64,
-    /// Stored size of the index block.
-    pub index_size: u64,
-    /// Stored size of the metaindex block.
-    pub metaindex_size: u64,
-    /// Name of the policy whose filter [`Table::get`] uses, if any.
-    pub filter_policy: Option<String>,
-    /// Stored size of that filter block (0 without one).
-    pub filter_size: u64,
-    /// Every `filter.<name>` entry of the metaindex, in metaindex order, whether or not the
-    /// reader knows the policy.
-    pub filters: Vec<FilterInfo>,
-}
-
-/// One filter block listed in a table's metaindex.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct FilterInfo {
-    /// The policy name (the metaindex key without `filter.`).
-    pub policy_name: String,
-    /// Where the filter block is.
-    pub handle: BlockHandle,
-}
-
-/// What [`Table::verify`] checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct VerifySummary {
-    /// Entries in all data blocks.
-    pub entries: u64,
-    /// Data blocks read.
-    pub data_blocks: u64,
-    /// Filter blocks read.
-    pub filter_blocks: u64,
-    /// Bytes read (all blocks with their trailers, and the footer).
-    pub bytes_read: u64,
-}
-
-/// A snapshot of a table's read counters. Counts accumulate from [`Table::open`] (or the last
-/// [`Table::reset_counters`]) over all threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct Counters {
-    /// Data blocks read from the source (cache misses and uncached reads).
-    pub data_blocks_read: u64,
-    /// Bytes of data blocks read from the source, trailers included.
-    pub data_bytes_read: u64,
-    /// Data blocks found in the block cache.
-    pub cache_hits: u64,
-    /// Times a get consulted the filter.
-    pub filter_checks: u64,
-    /// Times the filter said "certainly absent", sparing a data block read.
-    pub filter_negatives: u64,
-}
-
-#[derive(Default)]
-struct CounterCells {
-    data_blocks_read: AtomicU64,
-    data_bytes_read: AtomicU64,
-    cache_hits: AtomicU64,
-    filter_checks: AtomicU64,
-    filter_negatives: AtomicU64,
-}
-
-#[inline]
-fn bump(cell: &AtomicU64, by: u64) {
-    cell.fetch_add(by, AtomicOrdering::Relaxed);
-}
-
-/// A block's contents as a reader holds them.
-pub(crate) enum BlockRef<'t> {
-    /// Uncompressed bytes lent by an in-memory source.
-    Borrowed { data: &'t [u8], layout: Layout },
-    /// Bytes read or decompressed for this use only.
-    Owned {
-        data: Vec<u8>,
-        layout: Layout,
-        compressed: bool,
-    },
-    /// A block shared with the cache.
-    Cached(Arc<CachedBlock>),
-}
-
-impl BlockRef<'_> {
-    #[inline]
-    pub(crate) fn data(&self) -> &[u8] {
-        match self {
-            BlockRef::Borrowed { data, .. } => data,
-            BlockRef::Owned { data, .. } => data,
-            BlockRef::Cached(b) => &b.data,
+/// Calls `$body` with `$cmp` bound to the table's comparator: statically dispatched
+/// [`BytewiseComparator`] when the table is bytewise (the common case, which the compiler
+/// then inlines into the searches), the trait object otherwise.
+macro_rules! with_comparator {
+    ($table:expr, |$cmp:ident| $body:expr) => {
+        if $table.bytewise {
+            let $cmp = &BytewiseComparator;
+            $body
+        } else {
+            let $cmp = &*$table.comparator;
+            $body
         }
-    }
-
-    #[inline]
-    pub(crate) fn layout(&self) -> Layout {
-        match self {
-            BlockRef::Borrowed { layout, .. } | BlockRef::Owned { layout, .. } => *layout,
-            BlockRef::Cached(b) => b.layout,
-        }
-    }
-
-    /// Returns an owned block's buffer to the thread for the next uncached read.
-    fn give_back(self) {
-        if let BlockRef::Owned { data, .. } = self {
-            if data.capacity() <= MAX_KEPT_BLOCK_BUF {
-                BLOCK_BUF.set(data);
-            }
-        }
-    }
-
-    fn compressed(&self) -> bool {
-        match self {
-            BlockRef::Borrowed { .. } => false,
-            BlockRef::Owned { compressed, .. } => *compressed,
-            BlockRef::Cached(b) => b.compressed,
-        }
-    }
-
-    /// Moves an error about a position inside this block to the file (see
-    /// [`Error::Corruption`]).
-    pub(crate) fn locate(&self, e: Error, handle: &BlockHandle) -> Error {
-        locate(e, handle.offset, self.compressed())
-    }
-}
-
-/// Positions inside an uncompressed block map to file offsets; inside a compressed block,
-/// the block's own offset is the best there is.
-fn locate(e: Error, block_offset: u64, compressed: bool) -> Error {
-    if compressed {
-        e.at(block_offset)
-    } else {
-        e.rebase(block_offset)
-    }
+    };
 }
 
 thread_local! {
@@ -177,14 +40,7 @@ thread_local! {
     /// get nested in a get's callback just starts with empty buffers).
     static INDEX_KEY: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
     static DATA_KEY: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
-    /// The decompression buffer lent to blocks that are not cached and taken back after a
-    /// get, so a get of a compressed block neither allocates nor zero-fills a fresh buffer.
-    static BLOCK_BUF: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
-
-/// A buffer larger than this is not kept for reuse, so one huge block does not pin its
-/// memory in the thread for good.
-const MAX_KEPT_BLOCK_BUF: usize = 1 << 20;
 
 /// An open table. Cheap to open (footer, index, metaindex and one filter block are read);
 /// everything else is read on demand.
@@ -207,24 +63,24 @@ const MAX_KEPT_BLOCK_BUF: usize = 1 << 20;
 /// # Ok::<(), leveltable_table::Error>(())
 /// ```
 pub struct Table<R> {
-    source: R,
-    file_size: u64,
-    comparator: Arc<dyn Comparator>,
-    bytewise: bool,
-    verify_checksums: bool,
-    cache: Option<Arc<Cache>>,
-    fill_cache: bool,
-    cache_id: u64,
-    index: Vec<u8>,
-    index_layout: Layout,
-    index_compressed: bool,
+    pub(crate) source: R,
+    pub(crate) file_size: u64,
+    pub(crate) comparator: Arc<dyn Comparator>,
+    pub(crate) bytewise: bool,
+    pub(crate) verify_checksums: bool,
+    pub(crate) cache: Option<Arc<Cache>>,
+    pub(crate) fill_cache: bool,
+    pub(crate) cache_id: u64,
+    pub(crate) index: Vec<u8>,
+    pub(crate) index_layout: Layout,
+    pub(crate) index_compressed: bool,
     /// Search array over the index's restart keys (bytewise tables only).
-    fence: Option<Fence>,
+    pub(crate) fence: Option<Fence>,
     /// Whether every index entry is a restart point (LevelDB writes index blocks so).
-    index_all_restarts: bool,
-    filter: Option<LoadedFilter>,
-    properties: TableProperties,
-    counters: CounterCells,
+    pub(crate) index_all_restarts: bool,
+    pub(crate) filter: Option<LoadedFilter>,
+    pub(crate) properties: TableProperties,
+    pub(crate) counters: CounterCells,
 }
 
 const _: () = {
@@ -241,100 +97,6 @@ impl<R> fmt::Debug for Table<R> {
             .field("comparator", &self.comparator.name())
             .field("counters", &self.counters())
             .finish_non_exhaustive()
-    }
-}
-
-/// Reads a block's stored bytes and trailer, checks the crc if asked, and decompresses.
-/// Returns the contents and whether they were stored compressed.
-///
-/// `handle_at` is where the handle itself was found, for the error when it points outside
-/// the file.
-fn read_block_contents<'s, R: ReadAt + ?Sized>(
-    source: &'s R,
-    file_size: u64,
-    handle: &BlockHandle,
-    handle_at: u64,
-    verify: bool,
-) -> Result<(Cow<'s, [u8]>, bool)> {
-    read_block_contents_into(source, file_size, handle, handle_at, verify, Vec::new())
-}
-
-/// [`read_block_contents`], decompressing into `out` (whose bytes are overwritten). `out`
-/// keeps its length from an earlier block, so sizing it zero-fills only what it grows by.
-fn read_block_contents_into<'s, R: ReadAt + ?Sized>(
-    source: &'s R,
-    file_size: u64,
-    handle: &BlockHandle,
-    handle_at: u64,
-    verify: bool,
-    mut out: Vec<u8>,
-) -> Result<(Cow<'s, [u8]>, bool)> {
-    // Validate before allocating or reading: the block and its trailer lie in the file.
-    let end = handle.end_with_trailer();
-    let (Some(_), Ok(n)) = (
-        end.filter(|&e| e <= file_size),
-        usize::try_from(handle.size),
-    ) else {
-        return Err(Error::corrupt("block handle", handle_at));
-    };
-    let total = n + BLOCK_TRAILER_LEN;
-    let raw: Cow<'s, [u8]> = match source.as_bytes() {
-        Some(all) => {
-            let range = usize::try_from(handle.offset)
-                .ok()
-                .and_then(|start| all.get(start..start.checked_add(total)?));
-            match range {
-                Some(bytes) => Cow::Borrowed(bytes),
-                None => return Err(Error::corrupt("block handle", handle_at)),
-            }
-        }
-        None => {
-            let mut buf = vec![0; total];
-            source.read_exact_at(&mut buf, handle.offset)?;
-            Cow::Owned(buf)
-        }
-    };
-    let mut trailer_bytes = &raw[n..];
-    let trailer = BlockTrailer::decode_from(&mut trailer_bytes)?;
-    if verify || trailer.block_type == Compression::Snappy.type_byte() {
-        // The snappy decoder reads its input in data-dependent steps, and the checksum pass
-        // stalls at each page boundary, where the hardware prefetcher stops; hinted up front,
-        // the misses on a cold block overlap.
-        prefetch::lines(&raw[..n]);
-    }
-    if verify {
-        trailer
-            .verify(&raw[..n])
-            .map_err(|e| e.rebase(handle.offset))?;
-    }
-    match Compression::from_type_byte(trailer.block_type) {
-        Some(Compression::None) => Ok((
-            match raw {
-                Cow::Borrowed(b) => Cow::Borrowed(&b[..n]),
-                Cow::Owned(mut v) => {
-                    v.truncate(n);
-                    Cow::Owned(v)
-                }
-            },
-            false,
-        )),
-        Some(Compression::Snappy) => {
-            let input = &raw[..n];
-            let bad = || Error::corrupt("compressed block contents", handle.offset);
-            let len = snap::raw::decompress_len(input).map_err(|_| bad())?;
-            if len > input.len().saturating_mul(MAX_SNAPPY_EXPANSION) {
-                return Err(bad());
-            }
-            out.resize(len, 0);
-            let written = snap::raw::Decoder::new()
-                .decompress(input, &mut out)
-                .map_err(|_| bad())?;
-            if written != len {
-                return Err(bad());
-            }
-            Ok((Cow::Owned(out), true))
-        }
-        None => Err(Error::corrupt("block type", handle.offset + n as u64)),
     }
 }
 
@@ -453,11 +215,7 @@ impl<R: ReadAt> Table<R> {
     /// # Errors
     /// As [`get`](Self::get).
     pub fn get_with<T>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> T) -> Result<Option<T>> {
-        if self.bytewise {
-            self.get_with_cmp(&BytewiseComparator, key, f)
-        } else {
-            self.get_with_cmp(&*self.comparator, key, f)
-        }
+        with_comparator!(self, |cmp| self.get_with_cmp(cmp, key, f))
     }
 
     fn get_with_cmp<C: Comparator + ?Sized, T>(
@@ -487,11 +245,7 @@ impl<R: ReadAt> Table<R> {
         key: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> T,
     ) -> Result<Option<T>> {
-        if self.bytewise {
-            self.internal_get_cmp(&BytewiseComparator, key, f)
-        } else {
-            self.internal_get_cmp(&*self.comparator, key, f)
-        }
+        with_comparator!(self, |cmp| self.internal_get_cmp(cmp, key, f))
     }
 
     /// The data block a lookup of `key` consults: the first index entry `>= key`, or `None`
@@ -525,12 +279,8 @@ impl<R: ReadAt> Table<R> {
 
     /// The offset of the data block a lookup of `key` would consult, if any.
     pub(crate) fn data_block_offset_for(&self, key: &[u8]) -> Result<Option<u64>> {
-        let handle = if self.bytewise {
-            self.block_for(&BytewiseComparator, key)
-        } else {
-            self.block_for(&*self.comparator, key)
-        };
-        Ok(handle?.map(|h| h.offset))
+        let handle = with_comparator!(self, |cmp| self.block_for(cmp, key))?;
+        Ok(handle.map(|h| h.offset))
     }
 
     /// Reads the filter block `info` lists, checking its checksum.
@@ -634,7 +384,7 @@ impl<R: ReadAt> Table<R> {
     }
 
     /// Moves an error at `entry` (a position in the index block) to the file.
-    fn locate_in_index(&self, e: Error, entry: usize) -> Error {
+    pub(crate) fn locate_in_index(&self, e: Error, entry: usize) -> Error {
         let e = match e {
             // A handle that fails to decode is reported at its entry.
             Error::Corruption { what, .. } => Error::Corruption {
@@ -660,15 +410,17 @@ impl<R: ReadAt> Table<R> {
             }
         }
         bump(&self.counters.data_blocks_read, 1);
+        // The handle comes from the file and is checked only by the read below: its size
+        // may be anything up to 2^64 - 1.
         bump(
             &self.counters.data_bytes_read,
-            handle.size + BLOCK_TRAILER_LEN as u64,
+            handle.size.saturating_add(BLOCK_TRAILER_LEN as u64),
         );
         let index_at = self.properties.footer.index.offset;
         let cached = self.cache.is_some() && self.fill_cache;
         // A block bound for the cache gets a buffer of its own size; others borrow the
         // thread's buffer, which `give_back` returns.
-        let out = if cached { Vec::new() } else { BLOCK_BUF.take() };
+        let out = if cached { Vec::new() } else { take_block_buf() };
         let (contents, compressed) = read_block_contents_into(
             &self.source,
             self.file_size,
@@ -699,24 +451,6 @@ impl<R: ReadAt> Table<R> {
         })
     }
 
-    /// A cursor over the table's entries (seek, next, prev), positioned nowhere.
-    pub fn iter(&self) -> TableIter<'_, R> {
-        TableIter::new(self)
-    }
-
-    /// All entries in order, as a Rust iterator of owned `(key, value)` pairs. Double-ended.
-    pub fn entries(&self) -> Range<'_, R> {
-        Range::new(self, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)
-    }
-
-    /// The entries whose keys lie in `range` (in the table's order), as a double-ended Rust
-    /// iterator of owned `(key, value)` pairs: `table.range("b".."d")`,
-    /// `table.range(b"k".as_slice()..)`.
-    pub fn range<K: AsRef<[u8]>>(&self, range: impl std::ops::RangeBounds<K>) -> Range<'_, R> {
-        let own = |b: std::ops::Bound<&K>| b.map(|k| k.as_ref().to_vec());
-        Range::new(self, own(range.start_bound()), own(range.end_bound()))
-    }
-
     /// Approximate file offset where the data for `key` begins (or would begin): the offset
     /// of the data block that would hold it, or of the metaindex block for keys past the end.
     pub fn approximate_offset_of(&self, key: &[u8]) -> u64 {
@@ -729,126 +463,6 @@ impl<R: ReadAt> Table<R> {
         let mut value = index.value(&self.index);
         BlockHandle::decode_from(&mut value).map_or(metaindex_offset, |h| h.offset)
     }
-
-    /// Reads and checks every block: checksums (always, whatever the options say), restart
-    /// arrays, entry encoding, key order within and across blocks, index separators, and
-    /// that the loaded filter admits every key of its blocks. Bypasses the cache.
-    ///
-    /// # Errors
-    /// The first problem found, as [`Error::Corruption`] or [`Error::ChecksumMismatch`];
-    /// [`Error::Io`] if reading fails.
-    pub fn verify(&self) -> Result<VerifySummary> {
-        let footer = self.properties.footer;
-        let cmp = &*self.comparator;
-        let trailer = BLOCK_TRAILER_LEN as u64;
-        let mut summary = VerifySummary {
-            bytes_read: FOOTER_LEN as u64,
-            ..VerifySummary::default()
-        };
-        let footer_at = self.file_size - FOOTER_LEN as u64;
-
-        let (index, index_compressed) =
-            read_block_contents(&self.source, self.file_size, &footer.index, footer_at, true)?;
-        summary.bytes_read += footer.index.size + trailer;
-        let index_block =
-            Block::new(&index).map_err(|e| locate(e, footer.index.offset, index_compressed))?;
-        index_block
-            .check(cmp)
-            .map_err(|e| locate(e, footer.index.offset, index_compressed))?;
-
-        let (metaindex, meta_compressed) = read_block_contents(
-            &self.source,
-            self.file_size,
-            &footer.metaindex,
-            footer_at,
-            true,
-        )?;
-        summary.bytes_read += footer.metaindex.size + trailer;
-        Block::new(&metaindex)
-            .and_then(|b| b.check(&BytewiseComparator))
-            .map_err(|e| locate(e, footer.metaindex.offset, meta_compressed))?;
-        for info in &self.properties.filters {
-            read_block_contents(
-                &self.source,
-                self.file_size,
-                &info.handle,
-                footer.metaindex.offset,
-                true,
-            )?;
-            summary.filter_blocks += 1;
-            summary.bytes_read += info.handle.size + trailer;
-        }
-
-        let mut entries = index_block.iter(cmp);
-        entries.seek_to_first();
-        let mut previous_key: Option<Vec<u8>> = None;
-        let mut previous_end = 0u64;
-        while entries.valid() {
-            let index_key = entries.key().to_vec();
-            let entry_at = entries.entry_offset();
-            let mut value = entries.value();
-            let handle = BlockHandle::decode_from(&mut value)
-                .map_err(|e| self.locate_in_index(e, entry_at))?;
-            if handle.offset < previous_end {
-                return Err(self.locate_in_index(Error::corrupt("block handle", 0), entry_at));
-            }
-            previous_end = handle.end_with_trailer().unwrap_or(u64::MAX);
-            let (contents, compressed) = read_block_contents(
-                &self.source,
-                self.file_size,
-                &handle,
-                footer.index.offset,
-                true,
-            )?;
-            summary.bytes_read += handle.size + trailer;
-            summary.data_blocks += 1;
-            let in_block = |e| locate(e, handle.offset, compressed);
-            let block = Block::new(&contents).map_err(in_block)?;
-            block.check(cmp).map_err(in_block)?;
-            let mut it = block.iter(cmp);
-            it.seek_to_first();
-            while it.valid() {
-                let key = it.key();
-                let after_previous = previous_key
-                    .as_deref()
-                    .is_none_or(|p| cmp.compare(p, key) == Ordering::Less);
-                if !after_previous || cmp.compare(key, &index_key) == Ordering::Greater {
-                    return Err(in_block(Error::corrupt(
-                        "key order",
-                        it.entry_offset() as u64,
-                    )));
-                }
-                if let Some(filter) = &self.filter {
-                    if !filter.key_may_match(handle.offset, key) {
-                        return Err(Error::corrupt(
-                            "filter block (misses a key)",
-                            self.filter_handle().map_or(0, |h| h.offset),
-                        ));
-                    }
-                }
-                let previous = previous_key.get_or_insert_with(Vec::new);
-                previous.clear();
-                previous.extend_from_slice(key);
-                summary.entries += 1;
-                it.next();
-            }
-            it.status().map_err(in_block)?;
-            entries.next();
-        }
-        entries
-            .status()
-            .map_err(|e| locate(e, footer.index.offset, index_compressed))?;
-        Ok(summary)
-    }
-
-    fn filter_handle(&self) -> Option<BlockHandle> {
-        let name = self.properties.filter_policy.as_deref()?;
-        self.properties
-            .filters
-            .iter()
-            .find(|f| f.policy_name == name)
-            .map(|f| f.handle)
-    }
 }
 
 impl<R> Table<R> {
@@ -857,31 +471,9 @@ impl<R> Table<R> {
         &self.properties
     }
 
-    /// The read counters so far.
-    pub fn counters(&self) -> Counters {
-        let c = &self.counters;
-        let load = |a: &AtomicU64| a.load(AtomicOrdering::Relaxed);
-        Counters {
-            data_blocks_read: load(&c.data_blocks_read),
-            data_bytes_read: load(&c.data_bytes_read),
-            cache_hits: load(&c.cache_hits),
-            filter_checks: load(&c.filter_checks),
-            filter_negatives: load(&c.filter_negatives),
-        }
-    }
-
-    /// Sets every counter back to 0.
-    pub fn reset_counters(&self) {
-        let c = &self.counters;
-        for a in [
-            &c.data_blocks_read,
-            &c.data_bytes_read,
-            &c.cache_hits,
-            &c.filter_checks,
-            &c.filter_negatives,
-        ] {
-            a.store(0, AtomicOrdering::Relaxed);
-        }
+    /// The live counters, for [`counters`](Self::counters).
+    pub(crate) fn counter_cells(&self) -> &CounterCells {
+        &self.counters
     }
 
     /// The comparator the table is read with.
@@ -911,29 +503,6 @@ impl<R> Table<R> {
             self.index_compressed,
         )
     }
-}
-
-/// Lists the `filter.*` entries of a metaindex block.
-fn read_filter_entries(metaindex: &[u8], at: u64, compressed: bool) -> Result<Vec<FilterInfo>> {
-    let block = Block::new(metaindex).map_err(|e| locate(e, at, compressed))?;
-    let mut it = block.iter(&BytewiseComparator);
-    it.seek(FILTER_META_PREFIX.as_bytes());
-    let mut filters = Vec::new();
-    while it.valid() {
-        let Some(name) = it.key().strip_prefix(FILTER_META_PREFIX.as_bytes()) else {
-            break;
-        };
-        let mut value = it.value();
-        let handle = BlockHandle::decode_from(&mut value)
-            .map_err(|e| locate(e.at(it.entry_offset() as u64), at, compressed))?;
-        filters.push(FilterInfo {
-            policy_name: String::from_utf8_lossy(name).into_owned(),
-            handle,
-        });
-        it.next();
-    }
-    it.status().map_err(|e| locate(e, at, compressed))?;
-    Ok(filters)
 }
 
 /// What a walk over the index block found.
@@ -982,7 +551,7 @@ fn scan_index(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BuildOptions, TableBuilder};
+    use crate::{BuildOptions, Compression, TableBuilder};
 
     /// Uncached gets of snappy blocks share one decompression buffer: blocks of very
     /// different sizes, read in turn and from inside another get's callback, each read back

@@ -98,9 +98,15 @@ fn handle_overflowing_u64_is_corruption() {
 
 /// A table whose only data block is snappy-typed with `contents`, and a valid checksum.
 fn table_with_snappy_block(contents: &[u8]) -> Vec<u8> {
+    table_with_data_handle(contents, |len| BlockHandle::new(0, len))
+}
+
+/// A table whose only data block is snappy-typed with `contents` under a valid checksum, and
+/// whose one index entry (itself under a valid checksum) holds `handle(contents.len())`.
+fn table_with_data_handle(contents: &[u8], handle: impl FnOnce(u64) -> BlockHandle) -> Vec<u8> {
     let mut file = contents.to_vec();
     BlockTrailer::for_block(contents, Compression::Snappy).encode_to(&mut file);
-    let data = BlockHandle::new(0, contents.len() as u64);
+    let data = handle(contents.len() as u64);
 
     let write_block = |file: &mut Vec<u8>, block: &[u8]| {
         let handle = BlockHandle::new(file.len() as u64, block.len() as u64);
@@ -117,6 +123,25 @@ fn table_with_snappy_block(contents: &[u8]) -> Vec<u8> {
     let index = write_block(&mut file, index.finish());
     Footer { metaindex, index }.encode_to(&mut file);
     file
+}
+
+/// An index entry whose size is near 2^64, under a valid checksum: every read through it
+/// is corruption, and nothing overflows on the way (the read counters add the trailer to the
+/// size before the handle is checked against the file).
+#[test]
+fn data_handle_sizes_near_u64_max_are_corruption() {
+    for size in [u64::MAX, u64::MAX - 4, u64::MAX - 5, u64::MAX / 2] {
+        let file = table_with_data_handle(b"\x00", |_| BlockHandle::new(0, size));
+        let table = Table::open(&file[..], ReadOptions::default()).unwrap();
+        let err = table.get(b"a").unwrap_err();
+        assert!(matches!(err, Error::Corruption { .. }), "{size}: {err}");
+        assert!(table.entries().next().unwrap().is_err(), "{size}");
+        let mut it = table.iter();
+        it.seek_to_first();
+        assert!(!it.valid() && it.status().is_err(), "{size}");
+        assert!(table.verify().is_err(), "{size}");
+        assert!(table.counters().data_bytes_read >= 1, "{size}");
+    }
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leveltable_filter_policy::LocalBloomPolicy;
-use leveltable_table::options::{DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE};
+use leveltable_table::{DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE};
 use leveltable_table::{
     AtomicTableFile, BloomFilterPolicy, BuildOptions, BuildSummary, Compression, Error,
 };
