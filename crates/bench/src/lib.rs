@@ -10,9 +10,7 @@
 //! interleaving the systems round by round and keeping each one's best figure
 //! ([`runner`]); [`report`] prints the table with each figure's ratio to LevelDB.
 
-pub mod filters;
 pub mod leveldb;
-pub mod memory;
 pub mod mmap;
 pub mod report;
 pub mod runner;

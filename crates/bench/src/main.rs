@@ -9,8 +9,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use leveltable_bench::memory::{self, CHILD_COMMAND};
 use leveltable_bench::report::{System, render_table};
+use leveltable_bench::runner::memory::{self, CHILD_COMMAND};
 use leveltable_bench::runner::{self, Config, WORKLOADS};
 
 const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--dir DIR] WORKLOAD...

@@ -16,9 +16,9 @@ use std::process::Command;
 use leveltable_filter_policy::BloomFilterPolicy;
 use leveltable_table::{Compression, ReadOptions, Table, TableBuilder};
 
+use super::config::{BITS_PER_KEY, Config, Result};
 use crate::leveldb::{self, Records};
 use crate::report::{System, render_markdown};
-use crate::runner::{BITS_PER_KEY, Config, Result};
 use crate::workload::{KEY_LEN, VALUE_LEN, table_entries};
 
 /// The hidden subcommand that runs one system's build in a child process:

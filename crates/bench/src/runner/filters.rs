@@ -14,10 +14,11 @@ use std::time::Duration;
 use leveltable_filter_policy::{BloomFilterPolicy, LocalBloomPolicy};
 use leveltable_table::{BuildOptions, Compression, ReadOptions, Table};
 
+use super::config::{BITS_PER_KEY, Config, Result, count};
+use super::tables::{Entries, shaped_queries};
 use crate::leveldb::{self, Records};
 use crate::mmap;
 use crate::report::render_markdown;
-use crate::runner::{BITS_PER_KEY, Config, Entries, Result, count, shaped_queries};
 use crate::workload::{KeyShape, get_query_ids};
 
 /// Who reads the table, with which filter.

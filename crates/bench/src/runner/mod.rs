@@ -1,0 +1,111 @@
+//! The comparison runner: every workload on every system that supports it, interleaved
+//! round by round, best of N.
+//!
+//! Each measurement times only the workload's loop; setup (generating inputs, opening a
+//! table with a fresh cache) happens before the clock starts, on every system alike. Every
+//! loop checks its answers (entries found, filter hits) against the others, so a figure
+//! never comes from a loop that did less work.
+//!
+//! One module per workload, each producing its rows or section from a [`Config`];
+//! `harness` times the jobs, `tables` builds and opens each system's tables. This module
+//! only dispatches, and nothing below imports it.
+
+mod bloom;
+mod checksum;
+mod config;
+mod filter_block;
+pub mod filters;
+mod get;
+mod harness;
+mod hash;
+pub mod memory;
+mod scan;
+mod table_build;
+mod tables;
+
+use std::path::Path;
+
+use leveltable_table::Compression;
+
+pub use bloom::CREATE_BATCH;
+pub use checksum::{CHECKSUM_COST_TARGET, ChecksumCost};
+pub use config::{BITS_PER_KEY, BoxError, Config, Result, count};
+pub use filter_block::{FILTER_BLOCK_KEYS, FILTER_BLOCK_STRIDE};
+pub use get::CACHE_BYTES;
+pub use harness::{Figures, Sample};
+pub use tables::{Entries, shaped_queries};
+
+use crate::report::Row;
+use tables::Fixture;
+
+/// All results of one run of the runner.
+#[derive(Debug, Default)]
+pub struct Results {
+    /// The main comparison table.
+    pub rows: Vec<Row>,
+    /// Rendered extra sections (filters, memory), in order.
+    pub sections: Vec<String>,
+    /// What checksums cost each system.
+    pub checksum_costs: Vec<ChecksumCost>,
+}
+
+/// The runner's workloads, by command-line name.
+pub const WORKLOADS: [&str; 9] = [
+    "hash",
+    "bloom",
+    "filter-block",
+    "build",
+    "get",
+    "scan",
+    "checksum",
+    "filters",
+    "memory",
+];
+
+/// Runs the named workloads (see [`WORKLOADS`]) and collects their results. `exe` is the
+/// runner binary, which the memory workload starts as a child process.
+///
+/// # Errors
+///
+/// An error from any system, or a system giving a wrong answer.
+pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Results> {
+    let mut results = Results::default();
+    let mut fixture: Option<Fixture> = None;
+    for &name in names {
+        eprintln!("running {name} ...");
+        let needs_fixture = matches!(name, "get" | "scan" | "checksum");
+        if needs_fixture && fixture.is_none() {
+            fixture = Some(Fixture::new(config)?);
+        }
+        match name {
+            "hash" => results.rows.extend(hash::rows(config)?),
+            "bloom" => results.rows.extend(bloom::rows(config)?),
+            "filter-block" => results.rows.extend(filter_block::rows(config)?),
+            "build" => results.rows.extend(table_build::rows(config)?),
+            "get" => results
+                .rows
+                .extend(get::rows(config, fixture.as_ref().expect("built above"))?),
+            "scan" => {
+                let f = fixture.as_ref().expect("built above");
+                for compression in [Compression::Snappy, Compression::None] {
+                    results
+                        .rows
+                        .extend(scan::rows(config, f, compression, false)?);
+                }
+            }
+            "checksum" => {
+                let f = fixture.as_ref().expect("built above");
+                let (rows, costs) = checksum::rows(config, f)?;
+                results.rows.extend(rows);
+                results.checksum_costs.extend(costs);
+            }
+            "filters" => results.sections.push(filters::run(config)?),
+            "memory" => results.sections.push(memory::run(
+                config,
+                exe.ok_or("memory needs the runner binary")?,
+            )?),
+            other => return Err(format!("unknown workload {other:?}").into()),
+        }
+    }
+    Ok(results)
+}
