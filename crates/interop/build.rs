@@ -6,6 +6,11 @@
 //! next to it, else dynamically. When anything is missing the crate builds without the shim
 //! and without `cfg(leveldb_available)`; its tests then skip. Setting
 //! `LEVELTABLE_REQUIRE_LEVELDB=1` turns a missing or unbuildable LevelDB into a build error.
+//!
+//! With LevelDB, dependents' build scripts (the bench crate's) receive, through
+//! `links = "leveldb"`, `DEP_LEVELDB_INCLUDE` (LevelDB's headers) and
+//! `DEP_LEVELDB_SHIM_INCLUDE` (this crate's `shim/`, whose `leveldb_internal.h` declares
+//! LevelDB's private classes once for every C++ file that needs them).
 
 use std::env;
 use std::fs;
@@ -19,6 +24,7 @@ fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=shim/shim.cc");
     println!("cargo::rerun-if-changed=shim/shim.h");
+    println!("cargo::rerun-if-changed=shim/leveldb_internal.h");
     for var in [
         "LEVELDB_LIB_DIR",
         "LEVELDB_INCLUDE_DIR",
@@ -87,10 +93,16 @@ fn build() -> Result<(), String> {
     }
     println!("cargo::rustc-link-lib=dylib=stdc++");
     println!("cargo::rustc-link-lib=dylib=pthread");
+
+    let shim_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").ok_or("no CARGO_MANIFEST_DIR")?)
+        .join("shim");
+    println!("cargo::metadata=include={}", include_dir.display());
+    println!("cargo::metadata=shim_include={}", shim_dir.display());
     Ok(())
 }
 
-/// The shim restates LevelDB 1.23's internal class layouts, so any other version is refused.
+/// `shim/leveldb_internal.h` restates LevelDB 1.23's internal class layouts, so any other
+/// version is refused.
 fn check_version(db_h: &Path) -> Result<(), String> {
     let text = fs::read_to_string(db_h).map_err(|e| format!("{}: {e}", db_h.display()))?;
     let number = |name: &str| {

@@ -8,8 +8,8 @@
 // Besides the public headers this reaches three things Debian's static
 // libleveldb.a exports without installing a header for: leveldb::Hash,
 // the filter block classes, and the private Table::InternalGet (the lookup a
-// database runs for every table it consults). The class declarations below
-// restate LevelDB 1.23's members exactly, because the library lays them out.
+// database runs for every table it consults). The interop crate's
+// leveldb_internal.h declares them, as LevelDB 1.23 lays them out.
 
 #include <cstdint>
 #include <cstdlib>
@@ -30,70 +30,12 @@
 #include "leveldb/table.h"
 #include "leveldb/table_builder.h"
 
-static_assert(leveldb::kMajorVersion == 1 && leveldb::kMinorVersion == 23,
-              "the class declarations below are LevelDB 1.23's");
-
-namespace leveldb {
-
-uint32_t Hash(const char* data, size_t n, uint32_t seed);
-
-class FilterBlockBuilder {
- public:
-  explicit FilterBlockBuilder(const FilterPolicy*);
-  FilterBlockBuilder(const FilterBlockBuilder&) = delete;
-  FilterBlockBuilder& operator=(const FilterBlockBuilder&) = delete;
-  void StartBlock(uint64_t block_offset);
-  void AddKey(const Slice& key);
-  Slice Finish();
-
- private:
-  void GenerateFilter();
-  const FilterPolicy* policy_;
-  std::string keys_;
-  std::vector<size_t> start_;
-  std::string result_;
-  std::vector<Slice> tmp_keys_;
-  std::vector<uint32_t> filter_offsets_;
-};
-
-class FilterBlockReader {
- public:
-  FilterBlockReader(const FilterPolicy* policy, const Slice& contents);
-  bool KeyMayMatch(uint64_t block_offset, const Slice& key);
-
- private:
-  const FilterPolicy* policy_;
-  const char* data_;
-  const char* offset_;
-  size_t num_;
-  size_t base_lg_;
-};
-
-}  // namespace leveldb
+#include "leveldb_internal.h"
 
 namespace {
 
 using leveldb::Slice;
 using leveldb::Status;
-
-// Naming a private member in an explicit instantiation is exempt from access
-// checks, which lets this file take &Table::InternalGet without editing
-// LevelDB's headers.
-using InternalGetFn = Status (leveldb::Table::*)(
-    const leveldb::ReadOptions&, const Slice&, void*,
-    void (*)(void*, const Slice&, const Slice&));
-
-struct InternalGetTag {
-  using type = InternalGetFn;
-  friend type Member(InternalGetTag);
-};
-
-template <typename Tag, typename Tag::type M>
-struct Expose {
-  friend typename Tag::type Member(Tag) { return M; }
-};
-
-template struct Expose<InternalGetTag, &leveldb::Table::InternalGet>;
 
 char* CopyMessage(const std::string& s) {
   char* p = static_cast<char*>(std::malloc(s.size() + 1));
@@ -330,7 +272,7 @@ int ltb_table_gets(ltb_table* t, const uint8_t* queries, size_t key_len,
                    uint64_t* value_bytes, char** err) {
   leveldb::ReadOptions ro;
   ro.verify_checksums = verify_checksums != 0;
-  const InternalGetFn get = Member(InternalGetTag());
+  const InternalGetFn get = InternalGet();
   std::string value;
   uint64_t hits = 0;
   uint64_t bytes = 0;

@@ -2,10 +2,8 @@
 // libleveldb.a. See shim.h for the calling conventions.
 //
 // Besides the public headers, the shim reaches symbols the static library
-// exports but whose headers Debian does not install (util/hash.h,
-// util/crc32c.h, table/filter_block.h, table/format.h, db/dbformat.h). Their
-// declarations below restate LevelDB 1.23's: a class's data members must be
-// the same, in the same order, because the library's code lays them out.
+// exports but whose headers Debian does not install; leveldb_internal.h
+// declares them, as LevelDB 1.23 lays them out.
 
 #include "shim.h"
 
@@ -30,140 +28,12 @@
 #include "leveldb/table.h"
 #include "leveldb/table_builder.h"
 
-static_assert(leveldb::kMajorVersion == 1 && leveldb::kMinorVersion == 23,
-              "the shim restates LevelDB 1.23's internal layouts");
-
-namespace leveldb {
-
-// util/hash.h
-uint32_t Hash(const char* data, size_t n, uint32_t seed);
-
-// util/crc32c.h
-namespace crc32c {
-uint32_t Extend(uint32_t init_crc, const char* data, size_t n);
-}  // namespace crc32c
-
-// table/filter_block.h (1.23). Constructor, StartBlock, AddKey, Finish and
-// the reader's methods live in the library; the implicit destructor is
-// generated here, which is why the members must match exactly.
-class FilterBlockBuilder {
- public:
-  explicit FilterBlockBuilder(const FilterPolicy*);
-
-  FilterBlockBuilder(const FilterBlockBuilder&) = delete;
-  FilterBlockBuilder& operator=(const FilterBlockBuilder&) = delete;
-
-  void StartBlock(uint64_t block_offset);
-  void AddKey(const Slice& key);
-  Slice Finish();
-
- private:
-  void GenerateFilter();
-
-  const FilterPolicy* policy_;
-  std::string keys_;
-  std::vector<size_t> start_;
-  std::string result_;
-  std::vector<Slice> tmp_keys_;
-  std::vector<uint32_t> filter_offsets_;
-};
-
-class FilterBlockReader {
- public:
-  FilterBlockReader(const FilterPolicy* policy, const Slice& contents);
-  bool KeyMayMatch(uint64_t block_offset, const Slice& key);
-
- private:
-  const FilterPolicy* policy_;
-  const char* data_;
-  const char* offset_;
-  size_t num_;
-  size_t base_lg_;
-};
-
-// table/format.h (1.23)
-class BlockHandle {
- public:
-  BlockHandle() : offset_(~uint64_t{0}), size_(~uint64_t{0}) {}
-  uint64_t offset() const { return offset_; }
-  void set_offset(uint64_t offset) { offset_ = offset; }
-  uint64_t size() const { return size_; }
-  void set_size(uint64_t size) { size_ = size; }
-  void EncodeTo(std::string* dst) const;
-  Status DecodeFrom(Slice* input);
-
- private:
-  uint64_t offset_;
-  uint64_t size_;
-};
-
-struct BlockContents {
-  Slice data;
-  bool cachable;
-  bool heap_allocated;
-};
-
-Status ReadBlock(RandomAccessFile* file, const ReadOptions& options,
-                 const BlockHandle& handle, BlockContents* result);
-
-// db/dbformat.h (1.23). Name() is each class's first out-of-line virtual
-// function, so their vtables come from the library's dbformat.cc.
-class InternalKey;
-
-class InternalKeyComparator : public Comparator {
- private:
-  const Comparator* user_comparator_;
-
- public:
-  explicit InternalKeyComparator(const Comparator* c) : user_comparator_(c) {}
-  const char* Name() const override;
-  int Compare(const Slice& a, const Slice& b) const override;
-  void FindShortestSeparator(std::string* start,
-                             const Slice& limit) const override;
-  void FindShortSuccessor(std::string* key) const override;
-
-  const Comparator* user_comparator() const { return user_comparator_; }
-
-  int Compare(const InternalKey& a, const InternalKey& b) const;
-};
-
-class InternalFilterPolicy : public FilterPolicy {
- private:
-  const FilterPolicy* const user_policy_;
-
- public:
-  explicit InternalFilterPolicy(const FilterPolicy* p) : user_policy_(p) {}
-  const char* Name() const override;
-  void CreateFilter(const Slice* keys, int n, std::string* dst) const override;
-  bool KeyMayMatch(const Slice& key, const Slice& filter) const override;
-};
-
-}  // namespace leveldb
+#include "leveldb_internal.h"
 
 namespace {
 
 using leveldb::Slice;
 using leveldb::Status;
-
-// Table::InternalGet is private. Names used in an explicit instantiation are
-// exempt from access checking ([temp.spec.general]), so instantiating
-// PrivateMember with &Table::InternalGet defines an ADL-found accessor for
-// the member pointer without touching LevelDB's headers.
-using InternalGetFn = Status (leveldb::Table::*)(
-    const leveldb::ReadOptions&, const Slice&, void*,
-    void (*)(void*, const Slice&, const Slice&));
-
-struct TableInternalGet {
-  using type = InternalGetFn;
-  friend type Member(TableInternalGet);
-};
-
-template <typename Tag, typename Tag::type M>
-struct PrivateMember {
-  friend typename Tag::type Member(Tag) { return M; }
-};
-
-template struct PrivateMember<TableInternalGet, &leveldb::Table::InternalGet>;
 
 // Every byte LevelDB reads (footer 48 bytes, a block plus its 5-byte trailer)
 // is at least this long. ReadBlock computes `handle.size() + 5` in size_t, so
@@ -697,7 +567,7 @@ int lt_table_internal_get(lt_table* table, int verify_checksums,
     ro.verify_checksums = verify_checksums != 0;
     GetResult r;
     const uint64_t before = table->file->reads();
-    InternalGetFn get = Member(TableInternalGet());
+    InternalGetFn get = InternalGet();
     Status s = (table->table.get()->*get)(ro, k, &r, &SaveResult);
     *block_read = table->file->reads() != before ? 1 : 0;
     if (!s.ok()) return FromStatus(s, err);
