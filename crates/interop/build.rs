@@ -7,7 +7,10 @@
 //! and without `cfg(leveldb_available)`; its tests then skip. Setting
 //! `LEVELTABLE_REQUIRE_LEVELDB=1` turns a missing or unbuildable LevelDB into a build error.
 //!
-//! With LevelDB, dependents' build scripts (the bench crate's) receive, through
+//! Without LevelDB the build prints one warning saying why and what the tests skip; cargo
+//! repeats a build script's warnings on every command that uses the crate, so
+//! `cargo test --workspace` says it once, and the tests themselves skip silently. With
+//! LevelDB, dependents' build scripts (the bench crate's) receive, through
 //! `links = "leveldb"`, `DEP_LEVELDB_INCLUDE` (LevelDB's headers) and
 //! `DEP_LEVELDB_SHIM_INCLUDE` (this crate's `shim/`, whose `leveldb_internal.h` declares
 //! LevelDB's private classes once for every C++ file that needs them).
@@ -39,7 +42,11 @@ fn main() {
         Err(reason) if required => {
             panic!("LEVELTABLE_REQUIRE_LEVELDB=1 but LevelDB 1.23 is unusable: {reason}")
         }
-        Err(reason) => println!("cargo::warning=building without LevelDB 1.23: {reason}"),
+        Err(reason) => println!(
+            "cargo::warning=LevelDB 1.23 not found ({reason}): the differential tests against it \
+             are skipped and the bench runner leaves it out; to run them: \
+             apt-get install libleveldb-dev libsnappy-dev"
+        ),
     }
 }
 

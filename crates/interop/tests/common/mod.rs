@@ -30,8 +30,8 @@ pub fn unhex(s: &str) -> Vec<u8> {
 
 /// Runs the property `test` on values of `strategy` with [`config`], panicking with the
 /// shrunk failing input (and proptest's report) if it fails. Tests call
-/// [`require_leveldb`](leveltable_interop::require_leveldb) once before, so a skip prints
-/// one line rather than one per case.
+/// [`require_leveldb`](leveltable_interop::require_leveldb) once before, so without LevelDB
+/// no case runs.
 pub fn check<S>(
     regressions: &'static str,
     strategy: S,
