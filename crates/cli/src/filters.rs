@@ -6,8 +6,8 @@
 //! bytes, probe count and version), so the bits per key are estimated as the bits of all
 //! filters without their trailers over the number of keys.
 
-use leveltable_filter_block::format::{OFFSET_SIZE, Trailer, fixed32_at};
-use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy, LocalBloomPolicy, local_bloom};
+use leveltable_filter_block::Filters;
+use leveltable_filter_policy::KnownPolicy;
 
 /// What the filters of one policy look like.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,18 +21,6 @@ pub struct FilterShape {
     pub probes: Option<u8>,
 }
 
-/// The bytes ending every filter of the policy named `name` and the position of the probe
-/// count counted from the filter's end, for the policies this tool knows.
-fn filter_trailer(name: &str) -> Option<(usize, usize)> {
-    if name == BloomFilterPolicy::new(1).name() {
-        Some((1, 1))
-    } else if name == LocalBloomPolicy::new(1).name() {
-        Some((local_bloom::TRAILER_SIZE, local_bloom::TRAILER_SIZE))
-    } else {
-        None
-    }
-}
-
 /// Looks at the filter block `block` of the policy named `name` in a table of `entries`
 /// keys.
 pub fn shape(name: &str, block: &[u8], entries: u64) -> FilterShape {
@@ -41,40 +29,26 @@ pub fn shape(name: &str, block: &[u8], entries: u64) -> FilterShape {
         bits_per_key: None,
         probes: None,
     };
-    let Some(trailer) = Trailer::decode(block) else {
+    let filters = Filters::new(block);
+    if !filters.is_decodable() {
         return shape;
-    };
-    let bound = |i: usize| -> Option<usize> {
-        if i == trailer.num_filters {
-            Some(trailer.array_offset)
-        } else {
-            let at = trailer
-                .array_offset
-                .checked_add(i.checked_mul(OFFSET_SIZE)?)?;
-            usize::try_from(fixed32_at(block, at)?).ok()
-        }
-    };
-    let overhead = filter_trailer(name);
+    }
+    let known = KnownPolicy::by_name(name);
     let mut filter_bytes = 0u64;
-    for i in 0..trailer.num_filters {
-        let (Some(start), Some(end)) = (bound(i), bound(i + 1)) else {
+    for filter in filters.iter() {
+        let Some(filter) = filter else {
             return shape;
         };
-        if start > end || end > trailer.array_offset {
-            return shape;
-        }
-        if start == end {
+        if filter.is_empty() {
             continue;
         }
         shape.filters += 1;
-        let filter = &block[start..end];
-        let (trailer_len, probes_from_end) = overhead.unwrap_or((0, 0));
-        if shape.probes.is_none() && probes_from_end > 0 {
-            shape.probes = filter
-                .len()
-                .checked_sub(probes_from_end)
-                .map(|at| filter[at]);
+        if let Some(known) = known {
+            if shape.probes.is_none() {
+                shape.probes = known.probes_in(filter);
+            }
         }
+        let trailer_len = known.map_or(0, KnownPolicy::trailer_len);
         filter_bytes += filter.len().saturating_sub(trailer_len) as u64;
     }
     if entries > 0 {
@@ -87,6 +61,7 @@ pub fn shape(name: &str, block: &[u8], entries: u64) -> FilterShape {
 mod tests {
     use super::*;
     use leveltable_filter_block::FilterBlockBuilder;
+    use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy, FilterPolicy};
 
     fn block<P: FilterPolicy>(policy: P, keys: u32) -> Vec<u8> {
         let mut b = FilterBlockBuilder::new(policy);
@@ -115,7 +90,7 @@ mod tests {
 
             let s = shape(
                 "leveltable.LocalBloom64",
-                &block(LocalBloomPolicy::new(bits), 10_000),
+                &block(CacheLocalBloomPolicy::new(bits), 10_000),
                 10_000,
             );
             let got = s.bits_per_key.unwrap();
@@ -124,7 +99,10 @@ mod tests {
                 got >= bits as f64 && got < bits as f64 + 0.52,
                 "{bits}: {got}"
             );
-            assert_eq!(s.probes, Some(LocalBloomPolicy::new(bits).num_probes()));
+            assert_eq!(
+                s.probes,
+                Some(CacheLocalBloomPolicy::new(bits).num_probes())
+            );
         }
     }
 

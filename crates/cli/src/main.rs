@@ -8,6 +8,7 @@
 
 mod cmd;
 mod error;
+mod filter_audit;
 mod filters;
 mod lines;
 mod table_file;

@@ -6,22 +6,15 @@ use std::path::{Path, PathBuf};
 
 use leveltable_db::Error as DbError;
 use leveltable_db::dbformat::ParsedInternalKey;
-use leveltable_filter_policy::LocalBloomPolicy;
 use leveltable_table::format::{BlockHandle, FOOTER_LEN, Footer};
-use leveltable_table::{BloomFilterPolicy, Error, ReadAt, ReadOptions, Table, TableProperties};
+use leveltable_table::{Error, ReadAt, ReadOptions, Table, TableProperties};
 
 use crate::error::{CliError, Result};
-
-/// Bits per key given to the policies when reading. Both policies take their parameters from
-/// each filter, so this only matters for building.
-const READ_BITS_PER_KEY: usize = 10;
 
 /// Options for reading any table: every filter policy this tool knows, the cache-local one
 /// preferred for gets when a table has both.
 pub fn read_options() -> ReadOptions {
-    ReadOptions::default()
-        .filter_policy(BloomFilterPolicy::new(READ_BITS_PER_KEY))
-        .extra_filter_policy(LocalBloomPolicy::new(READ_BITS_PER_KEY))
+    ReadOptions::default().known_filter_policies()
 }
 
 /// An open table and where its parts lie, for error messages.

@@ -6,11 +6,13 @@ extern crate alloc;
 
 mod builder;
 mod error;
+mod filters;
 pub mod format;
 mod reader;
 
 pub use builder::{FilterBlockBuilder, MAX_BLOCK_OFFSET};
 pub use error::Error;
+pub use filters::Filters;
 pub use format::FILTER_BASE_LG;
 pub use reader::FilterBlockReader;
 

@@ -1,6 +1,6 @@
 use leveltable_filter_policy::FilterPolicy;
 
-use crate::format::{OFFSET_SIZE, Trailer, fixed32_at};
+use crate::filters::Filters;
 
 /// Answers "may this key be in the data block at this offset?" from a filter block.
 ///
@@ -12,9 +12,8 @@ use crate::format::{OFFSET_SIZE, Trailer, fixed32_at};
 #[derive(Debug, Clone)]
 pub struct FilterBlockReader<'a, P: FilterPolicy> {
     policy: P,
-    block: &'a [u8],
-    /// `None` when the block cannot be decoded: every key may match.
-    trailer: Option<Trailer>,
+    /// Empty when the block cannot be decoded: every key may match.
+    filters: Filters<'a>,
 }
 
 impl<'a, P: FilterPolicy> FilterBlockReader<'a, P> {
@@ -24,8 +23,7 @@ impl<'a, P: FilterPolicy> FilterBlockReader<'a, P> {
     pub fn new(policy: P, contents: &'a [u8]) -> Self {
         FilterBlockReader {
             policy,
-            block: contents,
-            trailer: Trailer::decode(contents),
+            filters: Filters::new(contents),
         }
     }
 
@@ -36,7 +34,12 @@ impl<'a, P: FilterPolicy> FilterBlockReader<'a, P> {
 
     /// The number of filters the block lists (0 if it cannot be decoded).
     pub fn num_filters(&self) -> usize {
-        self.trailer.map_or(0, |t| t.num_filters)
+        self.filters.len()
+    }
+
+    /// The block's filters by number.
+    pub fn filters(&self) -> Filters<'a> {
+        self.filters
     }
 
     /// The bytes of the filter covering `block_offset`, or `None` where the reader cannot
@@ -44,25 +47,10 @@ impl<'a, P: FilterPolicy> FilterBlockReader<'a, P> {
     ///
     /// An empty slice means no key was added for that range.
     pub fn filter_for(&self, block_offset: u64) -> Option<&'a [u8]> {
-        let trailer = self.trailer?;
         // LevelDB shifts by the stored base_lg; a byte of 64 or more is undefined there and
         // masked by the hardware, which wrapping_shr reproduces.
-        let index = block_offset.wrapping_shr(u32::from(trailer.base_lg));
-        if index >= trailer.num_filters as u64 {
-            return None;
-        }
-        // Invariant: index < num_filters, so both words lie inside the array or its end
-        // marker (the array offset itself), which Trailer::decode checked to be in the block.
-        let entry = trailer.array_offset + index as usize * OFFSET_SIZE;
-        let start = fixed32_at(self.block, entry)? as usize;
-        let limit = fixed32_at(self.block, entry + OFFSET_SIZE)? as usize;
-        if start <= limit && limit <= trailer.array_offset {
-            Some(&self.block[start..limit])
-        } else if start == limit {
-            Some(&[])
-        } else {
-            None
-        }
+        let index = block_offset.wrapping_shr(u32::from(self.filters.base_lg()?));
+        self.filters.get(usize::try_from(index).ok()?)
     }
 
     /// Returns `false` only if `key` is certainly not in the data block at `block_offset`.

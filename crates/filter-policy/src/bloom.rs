@@ -5,7 +5,7 @@ use leveltable_hash::{BLOOM_SEED, hash};
 use crate::FilterPolicy;
 
 /// The name LevelDB 1.23 gives its Bloom filter policy.
-const NAME: &str = "leveldb.BuiltinBloomFilter2";
+pub(crate) const NAME: &str = "leveldb.BuiltinBloomFilter2";
 
 /// The fewest bits a filter has, however few keys it holds: tiny filters would otherwise have
 /// a very high false-positive rate.
@@ -66,6 +66,18 @@ impl BloomFilterPolicy {
     /// The bits of filter spent on each key.
     pub fn bits_per_key(&self) -> usize {
         self.bits_per_key
+    }
+
+    /// The expected false-positive rate of a filter with `bits_per_key` bits per key and the
+    /// number of probes this policy chooses for them: `(1 - e^(-k/bits))^k`, the rate of an
+    /// ideal Bloom filter. (LevelDB's 32-bit hash does worse on keys that differ only in their
+    /// last bytes; `docs/filters.md` measures how much.) 1 for no bits.
+    pub fn expected_fp_rate(bits_per_key: f64) -> f64 {
+        if bits_per_key.is_nan() || bits_per_key <= 0.0 {
+            return 1.0;
+        }
+        let k = libm::floor(bits_per_key * 0.69).clamp(1.0, f64::from(MAX_PROBES));
+        libm::pow(1.0 - libm::exp(-k / bits_per_key), k)
     }
 
     /// The number of probes per key, stored as the last byte of every filter.

@@ -5,9 +5,11 @@
 extern crate alloc;
 
 mod bloom;
-pub mod local_bloom;
+pub mod cache_local_bloom;
+mod known;
 mod policy;
 
 pub use bloom::BloomFilterPolicy;
-pub use local_bloom::LocalBloomPolicy;
+pub use cache_local_bloom::CacheLocalBloomPolicy;
+pub use known::KnownPolicy;
 pub use policy::FilterPolicy;

@@ -9,7 +9,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use leveltable_filter_policy::{BloomFilterPolicy, LocalBloomPolicy};
+use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
 use leveltable_table::format::{FOOTER_LEN, Footer};
 use leveltable_table::{BuildOptions, Compression, TableBuilder};
 
@@ -21,7 +21,7 @@ fn build(entries: usize, block_size: usize, compression: Compression, filters: b
     if filters {
         options = options
             .filter_policy(BloomFilterPolicy::new(10))
-            .extra_filter_policy(LocalBloomPolicy::new(10));
+            .extra_filter_policy(CacheLocalBloomPolicy::new(10));
     }
     let mut builder = TableBuilder::new(Vec::new(), options).expect("in-memory builder");
     for i in 0..entries {
@@ -88,7 +88,7 @@ fn main() {
     );
     let mut bloom = Vec::new();
     leveltable_filter_policy::FilterPolicy::create_filter(
-        &LocalBloomPolicy::new(10),
+        &CacheLocalBloomPolicy::new(10),
         &[b"hello", b"world"],
         &mut bloom,
     );

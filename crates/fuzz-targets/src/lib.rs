@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use arbitrary::{Arbitrary, Unstructured};
 use leveltable_filter_block::FilterBlockReader;
-use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy, LocalBloomPolicy};
+use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy, CacheLocalBloomPolicy};
 use leveltable_table::block::Block;
 use leveltable_table::format::{BlockHandle, Footer};
 use leveltable_table::{
@@ -89,7 +89,7 @@ pub fn block(data: &[u8]) {
 /// Reads `data` as a filter block under both policies, at several block offsets.
 pub fn filter_block(data: &[u8]) {
     let bloom = BloomFilterPolicy::new(10);
-    let local = LocalBloomPolicy::new(10);
+    let local = CacheLocalBloomPolicy::new(10);
     let readers: [&dyn FilterPolicy; 2] = [&bloom, &local];
     for policy in readers {
         let reader = FilterBlockReader::new(policy, data);
@@ -109,9 +109,9 @@ pub fn bloom(data: &[u8]) {
     let keys: Vec<&[u8]> = keys_part.chunks(3).collect();
     let policies: [Box<dyn FilterPolicy>; 4] = [
         Box::new(BloomFilterPolicy::new(10)),
-        Box::new(LocalBloomPolicy::new(10)),
+        Box::new(CacheLocalBloomPolicy::new(10)),
         Box::new(BloomFilterPolicy::new(usize::from(data.len() as u8 % 31))),
-        Box::new(LocalBloomPolicy::new(usize::from(data.len() as u8 % 31))),
+        Box::new(CacheLocalBloomPolicy::new(usize::from(data.len() as u8 % 31))),
     ];
     for policy in &policies {
         for key in probe_keys(data) {
@@ -157,7 +157,7 @@ pub fn table_passes(data: &[u8]) -> [bool; 2] {
     for (pass, verify) in [true, false].into_iter().enumerate() {
         let options = ReadOptions::default()
             .filter_policy(BloomFilterPolicy::new(10))
-            .extra_filter_policy(LocalBloomPolicy::new(10))
+            .extra_filter_policy(CacheLocalBloomPolicy::new(10))
             .verify_checksums(verify);
         // A failed open under one setting says nothing about the other: an input whose
         // index checksum is wrong still opens unverified and must be read that way too.
@@ -227,7 +227,7 @@ pub fn builder(data: &[u8]) {
         options = options.filter_policy(BloomFilterPolicy::new(bloom_bits));
     }
     if let Some(bits) = plan.local_bits {
-        options = options.extra_filter_policy(LocalBloomPolicy::new(usize::from(bits % 31)));
+        options = options.extra_filter_policy(CacheLocalBloomPolicy::new(usize::from(bits % 31)));
     }
     let mut builder = TableBuilder::new(Vec::new(), options).expect("in-memory builder");
     let mut model = BTreeMap::new();
@@ -249,7 +249,7 @@ pub fn builder(data: &[u8]) {
 
     let read = ReadOptions::default()
         .filter_policy(BloomFilterPolicy::new(bloom_bits.max(1)))
-        .extra_filter_policy(LocalBloomPolicy::new(10));
+        .extra_filter_policy(CacheLocalBloomPolicy::new(10));
     let table = Table::open(Arc::new(builder.into_inner()), read).expect("open what we built");
     for (key, value) in &model {
         assert_eq!(table.get(key).expect("get"), Some(value.clone()));

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use leveltable_filter_policy::{BloomFilterPolicy, LocalBloomPolicy};
+use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
 use leveltable_interop::require_leveldb;
 use leveltable_interop::table::{Compression, Table as LevelDbTable, TableBuilder, TableOptions};
 use leveltable_table::{
@@ -30,7 +30,7 @@ fn build_dual(model: &Model, compression: OurCompression) -> Vec<u8> {
     let options = BuildOptions::default()
         .compression(compression)
         .filter_policy(BloomFilterPolicy::new(10))
-        .extra_filter_policy(LocalBloomPolicy::new(10));
+        .extra_filter_policy(CacheLocalBloomPolicy::new(10));
     let mut builder = OurBuilder::new(Vec::new(), options).unwrap();
     for (k, v) in model {
         builder.add(k, v).unwrap();
@@ -95,7 +95,7 @@ fn our_reader_keeps_leveldbs_filter_on_leveldb_tables() {
     let bytes = builder.finish().unwrap();
     let read = ReadOptions::default()
         .filter_policy(BloomFilterPolicy::new(10))
-        .extra_filter_policy(LocalBloomPolicy::new(10));
+        .extra_filter_policy(CacheLocalBloomPolicy::new(10));
     let table = Table::open(bytes, read).unwrap();
     assert_eq!(
         table.properties().filter_policy.as_deref(),

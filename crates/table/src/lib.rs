@@ -1,7 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
-pub mod audit;
 pub mod block;
 pub mod block_builder;
 mod cache;

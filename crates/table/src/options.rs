@@ -11,7 +11,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use leveltable_filter_policy::FilterPolicy;
+use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy, KnownPolicy};
 
 use crate::cache::Cache;
 use crate::comparator::{BytewiseComparator, Comparator};
@@ -169,6 +169,23 @@ impl ReadOptions {
     /// Adds one of [`extra_filter_policies`](Self::extra_filter_policies).
     pub fn extra_filter_policy(mut self, policy: impl FilterPolicy + 'static) -> Self {
         self.extra_filter_policies.push(Arc::new(policy));
+        self
+    }
+
+    /// Reads with every filter policy in [`KnownPolicy::all`]: LevelDB's Bloom filter as the
+    /// [`filter_policy`](Self::filter_policy) and the others as
+    /// [`extra_filter_policies`](Self::extra_filter_policies), so a table's cache-local
+    /// filter answers gets when it has one and LevelDB's filter otherwise. The known policies
+    /// take their parameters from each filter, so this reads filters made with any bits per
+    /// key.
+    pub fn known_filter_policies(mut self) -> Self {
+        for known in KnownPolicy::all() {
+            if known.name() == BloomFilterPolicy::new(1).name() {
+                self.filter_policy = Some(known.reader());
+            } else {
+                self.extra_filter_policies.push(known.reader());
+            }
+        }
         self
     }
 

@@ -277,14 +277,24 @@ impl<R: ReadAt> Table<R> {
         handle
     }
 
-    /// The offset of the data block a lookup of `key` would consult, if any.
-    pub(crate) fn data_block_offset_for(&self, key: &[u8]) -> Result<Option<u64>> {
+    /// The offset of the data block a lookup of `key` would consult (found through the
+    /// index, before any filter is asked), or `None` for a key past the last block.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] for an index entry that does not decode.
+    pub fn data_block_offset_for(&self, key: &[u8]) -> Result<Option<u64>> {
         let handle = with_comparator!(self, |cmp| self.block_for(cmp, key))?;
         Ok(handle.map(|h| h.offset))
     }
 
-    /// Reads the filter block `info` lists, checking its checksum.
-    pub(crate) fn read_filter_block(&self, info: &FilterInfo) -> Result<Vec<u8>> {
+    /// Reads the filter block `info` lists (one of [`TableProperties::filters`]), checking
+    /// its checksum, whatever the read options say. Any listed filter can be read, whether
+    /// or not the reader knows its policy.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] for a handle outside the file, [`Error::ChecksumMismatch`], or
+    /// [`Error::Io`].
+    pub fn read_filter_block(&self, info: &FilterInfo) -> Result<Vec<u8>> {
         let meta_at = self.properties.footer.metaindex.offset;
         let (data, _) =
             read_block_contents(&self.source, self.file_size, &info.handle, meta_at, true)?;

@@ -4,7 +4,7 @@
 //! past LevelDB's Bloom filter far more often than its bits per key promise; the extra
 //! `leveltable.LocalBloom64` filter, preferred by the reader, spares almost every read.
 
-use leveltable_filter_policy::LocalBloomPolicy;
+use leveltable_filter_policy::CacheLocalBloomPolicy;
 use leveltable_table::{
     BloomFilterPolicy, BuildOptions, Compression, ReadOptions, Table, TableBuilder,
 };
@@ -17,7 +17,7 @@ fn build(extra: bool) -> Vec<u8> {
         .compression(Compression::None)
         .filter_policy(BloomFilterPolicy::new(10));
     if extra {
-        options = options.extra_filter_policy(LocalBloomPolicy::new(10));
+        options = options.extra_filter_policy(CacheLocalBloomPolicy::new(10));
     }
     let mut builder = TableBuilder::new(Vec::new(), options).unwrap();
     for i in 0..ENTRIES {
@@ -43,7 +43,7 @@ fn extra_filter_spares_reads_that_leveldbs_filter_does_not() {
     let options = || {
         ReadOptions::default()
             .filter_policy(BloomFilterPolicy::new(10))
-            .extra_filter_policy(LocalBloomPolicy::new(10))
+            .extra_filter_policy(CacheLocalBloomPolicy::new(10))
     };
 
     let leveldb_only = Table::open(build(false), options()).unwrap();

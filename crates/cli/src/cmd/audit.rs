@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Write};
 use std::path::PathBuf;
 
-use leveltable_table::audit::{AuditOptions, AuditReport, FilterAudit, ProbeCount, audit};
+use crate::filter_audit::{AuditOptions, AuditReport, FilterAudit, ProbeCount, audit};
 use serde::Serialize;
 
 use crate::cmd::Outcome;
@@ -178,7 +178,7 @@ fn render(path: &str, report: &AuditReport) -> String {
             f.bits_per_key,
             percent(f.expected_rate)
         ));
-        if f.verdict == leveltable_table::audit::Verdict::Unknown {
+        if f.verdict == crate::filter_audit::Verdict::Unknown {
             out.push_str("  not probed: this tool does not know the policy\n");
             continue;
         }

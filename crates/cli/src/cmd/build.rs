@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use leveltable_filter_policy::LocalBloomPolicy;
+use leveltable_filter_policy::CacheLocalBloomPolicy;
 use leveltable_table::{DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE};
 use leveltable_table::{
     AtomicTableFile, BloomFilterPolicy, BuildOptions, BuildSummary, Compression, Error,
@@ -117,7 +117,7 @@ impl Args {
         }
         if let Some(ExtraFilter::LocalBloom) = self.extra_filter {
             let bits = self.extra_bits.unwrap_or(DEFAULT_EXTRA_BITS);
-            options = options.extra_filter_policy(LocalBloomPolicy::new(bits as usize));
+            options = options.extra_filter_policy(CacheLocalBloomPolicy::new(bits as usize));
         }
         options
     }

@@ -1,5 +1,5 @@
 //! A cache-local Bloom filter over XXH3-64 that keeps its false-positive rate on structured
-//! keys: [`LocalBloomPolicy`], stored in tables as `leveltable.LocalBloom64`.
+//! keys: [`CacheLocalBloomPolicy`], stored in tables as `leveltable.LocalBloom64`.
 
 use alloc::vec::Vec;
 
@@ -7,8 +7,8 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::FilterPolicy;
 
-/// The name under which tables store filters of [`LocalBloomPolicy`].
-const NAME: &str = "leveltable.LocalBloom64";
+/// The name under which tables store filters of [`CacheLocalBloomPolicy`].
+pub(crate) const NAME: &str = "leveltable.LocalBloom64";
 
 /// Bytes per block: one cache line. Every probe for a key lands in the same block.
 pub const BLOCK_BYTES: usize = 64;
@@ -62,12 +62,12 @@ const BEST_PROBES: [u8; 31] = [
 /// filter (a plain Bloom filter of the same size would reach 0.82% with a perfect hash, at the
 /// cost of up to `k` cache misses per query), and it holds for structured keys too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LocalBloomPolicy {
+pub struct CacheLocalBloomPolicy {
     bits_per_key: usize,
     k: u8,
 }
 
-impl LocalBloomPolicy {
+impl CacheLocalBloomPolicy {
     /// A policy spending `bits_per_key` bits on each key, with the number of probes that
     /// minimises its false-positive rate.
     ///
@@ -75,7 +75,7 @@ impl LocalBloomPolicy {
     pub fn new(bits_per_key: usize) -> Self {
         let bits_per_key = bits_per_key.max(1);
         let k = BEST_PROBES[bits_per_key.min(BEST_PROBES.len() - 1)];
-        LocalBloomPolicy { bits_per_key, k }
+        CacheLocalBloomPolicy { bits_per_key, k }
     }
 
     /// The bits of filter spent on each key.
@@ -86,6 +86,34 @@ impl LocalBloomPolicy {
     /// The number of probes per key, stored in every filter.
     pub fn num_probes(&self) -> u8 {
         self.k
+    }
+
+    /// The expected false-positive rate of a filter with `bits_per_key` bits per key and the
+    /// number of probes this policy chooses for them (rounded to whole bits): each 512-bit
+    /// block holds a Poisson number of keys with mean `512 / bits_per_key`, and a query
+    /// passes when its `k` bits in one block are set. Structured keys do not change it. 1 for
+    /// no bits.
+    pub fn expected_fp_rate(bits_per_key: f64) -> f64 {
+        if bits_per_key.is_nan() || bits_per_key <= 0.0 {
+            return 1.0;
+        }
+        // Saturating float-to-int cast; `new` clamps to the probe table.
+        let k = f64::from(CacheLocalBloomPolicy::new(libm::round(bits_per_key) as usize).k);
+        let block_bits = f64::from(BLOCK_BITS);
+        let lambda = block_bits / bits_per_key;
+        // Sum over the key count j of a block: P(j) * (fill of a block with j keys)^k, far
+        // enough into the tail that the rest is negligible.
+        let terms = (lambda + 20.0 * libm::sqrt(lambda) + 50.0) as u32;
+        let mut log_p = -lambda;
+        let mut rate = 0.0;
+        for j in 0..=terms {
+            if j > 0 {
+                log_p += libm::log(lambda / f64::from(j));
+            }
+            let fill = 1.0 - libm::pow(1.0 - 1.0 / block_bits, k * f64::from(j));
+            rate += libm::exp(log_p) * libm::pow(fill, k);
+        }
+        rate
     }
 }
 
@@ -105,7 +133,7 @@ fn probes(h: u64, k: u8) -> impl Iterator<Item = u32> {
     })
 }
 
-impl FilterPolicy for LocalBloomPolicy {
+impl FilterPolicy for CacheLocalBloomPolicy {
     fn name(&self) -> &str {
         NAME
     }
@@ -161,16 +189,16 @@ mod tests {
 
     #[test]
     fn probe_counts() {
-        assert_eq!(LocalBloomPolicy::new(0).num_probes(), 1);
-        assert_eq!(LocalBloomPolicy::new(10).num_probes(), 7);
-        assert_eq!(LocalBloomPolicy::new(16).num_probes(), 10);
-        assert_eq!(LocalBloomPolicy::new(30).num_probes(), 14);
-        assert_eq!(LocalBloomPolicy::new(1000).num_probes(), 14);
+        assert_eq!(CacheLocalBloomPolicy::new(0).num_probes(), 1);
+        assert_eq!(CacheLocalBloomPolicy::new(10).num_probes(), 7);
+        assert_eq!(CacheLocalBloomPolicy::new(16).num_probes(), 10);
+        assert_eq!(CacheLocalBloomPolicy::new(30).num_probes(), 14);
+        assert_eq!(CacheLocalBloomPolicy::new(1000).num_probes(), 14);
     }
 
     #[test]
     fn layout_and_membership() {
-        let policy = LocalBloomPolicy::new(10);
+        let policy = CacheLocalBloomPolicy::new(10);
         let mut dst = vec![0xee];
         policy.create_filter(&[b"hello", b"world"], &mut dst);
         assert_eq!(dst[0], 0xee, "bytes before the filter are untouched");
@@ -195,7 +223,7 @@ mod tests {
 
     #[test]
     fn empty_filter_matches_nothing() {
-        let policy = LocalBloomPolicy::new(10);
+        let policy = CacheLocalBloomPolicy::new(10);
         let mut filter = Vec::new();
         policy.create_filter(&[], &mut filter);
         assert_eq!(filter.len(), BLOCK_BYTES + TRAILER_SIZE);
@@ -205,17 +233,17 @@ mod tests {
     #[test]
     fn filters_of_other_sizes_are_read() {
         // A reader configured for 10 bits/key reads a 30-bit filter by its own trailer.
-        let writer = LocalBloomPolicy::new(30);
+        let writer = CacheLocalBloomPolicy::new(30);
         let mut filter = Vec::new();
         writer.create_filter(&[b"a", b"b"], &mut filter);
-        let reader = LocalBloomPolicy::new(10);
+        let reader = CacheLocalBloomPolicy::new(10);
         assert!(reader.key_may_match(b"a", &filter));
         assert!(reader.key_may_match(b"b", &filter));
     }
 
     #[test]
     fn undecodable_filters_may_match() {
-        let policy = LocalBloomPolicy::new(10);
+        let policy = CacheLocalBloomPolicy::new(10);
         let block = [0u8; BLOCK_BYTES];
         let with = |trailer: &[u8]| [&block[..], trailer].concat();
         for filter in [

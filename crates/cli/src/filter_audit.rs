@@ -18,14 +18,10 @@
 //! - **supplied**: absent keys the caller passes in.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use leveltable_filter_block::FilterBlockReader;
-use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy, LocalBloomPolicy};
-
-use crate::Result;
-use crate::file::ReadAt;
-use crate::table::Table;
+use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy, KnownPolicy};
+use leveltable_table::{ReadAt, Result, Table};
 
 /// What [`audit`] probes with.
 #[derive(Debug, Clone)]
@@ -152,14 +148,6 @@ impl AuditReport {
     }
 }
 
-/// The filter policies the audit can read: their readers need no parameters.
-fn known_policies() -> [Arc<dyn FilterPolicy>; 2] {
-    [
-        Arc::new(BloomFilterPolicy::new(10)),
-        Arc::new(LocalBloomPolicy::new(10)),
-    ]
-}
-
 /// Audits every filter of `table` (see the module documentation).
 ///
 /// The table must be ordered bytewise for the neighbour probes to mean anything; other
@@ -188,7 +176,6 @@ pub fn audit<R: ReadAt>(table: &Table<R>, options: &AuditOptions) -> Result<Audi
         supplied.extend(route_if_absent(table, probe.clone())?);
     }
 
-    let known = known_policies();
     let mut filters = Vec::new();
     for info in &properties.filters {
         let bits_per_key = if entries == 0 {
@@ -196,12 +183,12 @@ pub fn audit<R: ReadAt>(table: &Table<R>, options: &AuditOptions) -> Result<Audi
         } else {
             info.handle.size as f64 * 8.0 / entries as f64
         };
-        let policy = known.iter().find(|p| p.name() == info.policy_name);
-        let expected_rate = if info.policy_name == LocalBloomPolicy::new(10).name() {
-            cache_local_rate(bits_per_key)
-        } else {
-            standard_bloom_rate(bits_per_key)
-        };
+        let known = KnownPolicy::by_name(&info.policy_name);
+        // An unknown policy is held to a standard Bloom filter's rate.
+        let expected_rate = known.map_or_else(
+            || BloomFilterPolicy::expected_fp_rate(bits_per_key),
+            |k| k.expected_fp_rate(bits_per_key),
+        );
         let mut audit = FilterAudit {
             policy: info.policy_name.clone(),
             filter_size: info.handle.size,
@@ -212,9 +199,9 @@ pub fn audit<R: ReadAt>(table: &Table<R>, options: &AuditOptions) -> Result<Audi
             supplied: ProbeCount::default(),
             verdict: Verdict::Unknown,
         };
-        if let Some(policy) = policy {
+        if let Some(known) = known {
             let block = table.read_filter_block(info)?;
-            let reader = FilterBlockReader::new(policy, &block);
+            let reader = FilterBlockReader::new(known.reader(), &block);
             audit.neighbours = count(&reader, &neighbours);
             audit.random = count(&reader, &random);
             audit.supplied = count(&reader, &supplied);
@@ -311,37 +298,6 @@ fn judge(audit: &FilterAudit) -> Verdict {
     }
 }
 
-/// The false-positive rate of a standard Bloom filter with `bits` bits per key and the
-/// number of probes LevelDB would choose, `(1 - e^(-k/bits))^k`.
-pub fn standard_bloom_rate(bits: f64) -> f64 {
-    if bits <= 0.0 {
-        return 1.0;
-    }
-    let k = (bits * 0.69).floor().clamp(1.0, 30.0);
-    (1.0 - (-k / bits).exp()).powf(k)
-}
-
-/// The false-positive rate of a cache-local Bloom filter (512-bit blocks, the number of
-/// probes `LocalBloomPolicy` chooses) with `bits` bits per key: each block holds a Poisson
-/// number of keys.
-pub fn cache_local_rate(bits: f64) -> f64 {
-    if bits <= 0.0 {
-        return 1.0;
-    }
-    let k = i32::from(LocalBloomPolicy::new(bits.round() as usize).num_probes());
-    let lambda = 512.0 / bits;
-    let mut log_p = -lambda;
-    let mut rate = 0.0;
-    for j in 0..=(lambda + 20.0 * lambda.sqrt() + 50.0) as u32 {
-        if j > 0 {
-            log_p += (lambda / f64::from(j)).ln();
-        }
-        let fill = 1.0 - (1.0 - 1.0 / 512.0f64).powf(f64::from(k) * f64::from(j));
-        rate += log_p.exp() * fill.powi(k);
-    }
-    rate
-}
-
 /// The keys next to `key`: last byte ± 1 and numeric suffix ± 1.
 fn neighbour_probes(key: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::with_capacity(4);
@@ -397,12 +353,13 @@ fn splitmix64(state: &mut u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BuildOptions, ReadOptions, TableBuilder};
+    use leveltable_filter_policy::CacheLocalBloomPolicy;
+    use leveltable_table::{BuildOptions, ReadOptions, TableBuilder};
 
     fn table_of(keys: impl Iterator<Item = Vec<u8>>, extra: bool) -> Table<Vec<u8>> {
         let mut options = BuildOptions::default().filter_policy(BloomFilterPolicy::new(10));
         if extra {
-            options = options.extra_filter_policy(LocalBloomPolicy::new(10));
+            options = options.extra_filter_policy(CacheLocalBloomPolicy::new(10));
         }
         let mut builder = TableBuilder::new(Vec::new(), options).unwrap();
         for key in keys {
@@ -435,8 +392,8 @@ mod tests {
 
     #[test]
     fn promised_rates() {
-        assert!((standard_bloom_rate(10.0) - 0.00843).abs() < 0.0001);
-        assert!((cache_local_rate(10.0) - 0.00957).abs() < 0.0001);
+        assert!((BloomFilterPolicy::expected_fp_rate(10.0) - 0.00843).abs() < 0.0001);
+        assert!((CacheLocalBloomPolicy::expected_fp_rate(10.0) - 0.00957).abs() < 0.0001);
     }
 
     #[test]
