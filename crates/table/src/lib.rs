@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+pub mod atomic_file;
 pub mod block;
 pub mod block_builder;
 mod cache;
@@ -10,6 +11,7 @@ mod fence;
 pub mod file;
 pub mod filter;
 pub mod format;
+pub mod read_at;
 
 mod counters;
 mod iter;
@@ -20,16 +22,17 @@ mod table;
 mod table_builder;
 mod verify;
 
+pub use atomic_file::{AtomicTableFile, create_table};
 pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
 pub use counters::Counters;
 pub use error::Error;
-pub use file::{AtomicTableFile, ReadAt, create_table};
 pub use format::Compression;
 pub use iter::{Range, TableIter};
 pub use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
 pub use options::{BuildOptions, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE, ReadOptions};
 pub use properties::{FilterInfo, TableProperties};
+pub use read_at::ReadAt;
 pub use table::Table;
 pub use table_builder::{BuildSummary, TableBuilder};
 pub use verify::VerifySummary;

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use leveltable_table::file::TEMP_FILE_PREFIX;
+use leveltable_table::atomic_file::TEMP_FILE_PREFIX;
 use leveltable_table::{AtomicTableFile, BuildOptions, ReadOptions, Table};
 
 const CHILD_ENV: &str = "LEVELTABLE_KILL_TEST_TARGET";

@@ -1,0 +1,213 @@
+//! Positional reads: the small trait [`Table`](crate::Table) reads through.
+//!
+//! [`ReadAt`] is implemented for `std::fs::File` (`pread`), for bytes in memory (`[u8]`,
+//! `Vec<u8>`, and through the forwarding impls `&[u8]`, `Box<[u8]>`, `Arc<[u8]>`), for
+//! `bytes::Bytes` (feature `bytes`) and for `memmap2::Mmap` (feature `mmap`). In-memory
+//! sources hand out their bytes directly, so reading an uncompressed block copies nothing.
+
+use std::fs::File;
+use std::io;
+use std::sync::Arc;
+
+/// The message of the [`io::ErrorKind::UnexpectedEof`] error a [`File`] gives for a read
+/// past its end. A table checks every block handle against the file size it saw when it
+/// opened, so such a read means the file shrank since: it changed while being read.
+pub const FILE_SHRANK: &str = "table is shorter than its footer says: file changed while reading?";
+
+/// A byte source that can be read at any offset from many threads at once.
+pub trait ReadAt: Send + Sync {
+    /// The source's size in bytes.
+    ///
+    /// # Errors
+    /// Whatever the underlying source reports.
+    fn size(&self) -> io::Result<u64>;
+
+    /// Fills `buf` with the bytes at `offset..offset + buf.len()`.
+    ///
+    /// # Errors
+    /// [`io::ErrorKind::UnexpectedEof`] if the range runs past the end; any error of the
+    /// underlying source.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+
+    /// All the bytes, if the source holds them in memory. Readers then borrow blocks instead
+    /// of copying them. Default: `None`.
+    fn as_bytes(&self) -> Option<&[u8]> {
+        None
+    }
+}
+
+/// Reads `buf.len()` bytes at `offset` from an in-memory source.
+fn read_slice_at(src: &[u8], buf: &mut [u8], offset: u64) -> io::Result<()> {
+    let start = usize::try_from(offset).ok();
+    let range = start.and_then(|s| Some(s..s.checked_add(buf.len())?));
+    match range.and_then(|r| src.get(r)) {
+        Some(bytes) => {
+            buf.copy_from_slice(bytes);
+            Ok(())
+        }
+        None => Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "read past the end of the source",
+        )),
+    }
+}
+
+/// Implements [`ReadAt`] for types holding their bytes in memory: reads copy from them, and
+/// readers borrow blocks from [`as_bytes`](ReadAt::as_bytes).
+macro_rules! read_at_in_memory {
+    ($($(#[$attr:meta])* $ty:ty),* $(,)?) => {$(
+        $(#[$attr])*
+        impl ReadAt for $ty {
+            fn size(&self) -> io::Result<u64> {
+                Ok(self.len() as u64)
+            }
+            fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+                read_slice_at(self, buf, offset)
+            }
+            fn as_bytes(&self) -> Option<&[u8]> {
+                Some(self)
+            }
+        }
+    )*};
+}
+
+read_at_in_memory!(
+    [u8],
+    Vec<u8>,
+    #[cfg(feature = "bytes")]
+    bytes::Bytes,
+    #[cfg(feature = "mmap")]
+    memmap2::Mmap,
+);
+
+macro_rules! forward_read_at {
+    ($($ptr:ty),*) => {$(
+        impl<T: ReadAt + ?Sized> ReadAt for $ptr {
+            #[inline]
+            fn size(&self) -> io::Result<u64> {
+                (**self).size()
+            }
+            #[inline]
+            fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+                (**self).read_exact_at(buf, offset)
+            }
+            #[inline]
+            fn as_bytes(&self) -> Option<&[u8]> {
+                (**self).as_bytes()
+            }
+        }
+    )*};
+}
+
+forward_read_at!(&T, Box<T>, Arc<T>);
+
+impl ReadAt for File {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+
+    #[cfg(unix)]
+    fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        // std's read_exact_at would say `failed to fill whole buffer`; say why instead.
+        while !buf.is_empty() {
+            match self.read_at(buf, offset) {
+                Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, FILE_SHRANK)),
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    // Cannot overflow: `n` bytes were read at `offset`, so the file holds
+                    // them, and a file's size is a u64.
+                    offset = offset.saturating_add(n as u64);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(windows)]
+    fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        use std::os::windows::fs::FileExt;
+        while !buf.is_empty() {
+            match self.seek_read(buf, offset) {
+                Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, FILE_SHRANK)),
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    offset = offset.saturating_add(n as u64);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(not(any(unix, windows)))]
+    fn read_exact_at(&self, _buf: &mut [u8], _offset: u64) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "positional file reads are not supported on this platform",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_read_exactly() {
+        let data: Vec<u8> = (0..10).collect();
+        let mut buf = [0u8; 3];
+        data.read_exact_at(&mut buf, 7).unwrap();
+        assert_eq!(buf, [7, 8, 9]);
+        let e = data.read_exact_at(&mut buf, 8).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        let e = data.read_exact_at(&mut buf, u64::MAX).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        let arc: Arc<[u8]> = data.clone().into();
+        assert_eq!(arc.size().unwrap(), 10);
+        assert_eq!(arc.as_bytes(), Some(&data[..]));
+        let slice: &[u8] = &data;
+        assert_eq!(ReadAt::size(&slice).unwrap(), 10);
+    }
+
+    #[cfg(feature = "bytes")]
+    #[test]
+    fn bytes_are_a_source() {
+        let data = bytes::Bytes::from_static(b"0123456789");
+        let mut buf = [0u8; 2];
+        data.read_exact_at(&mut buf, 8).unwrap();
+        assert_eq!(&buf, b"89");
+        assert_eq!(data.as_bytes(), Some(&b"0123456789"[..]));
+    }
+
+    #[cfg(feature = "mmap")]
+    #[test]
+    fn maps_are_a_source() {
+        // An anonymous map is safe to create; a file map needs `unsafe` from the caller.
+        let mut map = memmap2::MmapMut::map_anon(10).unwrap();
+        map.copy_from_slice(b"0123456789");
+        let map = map.make_read_only().unwrap();
+        let mut buf = [0u8; 3];
+        map.read_exact_at(&mut buf, 1).unwrap();
+        assert_eq!(&buf, b"123");
+        assert_eq!(ReadAt::size(&map).unwrap(), 10);
+        assert!(map.read_exact_at(&mut buf, 9).is_err());
+    }
+
+    #[test]
+    fn files_read_at_offsets() {
+        let mut f = tempfile::tempfile().unwrap();
+        io::Write::write_all(&mut f, b"0123456789").unwrap();
+        let mut buf = [0u8; 4];
+        f.read_exact_at(&mut buf, 3).unwrap();
+        assert_eq!(&buf, b"3456");
+        assert_eq!(ReadAt::size(&f).unwrap(), 10);
+        assert!(f.as_bytes().is_none());
+        let e = f.read_exact_at(&mut buf, 8).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(e.to_string(), FILE_SHRANK);
+    }
+}
