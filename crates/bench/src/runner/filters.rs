@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use leveltable_filter_policy::{BloomFilterPolicy, LocalBloomPolicy};
+use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
 use leveltable_table::{BuildOptions, Compression, ReadOptions, Table};
 
 use super::config::{BITS_PER_KEY, Config, Result, count};
@@ -57,7 +57,7 @@ fn open_ours(path: &Path, reader: Reader) -> Result<Table<memmap2::Mmap>> {
         .verify_checksums(false)
         .filter_policy(BloomFilterPolicy::new(BITS_PER_KEY));
     if reader == Reader::OursLocalBloom {
-        options = options.extra_filter_policy(LocalBloomPolicy::new(BITS_PER_KEY));
+        options = options.extra_filter_policy(CacheLocalBloomPolicy::new(BITS_PER_KEY));
     }
     let table = Table::open(mmap::map(path)?, options)?;
     let want = match reader {
@@ -149,7 +149,7 @@ pub fn run(config: &Config) -> Result<String> {
             let options = BuildOptions::default()
                 .compression(Compression::Snappy)
                 .filter_policy(BloomFilterPolicy::new(BITS_PER_KEY))
-                .extra_filter_policy(LocalBloomPolicy::new(BITS_PER_KEY));
+                .extra_filter_policy(CacheLocalBloomPolicy::new(BITS_PER_KEY));
             let file = std::io::BufWriter::new(std::fs::File::create(&path)?);
             let mut builder = leveltable_table::TableBuilder::new(file, options)?;
             for (k, v) in entries.keys().iter().zip(entries.values().iter()) {

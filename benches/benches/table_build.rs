@@ -1,7 +1,7 @@
 //! Criterion benchmarks of building a table: 100,000 entries of the benchmark table (block
 //! size 4096, restart 16, 10-bit Bloom filter) into memory, with snappy and without.
 //!
-//! Run with `cargo bench --bench table_build`. The comparison runner
+//! Run with `cargo bench -p leveltable-benches --bench table_build`. The comparison runner
 //! (`cargo run --release -p leveltable-bench -- build`) builds the full million-entry table
 //! to files beside LevelDB 1.23.
 

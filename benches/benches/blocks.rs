@@ -1,7 +1,7 @@
 //! Criterion benchmarks of data blocks: building one block of the benchmark table's entries,
 //! and seeking in it.
 //!
-//! Run with `cargo bench --bench blocks`.
+//! Run with `cargo bench -p leveltable-benches --bench blocks`.
 
 #![expect(
     missing_docs,

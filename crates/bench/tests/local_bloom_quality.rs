@@ -1,4 +1,4 @@
-//! False-positive rates of `LocalBloomPolicy` on random and on structured keys, asserted to
+//! False-positive rates of `CacheLocalBloomPolicy` on random and on structured keys, asserted to
 //! stay within 10% of the ideal rate of a cache-local Bloom filter of the same size.
 //!
 //! For each key shape and filter size `n`, the test builds enough filters over consecutive
@@ -7,7 +7,7 @@
 //! far keys drawn at random.
 
 use leveltable_bench::workload::{KeyShape as Shape, SplitMix64};
-use leveltable_filter_policy::{FilterPolicy, LocalBloomPolicy};
+use leveltable_filter_policy::{CacheLocalBloomPolicy, FilterPolicy};
 
 const BITS_PER_KEY: usize = 10;
 const PROBES_PER_CLASS: usize = 100_000;
@@ -41,7 +41,7 @@ struct Measured {
     probes: usize,
 }
 
-fn measure(shape: Shape, n: usize, policy: &LocalBloomPolicy) -> Measured {
+fn measure(shape: Shape, n: usize, policy: &CacheLocalBloomPolicy) -> Measured {
     let filters = PROBES_PER_CLASS.div_ceil(n);
     let mut rng = SplitMix64::new(0x5eed ^ n as u64);
     let mut key = Vec::new();
@@ -98,7 +98,7 @@ fn measure(shape: Shape, n: usize, policy: &LocalBloomPolicy) -> Measured {
 }
 
 fn check(shape: Shape) {
-    let policy = LocalBloomPolicy::new(BITS_PER_KEY);
+    let policy = CacheLocalBloomPolicy::new(BITS_PER_KEY);
     for n in [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000] {
         let m = measure(shape, n, &policy);
         // Within 10% of the ideal. Where fewer than ten false positives are expected at all

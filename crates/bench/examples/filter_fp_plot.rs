@@ -3,7 +3,7 @@
 //! rate, and draws the curves as an SVG.
 //!
 //! ```sh
-//! cargo run --release --example filter_fp_plot -- docs/filters-fp.svg
+//! cargo run --release -p leveltable-bench --example filter_fp_plot -- docs/filters-fp.svg
 //! ```
 //!
 //! Two filter sizes, one panel each: 100 keys (what one 2 KiB filter of a table holds) and
@@ -13,9 +13,8 @@
 
 use std::error::Error;
 
-use leveltable::filter_policy::{BloomFilterPolicy, FilterPolicy, LocalBloomPolicy};
-use leveltable::table::audit::{cache_local_rate, standard_bloom_rate};
 use leveltable_bench::workload::KeyShape;
+use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy, FilterPolicy};
 use plotters::prelude::*;
 
 /// Filter sizes, one panel each.
@@ -78,7 +77,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                     let rate = if dashed {
                         measure(&BloomFilterPolicy::new(b), shape, keys_per_filter)
                     } else {
-                        measure(&LocalBloomPolicy::new(b), shape, keys_per_filter)
+                        measure(&CacheLocalBloomPolicy::new(b), shape, keys_per_filter)
                     };
                     row.push(rate);
                     points.push((b as f64, rate.max(1e-6)));
@@ -95,13 +94,13 @@ fn main() -> Result<(), Box<dyn Error>> {
             label: "theory: standard Bloom, LevelDB's k".into(),
             color: BLACK,
             dashed: true,
-            points: theory(&|b| standard_bloom_rate(b as f64)),
+            points: theory(&|b| BloomFilterPolicy::expected_fp_rate(b as f64)),
         });
         series.push(Series {
             label: "theory: cache-local Bloom".into(),
             color: BLACK,
             dashed: false,
-            points: theory(&|b| cache_local_rate(b as f64)),
+            points: theory(&|b| CacheLocalBloomPolicy::expected_fp_rate(b as f64)),
         });
 
         println!("\n{keys_per_filter}-key filters:\n");

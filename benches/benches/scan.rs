@@ -2,7 +2,7 @@
 //! snappy and without, checksums on and off, through the cursor (`Table::iter`) and the
 //! owned-pair iterator (`Table::entries`).
 //!
-//! Run with `cargo bench --bench scan`.
+//! Run with `cargo bench -p leveltable-benches --bench scan`.
 
 #![expect(
     missing_docs,

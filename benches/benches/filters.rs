@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the filter crates: LevelDB's hash, Bloom filter creation and
 //! matching (LevelDB's policy and the cache-local one), and filter blocks.
 //!
-//! Run with `cargo bench --bench filters`. Inputs are the fixed workloads of
+//! Run with `cargo bench -p leveltable-benches --bench filters`. Inputs are the fixed workloads of
 //! `leveltable_bench::workload`.
 
 #![expect(
@@ -13,7 +13,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use leveltable::filter_block::{FilterBlockBuilder, FilterBlockReader};
-use leveltable::filter_policy::{BloomFilterPolicy, FilterPolicy, LocalBloomPolicy};
+use leveltable::filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy, FilterPolicy};
 use leveltable::hash::{BLOOM_SEED, hash};
 use leveltable_bench::workload::{KEY_LEN, bloom_queries, hash_input, key};
 
@@ -78,7 +78,7 @@ fn bench_policy<P: FilterPolicy>(c: &mut Criterion, label: &str, policy: &P) {
 
 fn bench_bloom(c: &mut Criterion) {
     bench_policy(c, "leveldb", &BloomFilterPolicy::new(10));
-    bench_policy(c, "local", &LocalBloomPolicy::new(10));
+    bench_policy(c, "local", &CacheLocalBloomPolicy::new(10));
 }
 
 /// Data-block offsets of a table of 4 KiB blocks holding `entries` keys, 40 keys a block.
