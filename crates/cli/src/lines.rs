@@ -320,7 +320,12 @@ impl<R: BufRead> LineReader<R> {
     /// (nothing more than the limit and one byte is buffered).
     pub fn next_line(&mut self) -> Result<Option<(u64, &[u8])>, ReadError> {
         self.buf.clear();
-        let limit = self.max_line as u64 + 1;
+        // One byte over the limit tells a line that is too long from one that fits. The
+        // limit comes from --max-line, up to usize::MAX: saturate, never wrap to a limit of
+        // 0 (which would read nothing and end the input silently).
+        let limit = u64::try_from(self.max_line)
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
         let n = (&mut self.reader)
             .take(limit)
             .read_until(b'\n', &mut self.buf)
@@ -328,8 +333,8 @@ impl<R: BufRead> LineReader<R> {
         if n == 0 {
             return Ok(None);
         }
-        self.line_number += 1;
-        self.bytes_read += n as u64;
+        self.line_number = self.line_number.saturating_add(1);
+        self.bytes_read = self.bytes_read.saturating_add(n as u64);
         if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
         }
@@ -452,5 +457,18 @@ mod tests {
             r.next_line(),
             Err(ReadError::TooLong { line: 3, max: 5 })
         ));
+    }
+
+    #[test]
+    fn the_largest_limits_read_every_line() {
+        for max in [usize::MAX, usize::MAX - 1, 1, 0] {
+            let mut r = LineReader::new(b"\n\n".as_slice(), max);
+            assert_eq!(r.next_line().unwrap(), Some((1, &b""[..])), "max {max}");
+            assert_eq!(r.next_line().unwrap(), Some((2, &b""[..])), "max {max}");
+            assert_eq!(r.next_line().unwrap(), None);
+        }
+        let mut r = LineReader::new(b"a\tb\nc\td".as_slice(), usize::MAX);
+        assert_eq!(r.next_line().unwrap(), Some((1, &b"a\tb"[..])));
+        assert_eq!(r.next_line().unwrap(), Some((2, &b"c\td"[..])));
     }
 }
