@@ -7,8 +7,8 @@ use std::path::Path;
 /// An error that ends a command with exit code 2. Its message is complete: `main` prints it
 /// as `error: <message>` and nothing else.
 ///
-/// The one exception is standard output closed by its reader (`leveltable dump t | head`):
-/// that ends the command quietly with exit code 0, as it would end a shell pipeline.
+/// The one exception is an output closed by its reader (`leveltable dump t | head`): that
+/// ends the command quietly with exit code 0, as it would end a shell pipeline.
 #[derive(Debug)]
 pub struct CliError {
     message: String,
@@ -42,6 +42,24 @@ impl CliError {
         ));
         error.quiet = e.kind() == io::ErrorKind::BrokenPipe;
         error
+    }
+
+    /// An I/O error writing to standard error.
+    pub fn stderr(e: &io::Error) -> CliError {
+        let mut error = CliError::new(format!("cannot write to standard error: {}", io_message(e)));
+        error.quiet = e.kind() == io::ErrorKind::BrokenPipe;
+        error
+    }
+
+    /// This error, met after the table at `path` was written and moved into place: the
+    /// message says the table is complete, so nobody deletes or rebuilds it for nothing.
+    pub fn after_table_written(mut self, path: &Path) -> CliError {
+        self.message = format!(
+            "{} (the table {} was written and is complete)",
+            self.message,
+            path.display()
+        );
+        self
     }
 
     /// An I/O error reading standard input.
@@ -94,5 +112,23 @@ mod tests {
             &io::Error::from_raw_os_error(21),
         );
         assert_eq!(e.to_string(), "cannot open x.ldb: is a directory");
+    }
+
+    #[test]
+    fn errors_after_the_table_is_written_say_it_is_complete() {
+        let full = io::Error::from_raw_os_error(28);
+        let e = CliError::stderr(&full).after_table_written(Path::new("t.ldb"));
+        assert_eq!(
+            e.to_string(),
+            "cannot write to standard error: no space left on device (the table t.ldb was \
+             written and is complete)"
+        );
+        assert!(!e.is_quiet());
+        let pipe = io::Error::from(io::ErrorKind::BrokenPipe);
+        assert!(
+            CliError::stderr(&pipe)
+                .after_table_written(Path::new("t.ldb"))
+                .is_quiet()
+        );
     }
 }

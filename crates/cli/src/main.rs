@@ -11,6 +11,7 @@ mod error;
 mod filter_audit;
 mod filters;
 mod lines;
+mod output;
 mod table_file;
 
 use std::process::ExitCode;
@@ -18,6 +19,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::cmd::{audit, build, dump, get, stats, verify};
+use crate::output::Output;
 
 /// Build, read and check LevelDB-compatible sorted string tables (.ldb, .sst).
 ///
@@ -43,20 +45,26 @@ enum Command {
 fn main() -> ExitCode {
     // Usage errors exit with code 2 and a message starting `error:`, like every other error.
     let cli = Cli::parse();
+    // All output goes through `output`, which turns write errors into errors (a closed pipe
+    // into a quiet exit 0) instead of panics; see the module.
+    let mut output = Output::new();
     let result = match cli.command {
-        Command::Build(args) => build::run(args),
-        Command::Get(args) => get::run(args),
-        Command::Dump(args) => dump::run(args),
-        Command::Verify(args) => verify::run(args),
-        Command::Stats(args) => stats::run(args),
+        Command::Build(args) => build::run(args, &mut output),
+        Command::Get(args) => get::run(args, &mut output),
+        Command::Dump(args) => dump::run(args, &mut output),
+        Command::Verify(args) => verify::run(args, &mut output),
+        Command::Stats(args) => stats::run(args, &mut output),
         Command::Audit(args) => audit::run(args),
     };
-    match result {
+    match result.and_then(|outcome| output.flush().map(|()| outcome)) {
         Ok(outcome) => outcome.exit_code(),
-        Err(e) if e.is_quiet() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
+            output.finish_with_error(&e);
+            if e.is_quiet() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            }
         }
     }
 }

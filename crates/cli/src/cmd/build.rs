@@ -7,14 +7,16 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leveltable_filter_policy::CacheLocalBloomPolicy;
-use leveltable_table::{DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE};
+use leveltable_table::atomic_file::describe_file_type;
 use leveltable_table::{
     AtomicTableFile, BloomFilterPolicy, BuildOptions, BuildSummary, Compression, Error,
 };
+use leveltable_table::{DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE};
 
 use crate::cmd::Outcome;
-use crate::error::{CliError, Result};
+use crate::error::{CliError, Result, io_message};
 use crate::lines::{DEFAULT_MAX_LINE, Encoding, LineReader, ReadError, parse_entry};
+use crate::output::Output;
 
 /// The most bits per key a filter may be given here: far past any useful rate (30 bits give
 /// about one false positive in a million), and a bound on the memory filters take.
@@ -26,7 +28,10 @@ const PROGRESS_STEP: u64 = 1 << 20;
 /// Build a table from lines of KEY<TAB>VALUE.
 ///
 /// Keys must be strictly increasing (bytewise) unless --sort is given. The table appears at
-/// OUT only once it is complete; on any error nothing is left there.
+/// OUT only once it is complete; on any error, and on SIGINT, SIGTERM or SIGHUP, nothing is
+/// left there (nor a temporary file). If the directory cannot be synced after the rename
+/// (it can be written but not read), the table is in place: a warning says so and the exit
+/// code is 0.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The table to write; an existing file is an error unless --force is given.
@@ -72,7 +77,8 @@ pub struct Args {
     /// Sort the input first (it is held in memory); duplicate keys are still an error.
     #[arg(long)]
     pub sort: bool,
-    /// Replace OUT if it exists.
+    /// Replace OUT if it is a regular file. Anything else there (a symbolic link, a FIFO, a
+    /// device) is refused; a link is not followed.
     #[arg(long)]
     pub force: bool,
     /// Print no summary.
@@ -103,21 +109,27 @@ pub enum ExtraFilter {
 /// The extra filter's bits per key when `--extra-bits` is not given.
 const DEFAULT_EXTRA_BITS: u32 = 10;
 
+/// A count from a flag as a usize. The flags' u32 values all fit on the 32- and 64-bit
+/// targets the tool runs on; saturating keeps a hypothetical 16-bit target from wrapping.
+fn count(n: u32) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
 impl Args {
     fn options(&self) -> BuildOptions {
         let mut options = BuildOptions::default()
             .block_size(self.block_size)
-            .block_restart_interval(self.restart_interval as usize)
+            .block_restart_interval(count(self.restart_interval))
             .compression(match self.compression {
                 CompressionArg::Snappy => Compression::Snappy,
                 CompressionArg::None => Compression::None,
             });
         if self.bloom_bits > 0 {
-            options = options.filter_policy(BloomFilterPolicy::new(self.bloom_bits as usize));
+            options = options.filter_policy(BloomFilterPolicy::new(count(self.bloom_bits)));
         }
         if let Some(ExtraFilter::LocalBloom) = self.extra_filter {
             let bits = self.extra_bits.unwrap_or(DEFAULT_EXTRA_BITS);
-            options = options.extra_filter_policy(CacheLocalBloomPolicy::new(bits as usize));
+            options = options.extra_filter_policy(CacheLocalBloomPolicy::new(count(bits)));
         }
         options
     }
@@ -126,11 +138,15 @@ impl Args {
 /// Runs the command.
 ///
 /// # Errors
-/// See the module documentation; every error leaves nothing at OUT.
-pub fn run(args: Args) -> Result<Outcome> {
+/// See the module documentation; every error but a failed write after the table is in place
+/// leaves nothing at OUT, and that one says the table is complete.
+pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
     check_out(&args.out, args.force)?;
     let input = Input::open(args.input.as_deref())?;
+    clean_up_on_signals()?;
+    // Anything buffered goes out before the progress bar draws over standard error.
+    output.flush()?;
     let progress = Progress::new(input.file_len);
     let started = Instant::now();
 
@@ -183,28 +199,114 @@ pub fn run(args: Args) -> Result<Outcome> {
         lines.bytes_read()
     };
 
-    let summary = table
-        .finish()
+    let finished = table
+        .finish_with_status()
         .map_err(|e| write_error(out, e, args.force))?;
     progress.finish();
-    if !args.quiet {
-        eprintln!(
-            "{}",
-            summary_line(out, &summary, bytes_read, started.elapsed())
-        );
-    }
+    // The table is complete at OUT from here on: a failed write must not suggest otherwise.
+    let report = |output: &mut Output| -> Result<()> {
+        if let Some(e) = &finished.dir_sync_error {
+            output.err_line(dir_sync_warning(out, e))?;
+        }
+        if !args.quiet {
+            output.err_line(summary_line(
+                out,
+                &finished.summary,
+                bytes_read,
+                started.elapsed(),
+            ))?;
+        }
+        output.flush()
+    };
+    report(output).map_err(|e| e.after_table_written(out))?;
     Ok(Outcome::Success)
 }
 
-/// Refuses an OUT that is a directory, or that exists without `--force`.
+/// `warning: ...`: the table is in place, but the rename may not survive a crash.
+fn dir_sync_warning(out: &Path, e: &io::Error) -> String {
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    format!(
+        "warning: {} is complete and in place, but its directory {} could not be synced \
+         ({}), so a system crash soon after may undo the rename",
+        out.display(),
+        dir.display(),
+        io_message(e)
+    )
+}
+
+/// Makes SIGINT, SIGTERM and SIGHUP remove the table's temporary file before the process
+/// ends as the signal would have ended it. The handler runs on a thread of its own
+/// (signal-hook's iterator), where taking a lock and deleting files is safe; the table
+/// library keeps track of its temporary files and deletes them there.
+fn clean_up_on_signals() -> Result<()> {
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        use signal_hook::iterator::Signals;
+
+        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|e| {
+            CliError::new(format!("cannot set up signal handling: {}", io_message(&e)))
+        })?;
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                leveltable_table::atomic_file::remove_temporaries();
+                // Restores the default action and raises the signal again, so the shell
+                // sees the process end by it; exit the conventional way if that fails.
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
+                std::process::exit(128_i32.saturating_add(signal));
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Refuses an OUT that is a directory, that exists without `--force`, or that is anything
+/// but a regular file with it, and an OUT whose directory does not exist.
 fn check_out(out: &Path, force: bool) -> Result<()> {
     match fs::metadata(out) {
-        Ok(m) if m.is_dir() => Err(CliError::new(format!(
-            "{} is a directory; give the path of the table file to write",
-            out.display()
+        Ok(m) if m.is_dir() => {
+            return Err(CliError::new(format!(
+                "{} is a directory; give the path of the table file to write",
+                out.display()
+            )));
+        }
+        Ok(_) if !force => return Err(exists_error(out)),
+        _ => {}
+    }
+    // Not followed: a link is refused even when it points at a regular file, so that
+    // --force never replaces a link (or what it points at) by surprise.
+    match fs::symlink_metadata(out) {
+        Ok(m) if !m.is_file() && !force => return Err(exists_error(out)),
+        Ok(m) if !m.is_file() => {
+            return Err(CliError::new(format!(
+                "{} is {}; --force replaces only a regular file",
+                out.display(),
+                describe_file_type(m.file_type())
+            )));
+        }
+        _ => {}
+    }
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(CliError::new(format!(
+            "cannot write {}: {} is not a directory",
+            out.display(),
+            dir.display()
         ))),
-        Ok(_) if !force => Err(exists_error(out)),
-        _ => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(CliError::new(format!(
+            "cannot write {}: the directory {} does not exist",
+            out.display(),
+            dir.display()
+        ))),
+        // Unreadable or unsearchable: creating the file will say what is wrong.
+        Err(_) => Ok(()),
     }
 }
 
@@ -342,7 +444,7 @@ impl Progress {
 
     fn update(&self, position: u64) {
         if let Some(bar) = &self.bar {
-            if position - self.shown.get() >= PROGRESS_STEP {
+            if position.saturating_sub(self.shown.get()) >= PROGRESS_STEP {
                 bar.set_position(position);
                 self.shown.set(position);
             }

@@ -8,6 +8,7 @@ use leveltable_db::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
 use crate::cmd::Outcome;
 use crate::error::{CliError, Result};
 use crate::lines::{Encoding, LineError, write_entry};
+use crate::output::Output;
 use crate::table_file::TableFile;
 
 /// Print every entry as KEY<TAB>VALUE, in key order.
@@ -34,13 +35,12 @@ const FLUSH_AT: usize = 64 * 1024;
 ///
 /// # Errors
 /// An unreadable or corrupt table, an entry that text mode cannot print, or a failed write.
-pub fn run(args: Args) -> Result<Outcome> {
+pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
     if args.internal {
         return dump_internal(&args, encoding);
     }
     let file = TableFile::open(&args.table)?;
-    let mut out = BufWriter::new(io::stdout().lock());
     let mut buf = Vec::with_capacity(FLUSH_AT * 2);
     let mut it = file.table.iter();
     it.seek_to_first();
@@ -52,19 +52,22 @@ pub fn run(args: Args) -> Result<Outcome> {
                 LineError::Key(_) => "key",
                 _ => "value",
             };
-            // Entries before this one may still be buffered: show them first.
-            out.write_all(&buf).map_err(|e| CliError::stdout(&e))?;
-            out.flush().map_err(|e| CliError::stdout(&e))?;
+            // Entries before this one may still be buffered: they are shown first, as
+            // everything buffered is written out before an error message.
+            output.out(&buf)?;
             return Err(CliError::new(format!(
                 "entry {number} (key {}): the {field} contains a tab or a newline{}",
                 encoding.show(it.key()),
                 encoding.hex_hint()
             )));
         }
-        flush_if_full(&mut out, &mut buf)?;
+        if buf.len() >= FLUSH_AT {
+            output.out(&buf)?;
+            buf.clear();
+        }
         it.next();
     }
-    finish_output(&mut out, &buf)?;
+    output.out(&buf)?;
     it.status().map_err(|e| file.error(e))?;
     Ok(Outcome::Success)
 }

@@ -2,7 +2,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 
 use leveltable_db::dbformat::{InternalTable, LookupResult, ldb_read_options};
@@ -10,6 +10,7 @@ use leveltable_db::dbformat::{InternalTable, LookupResult, ldb_read_options};
 use crate::cmd::Outcome;
 use crate::error::{CliError, Result};
 use crate::lines::{DEFAULT_MAX_LINE, Encoding, LineReader, ReadError, write_entry};
+use crate::output::Output;
 use crate::table_file::TableFile;
 
 /// Look keys up, printing KEY<TAB>VALUE for each key found.
@@ -40,7 +41,7 @@ pub struct Args {
 /// # Errors
 /// An unreadable or corrupt table, a key that does not decode, a value that text mode cannot
 /// print, or a failed write.
-pub fn run(args: Args) -> Result<Outcome> {
+pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
     let file = if args.internal {
         TableFile::open_with(&args.table, ldb_read_options())?
@@ -61,14 +62,19 @@ pub fn run(args: Args) -> Result<Outcome> {
         file: &file,
         internal: internal.as_ref(),
         encoding,
-        out: BufWriter::new(io::stdout().lock()),
+        output,
         line: Vec::new(),
         gets: 0,
         found: 0,
     };
     if args.keys.is_empty() {
+        // Keys typed at a terminal get their answers before the next key is read.
+        let interactive = io::stdin().is_terminal();
         let mut lines = LineReader::new(io::stdin().lock(), DEFAULT_MAX_LINE);
         loop {
+            if interactive {
+                lookup.output.flush()?;
+            }
             let (number, line) = match lines.next_line() {
                 Ok(Some(next)) => next,
                 Ok(None) => break,
@@ -91,7 +97,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             lookup.get(&key)?;
         }
     }
-    lookup.out.flush().map_err(|e| CliError::stdout(&e))?;
+    let (gets, found) = (lookup.gets, lookup.found);
 
     if args.stats {
         let c = internal
@@ -99,13 +105,13 @@ pub fn run(args: Args) -> Result<Outcome> {
             .map_or(&file.table, InternalTable::table)
             .counters();
         let filter = file.properties().filter_policy.as_deref().unwrap_or("none");
-        eprintln!(
-            "gets: {}, found: {}, data blocks read: {}, filter checks: {}, \
+        output.err_line(format_args!(
+            "gets: {gets}, found: {found}, data blocks read: {}, filter checks: {}, \
              filter negatives: {}, filter: {filter}",
-            lookup.gets, lookup.found, c.data_blocks_read, c.filter_checks, c.filter_negatives
-        );
+            c.data_blocks_read, c.filter_checks, c.filter_negatives
+        ))?;
     }
-    Ok(if lookup.found == lookup.gets {
+    Ok(if found == gets {
         Outcome::Success
     } else {
         Outcome::NotFound
@@ -113,13 +119,15 @@ pub fn run(args: Args) -> Result<Outcome> {
 }
 
 /// Writes `prefix` and `key` as a line on standard error.
-fn report(prefix: &[u8], key: &[u8], encoding: Encoding) {
+///
+/// # Errors
+/// A failed write (quiet for a closed pipe).
+fn report(output: &mut Output, prefix: &[u8], key: &[u8], encoding: Encoding) -> Result<()> {
     let mut message = prefix.to_vec();
     // The key was decoded from the same encoding, so it encodes back.
     let _ = encoding.encode(key, &mut message);
     message.push(b'\n');
-    // A closed standard error cannot be reported anywhere.
-    let _ = io::stderr().write_all(&message);
+    output.err(&message)
 }
 
 /// A key as typed: hex decoded, or in text mode checked to hold no tab or newline (it could
@@ -146,19 +154,19 @@ fn arg_bytes(arg: &OsStr) -> std::result::Result<Vec<u8>, String> {
     }
 }
 
-struct Lookup<'a, W: Write> {
+struct Lookup<'a> {
     file: &'a TableFile,
     /// Set with `--internal`: lookups by user key in a database file.
     internal: Option<&'a InternalTable<File>>,
     encoding: Encoding,
-    out: W,
+    output: &'a mut Output,
     /// The output line being made, reused.
     line: Vec<u8>,
     gets: u64,
     found: u64,
 }
 
-impl<W: Write> Lookup<'_, W> {
+impl Lookup<'_> {
     fn get(&mut self, key: &[u8]) -> Result<()> {
         self.gets += 1;
         let (encoding, line) = (self.encoding, &mut self.line);
@@ -167,8 +175,7 @@ impl<W: Write> Lookup<'_, W> {
             Some(table) => match table.get(key).map_err(|e| self.file.db_error(e))? {
                 LookupResult::Value { value, .. } => Some(write_entry(key, &value, encoding, line)),
                 LookupResult::Deleted { .. } => {
-                    report(b"deleted: ", key, encoding);
-                    return Ok(());
+                    return report(self.output, b"deleted: ", key, encoding);
                 }
                 LookupResult::NotFound => None,
             },
@@ -181,19 +188,14 @@ impl<W: Write> Lookup<'_, W> {
         match found {
             Some(Ok(())) => {
                 self.found += 1;
-                self.out
-                    .write_all(&self.line)
-                    .map_err(|e| CliError::stdout(&e))
+                self.output.out(&self.line)
             }
             Some(Err(_)) => Err(CliError::new(format!(
                 "the value of key {} contains a tab or a newline{}",
                 encoding.show(key),
                 encoding.hex_hint()
             ))),
-            None => {
-                report(b"not found: ", key, encoding);
-                Ok(())
-            }
+            None => report(self.output, b"not found: ", key, encoding),
         }
     }
 }

@@ -1,13 +1,13 @@
 //! `leveltable stats TABLE`: sizes, counts and filters of a table.
 
-use std::io::{self, Write};
 use std::path::PathBuf;
 
 use serde::Serialize;
 
 use crate::cmd::Outcome;
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::filters;
+use crate::output::Output;
 use crate::table_file::TableFile;
 
 /// Show a table's entries, blocks, sizes, compression and filters.
@@ -83,10 +83,9 @@ pub struct FilterStats {
 ///
 /// # Errors
 /// An unreadable or corrupt table, or a failed write.
-pub fn run(args: Args) -> Result<Outcome> {
+pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let file = TableFile::open(&args.table)?;
     let stats = gather(&file)?;
-    let mut out = io::stdout().lock();
     let text = if args.json {
         // Serializing plain numbers and strings cannot fail.
         let mut json = serde_json::to_string_pretty(&stats).unwrap_or_default();
@@ -95,9 +94,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     } else {
         render(&stats)
     };
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| CliError::stdout(&e))?;
+    output.out(text.as_bytes())?;
     Ok(Outcome::Success)
 }
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::cmd::Outcome;
 use crate::error::Result;
+use crate::output::Output;
 use crate::table_file::TableFile;
 
 /// Read and check every block of a table.
@@ -20,17 +21,17 @@ pub struct Args {
 /// Runs the command.
 ///
 /// # Errors
-/// The first problem found.
-pub fn run(args: Args) -> Result<Outcome> {
+/// The first problem found, or a failed write.
+pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let file = TableFile::open(&args.table)?;
     let summary = file.table.verify().map_err(|e| file.error(e))?;
-    println!(
+    output.out_line(format_args!(
         "ok: {}: {} entries, {} data blocks, {} filter blocks, {} bytes checked",
         file.path.display(),
         summary.entries,
         summary.data_blocks,
         summary.filter_blocks,
         summary.bytes_read
-    );
+    ))?;
     Ok(Outcome::Success)
 }
