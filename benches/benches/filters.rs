@@ -1,8 +1,8 @@
 //! Criterion benchmarks of the filter crates: LevelDB's hash, Bloom filter creation and
 //! matching (LevelDB's policy and the cache-local one), and filter blocks.
 //!
-//! Run with `cargo bench -p leveltable-benches --bench filters`. Inputs are the fixed workloads of
-//! `leveltable_bench::workload`.
+//! Run with `cargo bench -p leveltable-benches --bench filters`. Inputs are the fixed
+//! workloads of `leveltable_bench::workload`.
 
 #![expect(
     missing_docs,

@@ -3,8 +3,8 @@
 //! off. The table (200,000 entries of the benchmark table, snappy) is a file in a temporary
 //! directory read through a memory map, as LevelDB reads tables.
 //!
-//! Run with `cargo bench -p leveltable-benches --bench get`; add `-- "absent/filter"` to run a
-//! subset. The comparison runner (`cargo run --release -p leveltable-bench -- get`) runs the
+//! Run with `cargo bench -p leveltable-benches --bench get`; add `-- "absent/filter"` to run
+//! a subset. The comparison runner (`cargo run --release -p leveltable-bench -- get`) runs the
 //! million-entry workload beside LevelDB 1.23.
 
 #![expect(
