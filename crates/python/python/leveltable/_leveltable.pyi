@@ -1,0 +1,97 @@
+"""Type stubs of the native module behind the ``leveltable`` package."""
+
+import os
+from types import TracebackType
+from typing import Iterable, Iterator, Optional, Tuple, Type, TypeVar, Union
+
+BytesLike = Union[bytes, bytearray, memoryview]
+StrPath = Union[str, "os.PathLike[str]"]
+_T = TypeVar("_T")
+
+class Error(Exception):
+    """The base of every error leveltable raises, other than OSError."""
+
+class CorruptionError(Error):
+    """A file's bytes are not what the format says: a bad checksum, a malformed block."""
+
+class KeyOrderError(Error):
+    """A key given to a builder does not sort strictly after the previous one."""
+
+class InvalidArgumentError(Error):
+    """An argument or option out of its range."""
+
+class ClosedError(Error):
+    """The table, database or builder was closed."""
+
+class Entries(Iterator[_T]):
+    """Entries in key order, read from Rust in chunks."""
+
+    def __iter__(self) -> "Entries[_T]": ...
+    def __next__(self) -> _T: ...
+
+class Table:
+    """A LevelDB table file (``.ldb``, ``.sst``), read-only.
+
+    ``verify_checksums`` checks each block's CRC as it is read; ``cache_bytes`` > 0 keeps
+    recently read blocks in a cache of that many bytes. Lookups and scans release the GIL.
+    """
+
+    def __init__(
+        self, path: StrPath, *, verify_checksums: bool = True, cache_bytes: int = 0
+    ) -> None: ...
+    def get(self, key: BytesLike) -> Optional[bytes]:
+        """The value stored under ``key``, or ``None``."""
+    def get_many(self, keys: Iterable[BytesLike]) -> list[Optional[bytes]]:
+        """The values of ``keys`` in order, ``None`` for each absent key."""
+    def __getitem__(self, key: BytesLike) -> bytes: ...
+    def __contains__(self, key: BytesLike) -> bool: ...
+    def __iter__(self) -> Entries[Tuple[bytes, bytes]]: ...
+    def range(
+        self, start: Optional[BytesLike] = None, stop: Optional[BytesLike] = None
+    ) -> Entries[Tuple[bytes, bytes]]:
+        """``(key, value)`` pairs with ``start <= key < stop``, in key order."""
+    def keys(self) -> Entries[bytes]: ...
+    def values(self) -> Entries[bytes]: ...
+    def items(self) -> Entries[Tuple[bytes, bytes]]: ...
+    def stats(self) -> dict[str, object]:
+        """Sizes, blocks, filters, and the read counters so far."""
+    def verify(self) -> dict[str, int]:
+        """Reads and checks every block; raises ``CorruptionError`` at the first problem."""
+    def close(self) -> None: ...
+    def __enter__(self) -> "Table": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
+
+class TableBuilder:
+    """Builds a table file at ``path``, atomically: it appears only when ``finish`` succeeds.
+
+    Keys are added in strictly increasing bytewise order. As a context manager the builder
+    finishes on success and abandons on an exception, leaving no file.
+    """
+
+    def __init__(
+        self,
+        path: StrPath,
+        *,
+        block_size: int = 4096,
+        restart_interval: int = 16,
+        compression: str = "snappy",
+        bloom_bits: int = 10,
+        extra_filter: Optional[str] = None,
+    ) -> None: ...
+    def add(self, key: BytesLike, value: BytesLike) -> None: ...
+    def finish(self) -> dict[str, int]:
+        """Writes the rest, syncs and moves the table into place; returns a summary."""
+    def abandon(self) -> None:
+        """Drops everything added; no file is left at ``path``."""
+    def __enter__(self) -> "TableBuilder": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...

@@ -1,0 +1,246 @@
+//! `leveltable.TableBuilder`: writes a table file atomically.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+
+use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
+use leveltable_table::{AtomicTableFile, BuildOptions, BuildSummary, Compression};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::bytes::bytes_of;
+use crate::errors::{ClosedError, InvalidArgumentError, KeyOrderError, table_error};
+
+/// Entries added from Python are handed to the Rust builder in batches of about this many
+/// bytes, with the GIL released, so that block compression and filter building run while
+/// other Python threads do.
+const BATCH_BYTES: usize = 256 << 10;
+
+/// The table options a builder (or a database build) takes from Python keywords.
+pub fn build_options(
+    block_size: usize,
+    restart_interval: usize,
+    compression: &str,
+    bloom_bits: usize,
+    extra_filter: Option<&str>,
+) -> PyResult<BuildOptions> {
+    let compression = match compression {
+        "snappy" => Compression::Snappy,
+        "none" => Compression::None,
+        other => {
+            return Err(InvalidArgumentError::new_err(format!(
+                "compression must be \"snappy\" or \"none\", not {other:?}"
+            )));
+        }
+    };
+    if block_size == 0 || restart_interval == 0 {
+        return Err(InvalidArgumentError::new_err(
+            "block_size and restart_interval must be at least 1",
+        ));
+    }
+    let mut options = BuildOptions::default()
+        .block_size(block_size)
+        .block_restart_interval(restart_interval)
+        .compression(compression);
+    if bloom_bits > 0 {
+        options = options.filter_policy(BloomFilterPolicy::new(bloom_bits));
+    }
+    match extra_filter {
+        None => {}
+        Some("local-bloom") => {
+            options = options.extra_filter_policy(CacheLocalBloomPolicy::new(bloom_bits.max(10)));
+        }
+        Some(other) => {
+            return Err(InvalidArgumentError::new_err(format!(
+                "extra_filter must be None or \"local-bloom\", not {other:?}"
+            )));
+        }
+    }
+    Ok(options)
+}
+
+struct Building {
+    file: AtomicTableFile,
+    /// Entries accepted but not yet handed to `file`, in order.
+    pending: Vec<(Vec<u8>, Vec<u8>)>,
+    pending_bytes: usize,
+    /// The last key accepted, to refuse an out-of-order key at once.
+    last_key: Option<Vec<u8>>,
+}
+
+/// Builds a table file at `path`, atomically: the file appears only when `finish` succeeds.
+///
+/// `TableBuilder(path, *, block_size=4096, restart_interval=16, compression="snappy",
+/// bloom_bits=10, extra_filter=None)`; keys are added in strictly increasing bytewise order.
+/// As a context manager it finishes on success and abandons on an exception, leaving no file.
+#[pyclass(frozen, module = "leveltable")]
+pub struct TableBuilder {
+    path: PathBuf,
+    state: Mutex<Option<Building>>,
+}
+
+impl TableBuilder {
+    /// Hands the pending entries to the Rust builder, with the GIL released.
+    fn flush_pending(&self, py: Python<'_>, building: &mut Building) -> PyResult<()> {
+        let pending = std::mem::take(&mut building.pending);
+        building.pending_bytes = 0;
+        let file = &mut building.file;
+        py.detach(|| pending.iter().try_for_each(|(k, v)| file.add(k, v)))
+            .map_err(|e| table_error(&self.path, e))
+    }
+}
+
+#[pymethods]
+impl TableBuilder {
+    #[new]
+    #[pyo3(signature = (path, *, block_size = 4096, restart_interval = 16, compression = "snappy", bloom_bits = 10, extra_filter = None))]
+    fn new(
+        path: PathBuf,
+        block_size: usize,
+        restart_interval: usize,
+        compression: &str,
+        bloom_bits: usize,
+        extra_filter: Option<&str>,
+    ) -> PyResult<Self> {
+        let options = build_options(
+            block_size,
+            restart_interval,
+            compression,
+            bloom_bits,
+            extra_filter,
+        )?;
+        let file =
+            AtomicTableFile::create_new(&path, options).map_err(|e| table_error(&path, e))?;
+        Ok(TableBuilder {
+            path,
+            state: Mutex::new(Some(Building {
+                file,
+                pending: Vec::new(),
+                pending_bytes: 0,
+                last_key: None,
+            })),
+        })
+    }
+
+    /// Adds an entry. `key` must sort strictly after the previous key (bytewise), else
+    /// `KeyOrderError` and the builder is unchanged.
+    fn add(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let key = bytes_of(key, "key")?;
+        let value = bytes_of(value, "value")?;
+        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let building = guard
+            .as_mut()
+            .ok_or_else(|| ClosedError::new_err("the builder has finished or was abandoned"))?;
+        if let Some(last) = &building.last_key {
+            if key.as_ref() <= last.as_slice() {
+                return Err(KeyOrderError::new_err(format!(
+                    "{}: key {:?} does not sort after the previous key {:?}",
+                    self.path.display(),
+                    PyBytesRepr(&key),
+                    PyBytesRepr(last)
+                )));
+            }
+        }
+        building.last_key = Some(key.to_vec());
+        building.pending_bytes = building
+            .pending_bytes
+            .saturating_add(key.len())
+            .saturating_add(value.len());
+        building
+            .pending
+            .push((key.into_owned(), value.into_owned()));
+        if building.pending_bytes >= BATCH_BYTES {
+            self.flush_pending(py, building)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the rest of the table, syncs it and moves it to `path`; returns a summary
+    /// (entries, blocks, sizes).
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut building = guard
+            .take()
+            .ok_or_else(|| ClosedError::new_err("the builder has finished or was abandoned"))?;
+        self.flush_pending(py, &mut building)?;
+        let file = building.file;
+        let summary = py
+            .detach(|| file.finish())
+            .map_err(|e| table_error(&self.path, e))?;
+        summary_dict(py, &summary)
+    }
+
+    /// Drops everything added; no file is left at `path`.
+    fn abandon(&self) {
+        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(building) = guard.take() {
+            building.file.abandon();
+        }
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (exc_type, _exc_value, _traceback))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: Option<&Bound<'_, PyAny>>,
+        _exc_value: Option<&Bound<'_, PyAny>>,
+        _traceback: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let finished = self
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none();
+        if exc_type.is_some() {
+            self.abandon();
+        } else if !finished {
+            self.finish(py)?;
+        }
+        Ok(false)
+    }
+}
+
+/// A builder's summary as a dict.
+pub fn summary_dict<'py>(py: Python<'py>, s: &BuildSummary) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("entries", s.entries)?;
+    d.set_item("data_blocks", s.data_blocks)?;
+    d.set_item("raw_key_bytes", s.raw_key_bytes)?;
+    d.set_item("raw_value_bytes", s.raw_value_bytes)?;
+    d.set_item("data_size", s.data_size)?;
+    d.set_item("index_size", s.index_size)?;
+    d.set_item("filter_size", s.filter_size)?;
+    d.set_item("metaindex_size", s.metaindex_size)?;
+    d.set_item("file_size", s.file_size)?;
+    Ok(d)
+}
+
+/// Shows bytes as Python's `repr` of a `bytes` object would, for messages.
+struct PyBytesRepr<'a>(&'a [u8]);
+
+impl std::fmt::Debug for PyBytesRepr<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("b'")?;
+        for &b in self.0.iter().take(64) {
+            match b {
+                b'\\' => f.write_str("\\\\")?,
+                b'\'' => f.write_str("\\'")?,
+                0x20..=0x7e => write!(f, "{}", b as char)?,
+                _ => write!(f, "\\x{b:02x}")?,
+            }
+        }
+        if self.0.len() > 64 {
+            f.write_str("...")?;
+        }
+        f.write_str("'")
+    }
+}

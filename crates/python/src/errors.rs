@@ -1,0 +1,83 @@
+//! The exceptions of the package: one base, `leveltable.Error`, with a subclass per kind of
+//! failure; I/O errors are `OSError` (with its subclasses, such as `FileNotFoundError`).
+
+use std::io;
+use std::path::Path;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyOSError};
+use pyo3::prelude::*;
+
+create_exception!(
+    leveltable,
+    Error,
+    PyException,
+    "The base of every error leveltable raises, other than OSError."
+);
+create_exception!(
+    leveltable,
+    CorruptionError,
+    Error,
+    "A file's bytes are not what the format says: a bad checksum, a malformed block, a \
+     truncated table."
+);
+create_exception!(
+    leveltable,
+    KeyOrderError,
+    Error,
+    "A key given to a builder does not sort strictly after the previous one."
+);
+create_exception!(
+    leveltable,
+    InvalidArgumentError,
+    Error,
+    "An argument or option out of its range, or a builder used after it finished."
+);
+create_exception!(
+    leveltable,
+    ClosedError,
+    Error,
+    "The table, database or builder was closed."
+);
+
+/// An I/O error on `path` as Python's `OSError(errno, message, filename)`, which Python turns
+/// into the matching subclass (`FileNotFoundError`, `PermissionError`, ...).
+pub fn os_error(path: &Path, e: &io::Error) -> PyErr {
+    let message = e.to_string();
+    let message = match message.find(" (os error ") {
+        Some(at) => message[..at].to_owned(),
+        None => message,
+    };
+    let filename = path.display().to_string();
+    match e.raw_os_error() {
+        Some(errno) => PyOSError::new_err((errno, message, filename)),
+        None => PyOSError::new_err(format!("{filename}: {message}")),
+    }
+}
+
+/// A table error on the file at `path` as the matching exception, naming the file.
+pub fn table_error(path: &Path, e: leveltable_table::Error) -> PyErr {
+    use leveltable_table::Error as E;
+    let name = path.display();
+    match e {
+        E::Io(io) => os_error(path, &io),
+        E::KeyOutOfOrder { .. } => KeyOrderError::new_err(format!("{name}: {e}")),
+        E::InvalidArgument(_) => InvalidArgumentError::new_err(format!("{name}: {e}")),
+        e if e.is_corruption() => CorruptionError::new_err(format!("{name}: {e}")),
+        e => Error::new_err(format!("{name}: {e}")),
+    }
+}
+
+/// Adds the exception classes to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("Error", py.get_type::<Error>())?;
+    m.add("CorruptionError", py.get_type::<CorruptionError>())?;
+    m.add("KeyOrderError", py.get_type::<KeyOrderError>())?;
+    m.add(
+        "InvalidArgumentError",
+        py.get_type::<InvalidArgumentError>(),
+    )?;
+    m.add("ClosedError", py.get_type::<ClosedError>())?;
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! `leveltable.Table`: one table file, read-only.
+
+use std::fs::File;
+use std::ops::Bound as RangeBound;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use leveltable_table::{Cache, ReadOptions, Table as RustTable};
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use crate::bytes::bytes_of;
+use crate::entries::{Entries, Mode, Source};
+use crate::errors::{ClosedError, os_error, table_error};
+
+/// An open table and the path it was opened from.
+pub struct OpenTable {
+    pub path: PathBuf,
+    pub table: RustTable<File>,
+}
+
+/// A LevelDB table file (`.ldb`, `.sst`), read-only.
+///
+/// `Table(path, *, verify_checksums=True, cache_bytes=0)` opens the table: it reads the
+/// footer, the index and one filter block. `verify_checksums` checks each block's CRC as it
+/// is read; `cache_bytes` > 0 keeps recently read blocks in a cache of that many bytes.
+/// Lookups and scans release the GIL, so threads can read one table in parallel.
+#[pyclass(frozen, module = "leveltable")]
+pub struct Table {
+    inner: RwLock<Option<Arc<OpenTable>>>,
+}
+
+impl Table {
+    /// The open table, or `ClosedError`.
+    fn open_table(&self) -> PyResult<Arc<OpenTable>> {
+        let guard = self
+            .inner
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        guard
+            .clone()
+            .ok_or_else(|| ClosedError::new_err("the table is closed"))
+    }
+}
+
+#[pymethods]
+impl Table {
+    #[new]
+    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 0))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        verify_checksums: bool,
+        cache_bytes: u64,
+    ) -> PyResult<Self> {
+        let opened = py.detach(|| -> PyResult<OpenTable> {
+            let file = File::open(&path).map_err(|e| os_error(&path, &e))?;
+            let mut options = ReadOptions::default()
+                .known_filter_policies()
+                .verify_checksums(verify_checksums);
+            if cache_bytes > 0 {
+                options = options.block_cache(Cache::shared(cache_bytes));
+            }
+            let table = RustTable::open(file, options).map_err(|e| table_error(&path, e))?;
+            Ok(OpenTable { path, table })
+        })?;
+        Ok(Table {
+            inner: RwLock::new(Some(Arc::new(opened))),
+        })
+    }
+
+    /// The value stored under `key`, or `None`.
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let open = self.open_table()?;
+        let key = bytes_of(key, "key")?;
+        let found = py
+            .detach(|| open.table.get(&key))
+            .map_err(|e| table_error(&open.path, e))?;
+        Ok(found.map(|v| PyBytes::new(py, &v)))
+    }
+
+    /// The values of `keys`, in order, `None` for each absent key: one crossing into Rust for
+    /// the whole batch.
+    fn get_many<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let open = self.open_table()?;
+        let keys = keys
+            .try_iter()?
+            .map(|k| bytes_of(&k?, "key").map(|b| b.into_owned()))
+            .collect::<PyResult<Vec<Vec<u8>>>>()?;
+        let values = py
+            .detach(|| {
+                keys.iter()
+                    .map(|k| open.table.get(k))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(|e| table_error(&open.path, e))?;
+        let items = values.into_iter().map(|v| v.map(|v| PyBytes::new(py, &v)));
+        PyList::new(py, items)
+    }
+
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.get(py, key)?
+            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let open = self.open_table()?;
+        let key = bytes_of(key, "key")?;
+        py.detach(|| open.table.get_with(&key, |_| ()))
+            .map(|found| found.is_some())
+            .map_err(|e| table_error(&open.path, e))
+    }
+
+    /// `(key, value)` pairs in key order.
+    fn __iter__(&self) -> PyResult<Entries> {
+        self.range_of(None, None, Mode::Items)
+    }
+
+    /// The `(key, value)` pairs with `start <= key < stop` in key order; `None` leaves a side
+    /// open.
+    #[pyo3(signature = (start = None, stop = None))]
+    fn range(
+        &self,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Entries> {
+        let start = start
+            .map(|s| bytes_of(s, "start").map(|b| b.into_owned()))
+            .transpose()?;
+        let stop = stop
+            .map(|s| bytes_of(s, "stop").map(|b| b.into_owned()))
+            .transpose()?;
+        self.range_of(start, stop, Mode::Items)
+    }
+
+    /// The keys in order.
+    fn keys(&self) -> PyResult<Entries> {
+        self.range_of(None, None, Mode::Keys)
+    }
+
+    /// The values in key order.
+    fn values(&self) -> PyResult<Entries> {
+        self.range_of(None, None, Mode::Values)
+    }
+
+    /// `(key, value)` pairs in key order.
+    fn items(&self) -> PyResult<Entries> {
+        self.range_of(None, None, Mode::Items)
+    }
+
+    /// What the table holds and what reading it has cost so far: sizes, blocks, filters, and
+    /// the read counters.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let open = self.open_table()?;
+        let p = open.table.properties();
+        let c = open.table.counters();
+        let d = PyDict::new(py);
+        d.set_item("path", open.path.display().to_string())?;
+        d.set_item("file_size", p.file_size)?;
+        d.set_item("data_blocks", p.data_blocks)?;
+        d.set_item("data_size", p.data_size)?;
+        d.set_item("index_size", p.index_size)?;
+        d.set_item("metaindex_size", p.metaindex_size)?;
+        d.set_item("filter_policy", p.filter_policy.clone())?;
+        d.set_item("filter_size", p.filter_size)?;
+        let filters: Vec<String> = p.filters.iter().map(|f| f.policy_name.clone()).collect();
+        d.set_item("filters", filters)?;
+        d.set_item("data_blocks_read", c.data_blocks_read)?;
+        d.set_item("data_bytes_read", c.data_bytes_read)?;
+        d.set_item("cache_hits", c.cache_hits)?;
+        d.set_item("filter_checks", c.filter_checks)?;
+        d.set_item("filter_negatives", c.filter_negatives)?;
+        Ok(d)
+    }
+
+    /// Reads and checks every block (checksums, encoding, key order, filters); returns what
+    /// was checked. Raises `CorruptionError` at the first problem.
+    fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let open = self.open_table()?;
+        let summary = py
+            .detach(|| open.table.verify())
+            .map_err(|e| table_error(&open.path, e))?;
+        let d = PyDict::new(py);
+        d.set_item("entries", summary.entries)?;
+        d.set_item("data_blocks", summary.data_blocks)?;
+        d.set_item("filter_blocks", summary.filter_blocks)?;
+        d.set_item("bytes_read", summary.bytes_read)?;
+        Ok(d)
+    }
+
+    /// Closes the file. Iterators already made keep it open until they end.
+    fn close(&self) {
+        let mut guard = self
+            .inner
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *guard = None;
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        match self.open_table() {
+            Ok(open) => format!("leveltable.Table({:?})", open.path.display().to_string()),
+            Err(_) => "leveltable.Table(<closed>)".to_owned(),
+        }
+    }
+}
+
+impl Table {
+    fn range_of(
+        &self,
+        start: Option<Vec<u8>>,
+        stop: Option<Vec<u8>>,
+        mode: Mode,
+    ) -> PyResult<Entries> {
+        let open = self.open_table()?;
+        let start = start.map_or(RangeBound::Unbounded, RangeBound::Included);
+        let stop = stop.map_or(RangeBound::Unbounded, RangeBound::Excluded);
+        Ok(Entries::new(Source::Table(open), start, stop, mode))
+    }
+}
