@@ -1,3 +1,5 @@
+#![deny(clippy::arithmetic_side_effects)]
+
 use alloc::vec::Vec;
 
 use leveltable_hash::{BLOOM_SEED, hash};
@@ -94,14 +96,18 @@ impl FilterPolicy for BloomFilterPolicy {
     fn create_filter(&self, keys: &[&[u8]], dst: &mut Vec<u8>) {
         let bits = keys.len().saturating_mul(self.bits_per_key).max(MIN_BITS);
         let bytes = bits.div_ceil(8);
-        let bits = bytes * 8;
 
         let start = dst.len();
-        dst.resize(start + bytes, 0);
-        dst.push(self.k);
-        let array = &mut dst[start..start + bytes];
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "a Vec's length is at most isize::MAX and bytes at most usize::MAX / 8 + 1"
+        )]
+        let end = start + bytes;
+        dst.resize(end, 0);
+        let array = &mut dst[start..];
 
-        let reduce = Reducer::new(bits);
+        // The reducer of the array as readers see it, so writer and readers agree exactly.
+        let reduce = Reducer::for_array(array);
         // Hash a chunk of keys, then set their bits. Each hash is a chain of dependent
         // multiplies; with nothing between them the chains of different keys overlap, and the
         // read-modify-writes of the bit array do not wait behind them.
@@ -120,6 +126,7 @@ impl FilterPolicy for BloomFilterPolicy {
                 }
             }
         }
+        dst.push(self.k);
     }
 
     fn key_may_match(&self, key: &[u8], filter: &[u8]) -> bool {
@@ -133,7 +140,7 @@ impl FilterPolicy for BloomFilterPolicy {
             // Reserved for encodings newer than this one: treat as a match.
             return true;
         }
-        let reduce = Reducer::new(array.len() * 8);
+        let reduce = Reducer::for_array(array);
         let mut h = hash(key, BLOOM_SEED);
         let delta = h.rotate_right(17);
         if array.len() <= SMALL_FILTER_BYTES {
@@ -159,7 +166,7 @@ impl FilterPolicy for BloomFilterPolicy {
     fn keys_may_match(&self, keys: &[&[u8]], filter: &[u8], out: &mut Vec<bool>) {
         let k = filter.last().copied().unwrap_or(0);
         let array = filter.split_last().map_or(&[][..], |(_, a)| a);
-        let reduce = Reducer::new(array.len() * 8);
+        let reduce = Reducer::for_array(array);
         // Small filters are in cache; huge ones (512 MiB and more, `m == 0`) and reserved or
         // zero probe counts are rare: those keys are asked one at a time, below.
         let grouped = array.len() > SMALL_FILTER_BYTES && reduce.m != 0;
@@ -238,9 +245,24 @@ struct Reducer {
 const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
 
 impl Reducer {
-    #[inline]
+    /// The reducer for `bits` bits.
+    #[cfg(test)]
     fn new(bits: usize) -> Self {
-        let bits = bits as u64;
+        Reducer::from_bits(bits as u64)
+    }
+
+    /// The reducer for the bits of `array`, a filter's bit array (possibly from a file).
+    ///
+    /// Counted in 64 bits, so a 512 MiB array has its 2^32 bits on 32-bit targets too. The
+    /// count saturates only for arrays of 2^61 bytes or more, which no memory holds; and every
+    /// count of 2^32 bits or more reduces a 32-bit hash alike.
+    #[inline]
+    fn for_array(array: &[u8]) -> Self {
+        Reducer::from_bits((array.len() as u64).saturating_mul(8))
+    }
+
+    #[inline]
+    fn from_bits(bits: u64) -> Self {
         let m = if bits <= u64::from(u32::MAX) {
             multiplier(bits)
         } else {
@@ -261,6 +283,10 @@ impl Reducer {
 
     /// [`reduce`](Self::reduce) for `bits` in `2..2^32` (where `m != 0`), without the check.
     #[inline]
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "a u64 times a u64 fits a u128"
+    )]
     fn reduce_small(self, h: u32) -> usize {
         let low = self.m.wrapping_mul(u64::from(h));
         ((u128::from(low) * u128::from(self.bits)) >> 64) as usize
@@ -279,12 +305,23 @@ fn multiplier(bits: u64) -> u64 {
     if bits >= 2 {
         // Saturating float-to-int conversion; the quotient is below 2^63 for bits >= 2.
         let approx = ((TWO_POW_64 / bits as f64) as u64).wrapping_add(2);
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "a u64 times a u64 fits a u128"
+        )]
         let product = u128::from(approx) * u128::from(bits);
-        if product >= 1 << 64 && product - (1 << 64) <= 1 << 32 {
+        if product
+            .checked_sub(1 << 64)
+            .is_some_and(|excess| excess <= 1 << 32)
+        {
             return approx;
         }
     }
-    (u64::MAX / bits.max(1)).wrapping_add(1)
+    // ⌊(2^64 - 1) / bits⌋ + 1 = ⌈2^64 / bits⌉ for bits >= 2; the sum wraps to 0 for bits 1,
+    // and bits 0 has no quotient.
+    u64::MAX
+        .checked_div(bits)
+        .map_or(0, |quotient| quotient.wrapping_add(1))
 }
 
 #[cfg(test)]
@@ -440,6 +477,7 @@ mod tests {
         assert_eq!(Reducer::new(1).reduce(u32::MAX), 0);
     }
 
+    #[expect(clippy::arithmetic_side_effects, reason = "test lengths up to 10,000")]
     fn next_length(length: usize) -> usize {
         match length {
             0..10 => length + 1,

@@ -1,6 +1,8 @@
 //! A cache-local Bloom filter over XXH3-64 that keeps its false-positive rate on structured
 //! keys: [`CacheLocalBloomPolicy`], stored in tables as `leveltable.LocalBloom64`.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use alloc::vec::Vec;
 
 use xxhash_rust::xxh3::xxh3_64;
@@ -39,6 +41,9 @@ const BEST_PROBES: [u8; 31] = [
     14, 14, 14,
 ];
 
+/// The last bits per key [`BEST_PROBES`] has an entry for; more use its probe count.
+const MAX_TABULATED_BITS: usize = BEST_PROBES.len() - 1;
+
 /// A cache-local Bloom filter over a well-mixed 64-bit hash, `leveltable.LocalBloom64`.
 ///
 /// LevelDB's Bloom filter hashes keys with a 32-bit hash that has no final mixing step and
@@ -74,7 +79,7 @@ impl CacheLocalBloomPolicy {
     /// `bits_per_key` of 0 is treated as 1.
     pub fn new(bits_per_key: usize) -> Self {
         let bits_per_key = bits_per_key.max(1);
-        let k = BEST_PROBES[bits_per_key.min(BEST_PROBES.len() - 1)];
+        let k = BEST_PROBES[bits_per_key.min(MAX_TABULATED_BITS)];
         CacheLocalBloomPolicy { bits_per_key, k }
     }
 
@@ -119,8 +124,35 @@ impl CacheLocalBloomPolicy {
 
 /// Picks the block for hash `h` among `num_blocks`, by multiply-shift range reduction.
 #[inline]
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "a 32-bit number times a u32 fits a u64"
+)]
 fn block_of(h: u64, num_blocks: u32) -> usize {
     (((h >> 32) * u64::from(num_blocks)) >> 32) as usize
+}
+
+/// Block `index` of `array`, whose length is a multiple of [`BLOCK_BYTES`] and above
+/// `index × BLOCK_BYTES` (as [`block_of`] guarantees for the array's block count).
+#[inline]
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "index < array.len() / BLOCK_BYTES, so both offsets are at most array.len()"
+)]
+fn block_at(array: &[u8], index: usize) -> &[u8] {
+    let base = index * BLOCK_BYTES;
+    &array[base..base + BLOCK_BYTES]
+}
+
+/// [`block_at`], mutably.
+#[inline]
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "index < array.len() / BLOCK_BYTES, so both offsets are at most array.len()"
+)]
+fn block_at_mut(array: &mut [u8], index: usize) -> &mut [u8] {
+    let base = index * BLOCK_BYTES;
+    &mut array[base..base + BLOCK_BYTES]
 }
 
 /// Yields the `k` bit positions (0..512) within a block for hash `h`.
@@ -146,19 +178,21 @@ impl FilterPolicy for CacheLocalBloomPolicy {
             .div_ceil(BLOCK_BITS as usize)
             .clamp(1, u32::MAX as usize);
         let start = dst.len();
-        dst.resize(start + num_blocks * BLOCK_BYTES, 0);
-        dst.push(self.k);
-        dst.push(FORMAT_V1);
-        let array = &mut dst[start..start + num_blocks * BLOCK_BYTES];
+        // Saturates only where 2^32 - 1 blocks do not fit a 32-bit `usize`, and `resize`
+        // then refuses the length.
+        let end = start.saturating_add(num_blocks.saturating_mul(BLOCK_BYTES));
+        dst.resize(end, 0);
+        let array = &mut dst[start..];
 
         for key in keys {
             let h = xxh3_64(key);
-            let base = block_of(h, num_blocks as u32) * BLOCK_BYTES;
-            let block = &mut array[base..base + BLOCK_BYTES];
+            let block = block_at_mut(array, block_of(h, num_blocks as u32));
             for bit in probes(h, self.k) {
                 block[(bit / 8) as usize] |= 1 << (bit % 8);
             }
         }
+        dst.push(self.k);
+        dst.push(FORMAT_V1);
     }
 
     fn key_may_match(&self, key: &[u8], filter: &[u8]) -> bool {
@@ -176,8 +210,7 @@ impl FilterPolicy for CacheLocalBloomPolicy {
             return true;
         };
         let h = xxh3_64(key);
-        let base = block_of(h, num_blocks) * BLOCK_BYTES;
-        let block = &array[base..base + BLOCK_BYTES];
+        let block = block_at(array, block_of(h, num_blocks));
         probes(h, k).all(|bit| block[(bit / 8) as usize] & (1 << (bit % 8)) != 0)
     }
 }
