@@ -1,6 +1,8 @@
 //! The filters of a filter block by number: how many there are and each one's bytes, for
 //! tools that look at a block without a policy to query it.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use crate::format::{OFFSET_SIZE, Trailer, fixed32_at};
 
 /// The filters listed by a filter block, read leniently: a block that does not decode lists
@@ -72,9 +74,16 @@ impl<'a> Filters<'a> {
         }
         // Invariant: i < num_filters, so both words lie inside the array or its end marker
         // (the array offset itself), which Trailer::decode checked to be in the block.
-        let entry = trailer.array_offset + i * OFFSET_SIZE;
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "both words end inside the block (the invariant above)"
+        )]
+        let (entry, next) = {
+            let entry = trailer.array_offset + i * OFFSET_SIZE;
+            (entry, entry + OFFSET_SIZE)
+        };
         let start = fixed32_at(self.block, entry)? as usize;
-        let limit = fixed32_at(self.block, entry + OFFSET_SIZE)? as usize;
+        let limit = fixed32_at(self.block, next)? as usize;
         if start <= limit && limit <= trailer.array_offset {
             Some(&self.block[start..limit])
         } else if start == limit {

@@ -10,6 +10,8 @@
 //! Filter `i` covers data blocks whose offset `o` has `o >> base_lg == i`; it ends where the
 //! next offset (or, for the last filter, the array itself) begins.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 /// log2 of the range of data-block offsets one filter covers: a filter per 2 KiB.
 pub const FILTER_BASE_LG: u8 = 11;
 
@@ -52,12 +54,10 @@ impl Trailer {
     /// points past the trailer.
     pub fn decode(block: &[u8]) -> Option<Trailer> {
         let trailer_start = block.len().checked_sub(TRAILER_SIZE)?;
-        let base_lg = block[block.len() - 1];
+        let &base_lg = block.last()?;
         let array_offset = fixed32_at(block, trailer_start)? as usize;
-        if array_offset > trailer_start {
-            return None;
-        }
-        let num_filters = (trailer_start - array_offset) / OFFSET_SIZE;
+        // An array offset past the trailer's start is undecodable.
+        let num_filters = trailer_start.checked_sub(array_offset)? / OFFSET_SIZE;
         Some(Trailer {
             array_offset,
             num_filters,

@@ -1,3 +1,5 @@
+#![deny(clippy::arithmetic_side_effects)]
+
 use leveltable_filter_policy::FilterPolicy;
 
 use crate::filters::Filters;
