@@ -6,6 +6,8 @@
 //! with an error in [`BlockIter::status`]. No input makes this module panic or loop forever:
 //! every step of `next` moves forward and every step of `prev` moves back.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use std::cmp::Ordering;
 
 use crate::comparator::Comparator;
@@ -29,6 +31,10 @@ impl Layout {
     /// Invariants on success: `num_restarts >= 1`; `restarts_offset + 4 * num_restarts + 4 ==
     /// data.len()`; restart 0 is offset 0; restart offsets increase strictly and are below
     /// `restarts_offset` (the single restart of an empty block is 0 == `restarts_offset`).
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "n <= count_at / 4 is checked before the layout math, and i < n"
+    )]
     pub(crate) fn parse(data: &[u8]) -> Result<Layout> {
         let bad = |offset: usize| Err(Error::corrupt("block restart array", offset as u64));
         let Some(count_at) = data.len().checked_sub(4) else {
@@ -65,8 +71,24 @@ impl Layout {
         })
     }
 
-    /// Offset of restart point `index`.
+    /// The index of the last restart point.
     #[inline]
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "num_restarts >= 1 (checked by parse)"
+    )]
+    pub(crate) fn last_restart(&self) -> usize {
+        self.num_restarts - 1
+    }
+
+    /// Offset of restart point `index`, for `index <= num_restarts` (at `num_restarts`, the
+    /// offset of the restart count, which ends a search).
+    #[inline]
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "index <= num_restarts, and restarts_offset + 4 * num_restarts + 4 is the \
+                  length of the block the layout was parsed from"
+    )]
     pub(crate) fn restart_point(&self, data: &[u8], index: usize) -> usize {
         // In range for the data the layout was parsed from; for any other slice an
         // out-of-range read yields an offset past the entries, which ends iteration.
@@ -74,14 +96,19 @@ impl Layout {
     }
 }
 
-/// The key of the entry at restart point `index`, or `None` if it does not decode or
-/// claims a shared prefix.
+/// The key of the entry at restart point `index` (`index < num_restarts`), or `None` if it
+/// does not decode or claims a shared prefix.
 pub(crate) fn restart_key(data: &[u8], layout: Layout, index: usize) -> Option<&[u8]> {
     restart_entry(data, layout, index).map(|(key, _)| key)
 }
 
-/// The key and value of the entry at restart point `index`, or `None` if it does not decode
-/// or claims a shared prefix.
+/// The key and value of the entry at restart point `index` (`index < num_restarts`), or `None`
+/// if it does not decode or claims a shared prefix.
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "at <= restarts_offset and decode_entry checked that the key delta and value end \
+              within restarts_offset - at bytes"
+)]
 pub(crate) fn restart_entry(data: &[u8], layout: Layout, index: usize) -> Option<(&[u8], &[u8])> {
     let at = layout.restart_point(data, index);
     let h = decode_entry(data.get(at..layout.restarts_offset)?)?;
@@ -107,7 +134,13 @@ struct EntryHeader {
 
 /// Decodes the entry header at the front of `input` (which ends at the restart array).
 /// `None` if a varint is malformed or the key delta and value run past `input`.
+///
+/// Invariant on success: `delta_at + non_shared + value_len <= input.len()`.
 #[inline]
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "s is a suffix of input and delta_at <= input.len(); both lengths are below 2^32"
+)]
 fn decode_entry(input: &[u8]) -> Option<EntryHeader> {
     let (shared, non_shared, value_len, delta_at) = match input {
         [a, b, c, ..] if (a | b | c) < 0x80 => (*a as usize, *b as usize, *c as usize, 3),
@@ -173,6 +206,11 @@ impl PrevCache {
 
     /// Remembers an entry, dropping the oldest half when full. Returns false (and forgets
     /// everything) for a key too long to keep.
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "keys hold at most 64 KiB and key at most 32 KiB; the entries kept start at \
+                  or after `cut`"
+    )]
     fn push(&mut self, key: &[u8], mut entry: PrevEntry) -> bool {
         if key.len() > PREV_CACHE_MAX_KEY_BYTES / 2 {
             self.clear();
@@ -252,6 +290,10 @@ impl Cursor {
     }
 
     #[inline]
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "value_at + value_len <= restarts_offset: a decoded entry's value, or 0 + 0"
+    )]
     pub(crate) fn value<'d>(&self, data: &'d [u8]) -> &'d [u8] {
         data.get(self.value_at..self.value_at + self.value_len)
             .unwrap_or_default()
@@ -259,6 +301,11 @@ impl Cursor {
 
     /// The value of the entry after the current one, without moving; `None` if not valid,
     /// at the last entry, or if that entry does not decode.
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "next <= restarts_offset and decode_entry checked the rest against the \
+                  entries after next"
+    )]
     pub(crate) fn peek_next_value<'d>(&self, data: &'d [u8]) -> Option<&'d [u8]> {
         if !self.valid() {
             return None;
@@ -300,6 +347,11 @@ impl Cursor {
     }
 
     /// Decodes the entry at `self.next`. Returns whether the cursor is valid afterwards.
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "offsets stay within the entry decode_entry checked; restart_index < \
+                  num_restarts <= data.len() / 4"
+    )]
     fn parse_next(&mut self, data: &[u8]) -> bool {
         let end = self.layout.restarts_offset;
         self.current = self.next;
@@ -345,7 +397,7 @@ impl Cursor {
     pub(crate) fn seek_to_last(&mut self, data: &[u8]) {
         self.corrupt_at = None;
         self.prev_cache.clear();
-        self.seek_to_restart(data, self.layout.num_restarts - 1);
+        self.seek_to_restart(data, self.layout.last_restart());
         while self.parse_next(data) && self.next < self.layout.restarts_offset {}
     }
 
@@ -384,11 +436,11 @@ impl Cursor {
         self.prev_cache.clear();
         // Back up to the last restart point before the current entry.
         while self.layout.restart_point(data, self.restart_index) >= original {
-            if self.restart_index == 0 {
+            let Some(before) = self.restart_index.checked_sub(1) else {
                 self.invalidate();
                 return;
-            }
-            self.restart_index -= 1;
+            };
+            self.restart_index = before;
         }
         self.seek_to_restart(data, self.restart_index);
         // Walk forward to the entry that ends where the original one starts, remembering
@@ -424,7 +476,7 @@ impl Cursor {
     ) {
         self.corrupt_at = None;
         self.prev_cache.clear();
-        self.seek_to_restart(data, restart.min(self.layout.num_restarts - 1));
+        self.seek_to_restart(data, restart.min(self.layout.last_restart()));
         while self.parse_next(data) {
             if cmp.compare(&self.key, target) != Ordering::Less {
                 return;
@@ -433,9 +485,14 @@ impl Cursor {
     }
 
     /// Positions at the first entry whose key is `>= target`, or invalid if none.
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "left <= mid <= right < num_restarts, left < mid in the loop, and the key \
+                  ends where decode_entry checked"
+    )]
     pub(crate) fn seek<C: Comparator + ?Sized>(&mut self, data: &[u8], cmp: &C, target: &[u8]) {
         let mut left = 0;
-        let mut right = self.layout.num_restarts - 1;
+        let mut right = self.layout.last_restart();
         let mut current_vs_target = Ordering::Equal;
         if self.valid() {
             // Start from the current position when it narrows the search (a forward scan
@@ -556,6 +613,11 @@ impl<'a> Block<'a> {
     /// # Errors
     /// [`Error::Corruption`] with the in-block offset of the first bad entry (`block entry`,
     /// `block restart array` or `key order`).
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "next_restart < num_restarts before each increment, and entries counts \
+                  entries of at least 3 bytes each"
+    )]
     pub fn check<C: Comparator + ?Sized>(&self, cmp: &C) -> Result<usize> {
         let mut cursor = Cursor::new(self.layout, Vec::new());
         let mut previous: Vec<u8> = Vec::new();
@@ -667,4 +729,8 @@ impl<'a, C: Comparator + ?Sized> BlockIter<'a, C> {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "test code, where an overflow fails the test"
+)]
 mod tests;

@@ -13,6 +13,8 @@
 //! Next to each prefix the fence can hold the block handle of its index entry, packed into
 //! 64 bits, so that a lookup finds the data block without touching the index block at all.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use std::cmp::Ordering;
 
 use crate::block::{Layout, restart_entry, restart_key};
@@ -107,6 +109,10 @@ fn common_prefix<'k>(a: &'k [u8], b: &[u8]) -> &'k [u8] {
 fn lines(values: impl ExactSizeIterator<Item = u64>) -> Vec<Line> {
     // One more line of room for the sentinel line levels below the top get.
     let n = values.len().div_ceil(FANOUT);
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "n is at most usize::MAX / 8 + 1"
+    )]
     let mut out = Vec::with_capacity(n + 1);
     out.resize(n, Line([u64::MAX; FANOUT]));
     for (i, v) in values.enumerate() {
@@ -122,6 +128,10 @@ impl Fence {
     /// With `handles`, the caller has checked that every index entry sits at its own restart
     /// point and that every handle packs ([`pack_handle`]); the fence then keeps the handles
     /// and [`handle`](Self::handle) answers from them.
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "n >= 1 (a parsed layout), n >= 2 where 2 is taken, and tail implies n >= 2"
+    )]
     pub(crate) fn build(data: &[u8], layout: Layout, handles: bool) -> Option<Fence> {
         let n = layout.num_restarts;
         let key = |i| restart_key(data, layout, i);
@@ -170,6 +180,10 @@ impl Fence {
             handles: [NO_HANDLE; LEAF],
         };
         // Room for the sentinel leaf from the start: growing the vector later would copy it.
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "len.div_ceil(4) is at most usize::MAX / 4 + 1"
+        )]
         let mut leaves = Vec::with_capacity(len.div_ceil(LEAF) + 1);
         leaves.resize(len.div_ceil(LEAF), empty);
         for i in 0..len {
@@ -188,9 +202,11 @@ impl Fence {
                 upper.push(lines(maxes));
             }
             leaves.push(empty);
-            let top = upper.len() - 1;
-            for level in &mut upper[..top] {
-                level.push(Line([u64::MAX; FANOUT]));
+            // Every level but the top (the last) gets a sentinel line.
+            if let Some((_top, below_top)) = upper.split_last_mut() {
+                for level in below_top {
+                    level.push(Line([u64::MAX; FANOUT]));
+                }
             }
         }
         Some(Fence {
@@ -204,6 +220,11 @@ impl Fence {
 
     /// How many fenced prefixes are `< target`.
     #[inline]
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "each level's position is below the count of prefixes it covers (the \
+                  invariant below), at most len"
+    )]
     fn rank(&self, target: u64) -> usize {
         let mut at = 0;
         for level in self.upper.iter().rev() {
@@ -248,6 +269,10 @@ impl Fence {
         // Every fenced key is < target; the tail key is the only candidate. A tail key that
         // does not decode is left to the cursor, which reports it.
         match full_key(m) {
+            #[expect(
+                clippy::arithmetic_side_effects,
+                reason = "with a tail, m = num_restarts - 1"
+            )]
             Some(k) if k < target => m + 1,
             _ => m,
         }
@@ -280,11 +305,18 @@ impl Fence {
         // Invariant: keys before `lo` are < target, keys at or after `hi` are >= target.
         let (mut lo, mut hi) = (lo, hi);
         while lo < hi {
-            let mid = lo + (hi - lo) / 2;
+            #[expect(
+                clippy::arithmetic_side_effects,
+                reason = "lo <= mid < hi <= len inside the loop"
+            )]
+            let (mid, after_mid) = {
+                let mid = lo + (hi - lo) / 2;
+                (mid, mid + 1)
+            };
             // A restart key that does not decode stops the fast search here; the cursor
             // then reports the corruption when it reads that entry.
             if full_key(mid).is_some_and(|k| k < target) {
-                lo = mid + 1;
+                lo = after_mid;
             } else {
                 hi = mid;
             }

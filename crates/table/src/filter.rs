@@ -14,6 +14,8 @@
 //! [`BuildOptions::filter_policy`]: crate::BuildOptions::filter_policy
 //! [`BuildOptions::extra_filter_policies`]: crate::BuildOptions::extra_filter_policies
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use std::sync::Arc;
 
 use leveltable_filter_block::{FilterBlockBuilder, FilterBlockReader};

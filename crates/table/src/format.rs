@@ -9,6 +9,8 @@
 //!
 //! See `docs/format.md` in the repository for a byte-by-byte description.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use crate::{Error, Result};
 
 /// Longest encoding of a `u32` as a varint: ⌈32 / 7⌉ = 5 bytes.
@@ -85,6 +87,10 @@ pub fn put_varint64(dst: &mut Vec<u8>, mut v: u64) {
 #[inline]
 pub fn varint_len(v: u64) -> usize {
     // 1 byte per started group of 7 significant bits, at least one byte.
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "a nonzero u64 has at most 63 leading zeros"
+    )]
     let bits = 64 - (v | 1).leading_zeros() as usize;
     bits.div_ceil(7)
 }
@@ -123,10 +129,15 @@ pub fn get_varint64(src: &mut &[u8]) -> Option<u64> {
     get_varint64_slow(src, MAX_VARINT64_LEN)
 }
 
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "i < max_len <= 10 and i < src.len() (the invariant below)"
+)]
 fn get_varint64_slow(src: &mut &[u8], max_len: usize) -> Option<u64> {
     let mut result: u64 = 0;
     for (i, &b) in src.iter().enumerate().take(max_len) {
-        // Invariant: i < 10, so shift <= 63.
+        // Invariant: i < max_len <= 10, so shift <= 63; and i < src.len(), so i + 1 is a
+        // position in `src`.
         let shift = 7 * i as u32;
         let bits = u64::from(b & 0x7f);
         // The tenth byte holds only the 64th bit; more would overflow.
@@ -252,7 +263,12 @@ impl Footer {
         let start = dst.len();
         self.metaindex.encode_to(dst);
         self.index.encode_to(dst);
-        dst.resize(start + FOOTER_HANDLES_LEN, 0);
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "a Vec's length is at most isize::MAX, 40 below usize::MAX"
+        )]
+        let handles_end = start + FOOTER_HANDLES_LEN;
+        dst.resize(handles_end, 0);
         put_fixed64(dst, TABLE_MAGIC);
     }
 
@@ -279,6 +295,10 @@ impl Footer {
         }
         let mut input = handles;
         let metaindex = BlockHandle::decode_from(&mut input)?;
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "`input` is what is left of the 40 handle bytes"
+        )]
         let second_at = (FOOTER_HANDLES_LEN - input.len()) as u64;
         let index = BlockHandle::decode_from(&mut input).map_err(|e| e.rebase(second_at))?;
         *src = rest;

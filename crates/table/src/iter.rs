@@ -1,6 +1,8 @@
 //! Iterating a table: a two-level cursor (index block, then data blocks) and Rust iterators
 //! over it.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use std::cmp::Ordering;
 use std::fmt;
 use std::ops::Bound;

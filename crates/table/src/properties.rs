@@ -1,5 +1,7 @@
 //! What an open table knows about itself, and the metaindex entries it learns it from.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use crate::Result;
 use crate::block::Block;
 use crate::comparator::BytewiseComparator;

@@ -2,6 +2,8 @@
 //! (or borrowed from an in-memory source), the checksum verified and the contents
 //! decompressed; and the per-thread buffer that uncached blocks are decompressed into.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::sync::Arc;
@@ -125,15 +127,17 @@ pub(crate) fn read_block_contents_into<'s, R: ReadAt + ?Sized>(
     verify: bool,
     mut out: Vec<u8>,
 ) -> Result<(Cow<'s, [u8]>, bool)> {
-    // Validate before allocating or reading: the block and its trailer lie in the file.
+    // Validate before allocating or reading: the block and its trailer lie in the file, and
+    // their length fits a `usize` (on a 32-bit target a block may fit the file but not memory).
     let end = handle.end_with_trailer();
-    let (Some(_), Ok(n)) = (
+    let n = usize::try_from(handle.size).ok();
+    let (Some(_), Some(n), Some(total)) = (
         end.filter(|&e| e <= file_size),
-        usize::try_from(handle.size),
+        n,
+        n.and_then(|n| n.checked_add(BLOCK_TRAILER_LEN)),
     ) else {
         return Err(Error::corrupt("block handle", handle_at));
     };
-    let total = n + BLOCK_TRAILER_LEN;
     let raw: Cow<'s, [u8]> = match source.as_bytes() {
         Some(all) => {
             let range = usize::try_from(handle.offset)
@@ -190,6 +194,13 @@ pub(crate) fn read_block_contents_into<'s, R: ReadAt + ?Sized>(
             }
             Ok((Cow::Owned(out), true))
         }
-        None => Err(Error::corrupt("block type", handle.offset + n as u64)),
+        None => {
+            #[expect(
+                clippy::arithmetic_side_effects,
+                reason = "offset + size + 5 was checked to fit a u64 above"
+            )]
+            let type_at = handle.offset + handle.size;
+            Err(Error::corrupt("block type", type_at))
+        }
     }
 }

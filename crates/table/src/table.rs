@@ -1,5 +1,7 @@
 //! Reads a table: open, point lookups, the index search.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::cmp::Ordering;
@@ -543,10 +545,17 @@ fn scan_index(
         let mut value = it.value();
         let handle = BlockHandle::decode_from(&mut value)
             .map_err(|e| locate(e.at(it.entry_offset() as u64), at, compressed))?;
-        let own_restart = usize::try_from(blocks)
-            .is_ok_and(|i| layout.restart_point(index, i) == it.entry_offset());
+        let own_restart = usize::try_from(blocks).is_ok_and(|i| {
+            i < layout.num_restarts && layout.restart_point(index, i) == it.entry_offset()
+        });
         handles_at_restarts &= own_restart && pack_handle(&handle).is_some();
-        blocks += 1;
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "counts entries of the index block, each at least 3 bytes"
+        )]
+        {
+            blocks += 1;
+        }
         size = size.saturating_add(handle.size.saturating_add(BLOCK_TRAILER_LEN as u64));
         it.next();
     }

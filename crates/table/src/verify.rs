@@ -1,6 +1,8 @@
 //! Checking a whole table: every block's checksum and encoding, key order, separators and
 //! filters.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use std::cmp::Ordering;
 
 use crate::block::Block;
@@ -34,16 +36,25 @@ impl<R: ReadAt> Table<R> {
     pub fn verify(&self) -> Result<VerifySummary> {
         let footer = self.properties.footer;
         let cmp = &*self.comparator;
+        // The counts below saturate: each block read lies in the file, but the filter handles
+        // may point at the same bytes many times over, so no bound on the sums holds.
         let trailer = BLOCK_TRAILER_LEN as u64;
         let mut summary = VerifySummary {
             bytes_read: FOOTER_LEN as u64,
             ..VerifySummary::default()
         };
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "open checked that the file holds a footer"
+        )]
         let footer_at = self.file_size - FOOTER_LEN as u64;
 
         let (index, index_compressed) =
             read_block_contents(&self.source, self.file_size, &footer.index, footer_at, true)?;
-        summary.bytes_read += footer.index.size + trailer;
+        add(
+            &mut summary.bytes_read,
+            footer.index.size.saturating_add(trailer),
+        );
         let index_block =
             Block::new(&index).map_err(|e| locate(e, footer.index.offset, index_compressed))?;
         index_block
@@ -57,7 +68,10 @@ impl<R: ReadAt> Table<R> {
             footer_at,
             true,
         )?;
-        summary.bytes_read += footer.metaindex.size + trailer;
+        add(
+            &mut summary.bytes_read,
+            footer.metaindex.size.saturating_add(trailer),
+        );
         Block::new(&metaindex)
             .and_then(|b| b.check(&BytewiseComparator))
             .map_err(|e| locate(e, footer.metaindex.offset, meta_compressed))?;
@@ -69,8 +83,11 @@ impl<R: ReadAt> Table<R> {
                 footer.metaindex.offset,
                 true,
             )?;
-            summary.filter_blocks += 1;
-            summary.bytes_read += info.handle.size + trailer;
+            add(&mut summary.filter_blocks, 1);
+            add(
+                &mut summary.bytes_read,
+                info.handle.size.saturating_add(trailer),
+            );
         }
 
         let mut entries = index_block.iter(cmp);
@@ -94,8 +111,8 @@ impl<R: ReadAt> Table<R> {
                 footer.index.offset,
                 true,
             )?;
-            summary.bytes_read += handle.size + trailer;
-            summary.data_blocks += 1;
+            add(&mut summary.bytes_read, handle.size.saturating_add(trailer));
+            add(&mut summary.data_blocks, 1);
             let in_block = |e| locate(e, handle.offset, compressed);
             let block = Block::new(&contents).map_err(in_block)?;
             block.check(cmp).map_err(in_block)?;
@@ -123,7 +140,7 @@ impl<R: ReadAt> Table<R> {
                 let previous = previous_key.get_or_insert_with(Vec::new);
                 previous.clear();
                 previous.extend_from_slice(key);
-                summary.entries += 1;
+                add(&mut summary.entries, 1);
                 it.next();
             }
             it.status().map_err(in_block)?;
@@ -143,4 +160,9 @@ impl<R: ReadAt> Table<R> {
             .find(|f| f.policy_name == name)
             .map(|f| f.handle)
     }
+}
+
+/// Adds `n` to a count of [`VerifySummary`], saturating.
+fn add(count: &mut u64, n: u64) {
+    *count = count.saturating_add(n);
 }
