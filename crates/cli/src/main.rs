@@ -44,7 +44,10 @@ enum Command {
 
 fn main() -> ExitCode {
     // Usage errors exit with code 2 and a message starting `error:`, like every other error.
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_exit(&e),
+    };
     // All output goes through `output`, which turns write errors into errors (a closed pipe
     // into a quiet exit 0) instead of panics; see the module.
     let mut output = Output::new();
@@ -65,6 +68,26 @@ fn main() -> ExitCode {
             } else {
                 ExitCode::from(2)
             }
+        }
+    }
+}
+
+/// Prints clap's help, version or usage error as clap would, but with a failed write
+/// treated as in every command: a closed pipe is a quiet success, another write error is
+/// exit code 2 with a message.
+fn usage_exit(e: &clap::Error) -> ExitCode {
+    let code = u8::try_from(e.exit_code()).unwrap_or(2);
+    match e.print() {
+        Ok(()) => ExitCode::from(code),
+        Err(io) if io.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(io) => {
+            let error = if e.use_stderr() {
+                error::CliError::stderr(&io)
+            } else {
+                error::CliError::stdout(&io)
+            };
+            Output::new().finish_with_error(&error);
+            ExitCode::from(2)
         }
     }
 }

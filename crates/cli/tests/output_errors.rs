@@ -2,7 +2,7 @@
 //! pipe ends every command quietly with exit code 0, any other write error (a full disk) is
 //! exit code 2, and a table already written stays complete.
 
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 mod common;
 
@@ -20,10 +20,26 @@ fn command(args: &[&std::ffi::OsStr]) -> Command {
     cmd
 }
 
-/// A pipe whose reading end is already closed: every write to it fails with EPIPE.
-fn closed_pipe() -> std::io::PipeWriter {
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
+/// The writing end of a pipe whose reading end is already closed: every write to it fails
+/// with EPIPE. Made from a FIFO: opened for reading and writing (which Linux allows without
+/// waiting), then for writing only, then the first handle is closed, leaving no reader.
+fn closed_pipe() -> File {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let both = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    drop(both);
     writer
 }
 
@@ -199,4 +215,29 @@ fn missing_keys_take_few_writes() {
         .filter(|l| l.contains("write(2,"))
         .count();
     assert!(writes < 20, "{writes} writes for 2000 missing keys");
+}
+
+#[test]
+fn help_and_version_follow_the_same_rules() {
+    for flag in ["--help", "--version", "-h"] {
+        let mut cmd = command(&[flag.as_ref()]);
+        cmd.stdout(closed_pipe()).stderr(Stdio::piped());
+        let out = run(cmd, b"");
+        assert_eq!(out.status.code(), Some(0), "{flag}");
+        assert_eq!(stderr_of(&out), "", "{flag}");
+
+        let mut cmd = command(&[flag.as_ref()]);
+        cmd.stdout(full()).stderr(Stdio::piped());
+        let out = run(cmd, b"");
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert_eq!(
+            stderr_of(&out),
+            "error: cannot write to standard output: no space left on device\n",
+            "{flag}"
+        );
+    }
+    // A usage error whose message cannot be written still exits with 2.
+    let mut cmd = command(&["build".as_ref()]);
+    cmd.stdout(Stdio::piped()).stderr(full());
+    assert_eq!(run(cmd, b"").status.code(), Some(2));
 }
