@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use arbitrary::{Arbitrary, Unstructured};
 use leveltable_filter_block::FilterBlockReader;
-use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy, CacheLocalBloomPolicy};
+use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy, FilterPolicy};
 use leveltable_table::block::Block;
 use leveltable_table::format::{BlockHandle, Footer};
 use leveltable_table::{
@@ -111,7 +111,9 @@ pub fn bloom(data: &[u8]) {
         Box::new(BloomFilterPolicy::new(10)),
         Box::new(CacheLocalBloomPolicy::new(10)),
         Box::new(BloomFilterPolicy::new(usize::from(data.len() as u8 % 31))),
-        Box::new(CacheLocalBloomPolicy::new(usize::from(data.len() as u8 % 31))),
+        Box::new(CacheLocalBloomPolicy::new(usize::from(
+            data.len() as u8 % 31,
+        ))),
     ];
     for policy in &policies {
         for key in probe_keys(data) {
