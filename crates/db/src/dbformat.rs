@@ -56,7 +56,7 @@ use std::sync::Arc;
 use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
 
 use leveltable_table::{
-    BuildOptions, Range, BytewiseComparator, Comparator, ReadAt, ReadOptions, Table, 
+    BuildOptions, BytewiseComparator, Comparator, Range, ReadAt, ReadOptions, Table,
 };
 
 use crate::{Error, Result};

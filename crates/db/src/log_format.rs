@@ -1,0 +1,93 @@
+//! The log format shared by write-ahead logs (`NNNNNN.log`) and MANIFESTs (LevelDB's
+//! `db/log_format.h`).
+//!
+//! A log is a sequence of 32 KiB blocks. Each block holds physical records, each a 7-byte
+//! header followed by its payload:
+//!
+//! ```text
+//! 4 bytes: masked crc32c of the type byte and the payload (little-endian)
+//! 2 bytes: payload length (little-endian)
+//! 1 byte:  record type (FULL, FIRST, MIDDLE, LAST; 0 is reserved for preallocated space)
+//! length bytes: payload
+//! ```
+//!
+//! A record never spans a block boundary: a logical record too long for the rest of the
+//! block is cut into a FIRST fragment, MIDDLE fragments and a LAST fragment. A block tail
+//! shorter than a header (at most 6 bytes) is zero padding.
+
+/// The size of a log block.
+pub const BLOCK_SIZE: usize = 32 * 1024;
+
+/// The header of a physical record: checksum (4) + length (2) + type (1).
+pub const HEADER_SIZE: usize = 4 + 2 + 1;
+
+/// The type byte of a physical record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum RecordType {
+    /// Reserved for preallocated files: a zero header with a zero length is padding.
+    Zero = 0,
+    /// A whole logical record.
+    Full = 1,
+    /// The first fragment of a logical record.
+    First = 2,
+    /// A fragment between the first and the last.
+    Middle = 3,
+    /// The last fragment of a logical record.
+    Last = 4,
+}
+
+impl RecordType {
+    /// The type stored as `byte`, if it is one.
+    pub const fn from_byte(byte: u8) -> Option<RecordType> {
+        match byte {
+            0 => Some(RecordType::Zero),
+            1 => Some(RecordType::Full),
+            2 => Some(RecordType::First),
+            3 => Some(RecordType::Middle),
+            4 => Some(RecordType::Last),
+            _ => None,
+        }
+    }
+}
+
+/// Added to a rotated crc32c before it is stored (LevelDB's `crc32c::Mask`): computing the
+/// CRC of a string that contains embedded CRCs is problematic, so stored CRCs are masked.
+const MASK_DELTA: u32 = 0xa282_ead8;
+
+/// LevelDB's `crc32c::Mask`.
+pub const fn mask_crc(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(MASK_DELTA)
+}
+
+/// LevelDB's `crc32c::Unmask`, the inverse of [`mask_crc`].
+pub const fn unmask_crc(masked: u32) -> u32 {
+    masked.wrapping_sub(MASK_DELTA).rotate_left(15)
+}
+
+/// The crc32c a header stores for a record of `record_type` with `payload`, unmasked.
+pub fn record_crc(record_type: u8, payload: &[u8]) -> u32 {
+    crc32c::crc32c_append(crc32c::crc32c(&[record_type]), payload)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mask_round_trips_and_changes_the_crc() {
+        for crc in [0, 1, 0xdead_beef, u32::MAX, crc32c::crc32c(b"foo")] {
+            assert_eq!(unmask_crc(mask_crc(crc)), crc);
+            assert_ne!(mask_crc(crc), crc);
+            assert_ne!(mask_crc(mask_crc(crc)), mask_crc(crc));
+        }
+    }
+
+    #[test]
+    fn crc_covers_type_then_payload() {
+        // LevelDB's crc32c test vector: the CRC of "a" extended by "bc" is that of "abc".
+        assert_eq!(record_crc(b'a', b"bc"), crc32c::crc32c(b"abc"));
+        assert_eq!(RecordType::from_byte(4), Some(RecordType::Last));
+        assert_eq!(RecordType::from_byte(5), None);
+    }
+}

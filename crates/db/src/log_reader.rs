@@ -1,0 +1,451 @@
+//! Reading logs as LevelDB's `log::Reader` does, torn tails and bad records included.
+//!
+//! The reader takes a whole log in memory (logs are a few MiB: a write buffer's worth) and
+//! yields logical records. What it cannot read it skips and reports as [`Dropped`], with
+//! LevelDB's rules:
+//!
+//! - A truncated header or a truncated payload in the last, partial block is a torn tail:
+//!   the writer died mid-record. It ends the log without a report, as does the end of the
+//!   log inside a fragmented record (its fragments are dropped silently).
+//! - A zero type with a zero length is preallocated space: the rest of the block is skipped
+//!   without a report.
+//! - A checksum mismatch drops the rest of the block (the length may be what is corrupt);
+//!   a length running past a block that is not the last drops the block; an unknown type,
+//!   a MIDDLE or LAST without a FIRST, and a FIRST or FULL interrupting a fragmented record
+//!   drop the fragments concerned. Each is reported.
+//!
+//! The reader never panics and never allocates more than the log holds.
+
+use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType, record_crc, unmask_crc};
+
+/// Bytes the reader skipped, and why (LevelDB's `Reporter::Corruption`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    /// How many bytes were dropped.
+    pub bytes: u64,
+    /// LevelDB's reason: `checksum mismatch`, `bad record length`, `unknown record type`,
+    /// `partial record without end(1)`, `partial record without end(2)`,
+    /// `missing start of fragmented record(1)`, `missing start of fragmented record(2)`,
+    /// `error in middle of record`.
+    pub reason: &'static str,
+    /// The offset in the log of the physical record that revealed the problem.
+    pub offset: u64,
+}
+
+/// One logical record and where its first fragment starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The payload, fragments joined.
+    pub data: Vec<u8>,
+    /// The offset of the header of its first physical record.
+    pub offset: u64,
+}
+
+/// What reading one physical record gave.
+enum Physical<'a> {
+    Record {
+        kind: u8,
+        data: &'a [u8],
+        offset: u64,
+    },
+    Eof,
+    Bad,
+}
+
+/// A reader of logical records from a log's bytes. Iterate it; [`dropped`](Self::dropped)
+/// lists what was skipped so far.
+#[derive(Debug)]
+pub struct LogReader<'a> {
+    data: &'a [u8],
+    checksum: bool,
+    /// The next block to load starts here.
+    next_block: usize,
+    /// The unread part of the current block.
+    buffer: &'a [u8],
+    /// The file offset just past the current block.
+    end_of_buffer: usize,
+    /// The last block has been loaded (LevelDB's `eof_`: a read returned less than a block).
+    eof: bool,
+    dropped: Vec<Dropped>,
+    done: bool,
+}
+
+impl<'a> LogReader<'a> {
+    /// A reader over a whole log. With `checksum` false, as LevelDB's repair reads logs, the
+    /// checksums are not checked.
+    pub fn new(data: &'a [u8], checksum: bool) -> Self {
+        LogReader {
+            data,
+            checksum,
+            next_block: 0,
+            buffer: &[],
+            end_of_buffer: 0,
+            eof: false,
+            dropped: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// What was dropped so far, in order.
+    pub fn dropped(&self) -> &[Dropped] {
+        &self.dropped
+    }
+
+    /// The total of [`dropped`](Self::dropped) bytes.
+    pub fn dropped_bytes(&self) -> u64 {
+        self.dropped.iter().map(|d| d.bytes).sum()
+    }
+
+    /// The offset of the first unread byte of the current block.
+    fn block_position(&self) -> u64 {
+        // Invariant: `buffer` is a suffix of the block ending at `end_of_buffer`.
+        (self.end_of_buffer - self.buffer.len()) as u64
+    }
+
+    fn report(&mut self, bytes: usize, reason: &'static str, offset: u64) {
+        self.dropped.push(Dropped {
+            bytes: bytes as u64,
+            reason,
+            offset,
+        });
+    }
+
+    fn read_physical(&mut self) -> Physical<'a> {
+        loop {
+            if self.buffer.len() < HEADER_SIZE {
+                if self.eof {
+                    // A truncated header at the end: the writer died writing it.
+                    self.buffer = &[];
+                    return Physical::Eof;
+                }
+                // Skip the block's padding and load the next block.
+                let start = self.next_block.min(self.data.len());
+                let end = start.saturating_add(BLOCK_SIZE).min(self.data.len());
+                self.buffer = &self.data[start..end];
+                self.next_block = end;
+                self.end_of_buffer = end;
+                if self.buffer.len() < BLOCK_SIZE {
+                    self.eof = true;
+                }
+                continue;
+            }
+            let offset = self.block_position();
+            let header = &self.buffer[..HEADER_SIZE];
+            let length = usize::from(u16::from_le_bytes([header[4], header[5]]));
+            let kind = header[6];
+            // `length` is at most 65535, so the sum cannot overflow.
+            if HEADER_SIZE + length > self.buffer.len() {
+                let drop = self.buffer.len();
+                self.buffer = &[];
+                if !self.eof {
+                    self.report(drop, "bad record length", offset);
+                    return Physical::Bad;
+                }
+                // A payload cut short at the end: the writer died writing it.
+                return Physical::Eof;
+            }
+            if kind == RecordType::Zero as u8 && length == 0 {
+                // Preallocated space: skip the rest of the block without a report.
+                self.buffer = &[];
+                return Physical::Bad;
+            }
+            if self.checksum {
+                let stored = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+                let payload = &self.buffer[HEADER_SIZE..HEADER_SIZE + length];
+                if record_crc(kind, payload) != unmask_crc(stored) {
+                    // The length itself may be corrupt: trusting it could land on a fragment
+                    // of a real record that looks valid, so drop the rest of the block.
+                    let drop = self.buffer.len();
+                    self.buffer = &[];
+                    self.report(drop, "checksum mismatch", offset);
+                    return Physical::Bad;
+                }
+            }
+            let data = &self.buffer[HEADER_SIZE..HEADER_SIZE + length];
+            self.buffer = &self.buffer[HEADER_SIZE + length..];
+            return Physical::Record { kind, data, offset };
+        }
+    }
+
+    /// The next logical record, `None` at the end of the log.
+    pub fn read_record(&mut self) -> Option<Record> {
+        if self.done {
+            return None;
+        }
+        let mut scratch: Vec<u8> = Vec::new();
+        let mut start = 0u64;
+        let mut in_fragmented = false;
+        loop {
+            match self.read_physical() {
+                Physical::Record { kind, data, offset } => {
+                    match RecordType::from_byte(kind) {
+                        Some(RecordType::Full) => {
+                            // Earlier writers could leave an empty FIRST at a block's end
+                            // before a FULL in the next: only a non-empty one is reported.
+                            if in_fragmented && !scratch.is_empty() {
+                                self.report(scratch.len(), "partial record without end(1)", start);
+                            }
+                            return Some(Record {
+                                data: data.to_vec(),
+                                offset,
+                            });
+                        }
+                        Some(RecordType::First) => {
+                            if in_fragmented && !scratch.is_empty() {
+                                self.report(scratch.len(), "partial record without end(2)", start);
+                            }
+                            scratch.clear();
+                            scratch.extend_from_slice(data);
+                            start = offset;
+                            in_fragmented = true;
+                        }
+                        Some(RecordType::Middle) => {
+                            if in_fragmented {
+                                scratch.extend_from_slice(data);
+                            } else {
+                                self.report(
+                                    data.len(),
+                                    "missing start of fragmented record(1)",
+                                    offset,
+                                );
+                            }
+                        }
+                        Some(RecordType::Last) => {
+                            if in_fragmented {
+                                scratch.extend_from_slice(data);
+                                return Some(Record {
+                                    data: scratch,
+                                    offset: start,
+                                });
+                            }
+                            self.report(
+                                data.len(),
+                                "missing start of fragmented record(2)",
+                                offset,
+                            );
+                        }
+                        Some(RecordType::Zero) | None => {
+                            let bytes = data.len() + if in_fragmented { scratch.len() } else { 0 };
+                            self.report(bytes, "unknown record type", offset);
+                            in_fragmented = false;
+                            scratch.clear();
+                        }
+                    }
+                }
+                Physical::Eof => {
+                    // A fragmented record cut by the end of the log is dropped silently:
+                    // the writer died between its fragments.
+                    self.done = true;
+                    return None;
+                }
+                Physical::Bad => {
+                    if in_fragmented {
+                        self.report(scratch.len(), "error in middle of record", start);
+                        in_fragmented = false;
+                        scratch.clear();
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for LogReader<'_> {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        self.read_record()
+    }
+}
+
+impl std::iter::FusedIterator for LogReader<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log_format::mask_crc;
+    use crate::log_writer::LogWriter;
+
+    fn write(records: &[Vec<u8>]) -> Vec<u8> {
+        let mut w = LogWriter::new(Vec::new());
+        for r in records {
+            w.add_record(r).unwrap();
+        }
+        w.into_inner()
+    }
+
+    fn read(data: &[u8]) -> (Vec<Vec<u8>>, Vec<Dropped>) {
+        let mut r = LogReader::new(data, true);
+        let records = r.by_ref().map(|r| r.data).collect();
+        (records, r.dropped().to_vec())
+    }
+
+    fn big(n: usize, seed: u8) -> Vec<u8> {
+        (0..n)
+            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+            .collect()
+    }
+
+    fn header(kind: u8, payload: &[u8]) -> Vec<u8> {
+        let mut h = mask_crc(record_crc(kind, payload)).to_le_bytes().to_vec();
+        h.extend_from_slice(&(payload.len() as u16).to_le_bytes());
+        h.push(kind);
+        h.extend_from_slice(payload);
+        h
+    }
+
+    #[test]
+    fn round_trips_across_blocks() {
+        let records = vec![
+            b"".to_vec(),
+            b"foo".to_vec(),
+            big(BLOCK_SIZE - HEADER_SIZE, 1),
+            big(3 * BLOCK_SIZE + 17, 2),
+            b"bar".to_vec(),
+            big(BLOCK_SIZE - 2 * HEADER_SIZE - 3 - 5, 3),
+            b"x".to_vec(),
+        ];
+        let data = write(&records);
+        let (got, dropped) = read(&data);
+        assert_eq!(got, records);
+        assert!(dropped.is_empty());
+    }
+
+    #[test]
+    fn every_truncation_is_a_prefix_of_the_records() {
+        let records = vec![b"alpha".to_vec(), big(40_000, 7), b"omega".to_vec()];
+        let data = write(&records);
+        for len in (0..data.len())
+            .step_by(97)
+            .chain([data.len() - 1, 7, 6, 12])
+        {
+            let (got, dropped) = read(&data[..len]);
+            assert!(records.starts_with(&got), "len {len}");
+            // A torn tail inside the last, partial block is silent; a cut exactly at a
+            // block boundary leaves whole blocks and nothing to report either.
+            assert!(dropped.is_empty(), "len {len}: {dropped:?}");
+        }
+    }
+
+    #[test]
+    fn checksum_mismatch_drops_the_rest_of_the_block() {
+        let mut data = write(&[b"one".to_vec(), b"two".to_vec(), b"three".to_vec()]);
+        data[HEADER_SIZE + 3 + HEADER_SIZE] ^= 1; // a payload byte of "two"
+        let (got, dropped) = read(&data);
+        assert_eq!(got, [b"one".to_vec()]);
+        assert_eq!(
+            dropped,
+            [Dropped {
+                bytes: (2 * HEADER_SIZE + 3 + 5) as u64,
+                reason: "checksum mismatch",
+                offset: (HEADER_SIZE + 3) as u64,
+            }]
+        );
+        // Without checksums (repair's reading) the flipped record is returned.
+        let got: Vec<_> = LogReader::new(&data, false).map(|r| r.data).collect();
+        assert_eq!(got, [b"one".to_vec(), b"uwo".to_vec(), b"three".to_vec()]);
+    }
+
+    #[test]
+    fn bad_length_in_a_full_block_is_reported() {
+        let mut data = write(&[big(BLOCK_SIZE, 1), b"tail".to_vec()]);
+        assert!(data.len() > BLOCK_SIZE);
+        // First fragment of the big record: claim more than the block holds.
+        data[4] = 0xff;
+        data[5] = 0xff;
+        let (got, dropped) = read(&data);
+        // The LAST fragment in block 2 has no start; "tail" survives.
+        assert_eq!(got, [b"tail".to_vec()]);
+        assert_eq!(dropped[0].reason, "bad record length");
+        assert_eq!(dropped[0].bytes, BLOCK_SIZE as u64);
+        assert_eq!(dropped[1].reason, "missing start of fragmented record(2)");
+        assert_eq!(dropped[1].bytes, (HEADER_SIZE) as u64);
+    }
+
+    #[test]
+    fn zero_padding_and_odd_types() {
+        // A zero header is skipped silently, with the rest of its block.
+        let mut data = vec![0u8; 20];
+        data.extend_from_slice(&[0u8; BLOCK_SIZE - 20]);
+        data.extend(header(1, b"after"));
+        let (got, dropped) = read(&data);
+        assert_eq!(got, [b"after".to_vec()]);
+        assert!(dropped.is_empty());
+
+        let mut data = header(9, b"weird");
+        data.extend(header(3, b"mid"));
+        data.extend(header(4, b"last"));
+        data.extend(header(2, b"first"));
+        data.extend(header(1, b"full"));
+        data.extend(header(2, b"f2"));
+        data.extend(header(2, b"f3"));
+        data.extend(header(4, b"end"));
+        data.extend(header(2, b"cut"));
+        let (got, dropped) = read(&data);
+        assert_eq!(got, [b"full".to_vec(), b"f3end".to_vec()]);
+        let reasons: Vec<_> = dropped.iter().map(|d| (d.reason, d.bytes)).collect();
+        assert_eq!(
+            reasons,
+            [
+                ("unknown record type", 5),
+                ("missing start of fragmented record(1)", 3),
+                ("missing start of fragmented record(2)", 4),
+                ("partial record without end(1)", 5),
+                ("partial record without end(2)", 2),
+            ]
+        );
+        // An unknown type inside a fragmented record drops the fragments too.
+        let mut data = header(2, b"ab");
+        data.extend(header(7, b"cd"));
+        data.extend(header(4, b"ef"));
+        let (got, dropped) = read(&data);
+        assert!(got.is_empty());
+        assert_eq!(dropped[0].bytes, 4);
+        assert_eq!(dropped[1].reason, "missing start of fragmented record(2)");
+    }
+
+    #[test]
+    fn error_in_middle_of_record() {
+        let mut data = header(2, b"abc");
+        let mut bad = header(3, b"def");
+        bad[0] ^= 0x80;
+        data.extend(bad);
+        let (got, dropped) = read(&data);
+        assert!(got.is_empty());
+        assert_eq!(dropped[0].reason, "checksum mismatch");
+        assert_eq!(
+            dropped[1],
+            Dropped {
+                bytes: 3,
+                reason: "error in middle of record",
+                offset: 0
+            }
+        );
+    }
+
+    #[test]
+    fn every_bit_flip_gives_a_subset_never_a_panic() {
+        let records = vec![b"k1".to_vec(), big(200, 3), b"k3".to_vec()];
+        let data = write(&records);
+        for bit in 0..data.len() * 8 {
+            let mut d = data.clone();
+            d[bit / 8] ^= 1 << (bit % 8);
+            let (got, dropped) = read(&d);
+            for r in &got {
+                assert!(records.contains(r), "bit {bit}: invented {r:?}");
+            }
+            // Order is kept: what survives is a subsequence of what was written.
+            let mut rest = records.iter();
+            assert!(got.iter().all(|r| rest.any(|w| w == r)), "bit {bit}");
+            if got.len() < records.len() && dropped.is_empty() {
+                // Only a torn tail loses records silently: a length now running past the
+                // end of the log, which is what a writer dying mid-record leaves.
+                let headers = [0, HEADER_SIZE + 2, 2 * HEADER_SIZE + 2 + 200];
+                assert!(
+                    headers.iter().any(|h| bit / 8 == h + 4 || bit / 8 == h + 5),
+                    "bit {bit}"
+                );
+            }
+        }
+    }
+}
