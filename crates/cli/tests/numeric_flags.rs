@@ -25,6 +25,29 @@ const NUMERIC: [(&str, &str, u128, &[&str]); 5] = [
     ("build", "--max-line", usize::MAX as u128, &[]),
 ];
 
+/// The table above is complete: every option of every command whose value is a number
+/// (`<N>` or `<BYTES>` in its help) is in it.
+#[test]
+fn every_numeric_option_is_covered() {
+    let mut found = Vec::new();
+    for command in ["build", "get", "dump", "verify", "stats", "audit"] {
+        let help = leveltable().arg(command).arg("--help").output().unwrap();
+        for line in stdout_of(&help).lines() {
+            let line = line.trim_start();
+            if !(line.ends_with(" <N>") || line.ends_with(" <BYTES>")) {
+                continue;
+            }
+            let option = line.split_whitespace().find(|w| w.starts_with("--"));
+            found.push((command, option.unwrap().to_owned()));
+        }
+    }
+    let covered: Vec<(&str, String)> = NUMERIC
+        .iter()
+        .map(|&(command, option, _, _)| (command, option.to_owned()))
+        .collect();
+    assert_eq!(found, covered);
+}
+
 fn extremes(max: u128) -> [u128; 5] {
     [0, 1, max - 1, max, max + 1]
 }
