@@ -8,6 +8,8 @@
 //!
 //! Call order: `(add* finish reset)*`.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use crate::format::{put_fixed32, put_varint32};
 
 /// Accumulates sorted entries into one block's bytes.
@@ -73,7 +75,18 @@ impl BlockBuilder {
 
     /// The size [`finish`](Self::finish) would return now: entries, restart array, count.
     pub fn current_size_estimate(&self) -> usize {
-        self.buf.len() + self.restarts.len() * 4 + 4
+        // Saturates only for a block far past the 4 GiB the format can address, which the
+        // caller then closes.
+        self.buf.len().saturating_add(self.restart_array_len())
+    }
+
+    /// Bytes of the restart array and its count.
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "4 * restarts.len() is the byte size of a Vec<u32>, at most isize::MAX"
+    )]
+    fn restart_array_len(&self) -> usize {
+        self.restarts.len() * 4 + 4
     }
 
     /// Appends an entry. The caller guarantees that `key` sorts after the previous key.
@@ -96,6 +109,7 @@ impl BlockBuilder {
             0
         };
         // Invariant: shared <= key.len() <= u32::MAX.
+        #[expect(clippy::arithmetic_side_effects, reason = "the invariant above")]
         let non_shared = key_len - shared as u32;
 
         if (shared as u32 | non_shared | value_len) < 0x80 {
@@ -111,8 +125,15 @@ impl BlockBuilder {
 
         self.last_key.truncate(shared);
         self.last_key.extend_from_slice(&key[shared..]);
-        self.counter += 1;
-        self.entries += 1;
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "counter < restart_interval before the increment (or 0 after a restart), \
+                      and every entry adds at least 3 bytes to buf"
+        )]
+        {
+            self.counter += 1;
+            self.entries += 1;
+        }
     }
 
     /// Appends the restart array and its length and returns the finished block. The bytes
@@ -122,7 +143,7 @@ impl BlockBuilder {
     /// If called twice without [`reset`](Self::reset).
     pub fn finish(&mut self) -> &[u8] {
         assert!(!self.finished, "BlockBuilder::finish called twice");
-        self.buf.reserve(self.restarts.len() * 4 + 4);
+        self.buf.reserve(self.restart_array_len());
         for &r in &self.restarts {
             put_fixed32(&mut self.buf, r);
         }
@@ -136,6 +157,10 @@ impl BlockBuilder {
 
 /// Length of the longest common prefix of `a` and `b`, comparing 8 bytes at a time.
 #[inline]
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "i counts bytes of the shorter slice, so every sum is at most its length"
+)]
 pub(crate) fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);

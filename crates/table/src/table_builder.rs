@@ -3,6 +3,8 @@
 //! With the same entries and options (compression off), the bytes are those LevelDB 1.23's
 //! `TableBuilder` writes. Call order: `(add | flush)* (finish | abandon)`.
 
+#![deny(clippy::arithmetic_side_effects)]
+
 use std::cmp::Ordering;
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -70,7 +72,9 @@ impl<W: Write> BlockWriter<W> {
                 }
                 if let Ok(n) = self.encoder.compress(raw, &mut self.compressed[..max]) {
                     // Keep the compressed form only if it saves at least 1/8, as LevelDB does.
-                    if n < raw.len() - raw.len() / 8 {
+                    #[expect(clippy::arithmetic_side_effects, reason = "len / 8 <= len")]
+                    let worth_it = n < raw.len() - raw.len() / 8;
+                    if worth_it {
                         let compressed = std::mem::take(&mut self.compressed);
                         let result = self.write_raw(&compressed[..n], Compression::Snappy);
                         self.compressed = compressed;
@@ -85,13 +89,36 @@ impl<W: Write> BlockWriter<W> {
     /// Writes `contents` as stored, then the trailer.
     fn write_raw(&mut self, contents: &[u8], compression: Compression) -> io::Result<BlockHandle> {
         let handle = BlockHandle::new(self.offset, contents.len() as u64);
+        let end = handle.end_with_trailer().ok_or_else(offset_overflow)?;
         let trailer = BlockTrailer::for_block(contents, compression).to_bytes();
         self.writer.write_all(contents)?;
         self.writer.write_all(&trailer)?;
-        self.offset += (contents.len() + trailer.len()) as u64;
+        self.offset = end;
         Ok(handle)
     }
+
+    /// Writes `bytes` as they are (the footer).
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let end = self
+            .offset
+            .checked_add(bytes.len() as u64)
+            .ok_or_else(offset_overflow)?;
+        self.writer.write_all(bytes)?;
+        self.offset = end;
+        Ok(())
+    }
 }
+
+/// A write that would take the table past `u64::MAX` bytes, where block offsets no longer
+/// fit the format.
+fn offset_overflow() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        "the table would outgrow 2^64 bytes",
+    )
+}
+
+impl<W: Write> BlockWriter<W> {}
 
 /// Builds a table from entries added in increasing key order, writing it to `W` as it goes.
 ///
@@ -231,9 +258,14 @@ impl<W: Write> TableBuilder<W> {
             ));
         }
         // Restart offsets are 32-bit: close a block before it could outgrow them. (With any
-        // sane block size this never triggers before the size check below.)
-        let worst_entry = 15 + key.len() + value.len();
-        if self.data_block.current_size_estimate() + worst_entry > u32::MAX as usize {
+        // sane block size this never triggers before the size check below.) Saturating: a
+        // sum past usize::MAX is past u32::MAX too.
+        let worst_entry = key.len().saturating_add(value.len()).saturating_add(15);
+        let worst_size = self
+            .data_block
+            .current_size_estimate()
+            .saturating_add(worst_entry);
+        if worst_size > u32::MAX as usize {
             self.flush_block()?;
         }
 
@@ -248,9 +280,12 @@ impl<W: Write> TableBuilder<W> {
         self.last_key.clear();
         self.last_key.extend_from_slice(key);
         self.data_block.add(key, value);
-        self.summary.entries += 1;
-        self.summary.raw_key_bytes += key.len() as u64;
-        self.summary.raw_value_bytes += value.len() as u64;
+        // The summary's counts of what was added saturate: the raw bytes are not bounded by
+        // the (compressed) bytes written.
+        let summary = &mut self.summary;
+        summary.entries = summary.entries.saturating_add(1);
+        summary.raw_key_bytes = summary.raw_key_bytes.saturating_add(key.len() as u64);
+        summary.raw_value_bytes = summary.raw_value_bytes.saturating_add(value.len() as u64);
 
         if self.data_block.current_size_estimate() >= self.block_size {
             self.flush_block()?;
@@ -291,7 +326,14 @@ impl<W: Write> TableBuilder<W> {
         let handle = written.map_err(|e| self.fail(e))?;
         self.pending_handle = handle;
         self.pending_index_entry = true;
-        self.summary.data_blocks += 1;
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "every data block written takes at least its 5-byte trailer of the offset, \
+                      a u64"
+        )]
+        {
+            self.summary.data_blocks += 1;
+        }
         if let Err(e) = self.filters.start_block(self.out.offset) {
             // The filters can no longer describe the table: refuse to go on.
             self.state = State::Failed(io::ErrorKind::Other, e.to_string());
@@ -325,7 +367,14 @@ impl<W: Write> TableBuilder<W> {
                 .out
                 .write_raw(&block, Compression::None)
                 .map_err(|e| self.fail(e))?;
-            self.summary.filter_size += handle.size;
+            #[expect(
+                clippy::arithmetic_side_effects,
+                reason = "the filter blocks are written one after another, so their sizes add \
+                          up to at most the offset, a u64"
+            )]
+            {
+                self.summary.filter_size += handle.size;
+            }
             filter_handles.push((filter_meta_key(&name), handle));
         }
 
@@ -359,11 +408,9 @@ impl<W: Write> TableBuilder<W> {
         .encode_to(&mut footer);
         let written = self
             .out
-            .writer
             .write_all(&footer)
             .and_then(|()| self.out.writer.flush());
         written.map_err(|e| self.fail(e))?;
-        self.out.offset += footer.len() as u64;
 
         self.summary.metaindex_size = metaindex_handle.size;
         self.summary.index_size = index_handle.size;
@@ -496,6 +543,7 @@ mod tests {
     }
 
     impl Write for FailAfter {
+        #[expect(clippy::arithmetic_side_effects, reason = "test sizes")]
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
             if self.written + buf.len() > self.limit {
                 return Err(io::Error::other("disk full"));
@@ -564,5 +612,29 @@ mod tests {
         assert_eq!(s.raw_key_bytes, 9000);
         assert_eq!(s.raw_value_bytes, 20000);
         assert!(s.data_blocks > 10);
+    }
+
+    /// A block or footer that would end past `u64::MAX` bytes is an error before anything is
+    /// written, not a wrapped offset (or an overflow panic).
+    #[test]
+    fn writes_past_u64_max_are_refused() {
+        let mut out = BlockWriter {
+            writer: Vec::new(),
+            offset: u64::MAX - 8,
+            encoder: snap::raw::Encoder::new(),
+            compressed: Vec::new(),
+        };
+        let err = out.write_raw(b"1234", Compression::None).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);
+        let err = out.write_all(&[0; 9]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);
+        assert!(out.writer.is_empty());
+        assert_eq!(out.offset, u64::MAX - 8);
+        // What still fits is written.
+        let handle = out.write_raw(b"123", Compression::None).unwrap();
+        assert_eq!(handle, BlockHandle::new(u64::MAX - 8, 3));
+        assert_eq!(out.offset, u64::MAX);
+        out.write_all(&[]).unwrap();
+        assert_eq!(out.writer.len(), 3 + BLOCK_TRAILER_LEN);
     }
 }
