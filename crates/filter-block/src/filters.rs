@@ -120,4 +120,24 @@ mod tests {
         assert_eq!(filters.get(2), Some(&[2, 3][..]));
         assert_eq!(filters.iter().count(), 3);
     }
+
+    #[test]
+    fn offsets_of_u32_max_are_refused_or_empty() {
+        // Filters [MAX, MAX) (empty, as LevelDB reads it), [MAX, 0), [0, MAX) and [MAX, 0) (the
+        // array offset ends the last): no bytes to give for the last three.
+        let mut block = alloc::vec::Vec::new();
+        for offset in [u32::MAX, u32::MAX, 0, u32::MAX] {
+            block.extend_from_slice(&offset.to_le_bytes());
+        }
+        block.extend_from_slice(&0u32.to_le_bytes());
+        block.push(11);
+        let filters = Filters::new(&block);
+        assert_eq!(filters.len(), 4);
+        assert_eq!(filters.get(0), Some(&[][..]));
+        assert_eq!(filters.get(1), None);
+        assert_eq!(filters.get(2), None);
+        assert_eq!(filters.get(3), None);
+        assert_eq!(filters.get(4), None);
+        assert_eq!(filters.get(usize::MAX), None);
+    }
 }

@@ -378,3 +378,60 @@ fn failed_atomic_builds_leave_nothing_behind() {
     drop(file);
     assert!(!temp.exists() && !path.exists());
 }
+
+/// A table whose only data block is `block`, stored uncompressed under a valid checksum.
+fn table_with_raw_data_block(block: &[u8]) -> Vec<u8> {
+    let mut file = Vec::new();
+    let mut write_block = |block: &[u8]| {
+        let handle = BlockHandle::new(file.len() as u64, block.len() as u64);
+        file.extend_from_slice(block);
+        BlockTrailer::for_block(block, Compression::None).encode_to(&mut file);
+        handle
+    };
+    let data = write_block(block);
+    let metaindex = write_block(BlockBuilder::new(16).finish());
+    let mut index = BlockBuilder::new(1);
+    let mut handle = Vec::new();
+    data.encode_to(&mut handle);
+    index.add(b"zzz", &handle);
+    let index = write_block(index.finish());
+    Footer { metaindex, index }.encode_to(&mut file);
+    file
+}
+
+/// Entry lengths at the top of their 32-bit encoding, under a valid checksum, are corruption
+/// on every path that decodes entries: the offsets they would make are never computed.
+#[test]
+fn entry_lengths_of_u32_max_are_corruption() {
+    const MAX: &[u8] = b"\xff\xff\xff\xff\x0f"; // 2^32 - 1 as a varint32
+    let blocks: Vec<(&str, Vec<u8>)> = vec![
+        ("key and value lengths", [b"\x00", MAX, MAX, b"ab"].concat()),
+        ("value length", [b"\x00\x01", MAX, b"ab"].concat()),
+        (
+            "shared length after a good entry",
+            [b"\x00\x01\x01a1", MAX, b"\x01\x01b2"].concat(),
+        ),
+    ];
+    for (what, entries) in blocks {
+        let mut block = entries;
+        block.extend_from_slice(&0u32.to_le_bytes()); // one restart, at 0
+        block.extend_from_slice(&1u32.to_le_bytes());
+        let file = table_with_raw_data_block(&block);
+        let table = Table::open(&file[..], ReadOptions::default()).unwrap();
+        let err = table.get(b"b").unwrap_err();
+        assert!(matches!(err, Error::Corruption { .. }), "{what}: {err}");
+        let mut it = table.iter();
+        it.seek_to_first();
+        while it.valid() {
+            it.next();
+        }
+        assert!(it.status().is_err(), "{what}");
+        it.seek_to_last();
+        while it.valid() {
+            it.prev();
+        }
+        assert!(it.status().is_err(), "{what}");
+        assert!(table.entries().any(|e| e.is_err()), "{what}");
+        assert!(table.verify().is_err(), "{what}");
+    }
+}
