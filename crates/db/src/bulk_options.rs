@@ -1,0 +1,138 @@
+//! How a bulk build writes its tables.
+
+use std::sync::Arc;
+
+use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
+use leveltable_table::{
+    BuildOptions, Compression, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE,
+};
+
+use crate::dbformat::{InternalFilterPolicy, InternalKeyComparator};
+use crate::{Error, Result};
+
+/// LevelDB's default `max_file_size`: a table is closed once it reaches 2 MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 2 << 20;
+
+/// Options of a bulk build: the table options LevelDB's `Options` carries, the size at which
+/// a table file is closed, and the threads that build files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BulkOptions {
+    /// Approximate uncompressed size of a data block. Default 4096.
+    pub block_size: usize,
+    /// Keys between restart points in a data block. Default 16.
+    pub restart_interval: usize,
+    /// Data block compression. Default Snappy.
+    pub compression: Compression,
+    /// Bits per key of LevelDB's Bloom filter (`NewBloomFilterPolicy`), over user keys;
+    /// `None` for no filter. Default `Some(10)`. LevelDB uses the filter when the database is
+    /// opened with a filter policy of that name.
+    pub bloom_bits_per_key: Option<usize>,
+    /// Bits per key of a second, cache-local filter (`leveltable.LocalBloom64`) that
+    /// leveltable's readers prefer and LevelDB ignores. Default `None`.
+    pub cache_local_bits_per_key: Option<usize>,
+    /// A table file is closed once its entries reach this many bytes (keys and values as
+    /// given). LevelDB's default is 2 MiB; larger files are allowed. Default 2 MiB.
+    pub max_file_size: u64,
+    /// Threads building table files. The files are the same whatever the number. Default 1.
+    pub threads: usize,
+}
+
+impl Default for BulkOptions {
+    fn default() -> BulkOptions {
+        BulkOptions {
+            block_size: DEFAULT_BLOCK_SIZE,
+            restart_interval: DEFAULT_BLOCK_RESTART_INTERVAL,
+            compression: Compression::Snappy,
+            bloom_bits_per_key: Some(10),
+            cache_local_bits_per_key: None,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            threads: 1,
+        }
+    }
+}
+
+impl BulkOptions {
+    /// Sets [`block_size`](Self::block_size).
+    pub fn block_size(mut self, bytes: usize) -> Self {
+        self.block_size = bytes;
+        self
+    }
+
+    /// Sets [`restart_interval`](Self::restart_interval).
+    pub fn restart_interval(mut self, entries: usize) -> Self {
+        self.restart_interval = entries;
+        self
+    }
+
+    /// Sets [`compression`](Self::compression).
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Sets [`bloom_bits_per_key`](Self::bloom_bits_per_key).
+    pub fn bloom_bits_per_key(mut self, bits: Option<usize>) -> Self {
+        self.bloom_bits_per_key = bits;
+        self
+    }
+
+    /// Sets [`cache_local_bits_per_key`](Self::cache_local_bits_per_key).
+    pub fn cache_local_bits_per_key(mut self, bits: Option<usize>) -> Self {
+        self.cache_local_bits_per_key = bits;
+        self
+    }
+
+    /// Sets [`max_file_size`](Self::max_file_size).
+    pub fn max_file_size(mut self, bytes: u64) -> Self {
+        self.max_file_size = bytes;
+        self
+    }
+
+    /// Sets [`threads`](Self::threads).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Checks the values are usable.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a zero block size, restart interval, file size or
+    /// thread count.
+    pub fn check(&self) -> Result<()> {
+        let zero = [
+            ("block size", self.block_size as u64),
+            ("restart interval", self.restart_interval as u64),
+            ("max file size", self.max_file_size),
+            ("threads", self.threads as u64),
+        ]
+        .into_iter()
+        .find(|&(_, v)| v == 0);
+        match zero {
+            Some((what, _)) => Err(Error::InvalidArgument(
+                format!("the {what} of a bulk build must be at least 1").into(),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The options of one table file: internal keys under LevelDB's internal comparator,
+    /// filters over user keys, as a LevelDB database writes them.
+    pub fn table_options(&self) -> BuildOptions {
+        let mut options = BuildOptions::default()
+            .comparator(Arc::new(InternalKeyComparator::bytewise()))
+            .block_size(self.block_size)
+            .block_restart_interval(self.restart_interval)
+            .compression(self.compression);
+        if let Some(bits) = self.bloom_bits_per_key {
+            options =
+                options.filter_policy(InternalFilterPolicy::new(BloomFilterPolicy::new(bits)));
+        }
+        if let Some(bits) = self.cache_local_bits_per_key {
+            options = options
+                .extra_filter_policy(InternalFilterPolicy::new(CacheLocalBloomPolicy::new(bits)));
+        }
+        options
+    }
+}

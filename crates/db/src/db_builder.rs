@@ -1,0 +1,113 @@
+//! Bulk-building a database in one process: [`DbBuilder`] builds one part into a staging
+//! directory beside the database and commits it.
+
+use std::path::{Path, PathBuf};
+
+use crate::bulk_options::BulkOptions;
+use crate::commit::{CommitSummary, commit};
+use crate::part::PartBuilder;
+use crate::{Error, Result};
+
+/// Creates a LevelDB database from entries added in strictly increasing key order: table
+/// files of about [`BulkOptions::max_file_size`] built by [`BulkOptions::threads`] threads
+/// (the same files whatever the number), then a MANIFEST and CURRENT. LevelDB 1.23 opens the
+/// result without compacting it, reads every key, and keeps writing to it.
+///
+/// The directory must not exist or be empty. Files are staged in a hidden directory beside
+/// it; an error or an abandoned build leaves no database, and an interrupted one leaves a
+/// directory without `CURRENT`, which no reader takes for a database.
+///
+/// ```
+/// use leveltable_db::{BulkOptions, DbBuilder};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("db");
+/// let mut builder = DbBuilder::create(&path, BulkOptions::default())?;
+/// for i in 0..1000u32 {
+///     builder.add(format!("key{i:04}").as_bytes(), b"value")?;
+/// }
+/// let summary = builder.finish()?;
+/// assert_eq!((summary.entries, summary.tables), (1000, 1));
+/// assert!(path.join("CURRENT").exists());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct DbBuilder {
+    dir: PathBuf,
+    part: PartBuilder,
+    staging: tempfile::TempDir,
+}
+
+impl DbBuilder {
+    /// A builder for the database `dir`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for bad options, or a `dir` that exists and is not an
+    /// empty directory; [`Error::Io`] if the staging directory cannot be made beside it.
+    pub fn create(dir: impl AsRef<Path>, options: BulkOptions) -> Result<DbBuilder> {
+        let dir = dir.as_ref().to_owned();
+        check_target(&dir)?;
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let name = dir
+            .file_name()
+            .map_or_else(|| "db".into(), |n| n.to_string_lossy().into_owned());
+        let staging = tempfile::Builder::new()
+            .prefix(&format!(".leveltable-tmp-{name}-"))
+            .tempdir_in(&parent)
+            .map_err(|source| Error::Io {
+                path: parent.clone(),
+                source,
+            })?;
+        let part = PartBuilder::create(staging.path().join("part"), options)?;
+        Ok(DbBuilder { dir, part, staging })
+    }
+
+    /// Adds an entry; its key must sort strictly after the previous one (bytewise).
+    ///
+    /// # Errors
+    /// As [`PartBuilder::add`].
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.part.add(key, value)
+    }
+
+    /// Entries added so far.
+    pub fn entries(&self) -> u64 {
+        self.part.entries()
+    }
+
+    /// Builds the last files and commits the database.
+    ///
+    /// # Errors
+    /// As [`PartBuilder::finish`] and [`commit`]; nothing is left at the database's path.
+    pub fn finish(self) -> Result<CommitSummary> {
+        let part = self.part.finish()?;
+        let summary = commit(&self.dir, std::slice::from_ref(&part))?;
+        drop(self.staging);
+        Ok(summary)
+    }
+
+    /// Drops the build and its staged files.
+    pub fn abandon(self) {}
+}
+
+/// Refuses a target that exists and is not an empty directory, before any work.
+fn check_target(dir: &Path) -> Result<()> {
+    match std::fs::read_dir(dir).map(|mut entries| entries.next().is_none()) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Error::InvalidArgument(
+            format!(
+                "{} is not empty: a database is built only in a new or empty directory",
+                dir.display()
+            )
+            .into(),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(Error::Io {
+            path: dir.to_owned(),
+            source,
+        }),
+    }
+}

@@ -1,0 +1,481 @@
+//! One part of a bulk build: the table files of one key range, built anywhere (another
+//! thread, process or machine) into a staging directory, and the small record that describes
+//! them for [`commit`](crate::commit()).
+//!
+//! A part's files are named `000001.ldb`, `000002.ldb`, … in key order inside its staging
+//! directory; the commit gives them their final numbers. The record is written last, as
+//! `PART` (JSON), so a staging directory without one holds no finished part.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use leveltable_table::{BuildOptions, TableBuilder};
+use serde::{Deserialize, Serialize};
+
+use crate::bulk_options::BulkOptions;
+use crate::dbformat::{ValueType, append_internal_key};
+use crate::{Error, Result};
+
+/// The name of a part's record in its staging directory.
+pub const PART_RECORD: &str = "PART";
+
+/// The format tag of a part record.
+const PART_FORMAT: &str = "leveltable-part-1";
+
+/// A table file of a part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartFile {
+    /// The file's name in the staging directory (`000001.ldb`).
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its entries.
+    pub entries: u64,
+    /// Its smallest user key.
+    #[serde(with = "hex_bytes")]
+    pub smallest: Vec<u8>,
+    /// Its largest user key.
+    #[serde(with = "hex_bytes")]
+    pub largest: Vec<u8>,
+}
+
+/// The record of a finished part: where its files are and what they hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Part {
+    format: String,
+    /// The staging directory holding the files.
+    pub staging: PathBuf,
+    /// The files in key order.
+    pub files: Vec<PartFile>,
+}
+
+impl Part {
+    /// The entries of all its files.
+    pub fn entries(&self) -> u64 {
+        self.files.iter().map(|f| f.entries).sum()
+    }
+
+    /// The bytes of all its files.
+    pub fn bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+
+    /// Its smallest user key, if it holds any entry.
+    pub fn smallest(&self) -> Option<&[u8]> {
+        self.files.first().map(|f| f.smallest.as_slice())
+    }
+
+    /// Its largest user key, if it holds any entry.
+    pub fn largest(&self) -> Option<&[u8]> {
+        self.files.last().map(|f| f.largest.as_slice())
+    }
+
+    /// The record as JSON, as written to `PART`.
+    pub fn to_json(&self) -> String {
+        // Serialising plain strings, numbers and vectors cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// A record from its JSON, checked: the format tag, file names of the form `NNNNNN.ldb`,
+    /// and each file's keys in order.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for anything else.
+    pub fn from_json(json: &str) -> Result<Part> {
+        let part: Part = serde_json::from_str(json)
+            .map_err(|e| Error::InvalidArgument(format!("not a part record: {e}").into()))?;
+        if part.format != PART_FORMAT {
+            return Err(Error::InvalidArgument(
+                format!("unknown part record format {:?}", part.format).into(),
+            ));
+        }
+        for file in &part.files {
+            let plain = file.name.len() == 10
+                && file.name.ends_with(".ldb")
+                && file.name[..6].bytes().all(|b| b.is_ascii_digit());
+            if !plain || file.smallest > file.largest || file.entries == 0 {
+                return Err(Error::InvalidArgument(
+                    format!("part record lists a bad file {:?}", file.name).into(),
+                ));
+            }
+        }
+        Ok(part)
+    }
+
+    /// Reads the record of the part staged in `staging`; the record's staging path is
+    /// replaced by `staging` (the directory may have moved or be mounted elsewhere).
+    ///
+    /// # Errors
+    /// [`Error::Io`] if `staging/PART` cannot be read; as [`from_json`](Self::from_json).
+    pub fn load(staging: impl AsRef<Path>) -> Result<Part> {
+        let staging = staging.as_ref();
+        let path = staging.join(PART_RECORD);
+        let json = fs::read_to_string(&path).map_err(|source| Error::Io { path, source })?;
+        let mut part = Part::from_json(&json)?;
+        part.staging = staging.to_owned();
+        Ok(part)
+    }
+}
+
+/// Builds one part: entries added in strictly increasing key order are cut into table files
+/// of about [`BulkOptions::max_file_size`] bytes of entries, built by
+/// [`BulkOptions::threads`] threads. Call order: `create add* finish`.
+///
+/// ```
+/// use leveltable_db::{BulkOptions, PartBuilder};
+///
+/// let staging = tempfile::tempdir()?;
+/// let mut part = PartBuilder::create(staging.path().join("part-0"), BulkOptions::default())?;
+/// part.add(b"apple", b"red")?;
+/// part.add(b"banana", b"yellow")?;
+/// let part = part.finish()?;
+/// assert_eq!((part.entries(), part.files.len()), (2, 1));
+/// assert_eq!(part.smallest(), Some(&b"apple"[..]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct PartBuilder {
+    staging: PathBuf,
+    max_file_size: u64,
+    table_options: BuildOptions,
+    chunk: Vec<(Vec<u8>, Vec<u8>)>,
+    chunk_bytes: u64,
+    next_index: u64,
+    /// The last key of the files already cut, for the order check when `chunk` is empty.
+    last_cut_key: Option<Vec<u8>>,
+    entries: u64,
+    workers: Option<Workers>,
+    /// Files built here (without workers).
+    built: Vec<(u64, PartFile)>,
+}
+
+impl std::fmt::Debug for PartBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartBuilder")
+            .field("staging", &self.staging)
+            .field("files", &self.next_index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartBuilder {
+    /// A builder writing into `staging`, which is created if missing and must be empty.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for bad options or a staging directory that is not empty;
+    /// [`Error::Io`] if it cannot be created.
+    pub fn create(staging: impl AsRef<Path>, options: BulkOptions) -> Result<PartBuilder> {
+        options.check()?;
+        let staging = staging.as_ref().to_owned();
+        fs::create_dir_all(&staging).map_err(|source| Error::Io {
+            path: staging.clone(),
+            source,
+        })?;
+        let not_empty = fs::read_dir(&staging)
+            .map_err(|source| Error::Io {
+                path: staging.clone(),
+                source,
+            })?
+            .next()
+            .is_some();
+        if not_empty {
+            return Err(Error::InvalidArgument(
+                format!("staging directory {} is not empty", staging.display()).into(),
+            ));
+        }
+        let table_options = options.table_options();
+        let workers = (options.threads > 1)
+            .then(|| Workers::start(options.threads, staging.clone(), table_options.clone()));
+        Ok(PartBuilder {
+            staging,
+            max_file_size: options.max_file_size,
+            table_options,
+            chunk: Vec::new(),
+            chunk_bytes: 0,
+            next_index: 0,
+            last_cut_key: None,
+            entries: 0,
+            workers,
+            built: Vec::new(),
+        })
+    }
+
+    /// The staging directory.
+    pub fn staging(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Adds an entry; its key must sort strictly after the previous one (bytewise).
+    ///
+    /// # Errors
+    /// [`Error::Table`] with [`leveltable_table::Error::KeyOutOfOrder`] for a key out of
+    /// order (the builder is unchanged); an error building an earlier file.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let previous = match self.chunk.last() {
+            Some((previous, _)) => Some(previous),
+            None => self.last_cut_key.as_ref(),
+        };
+        if let Some(previous) = previous.filter(|p| key <= p.as_slice()) {
+            return Err(Error::Table(leveltable_table::Error::KeyOutOfOrder {
+                previous: previous.clone(),
+                got: key.to_vec(),
+            }));
+        }
+        let bytes = (key.len() as u64).saturating_add(value.len() as u64);
+        self.chunk.push((key.to_vec(), value.to_vec()));
+        self.chunk_bytes = self.chunk_bytes.saturating_add(bytes);
+        self.entries += 1;
+        if self.chunk_bytes >= self.max_file_size {
+            self.cut()?;
+        }
+        Ok(())
+    }
+
+    /// Entries added so far.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Closes the current file's entries and builds it (here or on a worker).
+    fn cut(&mut self) -> Result<()> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        let entries = std::mem::take(&mut self.chunk);
+        self.chunk_bytes = 0;
+        let index = self.next_index;
+        self.next_index += 1;
+        self.last_cut_key = entries.last().map(|(k, _)| k.clone());
+        match &mut self.workers {
+            Some(workers) => workers.submit(index, entries)?,
+            None => {
+                let file = write_table(&self.staging, index, &self.table_options, &entries)?;
+                self.built.push((index, file));
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds the last file, waits for the others, writes the part record and returns it.
+    ///
+    /// # Errors
+    /// The first error of any file, or writing the record.
+    pub fn finish(mut self) -> Result<Part> {
+        self.cut()?;
+        let mut files: Vec<(u64, PartFile)> = match self.workers.take() {
+            Some(workers) => workers.finish()?,
+            None => std::mem::take(&mut self.built),
+        };
+        files.sort_by_key(|(index, _)| *index);
+        if files.len() as u64 != self.next_index {
+            return Err(Error::InvalidArgument(
+                "a build thread stopped before finishing its file".into(),
+            ));
+        }
+        let part = Part {
+            format: PART_FORMAT.to_owned(),
+            staging: self.staging.clone(),
+            files: files.into_iter().map(|(_, f)| f).collect(),
+        };
+        let temp = format!("{PART_RECORD}.tmp");
+        write_atomically(&self.staging, &temp, PART_RECORD, part.to_json().as_bytes())?;
+        Ok(part)
+    }
+}
+
+/// The name of the `index`-th file of a part.
+fn file_name(index: u64) -> String {
+    format!("{:06}.ldb", index.saturating_add(1))
+}
+
+/// Writes `entries` (user keys in order) as the table `staging/<file_name(index)>`, every
+/// key at sequence 0, synced.
+fn write_table(
+    staging: &Path,
+    index: u64,
+    options: &BuildOptions,
+    entries: &[(Vec<u8>, Vec<u8>)],
+) -> Result<PartFile> {
+    let name = file_name(index);
+    let path = staging.join(&name);
+    let io = |source| Error::Io {
+        path: path.clone(),
+        source,
+    };
+    let file = File::create_new(&path).map_err(io)?;
+    let mut builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options.clone())?;
+    let mut key = Vec::new();
+    for (user_key, value) in entries {
+        key.clear();
+        append_internal_key(&mut key, user_key, 0, ValueType::Value)?;
+        builder.add(&key, value)?;
+    }
+    let summary = builder.finish()?;
+    let file = builder
+        .into_inner()
+        .into_inner()
+        .map_err(|e| io(e.into_error()))?;
+    file.sync_all().map_err(io)?;
+    let (Some((smallest, _)), Some((largest, _))) = (entries.first(), entries.last()) else {
+        return Err(Error::InvalidArgument("a table file needs an entry".into()));
+    };
+    Ok(PartFile {
+        name,
+        size: summary.file_size,
+        entries: summary.entries,
+        smallest: smallest.clone(),
+        largest: largest.clone(),
+    })
+}
+
+/// Writes `dir/name` through the temporary file `dir/temp` and a rename, synced, then syncs
+/// `dir`.
+pub(crate) fn write_atomically(dir: &Path, temp: &str, name: &str, contents: &[u8]) -> Result<()> {
+    let path = dir.join(name);
+    let temp = dir.join(temp);
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| Error::Io { path, source }
+    };
+    let mut file = File::create(&temp).map_err(io(&temp))?;
+    file.write_all(contents).map_err(io(&temp))?;
+    file.sync_all().map_err(io(&temp))?;
+    drop(file);
+    fs::rename(&temp, &path).map_err(io(&path))?;
+    sync_dir(dir)
+}
+
+/// Syncs a directory, so that the names in it survive a crash.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|source| Error::Io {
+            path: dir.to_owned(),
+            source,
+        })
+}
+
+type Job = (u64, Vec<(Vec<u8>, Vec<u8>)>);
+type Built = (u64, Result<PartFile>);
+
+/// Threads building table files from chunks of entries.
+struct Workers {
+    jobs: Option<SyncSender<Job>>,
+    results: Receiver<Built>,
+    handles: Vec<JoinHandle<()>>,
+    done: Vec<(u64, PartFile)>,
+}
+
+impl Workers {
+    fn start(threads: usize, staging: PathBuf, options: BuildOptions) -> Workers {
+        // A rendezvous channel: at most one chunk per thread is in memory besides the one
+        // being filled.
+        let (jobs, queue) = mpsc::sync_channel::<Job>(0);
+        let queue = Arc::new(Mutex::new(queue));
+        let (report, results) = mpsc::channel::<Built>();
+        let handles = (0..threads)
+            .map(|_| {
+                let queue = Arc::clone(&queue);
+                let report = report.clone();
+                let staging = staging.clone();
+                let options = options.clone();
+                std::thread::spawn(move || {
+                    loop {
+                        let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                        let Ok((index, entries)) = job else { break };
+                        let built = write_table(&staging, index, &options, &entries);
+                        if report.send((index, built)).is_err() {
+                            break;
+                        }
+                    }
+                })
+            })
+            .collect();
+        Workers {
+            jobs: Some(jobs),
+            results,
+            handles,
+            done: Vec::new(),
+        }
+    }
+
+    /// Hands a chunk to a free thread, first collecting finished files (and their errors).
+    fn submit(&mut self, index: u64, entries: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
+        self.collect(false)?;
+        let sent = self.jobs.as_ref().map(|jobs| jobs.send((index, entries)));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            _ => Err(Error::InvalidArgument("the build threads stopped".into())),
+        }
+    }
+
+    /// Takes the files built so far; with `all`, waits for every one.
+    fn collect(&mut self, all: bool) -> Result<()> {
+        let next = |all: bool| {
+            if all {
+                self.results.recv().ok()
+            } else {
+                self.results.try_recv().ok()
+            }
+        };
+        while let Some((index, built)) = next(all) {
+            self.done.push((index, built?));
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Vec<(u64, PartFile)>> {
+        self.jobs = None;
+        let collected = self.collect(true);
+        for handle in self.handles.drain(..) {
+            // A worker that panicked sent nothing for its chunk; the count check below
+            // reports it.
+            let _ = handle.join();
+        }
+        collected?;
+        Ok(std::mem::take(&mut self.done))
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.jobs = None;
+        for handle in self.handles.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Keys in part records as lowercase hex.
+mod hex_bytes {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        let mut text = String::with_capacity(bytes.len() * 2);
+        for b in bytes {
+            text.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('0'));
+            text.push(char::from_digit(u32::from(b & 0xf), 16).unwrap_or('0'));
+        }
+        s.serialize_str(&text)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(d)?;
+        if text.len() % 2 != 0 {
+            return Err(D::Error::custom("odd number of hex digits"));
+        }
+        text.as_bytes()
+            .chunks(2)
+            .map(|pair| {
+                let digit = |c: u8| char::from(c).to_digit(16);
+                match (digit(pair[0]), digit(pair[1])) {
+                    (Some(hi), Some(lo)) => Ok((hi * 16 + lo) as u8),
+                    _ => Err(D::Error::custom("not a hex digit")),
+                }
+            })
+            .collect()
+    }
+}
