@@ -17,6 +17,9 @@ const CHUNK_ENTRIES: usize = 1024;
 /// Bytes of keys and values fetched per crossing, at most (one entry more if it is larger).
 const CHUNK_BYTES: usize = 1 << 20;
 
+/// One entry as the iterators hand them over.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
 /// What an iterator yields.
 #[derive(Debug, Clone, Copy)]
 pub enum Mode {
@@ -28,63 +31,78 @@ pub enum Mode {
     Values,
 }
 
-/// Where the entries come from.
-pub enum Source {
-    /// A table file.
-    Table(Arc<OpenTable>),
+/// Where the entries of an iterator come from, a chunk at a time.
+pub trait ChunkSource: Send {
+    /// The next entries in order; empty at the end.
+    fn next_chunk(&mut self) -> PyResult<Vec<Entry>>;
 }
 
-impl Source {
-    /// Up to a chunk of entries in `(start, stop)`, in order.
-    fn fetch(
-        &self,
-        start: &Bound<Vec<u8>>,
-        stop: &Bound<Vec<u8>>,
-    ) -> PyResult<Vec<(Vec<u8>, Vec<u8>)>> {
-        match self {
-            Source::Table(open) => {
-                let mut out = Vec::new();
-                let mut bytes = 0usize;
-                for entry in open.table.range((start.clone(), stop.clone())) {
-                    let (k, v) = entry.map_err(|e| table_error(&open.path, e))?;
-                    bytes = bytes.saturating_add(k.len()).saturating_add(v.len());
-                    out.push((k, v));
-                    if out.len() >= CHUNK_ENTRIES || bytes >= CHUNK_BYTES {
-                        break;
-                    }
-                }
-                Ok(out)
-            }
+/// Takes entries from `entries` until a chunk is full.
+pub fn take_chunk<E>(
+    entries: impl Iterator<Item = Result<Entry, E>>,
+    error: impl Fn(E) -> PyErr,
+) -> PyResult<Vec<Entry>> {
+    let mut out = Vec::new();
+    let mut bytes = 0usize;
+    for entry in entries {
+        let (k, v) = entry.map_err(&error)?;
+        bytes = bytes.saturating_add(k.len()).saturating_add(v.len());
+        out.push((k, v));
+        if out.len() >= CHUNK_ENTRIES || bytes >= CHUNK_BYTES {
+            break;
         }
+    }
+    Ok(out)
+}
+
+/// A table's entries in `(start, stop)`: each chunk seeks past the last key handed out (a
+/// table's cursors borrow the table, so none is kept between chunks).
+pub struct TableChunks {
+    table: Arc<OpenTable>,
+    start: Bound<Vec<u8>>,
+    stop: Bound<Vec<u8>>,
+}
+
+impl TableChunks {
+    /// The entries of `table` in `(start, stop)`.
+    pub fn new(table: Arc<OpenTable>, start: Bound<Vec<u8>>, stop: Bound<Vec<u8>>) -> Self {
+        TableChunks { table, start, stop }
+    }
+}
+
+impl ChunkSource for TableChunks {
+    fn next_chunk(&mut self) -> PyResult<Vec<Entry>> {
+        let open = &self.table;
+        let range = open.table.range((self.start.clone(), self.stop.clone()));
+        let chunk = take_chunk(range, |e| table_error(&open.path, e))?;
+        if let Some((last, _)) = chunk.last() {
+            self.start = Bound::Excluded(last.clone());
+        }
+        Ok(chunk)
     }
 }
 
 struct State {
-    buffer: VecDeque<(Vec<u8>, Vec<u8>)>,
-    /// Where the next chunk starts: after the last key handed out.
-    start: Bound<Vec<u8>>,
+    source: Box<dyn ChunkSource>,
+    buffer: VecDeque<Entry>,
     done: bool,
 }
 
 /// An iterator over entries in key order, yielding `(key, value)` tuples, keys or values.
 #[pyclass(frozen, module = "leveltable")]
 pub struct Entries {
-    source: Source,
-    stop: Bound<Vec<u8>>,
     mode: Mode,
     state: Mutex<State>,
 }
 
 impl Entries {
-    /// Entries of `source` in `(start, stop)`.
-    pub fn new(source: Source, start: Bound<Vec<u8>>, stop: Bound<Vec<u8>>, mode: Mode) -> Entries {
+    /// An iterator over what `source` gives.
+    pub fn new(source: impl ChunkSource + 'static, mode: Mode) -> Entries {
         Entries {
-            source,
-            stop,
             mode,
             state: Mutex::new(State {
+                source: Box::new(source),
                 buffer: VecDeque::new(),
-                start,
                 done: false,
             }),
         }
@@ -98,27 +116,23 @@ impl Entries {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = &mut *guard;
         if state.buffer.is_empty() && !state.done {
-            let start = state.start.clone();
-            let chunk = py.detach(|| self.source.fetch(&start, &self.stop));
-            let chunk = match chunk {
-                Ok(chunk) => chunk,
+            let source = &mut state.source;
+            match py.detach(|| source.next_chunk()) {
+                Ok(chunk) if chunk.is_empty() => state.done = true,
+                Ok(chunk) => state.buffer.extend(chunk),
                 Err(e) => {
                     state.done = true;
                     return Err(e);
                 }
-            };
-            match chunk.last() {
-                Some((last, _)) => state.start = Bound::Excluded(last.clone()),
-                None => state.done = true,
             }
-            state.buffer.extend(chunk);
         }
         let Some((key, value)) = state.buffer.pop_front() else {
             return Ok(None);
         };
-        drop(state);
+        drop(guard);
         let item = match self.mode {
             Mode::Items => {
                 let pair = [PyBytes::new(py, &key), PyBytes::new(py, &value)];

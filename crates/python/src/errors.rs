@@ -68,6 +68,18 @@ pub fn table_error(path: &Path, e: leveltable_table::Error) -> PyErr {
     }
 }
 
+/// A database error on `path` as the matching exception, naming the path.
+pub fn db_error(path: &Path, e: leveltable_db::Error) -> PyErr {
+    use leveltable_db::Error as E;
+    match e {
+        E::Table(e) => table_error(path, e),
+        E::Io { path, source } => os_error(&path, &source),
+        E::InvalidArgument(_) => InvalidArgumentError::new_err(e.to_string()),
+        e if e.is_corruption() => CorruptionError::new_err(e.to_string()),
+        e => Error::new_err(e.to_string()),
+    }
+}
+
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();

@@ -3,6 +3,8 @@
 
 mod builder;
 mod bytes;
+mod db;
+mod db_build;
 mod entries;
 mod errors;
 mod table;
@@ -16,5 +18,11 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::Table>()?;
     m.add_class::<entries::Entries>()?;
     m.add_class::<builder::TableBuilder>()?;
+    m.add_class::<db::Db>()?;
+    m.add_class::<db::Snapshot>()?;
+    m.add_class::<db_build::Part>()?;
+    m.add_function(wrap_pyfunction!(db_build::build_db, m)?)?;
+    m.add_function(wrap_pyfunction!(db_build::build_part, m)?)?;
+    m.add_function(wrap_pyfunction!(db_build::commit_db, m)?)?;
     Ok(())
 }

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::bytes::bytes_of;
-use crate::entries::{Entries, Mode, Source};
+use crate::entries::{Entries, Mode, TableChunks};
 use crate::errors::{ClosedError, os_error, table_error};
 
 /// An open table and the path it was opened from.
@@ -238,6 +238,6 @@ impl Table {
         let open = self.open_table()?;
         let start = start.map_or(RangeBound::Unbounded, RangeBound::Included);
         let stop = stop.map_or(RangeBound::Unbounded, RangeBound::Excluded);
-        Ok(Entries::new(Source::Table(open), start, stop, mode))
+        Ok(Entries::new(TableChunks::new(open, start, stop), mode))
     }
 }

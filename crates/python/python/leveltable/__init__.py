@@ -1,27 +1,42 @@
 """LevelDB tables and databases, read and built without the C++ library.
 
 ``Table`` reads one table file (``.ldb``, ``.sst``); ``TableBuilder`` writes one, byte for
-byte as LevelDB 1.23 would. Keys and values are bytes-like in and ``bytes`` out.
+byte as LevelDB 1.23 would. ``Db`` opens a whole database directory read-only (``Db.salvage``
+reads what LevelDB's repair would recover); ``build_db`` bulk-builds one that LevelDB opens
+and keeps using, and ``build_part`` with ``commit_db`` builds one in parts, on many machines.
+Keys and values are bytes-like in and ``bytes`` out.
 """
 
 from leveltable._leveltable import (
     ClosedError,
     CorruptionError,
+    Db,
     Entries,
     Error,
     InvalidArgumentError,
     KeyOrderError,
+    Part,
+    Snapshot,
     Table,
     TableBuilder,
+    build_db,
+    build_part,
+    commit_db,
 )
 
 __all__ = [
     "ClosedError",
     "CorruptionError",
+    "Db",
     "Entries",
     "Error",
     "InvalidArgumentError",
     "KeyOrderError",
+    "Part",
+    "Snapshot",
     "Table",
     "TableBuilder",
+    "build_db",
+    "build_part",
+    "commit_db",
 ]

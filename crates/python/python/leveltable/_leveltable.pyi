@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Iterable, Iterator, Optional, Tuple, Type, TypeVar, Union
+from typing import Iterable, Iterator, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 BytesLike = Union[bytes, bytearray, memoryview]
 StrPath = Union[str, "os.PathLike[str]"]
@@ -95,3 +95,123 @@ class TableBuilder:
         exc: Optional[BaseException],
         tb: Optional[TracebackType],
     ) -> bool: ...
+
+class Snapshot:
+    """A database as it was at one sequence number: later writes are invisible to it."""
+
+    @property
+    def sequence(self) -> int: ...
+    def get(self, key: BytesLike) -> Optional[bytes]: ...
+    def get_many(self, keys: Iterable[BytesLike]) -> list[Optional[bytes]]: ...
+    def __getitem__(self, key: BytesLike) -> bytes: ...
+    def __contains__(self, key: BytesLike) -> bool: ...
+    def __iter__(self) -> Entries[Tuple[bytes, bytes]]: ...
+    def range(
+        self, start: Optional[BytesLike] = None, stop: Optional[BytesLike] = None
+    ) -> Entries[Tuple[bytes, bytes]]: ...
+
+class Db:
+    """A LevelDB database directory, opened read-only: nothing in it is created, changed,
+    locked or deleted, so a database another process holds open can be read. Reads see the
+    newest writes, those still in the log included."""
+
+    def __init__(
+        self,
+        path: StrPath,
+        *,
+        verify_checksums: bool = True,
+        cache_bytes: int = 8388608,
+        max_open_tables: Optional[int] = None,
+    ) -> None: ...
+    @classmethod
+    def salvage(
+        cls,
+        path: StrPath,
+        *,
+        verify_checksums: bool = True,
+        cache_bytes: int = 8388608,
+        max_open_tables: Optional[int] = None,
+    ) -> "Db":
+        """What LevelDB's RepairDB would recover, read without writing anything."""
+    def get(self, key: BytesLike) -> Optional[bytes]: ...
+    def get_many(self, keys: Iterable[BytesLike]) -> list[Optional[bytes]]: ...
+    def __getitem__(self, key: BytesLike) -> bytes: ...
+    def __contains__(self, key: BytesLike) -> bool: ...
+    def __iter__(self) -> Entries[Tuple[bytes, bytes]]: ...
+    def range(
+        self, start: Optional[BytesLike] = None, stop: Optional[BytesLike] = None
+    ) -> Entries[Tuple[bytes, bytes]]: ...
+    def keys(self) -> Entries[bytes]: ...
+    def values(self) -> Entries[bytes]: ...
+    def items(self) -> Entries[Tuple[bytes, bytes]]: ...
+    def snapshot(self, sequence: Optional[int] = None) -> Snapshot:
+        """The database as it is now, or at an older sequence number."""
+    def stats(self) -> dict[str, object]:
+        """Files per level, logs replayed and bytes dropped, last sequence, comparator."""
+    def verify(self) -> dict[str, int]:
+        """Reads and checks every table and log record."""
+    def close(self) -> None: ...
+    def __enter__(self) -> "Db": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
+
+class Part:
+    """One part of a distributed build: table files in a staging directory and the record
+    describing them. Picklable."""
+
+    @classmethod
+    def load(cls, staging: StrPath) -> "Part": ...
+    @classmethod
+    def from_json(cls, json: str) -> "Part": ...
+    def to_json(self) -> str: ...
+    @property
+    def staging(self) -> str: ...
+    @property
+    def entries(self) -> int: ...
+    @property
+    def bytes(self) -> int: ...
+    @property
+    def files(self) -> list[dict[str, object]]: ...
+    @property
+    def smallest(self) -> Optional[bytes]: ...
+    @property
+    def largest(self) -> Optional[bytes]: ...
+
+def build_db(
+    path: StrPath,
+    items: Iterable[Tuple[BytesLike, BytesLike]],
+    *,
+    sort: bool = False,
+    memory: Optional[int] = None,
+    dedup: Optional[str] = None,
+    threads: Optional[int] = None,
+    max_file_size: Optional[int] = None,
+    block_size: int = 4096,
+    restart_interval: int = 16,
+    compression: str = "snappy",
+    bloom_bits: int = 10,
+    extra_filter: Optional[str] = None,
+) -> dict[str, int]:
+    """Bulk-builds a LevelDB database at ``path`` (new or empty) from ``(key, value)`` pairs
+    in strictly increasing key order, or any order with ``sort=True``."""
+
+def build_part(
+    staging: StrPath,
+    items: Iterable[Tuple[BytesLike, BytesLike]],
+    *,
+    threads: Optional[int] = None,
+    max_file_size: Optional[int] = None,
+    block_size: int = 4096,
+    restart_interval: int = 16,
+    compression: str = "snappy",
+    bloom_bits: int = 10,
+    extra_filter: Optional[str] = None,
+) -> Part:
+    """Builds one part of a database from pairs in strictly increasing key order."""
+
+def commit_db(path: StrPath, parts: Sequence[Part]) -> dict[str, int]:
+    """Commits parts (in key order, not overlapping) as the database ``path``."""

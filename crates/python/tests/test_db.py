@@ -1,0 +1,199 @@
+"""leveltable.Db, its snapshots and salvage, and the bulk builds (build_db, build_part,
+commit_db); against LevelDB itself through plyvel where it is installed."""
+
+import hashlib
+import os
+import pickle
+import random
+import time
+
+import pytest
+
+import leveltable
+
+try:
+    import plyvel
+except ImportError:  # pragma: no cover - CI installs it
+    plyvel = None
+
+needs_plyvel = pytest.mark.skipif(
+    plyvel is None and not os.environ.get("LEVELTABLE_REQUIRE_LEVELDB"),
+    reason="plyvel (LevelDB for Python) is not installed",
+)
+
+
+def entries(n, seed=1, value_len=60):
+    rng = random.Random(seed)
+    keys = sorted({rng.randbytes(rng.randrange(1, 20)) for _ in range(n)})
+    return [(k, rng.randbytes(rng.randrange(0, value_len))) for k in keys]
+
+
+def tree_hash(path):
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(path)):
+        digest.update(name.encode())
+        with open(os.path.join(path, name), "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+def settled_hash(path):
+    """The directory's hash once LevelDB's background work has stopped changing it."""
+    last = tree_hash(path)
+    for _ in range(50):
+        time.sleep(0.1)
+        now = tree_hash(path)
+        if now == last:
+            return now
+        last = now
+    raise AssertionError(f"{path} kept changing")
+
+
+def test_build_db_and_read_it(tmp_path):
+    items = entries(20_000)
+    path = tmp_path / "db"
+    summary = leveltable.build_db(str(path), iter(items), max_file_size=64 << 10, threads=2)
+    assert summary["entries"] == len(items)
+    assert summary["tables"] > 5
+    model = dict(items)
+    with leveltable.Db(path) as db:
+        assert list(db) == items
+        assert list(db.keys()) == [k for k, _ in items]
+        assert list(db.values()) == [v for _, v in items]
+        rng = random.Random(2)
+        probes = [k for k, _ in items[::13]] + [rng.randbytes(5) for _ in range(200)]
+        for key in probes:
+            assert db.get(key) == model.get(key)
+            assert (key in db) == (key in model)
+        assert db.get_many(probes) == [model.get(k) for k in probes]
+        with pytest.raises(KeyError):
+            db[b"\xff" * 30]
+        lo, hi = items[100][0], items[9000][0]
+        assert list(db.range(lo, hi)) == items[100:9000]
+        stats = db.stats()
+        assert stats["comparator"] == "leveldb.BytewiseComparator"
+        assert [len(level) for level in stats["levels"][:6]] == [0] * 6
+        assert len(stats["levels"][6]) == summary["tables"]
+        assert db.verify()["table_entries"] == len(items)
+        with pytest.raises(TypeError):
+            db.get("text")
+
+
+def test_build_db_sorts_and_refuses_duplicates(tmp_path):
+    items = entries(5000, seed=3)
+    shuffled = items[:]
+    random.Random(4).shuffle(shuffled)
+    with pytest.raises(leveltable.KeyOrderError):
+        leveltable.build_db(tmp_path / "unsorted", shuffled)
+    assert not (tmp_path / "unsorted").exists()
+    leveltable.build_db(tmp_path / "sorted", shuffled, sort=True, memory=1 << 20)
+    assert list(leveltable.Db(tmp_path / "sorted")) == items
+    twice = shuffled + [(items[7][0], b"newer")]
+    with pytest.raises(leveltable.Error) as info:
+        leveltable.build_db(tmp_path / "dup", twice, sort=True)
+    assert "duplicate key" in str(info.value)
+    leveltable.build_db(tmp_path / "last", twice, sort=True, dedup="last")
+    assert leveltable.Db(tmp_path / "last")[items[7][0]] == b"newer"
+    with pytest.raises(TypeError):
+        leveltable.build_db(tmp_path / "bad", [b"not a pair"])
+    with pytest.raises(leveltable.InvalidArgumentError):
+        leveltable.build_db(tmp_path / "bad", [], compression="zip")
+
+
+def test_parts_pickle_and_commit(tmp_path):
+    items = entries(8000, seed=5)
+    cuts = [0, 2000, 2000, 5000, len(items)]
+    parts = [
+        leveltable.build_part(tmp_path / f"part-{i}", items[a:b], max_file_size=16 << 10)
+        for i, (a, b) in enumerate(zip(cuts, cuts[1:]))
+    ]
+    parts = [pickle.loads(pickle.dumps(p)) for p in parts]
+    assert [p.entries for p in parts] == [2000, 0, 3000, len(items) - 5000]
+    assert parts[1].smallest is None and parts[0].smallest == items[0][0]
+    assert leveltable.Part.load(parts[0].staging).to_json() == parts[0].to_json()
+    with pytest.raises(leveltable.Error) as info:
+        leveltable.commit_db(tmp_path / "db", parts[::-1])
+    assert "out of order" in str(info.value)
+    summary = leveltable.commit_db(tmp_path / "db", parts)
+    assert (summary["entries"], summary["parts"]) == (len(items), 4)
+    assert list(leveltable.Db(tmp_path / "db")) == items
+    assert not any(name.startswith("part-") for name in os.listdir(tmp_path))
+
+
+def test_missing_database(tmp_path):
+    with pytest.raises((leveltable.Error, OSError)) as info:
+        leveltable.Db(tmp_path)
+    assert "CURRENT" in str(info.value)
+
+
+@needs_plyvel
+def test_leveldb_opens_and_keeps_using_a_bulk_built_database(tmp_path):
+    items = entries(10_000, seed=6)
+    path = str(tmp_path / "db")
+    leveltable.build_db(path, items, max_file_size=32 << 10)
+    db = plyvel.DB(path, bloom_filter_bits=10)
+    assert list(db) == items
+    assert db.get_property(b"leveldb.num-files-at-level0") == b"0"
+    db.put(items[0][0], b"changed")
+    db.delete(items[1][0])
+    db.close()
+    model = dict(items)
+    model[items[0][0]] = b"changed"
+    del model[items[1][0]]
+    # The writes are in LevelDB's log; our view replays it.
+    assert list(leveltable.Db(path)) == sorted(model.items())
+
+
+@needs_plyvel
+def test_views_equal_leveldbs_while_it_holds_the_database(tmp_path):
+    path = str(tmp_path / "db")
+    rng = random.Random(8)
+    writer = plyvel.DB(path, create_if_missing=True, write_buffer_size=64 << 10)
+    keys = [b"key%05d" % i for i in range(3000)]
+    sequence = 0
+    writes = {}
+    for round_ in range(20):
+        with writer.write_batch() as batch:
+            for _ in range(300):
+                key = rng.choice(keys)
+                sequence += 1
+                if rng.random() < 0.2:
+                    batch.delete(key)
+                    writes.setdefault(key, []).append((sequence, None))
+                else:
+                    value = b"%d-%s" % (round_, rng.randbytes(rng.randrange(0, 100)))
+                    batch.put(key, value)
+                    writes.setdefault(key, []).append((sequence, value))
+        if round_ % 7 == 3:
+            writer.compact_range()
+    # More writes after the last compaction: some are only in the log.
+    for key in keys[:50]:
+        sequence += 1
+        writer.put(key, b"in the log")
+        writes.setdefault(key, []).append((sequence, b"in the log"))
+    writer.compact_range(start=b"zzz")  # settles pending compactions, touches no key
+    expected = list(writer)
+    # LevelDB's own reads may schedule compactions (its seek statistics): read it first.
+    expected_values = [writer.get(k) for k in keys]
+    writer.compact_range(start=b"zzz")
+    before = settled_hash(path)
+    with leveltable.Db(path) as db:
+        assert list(db) == expected
+        assert db.get_many(keys) == expected_values
+        # A key written once survives compactions with its sequence number: a snapshot at
+        # that number sees it, one just before does not.
+        once = [(w[0][0], k, w[0][1]) for k, w in writes.items() if len(w) == 1 and w[0][1]]
+        seq, key, value = min(once)
+        assert db.snapshot(seq)[key] == value
+        assert key not in db.snapshot(seq - 1)
+        assert db.snapshot(seq).sequence == seq
+        assert db.verify()["tables"] >= 1
+        salvaged = leveltable.Db.salvage(path)
+        assert list(salvaged) == expected
+    # Reading changed no byte and no name, while LevelDB held the database open.
+    assert tree_hash(path) == before
+    writer.close()
+    after_close = tree_hash(path)
+    with leveltable.Db(path) as db:
+        assert list(db) == expected
+    assert tree_hash(path) == after_close
