@@ -26,6 +26,29 @@ pub enum Error {
     },
     /// An argument or option is out of its allowed range.
     InvalidArgument(Cow<'static, str>),
+    /// A file the database needs is not in its directory.
+    MissingFile {
+        /// The file, as named in the database directory (`CURRENT`, `000071.ldb`).
+        file: PathBuf,
+        /// Why it is needed, or what its absence means.
+        what: Cow<'static, str>,
+    },
+    /// The MANIFEST names a user comparator that the options do not provide.
+    UnknownComparator {
+        /// The MANIFEST that names it.
+        file: PathBuf,
+        /// The comparator's name in the MANIFEST.
+        name: String,
+        /// The name of the comparator the options provide.
+        ours: String,
+    },
+    /// An error of one table file of the database, naming the file.
+    TableFile {
+        /// The file, as named in the database directory (`000071.ldb`).
+        file: PathBuf,
+        /// The table layer's error.
+        source: leveltable_table::Error,
+    },
     /// Reading or writing a file failed.
     Io {
         /// The file or directory.
@@ -39,17 +62,28 @@ impl Error {
     /// Whether this error says that a file's contents are bad (as opposed to I/O or misuse).
     pub fn is_corruption(&self) -> bool {
         match self {
-            Error::Table(e) => e.is_corruption(),
-            Error::Corruption { .. } => true,
-            Error::InvalidArgument(_) | Error::Io { .. } => false,
+            Error::Table(e) | Error::TableFile { source: e, .. } => e.is_corruption(),
+            Error::Corruption { .. } | Error::MissingFile { .. } => true,
+            Error::InvalidArgument(_) | Error::Io { .. } | Error::UnknownComparator { .. } => false,
         }
     }
 
     /// The table layer's error, if this is one.
     pub fn as_table_error(&self) -> Option<&leveltable_table::Error> {
         match self {
-            Error::Table(e) => Some(e),
+            Error::Table(e) | Error::TableFile { source: e, .. } => Some(e),
             _ => None,
+        }
+    }
+
+    /// The same error, naming `file` if it is a table error that does not yet.
+    pub(crate) fn in_table(self, file: impl Into<PathBuf>) -> Error {
+        match self {
+            Error::Table(source) => Error::TableFile {
+                file: file.into(),
+                source,
+            },
+            other => other,
         }
     }
 }
@@ -64,6 +98,16 @@ impl fmt::Display for Error {
                 file.display()
             ),
             Error::InvalidArgument(message) => write!(f, "db: invalid argument: {message}"),
+            Error::MissingFile { file, what } => {
+                write!(f, "db: {}: missing: {what}", file.display())
+            }
+            Error::UnknownComparator { file, name, ours } => write!(
+                f,
+                "db: {}: the database uses comparator {name}, not {ours}; \
+                 open it with a Comparator named {name} in DbOptions",
+                file.display()
+            ),
+            Error::TableFile { file, source } => write!(f, "db: {}: {source}", file.display()),
             Error::Io { path, source } => write!(f, "db: {}: {source}", path.display()),
         }
     }
@@ -72,9 +116,35 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Table(e) => Some(e),
+            Error::Table(e) | Error::TableFile { source: e, .. } => Some(e),
             Error::Io { source, .. } => Some(source),
-            Error::Corruption { .. } | Error::InvalidArgument(_) => None,
+            Error::Corruption { .. }
+            | Error::InvalidArgument(_)
+            | Error::MissingFile { .. }
+            | Error::UnknownComparator { .. } => None,
+        }
+    }
+}
+
+impl Error {
+    /// An I/O error on `path`.
+    pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A corruption of `file` at `offset`.
+    pub(crate) fn corruption(
+        file: impl Into<PathBuf>,
+        what: impl Into<Cow<'static, str>>,
+        offset: u64,
+    ) -> Error {
+        Error::Corruption {
+            file: file.into(),
+            what: what.into(),
+            offset,
         }
     }
 }

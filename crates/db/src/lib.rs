@@ -1,28 +1,40 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+mod bulk_options;
 mod coding;
+mod commit;
+mod db;
+mod db_builder;
+pub mod db_iter;
 pub mod dbformat;
 mod error;
+mod external_sort;
+pub mod filename;
 pub mod log_format;
 pub mod log_reader;
 pub mod log_writer;
-pub mod version_edit;
-pub mod write_batch;
-
-mod bulk_options;
-mod commit;
-mod db_builder;
-mod external_sort;
+pub mod memtable;
+mod merger;
+pub mod options;
 mod part;
+mod recovery;
+mod repair;
+pub mod table_cache;
+pub mod version_edit;
+pub mod version_set;
+pub mod write_batch;
 
 pub use bulk_options::{BulkOptions, DEFAULT_MAX_FILE_SIZE};
 pub use commit::{BULK_LEVEL, CommitSummary, commit};
+pub use db::Db;
 pub use db_builder::DbBuilder;
-pub use external_sort::{Duplicates, ExternalSorter};
-pub use part::{PART_RECORD, Part, PartBuilder, PartFile};
-
+pub use db_iter::{DbIter, StoredVersion, VersionStatus, Versions};
 pub use error::Error;
+pub use external_sort::{Duplicates, ExternalSorter};
+pub use merger::Origin;
+pub use options::{DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo};
+pub use part::{PART_RECORD, Part, PartBuilder, PartFile};
 
 /// The result type of this crate.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -68,6 +68,8 @@ pub struct LogReader<'a> {
     eof: bool,
     dropped: Vec<Dropped>,
     done: bool,
+    /// The offset just past the last record returned.
+    last_record_end: u64,
 }
 
 impl<'a> LogReader<'a> {
@@ -83,12 +85,19 @@ impl<'a> LogReader<'a> {
             eof: false,
             dropped: Vec::new(),
             done: false,
+            last_record_end: 0,
         }
     }
 
     /// What was dropped so far, in order.
     pub fn dropped(&self) -> &[Dropped] {
         &self.dropped
+    }
+
+    /// The offset just past the last record returned (0 before the first): bytes after it
+    /// are a torn tail, padding, or dropped.
+    pub fn last_record_end(&self) -> u64 {
+        self.last_record_end
     }
 
     /// The total of [`dropped`](Self::dropped) bytes.
@@ -169,6 +178,14 @@ impl<'a> LogReader<'a> {
 
     /// The next logical record, `None` at the end of the log.
     pub fn read_record(&mut self) -> Option<Record> {
+        let record = self.read_logical();
+        if record.is_some() {
+            self.last_record_end = self.block_position();
+        }
+        record
+    }
+
+    fn read_logical(&mut self) -> Option<Record> {
         if self.done {
             return None;
         }

@@ -158,9 +158,9 @@ impl WriteBatchBuilder {
 mod tests {
     use super::*;
 
-    fn ops(
-        batch: &WriteBatch<'_>,
-    ) -> (Vec<(ValueType, Vec<u8>, Vec<u8>)>, Result<(), &'static str>) {
+    type Ops = Vec<(ValueType, Vec<u8>, Vec<u8>)>;
+
+    fn ops(batch: &WriteBatch<'_>) -> (Ops, Result<(), &'static str>) {
         let mut v = Vec::new();
         let r = batch.for_each(|op| v.push((op.value_type, op.key.to_vec(), op.value.to_vec())));
         (v, r)

@@ -1,0 +1,269 @@
+//! The writes of the live logs, sorted by internal key (LevelDB's `db/memtable`, read-only:
+//! built once by replaying logs, then only read).
+
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use leveltable_table::Comparator;
+
+use crate::dbformat::{
+    InternalKeyComparator, LookupResult, ParsedInternalKey, ValueType, append_internal_key,
+    lookup_key,
+};
+use crate::write_batch::WriteBatch;
+use crate::{Error, Result};
+
+/// Writes collected in any order, then sorted by [`MemTableBuilder::build`].
+#[derive(Debug)]
+pub struct MemTableBuilder {
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    bytes: usize,
+}
+
+impl Default for MemTableBuilder {
+    fn default() -> Self {
+        MemTableBuilder::new()
+    }
+}
+
+impl MemTableBuilder {
+    /// An empty memtable.
+    pub fn new() -> Self {
+        MemTableBuilder {
+            entries: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    /// Adds one version (LevelDB's `MemTable::Add`).
+    ///
+    /// # Errors
+    /// an invalid-argument error for a sequence number beyond 2^56 - 1.
+    pub fn add(
+        &mut self,
+        sequence: u64,
+        value_type: ValueType,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<()> {
+        let mut ikey = Vec::with_capacity(key.len() + 8);
+        append_internal_key(&mut ikey, key, sequence, value_type)?;
+        self.bytes += ikey.len() + value.len();
+        self.entries.push((ikey, value.to_vec()));
+        Ok(())
+    }
+
+    /// Applies a write batch as LevelDB's `WriteBatchInternal::InsertInto`: operations get
+    /// consecutive sequence numbers from the batch's; those before a malformed operation
+    /// are kept.
+    ///
+    /// # Errors
+    /// LevelDB's message for a malformed batch (see [`WriteBatch::for_each`]); a sequence
+    /// number beyond 2^56 - 1 is reported as `sequence number overflow`.
+    pub fn insert_batch(
+        &mut self,
+        batch: &WriteBatch<'_>,
+    ) -> std::result::Result<(), &'static str> {
+        let mut sequence = batch.sequence();
+        let mut overflow = false;
+        let result = batch.for_each(|op| {
+            if overflow || self.add(sequence, op.value_type, op.key, op.value).is_err() {
+                overflow = true;
+            }
+            sequence = sequence.wrapping_add(1);
+        });
+        if overflow {
+            return Err("sequence number overflow");
+        }
+        result
+    }
+
+    /// Bytes of keys and values added.
+    pub fn approximate_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Whether nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Versions added.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Sorts the writes under `comparator`'s internal order. Of two writes with the same
+    /// internal key, the later one wins, as LevelDB's skiplist finds it first.
+    pub fn build(mut self, comparator: Arc<dyn Comparator>) -> MemTable {
+        let icmp = InternalKeyComparator::new(comparator);
+        // A stable sort keeps equal keys in insertion order; keep the last of each run.
+        self.entries.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(self.entries.len());
+        for entry in self.entries {
+            match entries.last_mut() {
+                Some(last) if icmp.compare(&last.0, &entry.0) == Ordering::Equal => *last = entry,
+                _ => entries.push(entry),
+            }
+        }
+        MemTable {
+            entries,
+            icmp,
+            bytes: self.bytes,
+        }
+    }
+}
+
+/// Versions sorted by internal key.
+pub struct MemTable {
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    icmp: InternalKeyComparator,
+    bytes: usize,
+}
+
+impl std::fmt::Debug for MemTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemTable")
+            .field("entries", &self.entries.len())
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
+impl MemTable {
+    /// The number of versions.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Bytes of keys and values.
+    pub fn approximate_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The newest version of `user_key` at or below `sequence` (LevelDB's `MemTable::Get`).
+    ///
+    /// # Errors
+    /// an invalid-argument error if `sequence` exceeds 2^56 - 1.
+    pub fn get_at(&self, user_key: &[u8], sequence: u64) -> Result<LookupResult> {
+        let target = lookup_key(user_key, sequence)?;
+        let i = self
+            .entries
+            .partition_point(|(k, _)| self.icmp.compare(k, &target) == Ordering::Less);
+        let Some((key, value)) = self.entries.get(i) else {
+            return Ok(LookupResult::NotFound);
+        };
+        // Keys were built by `add`, so they parse.
+        let parsed = ParsedInternalKey::parse(key)
+            .map_err(|e| Error::InvalidArgument(e.to_string().into()))?;
+        if self
+            .icmp
+            .user_comparator()
+            .compare(parsed.user_key, user_key)
+            != Ordering::Equal
+        {
+            return Ok(LookupResult::NotFound);
+        }
+        Ok(match parsed.value_type {
+            ValueType::Value => LookupResult::Value {
+                sequence: parsed.sequence,
+                value: value.clone(),
+            },
+            ValueType::Deletion => LookupResult::Deleted {
+                sequence: parsed.sequence,
+            },
+        })
+    }
+
+    /// The entries within internal-key bounds.
+    pub fn range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> &[(Vec<u8>, Vec<u8>)] {
+        let cmp = |k: &[u8], b: &[u8]| self.icmp.compare(k, b);
+        let start = match lo {
+            Bound::Unbounded => 0,
+            Bound::Included(b) => self
+                .entries
+                .partition_point(|(k, _)| cmp(k, b) == Ordering::Less),
+            Bound::Excluded(b) => self
+                .entries
+                .partition_point(|(k, _)| cmp(k, b) != Ordering::Greater),
+        };
+        let end = match hi {
+            Bound::Unbounded => self.entries.len(),
+            Bound::Included(b) => self
+                .entries
+                .partition_point(|(k, _)| cmp(k, b) != Ordering::Greater),
+            Bound::Excluded(b) => self
+                .entries
+                .partition_point(|(k, _)| cmp(k, b) == Ordering::Less),
+        };
+        self.entries.get(start..end.max(start)).unwrap_or(&[])
+    }
+
+    /// Every entry in internal-key order.
+    pub fn entries(&self) -> &[(Vec<u8>, Vec<u8>)] {
+        &self.entries
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write_batch::WriteBatchBuilder;
+    use leveltable_table::BytewiseComparator;
+
+    #[test]
+    fn newest_at_or_below_the_snapshot() {
+        let mut b = MemTableBuilder::new();
+        let mut batch = WriteBatchBuilder::new(10);
+        batch.put(b"k", b"v10").delete(b"k").put(b"j", b"j12");
+        b.insert_batch(&WriteBatch::new(batch.as_bytes()).unwrap())
+            .unwrap();
+        b.add(5, ValueType::Value, b"k", b"v5").unwrap();
+        let m = b.build(Arc::new(BytewiseComparator));
+        assert_eq!(m.len(), 4);
+        assert_eq!(
+            m.get_at(b"k", 100).unwrap(),
+            LookupResult::Deleted { sequence: 11 }
+        );
+        assert_eq!(
+            m.get_at(b"k", 10).unwrap().into_value(),
+            Some(b"v10".to_vec())
+        );
+        assert_eq!(
+            m.get_at(b"k", 9).unwrap().into_value(),
+            Some(b"v5".to_vec())
+        );
+        assert_eq!(m.get_at(b"k", 4).unwrap(), LookupResult::NotFound);
+        assert_eq!(m.get_at(b"i", 100).unwrap(), LookupResult::NotFound);
+        assert_eq!(m.get_at(b"z", 100).unwrap(), LookupResult::NotFound);
+        let k = lookup_key(b"k", 100).unwrap();
+        assert_eq!(m.range(Bound::Included(&k), Bound::Unbounded).len(), 3);
+        assert_eq!(m.range(Bound::Excluded(&k), Bound::Excluded(&k)).len(), 0);
+    }
+
+    #[test]
+    fn a_later_write_of_the_same_internal_key_wins() {
+        let mut b = MemTableBuilder::new();
+        b.add(3, ValueType::Value, b"k", b"first").unwrap();
+        b.add(3, ValueType::Value, b"k", b"second").unwrap();
+        let m = b.build(Arc::new(BytewiseComparator));
+        assert_eq!(m.len(), 1);
+        assert_eq!(
+            m.get_at(b"k", 3).unwrap().into_value(),
+            Some(b"second".to_vec())
+        );
+        let mut b = MemTableBuilder::new();
+        let mut batch = WriteBatchBuilder::new(crate::dbformat::MAX_SEQUENCE);
+        batch.put(b"a", b"").put(b"b", b"");
+        assert_eq!(
+            b.insert_batch(&WriteBatch::new(batch.as_bytes()).unwrap()),
+            Err("sequence number overflow")
+        );
+    }
+}

@@ -1,0 +1,171 @@
+//! Options for opening a database, and what an open database tells about itself.
+
+use std::fmt;
+use std::sync::Arc;
+
+use leveltable_table::{BytewiseComparator, Cache, Comparator};
+
+use crate::log_reader::Dropped;
+use crate::table_cache::DEFAULT_MAX_OPEN_TABLES;
+
+/// LevelDB's default block cache: 8 MiB.
+pub const DEFAULT_BLOCK_CACHE_BYTES: u64 = 8 << 20;
+
+/// How [`Db::open`](crate::Db::open) and [`Db::salvage`](crate::Db::salvage) read a
+/// database. [`Default`] is LevelDB's defaults for reading.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct DbOptions {
+    /// The user comparator. A database whose MANIFEST names another comparator is refused.
+    /// Default: [`BytewiseComparator`] (`leveldb.BytewiseComparator`).
+    pub comparator: Arc<dyn Comparator>,
+    /// The most table files open at once (each holds a descriptor, its index block and its
+    /// filter block). Default: 990, LevelDB's `max_open_files` (1000) less its reserve.
+    pub max_open_tables: usize,
+    /// The cache of data blocks, possibly shared. Default: a new 8 MiB cache per database.
+    pub block_cache: Option<Arc<Cache>>,
+    /// Check each data block's checksum when it is read. Default: true (LevelDB's reads
+    /// default to false; a wrong value is worse than an error here).
+    pub verify_checksums: bool,
+    /// Fail the open on any corruption in a live log, as LevelDB's `paranoid_checks` does,
+    /// instead of skipping the damaged records. Default: false.
+    pub paranoid_checks: bool,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        DbOptions {
+            comparator: Arc::new(BytewiseComparator),
+            max_open_tables: DEFAULT_MAX_OPEN_TABLES,
+            block_cache: None,
+            verify_checksums: true,
+            paranoid_checks: false,
+        }
+    }
+}
+
+impl DbOptions {
+    /// Sets [`comparator`](Self::comparator).
+    pub fn comparator(mut self, comparator: Arc<dyn Comparator>) -> Self {
+        self.comparator = comparator;
+        self
+    }
+
+    /// Sets [`max_open_tables`](Self::max_open_tables) (at least 1 is used).
+    pub fn max_open_tables(mut self, tables: usize) -> Self {
+        self.max_open_tables = tables;
+        self
+    }
+
+    /// Sets [`block_cache`](Self::block_cache).
+    pub fn block_cache(mut self, cache: Arc<Cache>) -> Self {
+        self.block_cache = Some(cache);
+        self
+    }
+
+    /// Sets [`verify_checksums`](Self::verify_checksums).
+    pub fn verify_checksums(mut self, verify: bool) -> Self {
+        self.verify_checksums = verify;
+        self
+    }
+
+    /// Sets [`paranoid_checks`](Self::paranoid_checks).
+    pub fn paranoid_checks(mut self, paranoid: bool) -> Self {
+        self.paranoid_checks = paranoid;
+        self
+    }
+}
+
+impl fmt::Debug for DbOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DbOptions")
+            .field("comparator", &self.comparator.name())
+            .field("max_open_tables", &self.max_open_tables)
+            .field("block_cache", &self.block_cache)
+            .field("verify_checksums", &self.verify_checksums)
+            .field("paranoid_checks", &self.paranoid_checks)
+            .finish()
+    }
+}
+
+/// A table file of the open database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TableInfo {
+    /// The file number (`NNNNNN.ldb`).
+    pub number: u64,
+    /// The level; `None` for a table found by a salvage that the MANIFEST does not list.
+    pub level: Option<usize>,
+    /// The size in bytes.
+    pub size: u64,
+    /// The smallest internal key.
+    pub smallest: Vec<u8>,
+    /// The largest internal key.
+    pub largest: Vec<u8>,
+}
+
+/// A log replayed at the open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LogInfo {
+    /// The log number (`NNNNNN.log`).
+    pub number: u64,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Records (write batches) read.
+    pub records: u64,
+    /// Versions (puts and deletes) replayed.
+    pub versions: u64,
+    /// What the log reader skipped as corrupt, and records that were not write batches
+    /// (`log record too small`) or held a malformed one.
+    pub dropped: Vec<Dropped>,
+    /// Bytes after the end of the last whole record: a torn tail or block padding.
+    pub tail_bytes: u64,
+}
+
+/// What [`Db::properties`](crate::Db::properties) reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DbProperties {
+    /// The user comparator's name.
+    pub comparator: String,
+    /// The MANIFEST read (`None` in a salvage).
+    pub manifest: Option<String>,
+    /// The newest sequence number: the default snapshot.
+    pub last_sequence: u64,
+    /// The MANIFEST's log number (0 in a salvage).
+    pub log_number: u64,
+    /// The MANIFEST's previous log number (0: none).
+    pub prev_log_number: u64,
+    /// The MANIFEST's next file number (in a salvage: one past the largest file number).
+    pub next_file_number: u64,
+    /// The tables of each level (in a salvage, all at level 0, as `RepairDB` places them,
+    /// with `level` telling where the MANIFEST had them).
+    pub levels: Vec<Vec<TableInfo>>,
+    /// The logs replayed, in order.
+    pub logs: Vec<LogInfo>,
+    /// Versions held in memory from the logs.
+    pub memtable_versions: u64,
+    /// Bytes of log replayed.
+    pub log_bytes: u64,
+    /// Bytes of log dropped as corrupt (reported by the log reader).
+    pub log_bytes_dropped: u64,
+    /// Files a salvage skipped, with the reason (empty for an open).
+    pub skipped: Vec<(String, String)>,
+}
+
+/// What [`Db::verify`](crate::Db::verify) checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct DbVerifySummary {
+    /// Tables read.
+    pub tables: u64,
+    /// Entries in them.
+    pub table_entries: u64,
+    /// Bytes of tables read.
+    pub table_bytes: u64,
+    /// Logs read.
+    pub logs: u64,
+    /// Write batches in them.
+    pub log_records: u64,
+}

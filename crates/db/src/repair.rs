@@ -1,0 +1,215 @@
+//! Salvage: what LevelDB's `RepairDB` would recover, read without writing anything
+//! (LevelDB's `db/repair`).
+//!
+//! `RepairDB` ignores the MANIFEST. It turns every log into a table (reading it without
+//! checksums, keeping the valid operations of each batch), scans every table (dropping
+//! files that cannot be read at all), and writes a MANIFEST that lists every table at
+//! level 0 with the largest sequence number found as the last sequence. Reading that
+//! database, the newest version of each key wins. [`Db::salvage`] builds the same view in
+//! memory: every log and table of the directory is a source, and reads take the newest
+//! version among all of them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::Result;
+use crate::db::{Db, list_dir, read_file, read_manifest, table_options};
+use crate::dbformat::ParsedInternalKey;
+use crate::filename::{FileType, log_file_name, parse_file_name, table_file_name};
+use crate::memtable::MemTableBuilder;
+use crate::merger::{Origin, Source};
+use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
+use crate::recovery::replay_log;
+use crate::table_cache::TableCache;
+use crate::version_edit::FileMetaData;
+
+impl Db {
+    /// Reads every table and log in `path` as LevelDB's `RepairDB` would recover them,
+    /// ignoring the MANIFEST, without writing anything. The newest version of each key
+    /// wins. Files that cannot be read are skipped and listed in
+    /// [`DbProperties::skipped`]; a table readable only in part contributes the entries
+    /// before its first unreadable block.
+    ///
+    /// [`versions`](Self::versions) then labels every version found, with its file, and
+    /// [`Origin::Table::level`] tells whether the MANIFEST (if it can be read) still lists
+    /// the table.
+    ///
+    /// # Errors
+    /// [`Error::Io`](crate::Error::Io) if the directory cannot be listed.
+    pub fn salvage(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
+        let dir = path.as_ref().to_path_buf();
+        let user = Arc::clone(&options.comparator);
+        let names = list_dir(&dir)?;
+        let listed: BTreeMap<u64, usize> = read_manifest(&dir, &user)
+            .map(|m| {
+                m.levels
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(level, files)| files.iter().map(move |f| (f.number, level)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut logs = Vec::new();
+        let mut tables = Vec::new();
+        let mut next_file_number = 1u64;
+        for name in &names {
+            match parse_file_name(name) {
+                Some(FileType::Manifest(n)) => {
+                    next_file_number = next_file_number.max(n.saturating_add(1))
+                }
+                Some(FileType::Log(n)) => logs.push(n),
+                Some(FileType::Table(n)) => tables.push(n),
+                Some(FileType::Temp(n)) => {
+                    next_file_number = next_file_number.max(n.saturating_add(1))
+                }
+                _ => {}
+            }
+        }
+        for &n in logs.iter().chain(&tables) {
+            next_file_number = next_file_number.max(n.saturating_add(1));
+        }
+        logs.sort_unstable();
+        logs.dedup();
+        tables.sort_unstable();
+        tables.dedup();
+
+        let mut sources = Vec::new();
+        let mut skipped = Vec::new();
+        let mut log_infos: Vec<LogInfo> = Vec::new();
+        let mut max_sequence = 0u64;
+        for &number in &logs {
+            let data = match read_file(&dir, &log_file_name(number)) {
+                Ok(data) => data,
+                Err(e) => {
+                    skipped.push((log_file_name(number), e.to_string()));
+                    continue;
+                }
+            };
+            // RepairDB reads logs without checksums; nothing is paranoid in a salvage.
+            let replayed = replay_log(number, &data, false, false, &user)?;
+            if let Some((k, _)) = replayed
+                .table
+                .entries()
+                .iter()
+                .max_by_key(|(k, _)| tag_sequence(k))
+            {
+                max_sequence = max_sequence.max(tag_sequence(k));
+            }
+            log_infos.push(replayed.info);
+            if !replayed.table.is_empty() {
+                sources.push(Source::Mem {
+                    origin: Origin::Log { number },
+                    table: Arc::new(replayed.table),
+                });
+            }
+        }
+
+        // RepairDB scans tables without checking data block checksums.
+        let cache = TableCache::new(
+            &dir,
+            options.max_open_tables,
+            table_options(&user, &options, false),
+        );
+        let mut infos = Vec::new();
+        for &number in &tables {
+            let level = listed.get(&number).copied();
+            let table = match cache.open(number) {
+                Ok(t) => t,
+                Err(e) => {
+                    skipped.push((table_file_name(number), e.to_string()));
+                    continue;
+                }
+            };
+            let mut entries = Vec::new();
+            let mut error = None;
+            let mut smallest: Option<Vec<u8>> = None;
+            let mut largest = Vec::new();
+            for entry in table.table().entries() {
+                match entry {
+                    Ok((k, v)) => {
+                        if let Ok(p) = ParsedInternalKey::parse(&k) {
+                            max_sequence = max_sequence.max(p.sequence);
+                            if smallest.is_none() {
+                                smallest = Some(k.clone());
+                            }
+                            largest.clone_from(&k);
+                        }
+                        entries.push((k, v));
+                    }
+                    Err(e) => error = Some(e),
+                }
+            }
+            let Some(smallest) = smallest else {
+                let why = error.map_or_else(|| "no entries".to_string(), |e| e.to_string());
+                skipped.push((table_file_name(number), why));
+                continue;
+            };
+            let size = table.table().properties().file_size;
+            infos.push(TableInfo {
+                number,
+                level,
+                size,
+                smallest: smallest.clone(),
+                largest: largest.clone(),
+            });
+            match error {
+                None => sources.push(Source::Files {
+                    level,
+                    files: vec![Arc::new(FileMetaData {
+                        number,
+                        file_size: size,
+                        smallest,
+                        largest,
+                    })],
+                }),
+                Some(e) => {
+                    // RepairTable keeps what the scan could read.
+                    skipped.push((table_file_name(number), format!("read in part: {e}")));
+                    let mut mem = MemTableBuilder::new();
+                    for (k, v) in &entries {
+                        if let Ok(p) = ParsedInternalKey::parse(k) {
+                            mem.add(p.sequence, p.value_type, p.user_key, v)?;
+                        }
+                    }
+                    sources.push(Source::Mem {
+                        origin: Origin::Table { number, level },
+                        table: Arc::new(mem.build(Arc::clone(&user))),
+                    });
+                }
+            }
+        }
+        let properties = DbProperties {
+            comparator: user.name().to_string(),
+            manifest: None,
+            last_sequence: max_sequence,
+            log_number: 0,
+            prev_log_number: 0,
+            next_file_number,
+            levels: vec![infos],
+            memtable_versions: log_infos.iter().map(|l| l.versions).sum(),
+            log_bytes: log_infos.iter().map(|l| l.size).sum(),
+            log_bytes_dropped: log_infos
+                .iter()
+                .flat_map(|l| &l.dropped)
+                .map(|d| d.bytes)
+                .sum(),
+            logs: log_infos,
+            skipped,
+        };
+        Ok(Db::assemble(
+            dir,
+            user,
+            sources,
+            cache,
+            max_sequence,
+            true,
+            properties,
+        ))
+    }
+}
+
+/// The sequence number of an internal key built by a memtable.
+fn tag_sequence(key: &[u8]) -> u64 {
+    ParsedInternalKey::parse(key).map_or(0, |p| p.sequence)
+}

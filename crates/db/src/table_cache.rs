@@ -1,0 +1,108 @@
+//! Open table files, at most a fixed number at once (LevelDB's `db/table_cache`).
+//!
+//! Each open table holds its file descriptor, its index block and its filter block in
+//! memory; the cache bounds how many are open, evicting the least recently used (CLOCK-Pro,
+//! from `quick_cache`). Data blocks go to the shared block cache of the read options.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use leveltable_table::{ReadOptions, Table};
+
+use crate::dbformat::InternalTable;
+use crate::filename::{sst_table_file_name, table_file_name};
+use crate::{Error, Result};
+
+/// LevelDB's default `max_open_files` (1000) less the 10 descriptors it keeps for other
+/// files (`kNumNonTableCacheFiles`): the default table cache capacity.
+pub const DEFAULT_MAX_OPEN_TABLES: usize = 1000 - 10;
+
+/// An open table file of the database.
+pub type OpenTable = InternalTable<File>;
+
+/// A cache of open tables, by file number.
+pub struct TableCache {
+    dir: PathBuf,
+    options: ReadOptions,
+    cache: quick_cache::sync::Cache<u64, Arc<OpenTable>>,
+    capacity: usize,
+}
+
+impl std::fmt::Debug for TableCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableCache")
+            .field("dir", &self.dir)
+            .field("open", &self.cache.len())
+            .field("capacity", &self.capacity)
+            .finish()
+    }
+}
+
+impl TableCache {
+    /// A cache of at most `capacity` (at least 1) open tables of the directory `dir`,
+    /// opened with `options` (an internal key comparator and filter policy).
+    pub fn new(dir: &Path, capacity: usize, options: ReadOptions) -> Self {
+        let capacity = capacity.max(1);
+        TableCache {
+            dir: dir.to_path_buf(),
+            options,
+            cache: quick_cache::sync::Cache::new(capacity),
+            capacity,
+        }
+    }
+
+    /// The table numbered `number`, opened if it is not open.
+    ///
+    /// # Errors
+    /// [`Error::MissingFile`] naming `NNNNNN.ldb` if neither it nor `NNNNNN.sst` exists
+    /// (deleted since the database was opened: reopen it); [`Error::TableFile`] if the
+    /// table does not open; [`Error::Io`] for other I/O errors.
+    pub fn get(&self, number: u64) -> Result<Arc<OpenTable>> {
+        self.cache
+            .get_or_insert_with(&number, || self.open(number).map(Arc::new))
+    }
+
+    /// How many tables are open.
+    pub fn open_tables(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// The most tables open at once.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Opens a table without caching it.
+    ///
+    /// # Errors
+    /// As [`get`](Self::get).
+    pub fn open(&self, number: u64) -> Result<OpenTable> {
+        let ldb = table_file_name(number);
+        let (name, file) = match File::open(self.dir.join(&ldb)) {
+            Ok(file) => (ldb, file),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let sst = sst_table_file_name(number);
+                match File::open(self.dir.join(&sst)) {
+                    Ok(file) => (sst, file),
+                    Err(e2) if e2.kind() == io::ErrorKind::NotFound => {
+                        return Err(Error::MissingFile {
+                            file: ldb.into(),
+                            what: "deleted since the database was opened (compacted by \
+                                   another process?); reopen the database"
+                                .into(),
+                        });
+                    }
+                    Err(e2) => return Err(Error::io(self.dir.join(sst), e2)),
+                }
+            }
+            Err(e) => return Err(Error::io(self.dir.join(ldb), e)),
+        };
+        let table = Table::open(file, self.options.clone()).map_err(|e| Error::TableFile {
+            file: name.clone().into(),
+            source: e,
+        })?;
+        InternalTable::from_table(table).map_err(|e| e.in_table(name))
+    }
+}
