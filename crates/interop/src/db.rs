@@ -157,24 +157,9 @@ impl Handles {
     }
 }
 
-impl Db {
-    /// `leveldb_open(options, path)`.
-    ///
-    /// # Errors
-    ///
-    /// LevelDB's status (e.g. `Invalid argument: ... does not exist (create_if_missing is
-    /// false)`, a lock held by another process); [`Error::Rejected`] for a path with a NUL
-    /// byte or option values beyond `int`.
-    ///
-    /// # Panics
-    ///
-    /// If LevelDB is not linked into this build.
-    pub fn open(path: &Path, options: &DbOptions) -> Result<Db> {
-        ffi::ensure_available();
-        let name = path
-            .to_str()
-            .ok_or_else(|| Error::rejected("database path is not UTF-8"))
-            .and_then(|p| CString::new(p).map_err(|_| Error::rejected("path contains NUL")))?;
+impl Handles {
+    /// The option objects for `options`, every setter applied.
+    fn configured(options: &DbOptions) -> Result<Handles> {
         let restart = c_int::try_from(options.block_restart_interval)
             .map_err(|_| Error::rejected("block_restart_interval exceeds an int"))?;
         if restart < 1 {
@@ -227,6 +212,30 @@ impl Db {
             // closed.
             unsafe { ffi::leveldb_options_set_filter_policy(o, p.as_ptr()) };
         }
+        Ok(handles)
+    }
+}
+
+impl Db {
+    /// `leveldb_open(options, path)`.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status (e.g. `Invalid argument: ... does not exist (create_if_missing is
+    /// false)`, a lock held by another process); [`Error::Rejected`] for a path with a NUL
+    /// byte or option values beyond `int`.
+    ///
+    /// # Panics
+    ///
+    /// If LevelDB is not linked into this build.
+    pub fn open(path: &Path, options: &DbOptions) -> Result<Db> {
+        ffi::ensure_available();
+        let name = path
+            .to_str()
+            .ok_or_else(|| Error::rejected("database path is not UTF-8"))
+            .and_then(|p| CString::new(p).map_err(|_| Error::rejected("path contains NUL")))?;
+        let handles = Handles::configured(options)?;
+        let o = handles.options.as_ptr();
         let mut err = ErrSlot::new();
         // SAFETY: `o` is a fully set options object, `name` is NUL-terminated and alive
         // during the call, `err` is an out-parameter.
@@ -353,6 +362,237 @@ impl Db {
     }
 }
 
+/// One operation of a write batch for [`Db::write`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchOp<'a> {
+    /// `leveldb_writebatch_put(key, value)`.
+    Put(&'a [u8], &'a [u8]),
+    /// `leveldb_writebatch_delete(key)`.
+    Delete(&'a [u8]),
+}
+
+/// A snapshot of a [`Db`] (`leveldb_create_snapshot`), released on drop.
+#[derive(Debug)]
+pub struct Snapshot<'db> {
+    db: &'db Db,
+    snapshot: NonNull<ffi::LevelDbSnapshotT>,
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the snapshot was created on this open database and is released once.
+        unsafe { ffi::leveldb_release_snapshot(self.db.db.as_ptr(), self.snapshot.as_ptr()) };
+    }
+}
+
+/// Read options for one read, with a snapshot or none; destroyed on drop.
+struct ReadHandle(NonNull<ffi::LevelDbReadOptionsT>);
+
+impl ReadHandle {
+    fn new(verify: bool, snapshot: Option<&Snapshot<'_>>) -> Result<ReadHandle> {
+        // SAFETY: creating an options object has no preconditions.
+        let raw = unsafe { ffi::leveldb_readoptions_create() };
+        let handle = NonNull::new(raw)
+            .map(ReadHandle)
+            .ok_or_else(|| Error::rejected("allocating read options failed"))?;
+        // SAFETY: a live read options object; the setter stores a plain value.
+        unsafe {
+            ffi::leveldb_readoptions_set_verify_checksums(handle.0.as_ptr(), c_uchar::from(verify))
+        };
+        if let Some(s) = snapshot {
+            // SAFETY: the snapshot outlives this handle (both borrow the database, and the
+            // handle is dropped inside the call that made it).
+            unsafe {
+                ffi::leveldb_readoptions_set_snapshot(handle.0.as_ptr(), s.snapshot.as_ptr())
+            };
+        }
+        Ok(handle)
+    }
+}
+
+impl Drop for ReadHandle {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, destroyed once, after every use.
+        unsafe { ffi::leveldb_readoptions_destroy(self.0.as_ptr()) };
+    }
+}
+
+/// Copies `len` bytes LevelDB points at.
+///
+/// # Safety
+/// `ptr` must point at `len` readable bytes (or `len` be 0).
+unsafe fn copy_out(ptr: *const core::ffi::c_char, len: usize) -> Vec<u8> {
+    if len == 0 || ptr.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: the caller's contract.
+    unsafe { core::slice::from_raw_parts(ptr.cast::<u8>(), len) }.to_vec()
+}
+
+impl Db {
+    /// `leveldb_write` of one batch holding `ops` in order.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status.
+    pub fn write(&self, ops: &[BatchOp<'_>]) -> Result<()> {
+        // SAFETY: creating a batch has no preconditions.
+        let batch = unsafe { ffi::leveldb_writebatch_create() };
+        if batch.is_null() {
+            return Err(Error::rejected("allocating a write batch failed"));
+        }
+        for op in ops {
+            match *op {
+                // SAFETY: `batch` is live; the batch copies key and value.
+                BatchOp::Put(k, v) => unsafe {
+                    ffi::leveldb_writebatch_put(
+                        batch,
+                        k.as_ptr().cast(),
+                        k.len(),
+                        v.as_ptr().cast(),
+                        v.len(),
+                    );
+                },
+                // SAFETY: as above.
+                BatchOp::Delete(k) => unsafe {
+                    ffi::leveldb_writebatch_delete(batch, k.as_ptr().cast(), k.len());
+                },
+            }
+        }
+        let mut err = ErrSlot::new();
+        // SAFETY: `db`, `write` and `batch` are live; `err` is an out-parameter.
+        unsafe {
+            ffi::leveldb_write(
+                self.db.as_ptr(),
+                self.handles.write.as_ptr(),
+                batch,
+                err.as_out(),
+            )
+        };
+        // SAFETY: the batch is not used after this.
+        unsafe { ffi::leveldb_writebatch_destroy(batch) };
+        let failed = !err.is_empty();
+        check(err, failed)
+    }
+
+    /// `leveldb_create_snapshot`: reads through it see the database as it is now.
+    pub fn snapshot(&self) -> Snapshot<'_> {
+        // SAFETY: `db` is live.
+        let raw = unsafe { ffi::leveldb_create_snapshot(self.db.as_ptr()) };
+        // LevelDB allocates snapshots with `new`, which never returns null.
+        let snapshot = NonNull::new(raw.cast_mut()).expect("LevelDB returned a null snapshot");
+        Snapshot { db: self, snapshot }
+    }
+
+    /// `leveldb_get` through `snapshot` (or the latest state with `None`).
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status (not-found is `Ok(None)`).
+    pub fn get_at(&self, key: &[u8], snapshot: Option<&Snapshot<'_>>) -> Result<Option<Vec<u8>>> {
+        let read = ReadHandle::new(true, snapshot)?;
+        let mut err = ErrSlot::new();
+        let mut len = 0usize;
+        // SAFETY: `db` and `read` are live; `key` outlives the call; `len` and `err` are
+        // out-parameters.
+        let value = unsafe {
+            ffi::leveldb_get(
+                self.db.as_ptr(),
+                read.0.as_ptr(),
+                key.as_ptr().cast(),
+                key.len(),
+                &mut len,
+                err.as_out(),
+            )
+        };
+        let failed = !err.is_empty();
+        check(err, failed)?;
+        if value.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: a non-null result is a malloc'd buffer of `len` bytes owned by us.
+        let bytes = unsafe { copy_out(value, len) };
+        // SAFETY: the buffer came from the C API's malloc and is not used after this.
+        unsafe { ffi::leveldb_free(value.cast()) };
+        Ok(Some(bytes))
+    }
+
+    /// Every key and value through `snapshot` (or the latest state), by a LevelDB iterator
+    /// walking forward (or backward with `reverse`, the result then in descending order).
+    ///
+    /// # Errors
+    ///
+    /// The iterator's status.
+    pub fn scan(
+        &self,
+        snapshot: Option<&Snapshot<'_>>,
+        reverse: bool,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let read = ReadHandle::new(true, snapshot)?;
+        // SAFETY: `db` and `read` are live.
+        let iter = unsafe { ffi::leveldb_create_iterator(self.db.as_ptr(), read.0.as_ptr()) };
+        if iter.is_null() {
+            return Err(Error::rejected("LevelDB returned a null iterator"));
+        }
+        let mut out = Vec::new();
+        if reverse {
+            // SAFETY: `iter` is live until destroyed below.
+            unsafe { ffi::leveldb_iter_seek_to_last(iter) };
+        } else {
+            // SAFETY: as above.
+            unsafe { ffi::leveldb_iter_seek_to_first(iter) };
+        }
+        // SAFETY: as above.
+        while unsafe { ffi::leveldb_iter_valid(iter) } != 0 {
+            let (mut kl, mut vl) = (0usize, 0usize);
+            // SAFETY: `iter` is live and valid; `kl` is an out-parameter.
+            let key = unsafe { ffi::leveldb_iter_key(iter, &mut kl) };
+            // SAFETY: a valid iterator's key points at `kl` bytes until it moves.
+            let key = unsafe { copy_out(key, kl) };
+            // SAFETY: as for the key.
+            let value = unsafe { ffi::leveldb_iter_value(iter, &mut vl) };
+            // SAFETY: as for the key.
+            let value = unsafe { copy_out(value, vl) };
+            out.push((key, value));
+            if reverse {
+                // SAFETY: `iter` is live and valid.
+                unsafe { ffi::leveldb_iter_prev(iter) };
+            } else {
+                // SAFETY: as above.
+                unsafe { ffi::leveldb_iter_next(iter) };
+            }
+        }
+        let mut err = ErrSlot::new();
+        // SAFETY: `iter` is live; `err` is an out-parameter.
+        unsafe { ffi::leveldb_iter_get_error(iter, err.as_out()) };
+        // SAFETY: destroyed once, not used after.
+        unsafe { ffi::leveldb_iter_destroy(iter) };
+        let failed = !err.is_empty();
+        check(err, failed)?;
+        Ok(out)
+    }
+}
+
+/// `leveldb_repair_db(options, path)`: LevelDB's `RepairDB`, which rewrites the directory.
+///
+/// # Errors
+///
+/// LevelDB's status; [`Error::Rejected`] for a path that is not UTF-8 or holds a NUL.
+pub fn repair(path: &Path, options: &DbOptions) -> Result<()> {
+    ffi::ensure_available();
+    let name = path
+        .to_str()
+        .ok_or_else(|| Error::rejected("database path is not UTF-8"))
+        .and_then(|p| CString::new(p).map_err(|_| Error::rejected("path contains NUL")))?;
+    let handles = Handles::configured(options)?;
+    let mut err = ErrSlot::new();
+    // SAFETY: the options object is fully set and alive during the call; `name` is
+    // NUL-terminated; `err` is an out-parameter.
+    unsafe { ffi::leveldb_repair_db(handles.options.as_ptr(), name.as_ptr(), err.as_out()) };
+    let failed = !err.is_empty();
+    check(err, failed)
+}
+
 impl Drop for Db {
     fn drop(&mut self) {
         // SAFETY: `db` is an open database, closed once, here; `handles` is dropped after.
@@ -371,4 +611,113 @@ pub fn version() -> Option<(i32, i32)> {
     // SAFETY: no preconditions.
     let minor = unsafe { ffi::leveldb_minor_version() };
     Some((major, minor))
+}
+
+/// A small deterministic generator (SplitMix64) for reproducible random histories.
+#[derive(Debug, Clone)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+
+    /// True with probability `1 / n`.
+    pub fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+}
+
+/// A key of a random history: mostly `kNNNN` over `keys` keys, sometimes the empty key or
+/// bytes 0x00 and 0xff, so the order's edges are exercised.
+pub fn history_key(rng: &mut SplitMix, keys: u64) -> Vec<u8> {
+    match rng.below(40) {
+        0 => Vec::new(),
+        1 => vec![0xff, 0x00, rng.below(4) as u8],
+        2 => vec![0x00; 1 + rng.below(3) as usize],
+        _ => format!("k{:05}", rng.below(keys)).into_bytes(),
+    }
+}
+
+/// A value of a random history: 0 to `max` bytes, made from the generator.
+pub fn history_value(rng: &mut SplitMix, max: u64) -> Vec<u8> {
+    let len = rng.below(max + 1) as usize;
+    let seed = rng.next_u64();
+    (0..len)
+        .map(|i| (seed >> (i % 8 * 8)) as u8 ^ i as u8)
+        .collect()
+}
+
+/// Writes a random history of puts, deletes and batches to the database at `path` (made
+/// if missing), printing the number of operations written after each write to stdout, for
+/// a parent process to kill it at a random point. Runs `writes` writes, then returns.
+///
+/// # Errors
+///
+/// LevelDB's status.
+pub fn random_writer(path: &Path, seed: u64, writes: u64) -> Result<()> {
+    use std::io::Write as _;
+    let mut rng = SplitMix(seed);
+    let options = DbOptions {
+        write_buffer_size: 64 << 10,
+        max_file_size: 1 << 20,
+        block_size: 1024,
+        bloom_bits_per_key: if rng.one_in(2) { 10 } else { 0 },
+        compression: if rng.one_in(2) {
+            Compression::None
+        } else {
+            Compression::Snappy
+        },
+        ..DbOptions::default()
+    };
+    let db = Db::open(path, &options)?;
+    let keys = 50 + rng.below(2000);
+    let mut ops = 0u64;
+    let stdout = std::io::stdout();
+    for _ in 0..writes {
+        match rng.below(10) {
+            0..=5 => {
+                let (k, v) = (history_key(&mut rng, keys), history_value(&mut rng, 3000));
+                db.put(&k, &v)?;
+                ops += 1;
+            }
+            6 | 7 => {
+                db.delete(&history_key(&mut rng, keys))?;
+                ops += 1;
+            }
+            _ => {
+                let n = 1 + rng.below(20);
+                let mut owned = Vec::new();
+                for _ in 0..n {
+                    let k = history_key(&mut rng, keys);
+                    let v = rng.one_in(3).then(|| history_value(&mut rng, 500));
+                    owned.push((k, v));
+                }
+                let batch: Vec<BatchOp<'_>> = owned
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Some(v) => BatchOp::Put(k, v),
+                        None => BatchOp::Delete(k),
+                    })
+                    .collect();
+                db.write(&batch)?;
+                ops += n;
+            }
+        }
+        let mut out = stdout.lock();
+        // The parent may have stopped reading; the write's failure is of no interest.
+        let _ = writeln!(out, "{ops}");
+        let _ = out.flush();
+    }
+    Ok(())
 }

@@ -304,3 +304,48 @@ foreign! {
     fn leveldb_writeoptions_destroy(options: *mut LevelDbWriteOptionsT);
     fn leveldb_writeoptions_set_sync(options: *mut LevelDbWriteOptionsT, v: c_uchar);
 }
+
+opaque!(LevelDbWriteBatchT, LevelDbSnapshotT, LevelDbIteratorT,);
+
+foreign! {
+    fn leveldb_write(
+        db: *mut LevelDbT,
+        options: *const LevelDbWriteOptionsT,
+        batch: *mut LevelDbWriteBatchT,
+        errptr: *mut *mut c_char,
+    );
+    fn leveldb_writebatch_create() -> *mut LevelDbWriteBatchT;
+    fn leveldb_writebatch_destroy(batch: *mut LevelDbWriteBatchT);
+    fn leveldb_writebatch_put(
+        batch: *mut LevelDbWriteBatchT,
+        key: *const c_char,
+        klen: usize,
+        val: *const c_char,
+        vlen: usize,
+    );
+    fn leveldb_writebatch_delete(batch: *mut LevelDbWriteBatchT, key: *const c_char, klen: usize);
+    fn leveldb_create_snapshot(db: *mut LevelDbT) -> *const LevelDbSnapshotT;
+    fn leveldb_release_snapshot(db: *mut LevelDbT, snapshot: *const LevelDbSnapshotT);
+    fn leveldb_readoptions_set_snapshot(
+        options: *mut LevelDbReadOptionsT,
+        snapshot: *const LevelDbSnapshotT,
+    );
+    fn leveldb_create_iterator(
+        db: *mut LevelDbT,
+        options: *const LevelDbReadOptionsT,
+    ) -> *mut LevelDbIteratorT;
+    fn leveldb_iter_destroy(iter: *mut LevelDbIteratorT);
+    fn leveldb_iter_valid(iter: *const LevelDbIteratorT) -> c_uchar;
+    fn leveldb_iter_seek_to_first(iter: *mut LevelDbIteratorT);
+    fn leveldb_iter_seek_to_last(iter: *mut LevelDbIteratorT);
+    fn leveldb_iter_next(iter: *mut LevelDbIteratorT);
+    fn leveldb_iter_prev(iter: *mut LevelDbIteratorT);
+    fn leveldb_iter_key(iter: *const LevelDbIteratorT, klen: *mut usize) -> *const c_char;
+    fn leveldb_iter_value(iter: *const LevelDbIteratorT, vlen: *mut usize) -> *const c_char;
+    fn leveldb_iter_get_error(iter: *const LevelDbIteratorT, errptr: *mut *mut c_char);
+    fn leveldb_repair_db(
+        options: *const LevelDbOptionsT,
+        name: *const c_char,
+        errptr: *mut *mut c_char,
+    );
+}
