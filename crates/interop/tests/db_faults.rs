@@ -1,0 +1,433 @@
+//! `leveltable_db::Db` under faults, against LevelDB 1.23: writers killed with SIGKILL at
+//! random points, a writer running while we read, every bit of a MANIFEST and of a log
+//! flipped, and the errors that name a database's missing or damaged files.
+//!
+//! `LEVELTABLE_DB_KILLS` sets the number of killed writers (default 12).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use leveltable_db::{Db as OurDb, DbOptions as OurOptions, Error as OurError};
+use leveltable_interop::db::{BatchOp, Db, DbOptions, SplitMix, random_writer};
+use leveltable_interop::require_leveldb;
+
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn count(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn scratch_dir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::tempdir_in(shm)
+    {
+        return dir;
+    }
+    tempfile::tempdir().unwrap()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+fn dir_state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+fn reopen_options() -> DbOptions {
+    DbOptions {
+        create_if_missing: false,
+        ..DbOptions::default()
+    }
+}
+
+/// LevelDB's view of a copy of `dir`, or its error.
+fn leveldb_view(
+    dir: &Path,
+    work: &Path,
+    tag: &str,
+) -> Result<(Pairs, Vec<(Vec<u8>, Option<Vec<u8>>)>), String> {
+    let copy = work.join(format!("leveldb-{tag}"));
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(dir, &copy);
+    let db = Db::open(&copy, &reopen_options()).map_err(|e| e.to_string())?;
+    let pairs = db.scan(None, false).map_err(|e| e.to_string())?;
+    let probes = ["", "a", "k00001", "k00007", "zz"]
+        .iter()
+        .map(|k| (k.as_bytes().to_vec(), db.get(k.as_bytes()).unwrap()))
+        .collect();
+    Ok((pairs, probes))
+}
+
+/// The writer child: the example binary beside the test's, or this test binary itself.
+fn writer_command(dir: &Path, seed: u64, writes: u64) -> Command {
+    let exe = std::env::current_exe().unwrap();
+    let example = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("examples").join("db_writer"));
+    match example.filter(|p| p.is_file()) {
+        Some(example) => {
+            let mut c = Command::new(example);
+            c.arg(dir).arg(seed.to_string()).arg(writes.to_string());
+            c
+        }
+        None => {
+            let mut c = Command::new(exe);
+            c.args([
+                "--exact",
+                "writer_child",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ]);
+            c.env(
+                "LEVELTABLE_DB_WRITER",
+                format!("{}|{seed}|{writes}", dir.display()),
+            );
+            c
+        }
+    }
+}
+
+/// Runs as the writer when this binary is its own child (see `writer_command`).
+#[test]
+fn writer_child() {
+    let Ok(spec) = std::env::var("LEVELTABLE_DB_WRITER") else {
+        return;
+    };
+    let mut parts = spec.split('|');
+    let dir = PathBuf::from(parts.next().unwrap());
+    let seed = parts.next().unwrap().parse().unwrap();
+    let writes = parts.next().unwrap().parse().unwrap();
+    random_writer(&dir, seed, writes).unwrap();
+}
+
+#[test]
+fn killed_writers_leave_what_leveldb_recovers() {
+    if !require_leveldb() {
+        return;
+    }
+    let kills = count("LEVELTABLE_DB_KILLS", 12);
+    let mut seen = 0;
+    for i in 0..kills {
+        let seed = 0xdead_0000 + i;
+        let mut rng = SplitMix(seed);
+        let work = scratch_dir();
+        let dir = work.path().join("db");
+        let target = 1 + rng.below(3000);
+        let mut child = writer_command(&dir, seed, 100_000)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            if line.trim().parse::<u64>().is_ok_and(|n| n >= target) {
+                break;
+            }
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let ctx = format!("writer {seed} killed after {target} operations");
+        if !dir.join("CURRENT").exists() {
+            continue;
+        }
+        let before = dir_state(&dir);
+        let ours =
+            OurDb::open(&dir, OurOptions::default()).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        let got: Pairs = ours.iter().collect::<Result<_, _>>().unwrap();
+        let (expected, probes) = leveldb_view(&dir, work.path(), "kill").unwrap();
+        assert_eq!(got, expected, "{ctx}");
+        seen += got.len();
+        for (k, v) in probes {
+            assert_eq!(ours.get(&k).unwrap(), v, "{ctx}: get {k:?}");
+        }
+        ours.verify().unwrap();
+        drop(ours);
+        assert!(
+            dir_state(&dir) == before,
+            "{ctx}: our reads changed the directory"
+        );
+    }
+}
+
+/// While LevelDB rewrites every key in each batch, flushing and compacting, every view we
+/// open holds one batch's values for all keys: consistent, never mixed, and never an error
+/// other than a table deleted since the open.
+#[test]
+fn reading_while_leveldb_writes() {
+    if !require_leveldb() {
+        return;
+    }
+    let work = scratch_dir();
+    let path = work.path().join("db");
+    let options = DbOptions {
+        write_buffer_size: 64 << 10,
+        ..DbOptions::default()
+    };
+    let db = Db::open(&path, &options).unwrap();
+    let keys: Vec<Vec<u8>> = (0..200)
+        .map(|i| format!("key{i:04}").into_bytes())
+        .collect();
+    let write_round = |round: u64| {
+        let value = format!("{round:08}").repeat(8).into_bytes();
+        let batch: Vec<BatchOp<'_>> = keys.iter().map(|k| BatchOp::Put(k, &value)).collect();
+        db.write(&batch).unwrap();
+    };
+    write_round(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for round in 1..400 {
+                write_round(round);
+            }
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        let mut views = 0;
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) || views == 0 {
+            let result = OurDb::open(&path, OurOptions::default())
+                .and_then(|ours| ours.iter().collect::<Result<Pairs, _>>());
+            match result {
+                Ok(pairs) => {
+                    assert_eq!(pairs.len(), keys.len());
+                    assert!(
+                        pairs.iter().all(|(_, v)| *v == pairs[0].1),
+                        "a view mixed two batches"
+                    );
+                    views += 1;
+                }
+                Err(OurError::MissingFile { .. }) => {}
+                Err(e) => panic!("reading a live database: {e}"),
+            }
+        }
+    });
+}
+
+/// A small database made by LevelDB: its MANIFEST, one table and a log.
+fn small_database(work: &Path) -> PathBuf {
+    let path = work.join("small");
+    {
+        let db = Db::open(&path, &DbOptions::default()).unwrap();
+        db.put(b"k00001", b"one").unwrap();
+        db.put(b"k00007", b"seven").unwrap();
+        db.compact_range(None, None);
+        db.delete(b"k00001").unwrap();
+        db.write(&[BatchOp::Put(b"a", b"x"), BatchOp::Put(b"zz", b"y")])
+            .unwrap();
+    }
+    path
+}
+
+fn file_named(dir: &Path, pred: impl Fn(&str) -> bool) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| pred(&p.file_name().unwrap().to_string_lossy()))
+        .unwrap()
+}
+
+/// Flipping each bit of `target(dir)`: our open fails, or gives LevelDB's view.
+fn flip_every_bit(target: impl Fn(&Path) -> PathBuf, what: &str, refusals: bool) {
+    let work = scratch_dir();
+    let original = small_database(work.path());
+    let len = std::fs::metadata(target(&original)).unwrap().len() as usize;
+    let unflipped: Pairs = OurDb::open(&original, OurOptions::default())
+        .unwrap()
+        .iter()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let (mut agreed, mut refused, mut changed) = (0, 0, 0);
+    for bit in 0..len * 8 {
+        let dir = work.path().join("flipped");
+        let _ = std::fs::remove_dir_all(&dir);
+        copy_dir(&original, &dir);
+        let file = target(&dir);
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[bit / 8] ^= 1 << (bit % 8);
+        std::fs::write(&file, &bytes).unwrap();
+        let ours = OurDb::open(&dir, OurOptions::default())
+            .and_then(|db| db.iter().collect::<Result<Pairs, _>>().map(|p| (db, p)));
+        match ours {
+            Err(_) => refused += 1,
+            Ok((db, pairs)) => {
+                let (expected, probes) = leveldb_view(&dir, work.path(), "flip")
+                    .unwrap_or_else(|e| panic!("{what} bit {bit}: we opened, LevelDB failed: {e}"));
+                assert_eq!(pairs, expected, "{what} bit {bit}");
+                changed += usize::from(pairs != unflipped);
+                for (k, v) in probes {
+                    assert_eq!(db.get(&k).unwrap(), v, "{what} bit {bit}: get {k:?}");
+                }
+                agreed += 1;
+            }
+        }
+    }
+    // A MANIFEST's corruption fails the open; a log's loses records, as LevelDB's does
+    // without paranoid checks.
+    assert!(
+        agreed > 0 && (refused > 0) == refusals,
+        "{what}: {agreed} agreed, {refused} refused"
+    );
+    assert!(refusals || changed > 0, "{what}: no flip changed the view");
+}
+
+#[test]
+fn every_bit_of_a_manifest_flipped() {
+    if !require_leveldb() {
+        return;
+    }
+    flip_every_bit(
+        |d| file_named(d, |n| n.starts_with("MANIFEST-")),
+        "MANIFEST",
+        true,
+    );
+}
+
+#[test]
+fn every_bit_of_a_log_flipped() {
+    if !require_leveldb() {
+        return;
+    }
+    flip_every_bit(|d| file_named(d, |n| n.ends_with(".log")), "log", false);
+}
+
+#[test]
+fn errors_name_the_file() {
+    if !require_leveldb() {
+        return;
+    }
+    let work = scratch_dir();
+    let original = small_database(work.path());
+    let fresh = |name: &str| {
+        let dir = work.path().join(name);
+        copy_dir(&original, &dir);
+        dir
+    };
+    let message = |dir: &Path| {
+        OurDb::open(dir, OurOptions::default())
+            .unwrap_err()
+            .to_string()
+    };
+
+    let dir = fresh("no-current");
+    std::fs::remove_file(dir.join("CURRENT")).unwrap();
+    assert!(
+        message(&dir).starts_with("db: CURRENT: missing: "),
+        "{}",
+        message(&dir)
+    );
+
+    let dir = fresh("no-manifest");
+    let manifest = file_named(&dir, |n| n.starts_with("MANIFEST-"));
+    let manifest_name = manifest.file_name().unwrap().to_string_lossy().into_owned();
+    std::fs::remove_file(&manifest).unwrap();
+    assert_eq!(
+        message(&dir),
+        format!(
+            "db: {manifest_name}: missing: CURRENT names it (CURRENT points to a non-existent file)"
+        )
+    );
+
+    let dir = fresh("bad-manifest");
+    let manifest = dir.join(&manifest_name);
+    let mut bytes = std::fs::read(&manifest).unwrap();
+    bytes[10] ^= 0x40;
+    std::fs::write(&manifest, &bytes).unwrap();
+    let m = message(&dir);
+    assert!(
+        m.starts_with(&format!(
+            "db: {manifest_name}: corrupt record (checksum mismatch"
+        )),
+        "{m}"
+    );
+
+    let dir = fresh("no-table");
+    let table = file_named(&dir, |n| n.ends_with(".ldb"));
+    let table_name = table.file_name().unwrap().to_string_lossy().into_owned();
+    std::fs::remove_file(&table).unwrap();
+    assert_eq!(
+        message(&dir),
+        format!("db: {table_name}: missing: {manifest_name} lists it (1 table file missing)")
+    );
+
+    let dir = fresh("bad-current");
+    std::fs::write(dir.join("CURRENT"), manifest_name.as_bytes()).unwrap();
+    assert_eq!(
+        message(&dir),
+        "db: CURRENT: corrupt CURRENT file (does not end with newline) at offset 0"
+    );
+
+    // A table deleted after the open: the read that needs it names it and says to reopen.
+    let dir = fresh("deleted-later");
+    let ours = OurDb::open(&dir, OurOptions::default()).unwrap();
+    std::fs::remove_file(dir.join(&table_name)).unwrap();
+    let e = ours.get(b"k00007").unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!(
+            "db: {table_name}: missing: deleted since the database was opened"
+        )),
+        "{e}"
+    );
+    assert!(e.ends_with("reopen the database"), "{e}");
+    assert!(ours.iter().any(|r| r.is_err()));
+}
+
+#[test]
+fn another_comparator_is_refused_by_name() {
+    if !require_leveldb() {
+        return;
+    }
+    use leveltable_table::Comparator;
+    use std::cmp::Ordering;
+    use std::sync::Arc;
+
+    /// Bytewise under another name, as an application's comparator would be.
+    struct Renamed;
+    impl Comparator for Renamed {
+        fn name(&self) -> &str {
+            "app.Reverse"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+            b.cmp(a)
+        }
+        fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
+        fn find_short_successor(&self, _: &mut Vec<u8>) {}
+    }
+    let work = scratch_dir();
+    let original = small_database(work.path());
+    let e = OurDb::open(
+        &original,
+        OurOptions::default().comparator(Arc::new(Renamed)),
+    )
+    .unwrap_err();
+    let manifest = file_named(&original, |n| n.starts_with("MANIFEST-"));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "db: {}: the database uses comparator leveldb.BytewiseComparator, not app.Reverse; \
+             open it with a Comparator named leveldb.BytewiseComparator in DbOptions",
+            manifest.file_name().unwrap().to_string_lossy()
+        )
+    );
+}
