@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use leveltable_db::{Db as OurDb, DbOptions as OurOptions, Error as OurError};
-use leveltable_interop::db::{BatchOp, Db, DbOptions, SplitMix, random_writer};
+use leveltable_interop::db::{BatchOp, Db, DbOptions, SplitMix, random_writer, repair};
 use leveltable_interop::require_leveldb;
 
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
@@ -63,16 +63,32 @@ fn reopen_options() -> DbOptions {
 }
 
 /// LevelDB's view of a copy of `dir`, or its error.
-fn leveldb_view(
+fn leveldb_view(dir: &Path, work: &Path, tag: &str) -> Result<(Pairs, Probes), String> {
+    leveldb_view_with(dir, work, tag, &reopen_options(), false)
+}
+
+type Probes = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+/// LevelDB's view of a copy of `dir` opened with `options`, after `RepairDB` if `repaired`.
+fn leveldb_view_with(
     dir: &Path,
     work: &Path,
     tag: &str,
-) -> Result<(Pairs, Vec<(Vec<u8>, Option<Vec<u8>>)>), String> {
+    options: &DbOptions,
+    repaired: bool,
+) -> Result<(Pairs, Probes), String> {
     let copy = work.join(format!("leveldb-{tag}"));
     let _ = std::fs::remove_dir_all(&copy);
     copy_dir(dir, &copy);
-    let db = Db::open(&copy, &reopen_options()).map_err(|e| e.to_string())?;
+    if repaired {
+        repair(&copy, options).map_err(|e| e.to_string())?;
+    }
+    let db = Db::open(&copy, options).map_err(|e| e.to_string())?;
     let pairs = db.scan(None, false).map_err(|e| e.to_string())?;
+    if repaired {
+        // Gets after a repair answer by sequence only once level 0 is compacted.
+        db.compact_range(None, None);
+    }
     let probes = ["", "a", "k00001", "k00007", "zz"]
         .iter()
         .map(|k| (k.as_bytes().to_vec(), db.get(k.as_bytes()).unwrap()))
@@ -166,11 +182,24 @@ fn killed_writers_leave_what_leveldb_recovers() {
         }
         ours.verify().unwrap();
         drop(ours);
+        let salvaged = OurDb::salvage(&dir, OurOptions::default()).unwrap();
+        let got: Pairs = salvaged.iter().collect::<Result<_, _>>().unwrap();
+        let (expected, probes) =
+            leveldb_view_with(&dir, work.path(), "repair", &reopen_options(), true).unwrap();
+        assert_eq!(got, expected, "{ctx}: salvage vs RepairDB");
+        for (k, v) in probes {
+            assert_eq!(salvaged.get(&k).unwrap(), v, "{ctx}: salvage get {k:?}");
+        }
+        drop(salvaged);
         assert!(
             dir_state(&dir) == before,
             "{ctx}: our reads changed the directory"
         );
     }
+    assert!(
+        kills == 0 || seen > 0,
+        "the writers left nothing to compare"
+    );
 }
 
 /// While LevelDB rewrites every key in each batch, flushing and compacting, every view we
@@ -249,7 +278,7 @@ fn file_named(dir: &Path, pred: impl Fn(&str) -> bool) -> PathBuf {
 }
 
 /// Flipping each bit of `target(dir)`: our open fails, or gives LevelDB's view.
-fn flip_every_bit(target: impl Fn(&Path) -> PathBuf, what: &str, refusals: bool) {
+fn flip_every_bit(target: impl Fn(&Path) -> PathBuf, what: &str, refusals: bool, paranoid: bool) {
     let work = scratch_dir();
     let original = small_database(work.path());
     let len = std::fs::metadata(target(&original)).unwrap().len() as usize;
@@ -267,13 +296,19 @@ fn flip_every_bit(target: impl Fn(&Path) -> PathBuf, what: &str, refusals: bool)
         let mut bytes = std::fs::read(&file).unwrap();
         bytes[bit / 8] ^= 1 << (bit % 8);
         std::fs::write(&file, &bytes).unwrap();
-        let ours = OurDb::open(&dir, OurOptions::default())
+        let ours = OurDb::open(&dir, OurOptions::default().paranoid_checks(paranoid))
             .and_then(|db| db.iter().collect::<Result<Pairs, _>>().map(|p| (db, p)));
         match ours {
             Err(_) => refused += 1,
             Ok((db, pairs)) => {
-                let (expected, probes) = leveldb_view(&dir, work.path(), "flip")
-                    .unwrap_or_else(|e| panic!("{what} bit {bit}: we opened, LevelDB failed: {e}"));
+                let options = DbOptions {
+                    paranoid_checks: paranoid,
+                    ..reopen_options()
+                };
+                let (expected, probes) =
+                    leveldb_view_with(&dir, work.path(), "flip", &options, false).unwrap_or_else(
+                        |e| panic!("{what} bit {bit}: we opened, LevelDB failed: {e}"),
+                    );
                 assert_eq!(pairs, expected, "{what} bit {bit}");
                 changed += usize::from(pairs != unflipped);
                 for (k, v) in probes {
@@ -301,6 +336,7 @@ fn every_bit_of_a_manifest_flipped() {
         |d| file_named(d, |n| n.starts_with("MANIFEST-")),
         "MANIFEST",
         true,
+        false,
     );
 }
 
@@ -309,7 +345,18 @@ fn every_bit_of_a_log_flipped() {
     if !require_leveldb() {
         return;
     }
-    flip_every_bit(|d| file_named(d, |n| n.ends_with(".log")), "log", false);
+    flip_every_bit(
+        |d| file_named(d, |n| n.ends_with(".log")),
+        "log",
+        false,
+        false,
+    );
+    flip_every_bit(
+        |d| file_named(d, |n| n.ends_with(".log")),
+        "paranoid log",
+        true,
+        true,
+    );
 }
 
 #[test]
