@@ -195,12 +195,14 @@ mod tests {
 
     #[test]
     fn edits_apply_in_order() {
-        let mut add = VersionEdit::default();
-        add.new_files = vec![
-            (0, file(5, b"m", b"z")),
-            (0, file(6, b"a", b"c")),
-            (1, file(7, b"a", b"b")),
-        ];
+        let add = VersionEdit {
+            new_files: vec![
+                (0, file(5, b"m", b"z")),
+                (0, file(6, b"a", b"c")),
+                (1, file(7, b"a", b"b")),
+            ],
+            ..VersionEdit::default()
+        };
         let mut change = VersionEdit {
             log_number: Some(8),
             last_sequence: Some(90),
@@ -208,8 +210,10 @@ mod tests {
         };
         change.deleted_files.insert((1, 7));
         change.deleted_files.insert((0, 5));
-        let mut back = VersionEdit::default();
-        back.new_files = vec![(0, file(5, b"m", b"z"))];
+        let back = VersionEdit {
+            new_files: vec![(0, file(5, b"m", b"z"))],
+            ..VersionEdit::default()
+        };
         let m = replay(&manifest(&[base(), add, change, back])).unwrap();
         let numbers: Vec<Vec<u64>> = m
             .levels
@@ -271,8 +275,10 @@ mod tests {
 
     #[test]
     fn every_bit_flip_is_an_error_or_the_same_answer() {
-        let mut add = VersionEdit::default();
-        add.new_files = vec![(2, file(5, b"a", b"k"))];
+        let add = VersionEdit {
+            new_files: vec![(2, file(5, b"a", b"k"))],
+            ..VersionEdit::default()
+        };
         let bytes = manifest(&[base(), add]);
         let good = replay(&bytes).unwrap();
         for bit in 0..bytes.len() * 8 {
