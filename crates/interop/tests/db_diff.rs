@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
-use leveltable_db::{Db as OurDb, DbOptions as OurOptions};
+use leveltable_db::{Db as OurDb, DbOptions as OurOptions, VersionStatus};
 use leveltable_interop::db::{
     BatchOp, Db, DbOptions, Snapshot, SplitMix, history_key, history_value, repair,
 };
@@ -239,8 +239,10 @@ fn compare_closed(
     ctx: &str,
 ) {
     let before = dir_state(path);
-    let ours =
-        OurDb::open(path, OurOptions::default()).unwrap_or_else(|e| panic!("{ctx}: open: {e}"));
+    // Few open tables at times, so tables are evicted and reopened mid-iteration.
+    let max_open = [1, 2, 990][rng.below(3) as usize];
+    let ours = OurDb::open(path, OurOptions::default().max_open_tables(max_open))
+        .unwrap_or_else(|e| panic!("{ctx}: open: {e}"));
     let copy = work.join(format!("copy{}", rng.next_u64()));
     copy_dir(path, &copy);
     let reopen = DbOptions {
@@ -253,7 +255,47 @@ fn compare_closed(
     }
     ours.verify()
         .unwrap_or_else(|e| panic!("{ctx}: verify: {e}"));
-    let _: Vec<_> = ours.versions().collect::<Result<_, _>>().unwrap();
+    assert!(
+        ours.open_tables() <= max_open,
+        "{ctx}: too many open tables"
+    );
+    // The live versions are what iteration shows; every user key's first version is the
+    // newest, and sequence numbers never exceed the last one.
+    let versions: Vec<_> = ours.versions().collect::<Result<_, _>>().unwrap();
+    let live: Pairs = versions
+        .iter()
+        .filter(|v| v.status == VersionStatus::Live)
+        .map(|v| (v.user_key.clone(), v.value.clone()))
+        .collect();
+    assert_eq!(live, ours_all(&ours).unwrap(), "{ctx}: live versions");
+    assert!(
+        versions.iter().all(|v| v.sequence <= ours.snapshot()),
+        "{ctx}"
+    );
+    for w in versions.windows(2) {
+        if w[0].user_key == w[1].user_key {
+            assert!(
+                w[0].sequence > w[1].sequence,
+                "{ctx}: versions out of order"
+            );
+            assert_eq!(w[1].status, VersionStatus::Shadowed, "{ctx}");
+        }
+    }
+    // Sizes: the whole key space holds every table's bytes, approximately; an empty range
+    // none.
+    let tables: u64 = ours
+        .properties()
+        .levels
+        .iter()
+        .flatten()
+        .map(|t| t.size)
+        .sum();
+    let all = ours.approximate_size(b"", &[0xff; 8]).unwrap();
+    assert!(
+        all <= tables && all + 4096 * 8 >= tables / 2,
+        "{ctx}: {all} of {tables}"
+    );
+    assert_eq!(ours.approximate_size(b"k1", b"k1").unwrap(), 0, "{ctx}");
     drop(ours);
     assert!(
         dir_state(path) == before,
