@@ -12,6 +12,9 @@ use leveltable_db::{Db, DbOptions, Error, VersionStatus};
 use leveltable_table::TableBuilder;
 use proptest::prelude::*;
 
+/// An internal key and its value.
+type Entry = (Vec<u8>, Vec<u8>);
+
 /// One write: (user key, value or deletion).
 type Op = (Vec<u8>, Option<Vec<u8>>);
 
@@ -80,7 +83,7 @@ fn build(dir: &std::path::Path, ops: &[Op], cuts: [usize; 3]) {
     let mut start = 0;
     for (level, end) in [(2usize, cuts[0]), (1, cuts[1])] {
         // Non-overlapping files: split the segment's entries by user key.
-        let mut by_key: BTreeMap<Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>> = BTreeMap::new();
+        let mut by_key: BTreeMap<Vec<u8>, Vec<Entry>> = BTreeMap::new();
         for i in start..end {
             by_key
                 .entry(ops[i].0.clone())
