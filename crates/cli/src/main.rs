@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::cmd::{audit, build, dump, get, stats, verify};
+use crate::cmd::{audit, build, db, dump, get, stats, verify};
 use crate::output::Output;
 
 /// Build, read and check LevelDB-compatible sorted string tables (.ldb, .sst).
@@ -40,6 +40,7 @@ enum Command {
     Verify(verify::Args),
     Stats(stats::Args),
     Audit(audit::Args),
+    Db(db::Args),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +59,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args, &mut output),
         Command::Stats(args) => stats::run(args, &mut output),
         Command::Audit(args) => audit::run(args),
+        Command::Db(args) => db::run(args, &mut output),
     };
     match result.and_then(|outcome| output.flush().map(|()| outcome)) {
         Ok(outcome) => outcome.exit_code(),

@@ -78,6 +78,12 @@ impl DbBuilder {
         self.part.entries()
     }
 
+    /// The hidden directory beside the database where the files are staged until the
+    /// commit (for a program that removes it when interrupted by a signal).
+    pub fn staging(&self) -> &Path {
+        self.staging.path()
+    }
+
     /// Builds the last files and commits the database.
     ///
     /// # Errors

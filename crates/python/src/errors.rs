@@ -73,6 +73,7 @@ pub fn db_error(path: &Path, e: leveltable_db::Error) -> PyErr {
     use leveltable_db::Error as E;
     match e {
         E::Table(e) => table_error(path, e),
+        E::TableFile { file, source } => table_error(&file, source),
         E::Io { path, source } => os_error(&path, &source),
         E::InvalidArgument(_) => InvalidArgumentError::new_err(e.to_string()),
         e if e.is_corruption() => CorruptionError::new_err(e.to_string()),

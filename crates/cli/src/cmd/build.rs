@@ -41,6 +41,27 @@ pub struct Args {
     /// Keys and values are hex digits.
     #[arg(long)]
     pub hex: bool,
+    /// The table options.
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// Sort the input first (it is held in memory); duplicate keys are still an error.
+    #[arg(long)]
+    pub sort: bool,
+    /// Replace OUT if it is a regular file. Anything else there (a symbolic link, a FIFO, a
+    /// device) is refused; a link is not followed.
+    #[arg(long)]
+    pub force: bool,
+    /// Print no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Refuse input lines longer than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
+    pub max_line: usize,
+}
+
+/// The options of the tables written, as LevelDB's `Options` carries them.
+#[derive(clap::Args, Debug)]
+pub struct TableArgs {
     /// Target size of a data block before compression, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BLOCK_SIZE)]
     pub block_size: usize,
@@ -74,19 +95,6 @@ pub struct Args {
         value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_BITS_PER_KEY)),
     )]
     pub extra_bits: Option<u32>,
-    /// Sort the input first (it is held in memory); duplicate keys are still an error.
-    #[arg(long)]
-    pub sort: bool,
-    /// Replace OUT if it is a regular file. Anything else there (a symbolic link, a FIFO, a
-    /// device) is refused; a link is not followed.
-    #[arg(long)]
-    pub force: bool,
-    /// Print no summary.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Refuse input lines longer than this many bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
-    pub max_line: usize,
 }
 
 /// `--compression`.
@@ -115,8 +123,9 @@ fn count(n: u32) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-impl Args {
-    fn options(&self) -> BuildOptions {
+impl TableArgs {
+    /// The table options for `TableBuilder`.
+    pub fn options(&self) -> BuildOptions {
         let mut options = BuildOptions::default()
             .block_size(self.block_size)
             .block_restart_interval(count(self.restart_interval))
@@ -144,13 +153,13 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
     check_out(&args.out, args.force)?;
     let input = Input::open(args.input.as_deref())?;
-    clean_up_on_signals()?;
+    clean_up_on_signals(|| {})?;
     // Anything buffered goes out before the progress bar draws over standard error.
     output.flush()?;
     let progress = Progress::new(input.file_len);
     let started = Instant::now();
 
-    let options = args.options();
+    let options = args.table.options();
     let out = &args.out;
     let created = if args.force {
         AtomicTableFile::create(out, options)
@@ -241,7 +250,7 @@ fn dir_sync_warning(out: &Path, e: &io::Error) -> String {
 /// ends as the signal would have ended it. The handler runs on a thread of its own
 /// (signal-hook's iterator), where taking a lock and deleting files is safe; the table
 /// library keeps track of its temporary files and deletes them there.
-fn clean_up_on_signals() -> Result<()> {
+pub fn clean_up_on_signals(extra: impl Fn() + Send + 'static) -> Result<()> {
     #[cfg(unix)]
     {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -253,6 +262,7 @@ fn clean_up_on_signals() -> Result<()> {
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
                 leveltable_table::atomic_file::remove_temporaries();
+                extra();
                 // Restores the default action and raises the signal again, so the shell
                 // sees the process end by it; exit the conventional way if that fails.
                 let _ = signal_hook::low_level::emulate_default_handler(signal);
@@ -330,7 +340,7 @@ fn write_error(out: &Path, e: Error, force: bool) -> CliError {
 }
 
 /// The next input line, with read errors turned into messages.
-fn next_line<'r, R: BufRead>(
+pub fn next_line<'r, R: BufRead>(
     lines: &'r mut LineReader<R>,
     input_name: &str,
 ) -> Result<Option<(u64, &'r [u8])>> {
@@ -381,16 +391,21 @@ impl Builder<'_> {
 }
 
 /// Where the lines come from.
-struct Input {
-    reader: Box<dyn BufRead>,
+pub struct Input {
+    /// The lines.
+    pub reader: Box<dyn BufRead>,
     /// For messages: the path, or `standard input`.
-    name: String,
+    pub name: String,
     /// The size of an input file (for the progress bar); `None` for a stream.
-    file_len: Option<u64>,
+    pub file_len: Option<u64>,
 }
 
 impl Input {
-    fn open(path: Option<&Path>) -> Result<Input> {
+    /// The file at `path`, or standard input for none or `-`.
+    ///
+    /// # Errors
+    /// A message naming a path that cannot be opened or is a directory.
+    pub fn open(path: Option<&Path>) -> Result<Input> {
         let path = match path {
             Some(p) if p != Path::new("-") => p,
             _ => {
@@ -419,14 +434,15 @@ impl Input {
 
 /// A progress bar on standard error, shown only for an input file of known size when
 /// standard error is a terminal.
-struct Progress {
+pub struct Progress {
     bar: Option<ProgressBar>,
     /// Position last shown.
     shown: std::cell::Cell<u64>,
 }
 
 impl Progress {
-    fn new(file_len: Option<u64>) -> Progress {
+    /// A bar for an input of `file_len` bytes, when standard error is a terminal.
+    pub fn new(file_len: Option<u64>) -> Progress {
         let bar = file_len.filter(|_| io::stderr().is_terminal()).map(|len| {
             let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
             let style = ProgressStyle::with_template(
@@ -442,7 +458,8 @@ impl Progress {
         }
     }
 
-    fn update(&self, position: u64) {
+    /// Moves the bar to `position` bytes of input.
+    pub fn update(&self, position: u64) {
         if let Some(bar) = &self.bar {
             if position.saturating_sub(self.shown.get()) >= PROGRESS_STEP {
                 bar.set_position(position);
@@ -451,7 +468,8 @@ impl Progress {
         }
     }
 
-    fn finish(&self) {
+    /// Removes the bar.
+    pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

@@ -62,41 +62,13 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         file: &file,
         internal: internal.as_ref(),
         encoding,
-        output,
         line: Vec::new(),
         gets: 0,
         found: 0,
     };
-    if args.keys.is_empty() {
-        // Keys typed at a terminal get their answers before the next key is read.
-        let interactive = io::stdin().is_terminal();
-        let mut lines = LineReader::new(io::stdin().lock(), DEFAULT_MAX_LINE);
-        loop {
-            if interactive {
-                lookup.output.flush()?;
-            }
-            let (number, line) = match lines.next_line() {
-                Ok(Some(next)) => next,
-                Ok(None) => break,
-                Err(ReadError::Io(e)) => return Err(CliError::stdin(&e)),
-                Err(ReadError::TooLong { line, max }) => {
-                    return Err(CliError::new(format!(
-                        "line {line} of standard input is longer than {max} bytes"
-                    )));
-                }
-            };
-            let key = decode_key(encoding, line)
-                .map_err(|e| CliError::new(format!("line {number} of standard input: {e}")))?;
-            lookup.get(&key)?;
-        }
-    } else {
-        for (i, arg) in args.keys.iter().enumerate() {
-            let key = arg_bytes(arg)
-                .and_then(|bytes| decode_key(encoding, &bytes))
-                .map_err(|e| CliError::new(format!("key argument {}: {e}", i + 1)))?;
-            lookup.get(&key)?;
-        }
-    }
+    for_each_key(&args.keys, encoding, output, |output, key| {
+        lookup.get(output, key)
+    })?;
     let (gets, found) = (lookup.gets, lookup.found);
 
     if args.stats {
@@ -118,11 +90,54 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     })
 }
 
+/// Calls `f` with each key asked for: the arguments, or when there are none, one key per line
+/// of standard input (answered before the next is read when typed at a terminal).
+///
+/// # Errors
+/// A key that does not decode, a failed read, or the first error of `f`.
+pub fn for_each_key(
+    keys: &[OsString],
+    encoding: Encoding,
+    output: &mut Output,
+    mut f: impl FnMut(&mut Output, &[u8]) -> Result<()>,
+) -> Result<()> {
+    if !keys.is_empty() {
+        for (i, arg) in keys.iter().enumerate() {
+            let key = arg_bytes(arg)
+                .and_then(|bytes| decode_key(encoding, &bytes))
+                .map_err(|e| CliError::new(format!("key argument {}: {e}", i + 1)))?;
+            f(output, &key)?;
+        }
+        return Ok(());
+    }
+    // Keys typed at a terminal get their answers before the next key is read.
+    let interactive = io::stdin().is_terminal();
+    let mut lines = LineReader::new(io::stdin().lock(), DEFAULT_MAX_LINE);
+    loop {
+        if interactive {
+            output.flush()?;
+        }
+        let (number, line) = match lines.next_line() {
+            Ok(Some(next)) => next,
+            Ok(None) => return Ok(()),
+            Err(ReadError::Io(e)) => return Err(CliError::stdin(&e)),
+            Err(ReadError::TooLong { line, max }) => {
+                return Err(CliError::new(format!(
+                    "line {line} of standard input is longer than {max} bytes"
+                )));
+            }
+        };
+        let key = decode_key(encoding, line)
+            .map_err(|e| CliError::new(format!("line {number} of standard input: {e}")))?;
+        f(output, &key)?;
+    }
+}
+
 /// Writes `prefix` and `key` as a line on standard error.
 ///
 /// # Errors
 /// A failed write (quiet for a closed pipe).
-fn report(output: &mut Output, prefix: &[u8], key: &[u8], encoding: Encoding) -> Result<()> {
+pub fn report(output: &mut Output, prefix: &[u8], key: &[u8], encoding: Encoding) -> Result<()> {
     let mut message = prefix.to_vec();
     // The key was decoded from the same encoding, so it encodes back.
     let _ = encoding.encode(key, &mut message);
@@ -159,7 +174,6 @@ struct Lookup<'a> {
     /// Set with `--internal`: lookups by user key in a database file.
     internal: Option<&'a InternalTable<File>>,
     encoding: Encoding,
-    output: &'a mut Output,
     /// The output line being made, reused.
     line: Vec<u8>,
     gets: u64,
@@ -167,7 +181,7 @@ struct Lookup<'a> {
 }
 
 impl Lookup<'_> {
-    fn get(&mut self, key: &[u8]) -> Result<()> {
+    fn get(&mut self, output: &mut Output, key: &[u8]) -> Result<()> {
         self.gets += 1;
         let (encoding, line) = (self.encoding, &mut self.line);
         line.clear();
@@ -175,7 +189,7 @@ impl Lookup<'_> {
             Some(table) => match table.get(key).map_err(|e| self.file.db_error(e))? {
                 LookupResult::Value { value, .. } => Some(write_entry(key, &value, encoding, line)),
                 LookupResult::Deleted { .. } => {
-                    return report(self.output, b"deleted: ", key, encoding);
+                    return report(output, b"deleted: ", key, encoding);
                 }
                 LookupResult::NotFound => None,
             },
@@ -188,14 +202,14 @@ impl Lookup<'_> {
         match found {
             Some(Ok(())) => {
                 self.found += 1;
-                self.output.out(&self.line)
+                output.out(&self.line)
             }
             Some(Err(_)) => Err(CliError::new(format!(
                 "the value of key {} contains a tab or a newline{}",
                 encoding.show(key),
                 encoding.hex_hint()
             ))),
-            None => report(self.output, b"not found: ", key, encoding),
+            None => report(output, b"not found: ", key, encoding),
         }
     }
 }

@@ -1,0 +1,348 @@
+//! `leveltable db build DIR`, `db build-part STAGING` and `db commit DIR STAGING...`:
+//! LevelDB databases bulk-built from `KEY<TAB>VALUE` lines, in one go or in parts.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use leveltable_db::{
+    BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates, Error,
+    ExternalSorter, Part, PartBuilder, commit,
+};
+use leveltable_table::Compression;
+
+use crate::cmd::Outcome;
+use crate::cmd::build::{
+    CompressionArg, ExtraFilter, Input, Progress, TableArgs, clean_up_on_signals, next_line,
+};
+use crate::cmd::db::db_error;
+use crate::error::{CliError, Result};
+use crate::lines::{DEFAULT_MAX_LINE, Encoding, LineReader, parse_entry};
+use crate::output::Output;
+
+/// The memory `--sort` holds entries in, unless `--memory` says otherwise.
+const DEFAULT_SORT_MEMORY: u64 = 256 << 20;
+
+/// The extra filter's bits per key when `--extra-bits` is not given.
+const DEFAULT_EXTRA_BITS: u32 = 10;
+
+/// Build a LevelDB database from lines of KEY<TAB>VALUE.
+///
+/// DIR must not exist or be empty. The tables are written at the last level, every entry
+/// at sequence 0, so LevelDB opens the database without compacting it and its new writes
+/// shadow the loaded values. Keys must be strictly increasing (bytewise) unless --sort is
+/// given. On any error nothing is left at DIR; until the build is complete DIR holds no
+/// CURRENT, so no reader takes it for a database.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The database directory to create.
+    pub dir: PathBuf,
+    /// The input lines; standard input when absent or `-`.
+    pub input: Option<PathBuf>,
+    /// The build's options.
+    #[command(flatten)]
+    pub build: BuildArgs,
+}
+
+/// Build one part of a database from lines of KEY<TAB>VALUE, for `db commit`.
+///
+/// The part's tables and its record (PART) are written to STAGING, which must not exist or
+/// be empty. Keys must be strictly increasing unless --sort is given; parts committed
+/// together must hold key ranges that do not overlap.
+#[derive(clap::Args, Debug)]
+pub struct PartArgs {
+    /// The staging directory to create.
+    pub staging: PathBuf,
+    /// The input lines; standard input when absent or `-`.
+    pub input: Option<PathBuf>,
+    /// The build's options.
+    #[command(flatten)]
+    pub build: BuildArgs,
+}
+
+/// Commit parts built by `db build-part` as the database DIR.
+///
+/// The parts are given in key order; parts out of order or overlapping are refused. Their
+/// files move into DIR (which must not exist or be empty), a MANIFEST and then CURRENT are
+/// written, and the staging directories are removed.
+#[derive(clap::Args, Debug)]
+pub struct CommitArgs {
+    /// The database directory to create.
+    pub dir: PathBuf,
+    /// The parts' staging directories, in key order.
+    #[arg(required = true)]
+    pub staging: Vec<PathBuf>,
+    /// Print no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Options shared by `db build` and `db build-part`.
+#[derive(clap::Args, Debug)]
+pub struct BuildArgs {
+    /// Keys and values are hex digits.
+    #[arg(long)]
+    pub hex: bool,
+    /// The table options.
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// A table file is closed once its entries reach this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FILE_SIZE,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_file_size: u64,
+    /// Threads building table files (the files are the same whatever the number).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub threads: u32,
+    /// Sort the input first, holding at most --memory bytes of it in memory and spilling
+    /// sorted runs to temporary files beside the output.
+    #[arg(long)]
+    pub sort: bool,
+    /// The memory --sort may hold entries in.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_SORT_MEMORY, requires = "sort")]
+    pub memory: u64,
+    /// With --sort, what a key given twice means: an error (default), or keep the last.
+    #[arg(long, value_enum, requires = "sort")]
+    pub dedup: Option<Dedup>,
+    /// Print no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Refuse input lines longer than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
+    pub max_line: usize,
+}
+
+/// `--dedup`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dedup {
+    /// The value given last wins.
+    Last,
+}
+
+impl BuildArgs {
+    fn options(&self) -> BulkOptions {
+        let t = &self.table;
+        let bits = |n: u32| usize::try_from(n).unwrap_or(usize::MAX);
+        BulkOptions::default()
+            .block_size(t.block_size)
+            .restart_interval(bits(t.restart_interval))
+            .compression(match t.compression {
+                CompressionArg::Snappy => Compression::Snappy,
+                CompressionArg::None => Compression::None,
+            })
+            .bloom_bits_per_key((t.bloom_bits > 0).then(|| bits(t.bloom_bits)))
+            .cache_local_bits_per_key(
+                t.extra_filter.map(|ExtraFilter::LocalBloom| {
+                    bits(t.extra_bits.unwrap_or(DEFAULT_EXTRA_BITS))
+                }),
+            )
+            .max_file_size(self.max_file_size)
+            .threads(usize::try_from(self.threads).unwrap_or(1))
+    }
+}
+
+/// Where entries go: a database or a part.
+trait Sink {
+    fn add(&mut self, key: &[u8], value: &[u8]) -> leveltable_db::Result<()>;
+}
+
+impl Sink for DbBuilder {
+    fn add(&mut self, key: &[u8], value: &[u8]) -> leveltable_db::Result<()> {
+        DbBuilder::add(self, key, value)
+    }
+}
+
+impl Sink for PartBuilder {
+    fn add(&mut self, key: &[u8], value: &[u8]) -> leveltable_db::Result<()> {
+        PartBuilder::add(self, key, value)
+    }
+}
+
+/// Reads the input lines into `sink`, sorted first with `--sort`; returns the input bytes.
+fn feed(
+    args: &BuildArgs,
+    input: Option<&Path>,
+    out: &Path,
+    sink: &mut dyn Sink,
+    output: &mut Output,
+) -> Result<u64> {
+    let encoding = Encoding::from_hex_flag(args.hex);
+    let input = Input::open(input)?;
+    output.flush()?;
+    let progress = Progress::new(input.file_len);
+    let mut lines = LineReader::new(input.reader, args.max_line);
+    let order_error = |e: Error, line: u64| match e {
+        Error::Table(leveltable_table::Error::KeyOutOfOrder { previous, got }) => {
+            CliError::new(format!(
+                "line {line}: key {} does not sort after the previous key {} (keys must be \
+                 strictly increasing; --sort sorts them)",
+                encoding.show(&got),
+                encoding.show(&previous)
+            ))
+        }
+        other => db_error(out, other),
+    };
+    if args.sort {
+        let parent = parent_dir(out);
+        let duplicates = match args.dedup {
+            Some(Dedup::Last) => Duplicates::KeepLast,
+            None => Duplicates::Error,
+        };
+        let mut sorter =
+            ExternalSorter::new(args.memory, duplicates, &parent).map_err(|e| db_error(out, e))?;
+        while let Some((number, line)) = next_line(&mut lines, &input.name)? {
+            let (key, value) = parse_entry(line, encoding)
+                .map_err(|e| CliError::new(format!("line {number}: {e}")))?;
+            sorter.add(&key, &value).map_err(|e| db_error(out, e))?;
+            progress.update(lines.bytes_read());
+        }
+        progress.finish();
+        sorter
+            .finish(|key, value| sink.add(key, value))
+            .map_err(|e| db_error(out, e))?;
+    } else {
+        while let Some((number, line)) = next_line(&mut lines, &input.name)? {
+            let (key, value) = parse_entry(line, encoding)
+                .map_err(|e| CliError::new(format!("line {number}: {e}")))?;
+            sink.add(&key, &value).map_err(|e| order_error(e, number))?;
+            progress.update(lines.bytes_read());
+        }
+        progress.finish();
+    }
+    Ok(lines.bytes_read())
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Runs `db build`.
+///
+/// # Errors
+/// An unreadable input, a malformed line, keys out of order (or duplicate with --sort), a
+/// DIR that is not new or empty, or a failed write; nothing is left at DIR.
+pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
+    let started = Instant::now();
+    let mut builder =
+        DbBuilder::create(&args.dir, args.build.options()).map_err(|e| db_error(&args.dir, e))?;
+    let staging = builder.staging().to_owned();
+    clean_up_on_signals(move || {
+        let _ = std::fs::remove_dir_all(&staging);
+    })?;
+    let bytes = feed(
+        &args.build,
+        args.input.as_deref(),
+        &args.dir,
+        &mut builder,
+        output,
+    )?;
+    let summary = builder.finish().map_err(|e| db_error(&args.dir, e))?;
+    if !args.build.quiet {
+        output.err_line(summary_line(
+            "wrote",
+            &args.dir,
+            &summary,
+            Some((bytes, started.elapsed())),
+        ))?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// Runs `db build-part`.
+///
+/// # Errors
+/// As `db build`, for STAGING.
+pub fn run_part(args: PartArgs, output: &mut Output) -> Result<Outcome> {
+    let started = Instant::now();
+    let mut builder = PartBuilder::create(&args.staging, args.build.options())
+        .map_err(|e| db_error(&args.staging, e))?;
+    let staging = args.staging.clone();
+    clean_up_on_signals(move || {
+        let _ = std::fs::remove_dir_all(&staging);
+    })?;
+    let built = feed(
+        &args.build,
+        args.input.as_deref(),
+        &args.staging,
+        &mut builder,
+        output,
+    )
+    .and_then(|bytes| {
+        let part = builder.finish().map_err(|e| db_error(&args.staging, e))?;
+        Ok((bytes, part))
+    });
+    let (bytes, part) = match built {
+        Ok(built) => built,
+        Err(e) => {
+            // A part that failed leaves no files to commit by mistake.
+            let _ = std::fs::remove_dir_all(&args.staging);
+            return Err(e);
+        }
+    };
+    if !args.build.quiet {
+        let summary = part_summary(&part);
+        output.err_line(summary_line(
+            "wrote part",
+            &args.staging,
+            &summary,
+            Some((bytes, started.elapsed())),
+        ))?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// Runs `db commit`.
+///
+/// # Errors
+/// A staging directory without a part record, parts out of order or overlapping, a DIR that
+/// is not new or empty, or a failed move or write; the parts stay staged.
+pub fn run_commit(args: CommitArgs, output: &mut Output) -> Result<Outcome> {
+    let parts = args
+        .staging
+        .iter()
+        .map(|s| Part::load(s).map_err(|e| db_error(s, e)))
+        .collect::<Result<Vec<Part>>>()?;
+    let summary = commit(&args.dir, &parts).map_err(|e| db_error(&args.dir, e))?;
+    if !args.quiet {
+        output.err_line(summary_line("committed", &args.dir, &summary, None))?;
+    }
+    Ok(Outcome::Success)
+}
+
+fn part_summary(part: &Part) -> CommitSummary {
+    let mut s = CommitSummary::default();
+    s.parts = 1;
+    s.tables = part.files.len() as u64;
+    s.entries = part.entries();
+    s.bytes = part.bytes();
+    s
+}
+
+/// `wrote db: 1000 entries, 2 tables, 45231 bytes, 0.02 s, 12.3 MB/s`.
+fn summary_line(
+    verb: &str,
+    path: &Path,
+    s: &CommitSummary,
+    rate: Option<(u64, Duration)>,
+) -> String {
+    let mut line = format!(
+        "{verb} {}: {} entries, {} tables, {} bytes",
+        path.display(),
+        s.entries,
+        s.tables,
+        s.bytes
+    );
+    if s.parts > 1 {
+        line.push_str(&format!(", {} parts", s.parts));
+    }
+    if let Some((input, elapsed)) = rate {
+        let seconds = elapsed.as_secs_f64();
+        line.push_str(&format!(", {seconds:.2} s"));
+        if seconds > 0.0 {
+            line.push_str(&format!(", {:.1} MB/s", input as f64 / seconds / 1e6));
+        }
+    }
+    line
+}

@@ -1,0 +1,99 @@
+//! `leveltable db ...`: whole LevelDB databases, read-only (`get`, `dump`, `verify`,
+//! `stats`) and bulk-built (`build`, `build-part`, `commit`).
+
+use std::path::Path;
+
+use leveltable_db::{Db, DbOptions, Error};
+
+use crate::cmd::Outcome;
+use crate::error::{CliError, Result};
+use crate::output::Output;
+
+pub mod build;
+pub mod dump;
+pub mod get;
+pub mod stats;
+pub mod verify;
+
+/// Read and build whole LevelDB databases (directories with CURRENT, a MANIFEST, tables and
+/// logs). Reading never writes to the directory: no LOCK, no new log, no compaction.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    Get(get::Args),
+    Dump(dump::Args),
+    Verify(verify::Args),
+    Stats(stats::Args),
+    Build(build::Args),
+    BuildPart(build::PartArgs),
+    Commit(build::CommitArgs),
+}
+
+/// Runs the `db` command given.
+///
+/// # Errors
+/// As each command says.
+pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
+    match args.command {
+        Command::Get(args) => get::run(args, output),
+        Command::Dump(args) => dump::run(args, output),
+        Command::Verify(args) => verify::run(args, output),
+        Command::Stats(args) => stats::run(args, output),
+        Command::Build(args) => build::run(args, output),
+        Command::BuildPart(args) => build::run_part(args, output),
+        Command::Commit(args) => build::run_commit(args, output),
+    }
+}
+
+/// Opens the database `dir` read-only, or with `salvage` reads what LevelDB's repair would
+/// recover.
+///
+/// # Errors
+/// A message naming the file that is missing or bad.
+fn open(dir: &Path, salvage: bool) -> Result<Db> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => {
+            return Err(CliError::new(format!(
+                "{} is not a directory; a LevelDB database is a directory",
+                dir.display()
+            )));
+        }
+        Err(e) => return Err(CliError::io("cannot open", dir, &e)),
+        Ok(_) => {}
+    }
+    let opened = if salvage {
+        Db::salvage(dir, DbOptions::default())
+    } else {
+        Db::open(dir, DbOptions::default())
+    };
+    opened.map_err(|e| db_error(dir, e))
+}
+
+/// The message for a database error: corruption says `corruption:` and where; the rest
+/// loses the crate's `db: ` prefix and names the file.
+fn db_error(dir: &Path, e: Error) -> CliError {
+    let corrupt = e.is_corruption();
+    let text = match e {
+        Error::Io { path, source } => {
+            let path = if path.as_os_str().is_empty() {
+                dir.to_owned()
+            } else {
+                path
+            };
+            return CliError::io("cannot read", &path, &source);
+        }
+        Error::InvalidArgument(message) => return CliError::new(message.into_owned()),
+        other => other.to_string(),
+    };
+    let text = text.strip_prefix("db: ").unwrap_or(&text);
+    if corrupt {
+        CliError::new(format!("corruption: {text}"))
+    } else {
+        CliError::new(text.to_owned())
+    }
+}

@@ -1,0 +1,159 @@
+//! `leveltable db stats DIR`: the database's levels, logs and counters.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use leveltable_db::dbformat::{InternalTable, extract_user_key};
+use serde::Serialize;
+
+use crate::cmd::Outcome;
+use crate::cmd::db::{db_error, open};
+use crate::error::{CliError, Result};
+use crate::lines::Encoding;
+use crate::output::Output;
+
+/// Show a database's files per level (count, bytes, entries, key range), its last sequence
+/// number, the log bytes replayed and dropped, and its comparator.
+///
+/// Reads every table to count its entries.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The database directory.
+    pub dir: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Show keys as hex digits.
+    #[arg(long)]
+    pub hex: bool,
+}
+
+/// One level of the database.
+#[derive(Debug, Serialize)]
+pub struct LevelStats {
+    /// The level, 0 to 6.
+    pub level: usize,
+    /// Table files.
+    pub files: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Entries in them (every stored version).
+    pub entries: u64,
+    /// The smallest user key, shown as text or hex; `null` for an empty level.
+    pub smallest: Option<String>,
+    /// The largest user key; `null` for an empty level.
+    pub largest: Option<String>,
+}
+
+/// Everything `db stats` reports; also its JSON form.
+#[derive(Debug, Serialize)]
+pub struct Stats {
+    /// The directory given.
+    pub dir: String,
+    /// The user comparator's name.
+    pub comparator: String,
+    /// The MANIFEST read.
+    pub manifest: Option<String>,
+    /// The newest sequence number.
+    pub last_sequence: u64,
+    /// The levels 0 to 6.
+    pub levels: Vec<LevelStats>,
+    /// Logs replayed.
+    pub logs: u64,
+    /// Bytes of log replayed.
+    pub log_bytes: u64,
+    /// Bytes of log dropped as torn or corrupt.
+    pub log_bytes_dropped: u64,
+    /// Versions held in memory from the logs.
+    pub log_versions: u64,
+}
+
+/// Runs the command.
+///
+/// # Errors
+/// A database that cannot be opened or a table that cannot be read, or a failed write.
+pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
+    let encoding = Encoding::from_hex_flag(args.hex);
+    let db = open(&args.dir, false)?;
+    let p = db.properties();
+    let user_key = |internal: &[u8]| extract_user_key(internal).unwrap_or(internal).to_vec();
+    let show = |key: Vec<u8>| encoding.show(&key).to_string();
+    let mut levels = Vec::new();
+    for (level, tables) in p.levels.iter().enumerate() {
+        let mut stats = LevelStats {
+            level,
+            files: tables.len() as u64,
+            bytes: tables.iter().map(|t| t.size).sum(),
+            entries: 0,
+            smallest: tables.iter().map(|t| user_key(&t.smallest)).min().map(show),
+            largest: tables.iter().map(|t| user_key(&t.largest)).max().map(show),
+        };
+        for table in tables {
+            stats.entries += count_entries(&args.dir, table.number)?;
+        }
+        levels.push(stats);
+    }
+    let stats = Stats {
+        dir: args.dir.display().to_string(),
+        comparator: p.comparator.clone(),
+        manifest: p.manifest.clone(),
+        last_sequence: p.last_sequence,
+        levels,
+        logs: p.logs.len() as u64,
+        log_bytes: p.log_bytes,
+        log_bytes_dropped: p.log_bytes_dropped,
+        log_versions: p.memtable_versions,
+    };
+    if args.json {
+        let json = serde_json::to_string_pretty(&stats).unwrap_or_default();
+        output.out_line(json)?;
+    } else {
+        print_text(&stats, output)?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// The entries of table `number`, read straight from its file.
+fn count_entries(dir: &Path, number: u64) -> Result<u64> {
+    let ldb = dir.join(format!("{number:06}.ldb"));
+    let path = if ldb.exists() {
+        ldb
+    } else {
+        dir.join(format!("{number:06}.sst"))
+    };
+    let file = File::open(&path).map_err(|e| CliError::io("cannot open", &path, &e))?;
+    let table = InternalTable::open(file).map_err(|e| db_error(&path, e))?;
+    let mut entries = 0u64;
+    let mut it = table.table().iter();
+    it.seek_to_first();
+    while it.valid() {
+        entries += 1;
+        it.next();
+    }
+    it.status()
+        .map_err(|e| db_error(&path, leveltable_db::Error::Table(e)))?;
+    Ok(entries)
+}
+
+fn print_text(s: &Stats, output: &mut Output) -> Result<()> {
+    output.out_line(format_args!("database: {}", s.dir))?;
+    output.out_line(format_args!("comparator: {}", s.comparator))?;
+    if let Some(manifest) = &s.manifest {
+        output.out_line(format_args!("manifest: {manifest}"))?;
+    }
+    output.out_line(format_args!("last sequence: {}", s.last_sequence))?;
+    for l in &s.levels {
+        let range = match (&l.smallest, &l.largest) {
+            (Some(a), Some(b)) => format!(", keys {a} .. {b}"),
+            _ => String::new(),
+        };
+        output.out_line(format_args!(
+            "level {}: {} files, {} bytes, {} entries{range}",
+            l.level, l.files, l.bytes, l.entries
+        ))?;
+    }
+    output.out_line(format_args!(
+        "logs: {}, {} bytes replayed, {} bytes dropped, {} versions in memory",
+        s.logs, s.log_bytes, s.log_bytes_dropped, s.log_versions
+    ))
+}
