@@ -136,14 +136,19 @@ impl Store {
                     }
                     Ok(out.len() < n)
                 };
+                // Files are sorted and disjoint: skip those wholly outside the bounds by
+                // binary search, then read on until enough entries are found.
+                let first = files.partition_point(|f| below(&self.icmp, &f.largest, lo));
+                let end = files.partition_point(|f| !above(&self.icmp, &f.smallest, hi));
+                let within = files.get(first..end.max(first)).unwrap_or(&[]);
                 if forward {
-                    for f in files {
+                    for f in within {
                         if !visit(f)? {
                             break;
                         }
                     }
                 } else {
-                    for f in files.iter().rev() {
+                    for f in within.iter().rev() {
                         if !visit(f)? {
                             break;
                         }
