@@ -325,6 +325,7 @@ impl Db {
                 .flat_map(|l| &l.dropped)
                 .map(|d| d.bytes)
                 .sum(),
+            log_tail_bytes: log_infos.iter().map(|l| l.tail_bytes).sum(),
             logs: log_infos,
             skipped: Vec::new(),
         };

@@ -148,8 +148,12 @@ pub struct DbProperties {
     pub memtable_versions: u64,
     /// Bytes of log replayed.
     pub log_bytes: u64,
-    /// Bytes of log dropped as corrupt (reported by the log reader).
+    /// Bytes of log dropped as corrupt (reported by the log reader, and records that were
+    /// not write batches).
     pub log_bytes_dropped: u64,
+    /// Bytes after the last whole record of each log, summed: torn tails (a writer died
+    /// mid-record) and block padding.
+    pub log_tail_bytes: u64,
     /// Files a salvage skipped, with the reason (empty for an open).
     pub skipped: Vec<(String, String)>,
 }

@@ -478,3 +478,29 @@ fn another_comparator_is_refused_by_name() {
         )
     );
 }
+
+/// Tables named as before LevelDB 1.14 (`NNNNNN.sst`) are read like `.ldb` ones.
+#[test]
+fn sst_names_are_read() {
+    if !require_leveldb() {
+        return;
+    }
+    let work = scratch_dir();
+    let dir = small_database(work.path());
+    let (expected, _) = leveldb_view(&dir, work.path(), "ldb").unwrap();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "ldb") {
+            std::fs::rename(&p, p.with_extension("sst")).unwrap();
+        }
+    }
+    let ours = OurDb::open(&dir, OurOptions::default()).unwrap();
+    let got: Pairs = ours.iter().collect::<Result<_, _>>().unwrap();
+    assert_eq!(got, expected);
+    assert_eq!(ours.get(b"k00007").unwrap(), Some(b"seven".to_vec()));
+    let props = ours.properties();
+    assert_eq!(props.last_sequence, 5);
+    assert_eq!(props.logs.len(), 1);
+    assert_eq!(props.log_bytes_dropped, 0);
+    assert_eq!(props.levels.iter().flatten().count(), 1);
+}
