@@ -188,3 +188,34 @@ proptest! {
         prop_assert_eq!(got, model);
     }
 }
+
+#[test]
+fn gets_from_many_threads() {
+    let ops: Vec<Op> = (0..400u32)
+        .map(|i| {
+            let key = format!("k{:03}", i % 97).into_bytes();
+            (key, (i % 5 != 0).then(|| i.to_le_bytes().to_vec()))
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &ops, [100, 200, 300]);
+    // Two open tables at most: threads evict each other's tables all the time.
+    let db = Db::open(dir.path(), DbOptions::default().max_open_tables(2)).unwrap();
+    let model = visible(&ops, ops.len() as u64);
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let (db, model) = (&db, &model);
+            s.spawn(move || {
+                for round in 0..50u64 {
+                    let k = format!("k{:03}", (round * 7 + t * 13) % 100).into_bytes();
+                    assert_eq!(db.get(&k).unwrap(), model.get(&k).cloned());
+                    if round % 10 == t {
+                        let all: BTreeMap<_, _> = db.iter().collect::<Result<_, Error>>().unwrap();
+                        assert_eq!(&all, model);
+                    }
+                }
+                assert!(db.open_tables() <= 2);
+            });
+        }
+    });
+}
