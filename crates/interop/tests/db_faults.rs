@@ -504,3 +504,48 @@ fn sst_names_are_read() {
     assert_eq!(props.log_bytes_dropped, 0);
     assert_eq!(props.levels.iter().flatten().count(), 1);
 }
+
+/// A salvage labels the versions of a table the MANIFEST does not list, and RepairDB agrees
+/// on what the directory holds; a table that is not a table is skipped and reported.
+#[test]
+fn salvage_labels_unlisted_tables() {
+    use leveltable_db::{Origin, VersionStatus};
+    if !require_leveldb() {
+        return;
+    }
+    let work = scratch_dir();
+    let dir = small_database(work.path());
+    let table = file_named(&dir, |n| n.ends_with(".ldb"));
+    std::fs::copy(&table, dir.join("000999.ldb")).unwrap();
+    std::fs::write(dir.join("000998.ldb"), b"not a table").unwrap();
+    let salvaged = OurDb::salvage(&dir, OurOptions::default()).unwrap();
+    let versions: Vec<_> = salvaged.versions().collect::<Result<_, _>>().unwrap();
+    let unlisted: Vec<_> = versions
+        .iter()
+        .filter(|v| {
+            v.origin
+                == Origin::Table {
+                    number: 999,
+                    level: None,
+                }
+        })
+        .collect();
+    assert_eq!(unlisted.len(), 2, "{versions:?}");
+    let k1: Vec<_> = versions
+        .iter()
+        .filter(|v| v.user_key == b"k00001")
+        .collect();
+    assert_eq!(
+        k1[0].status,
+        VersionStatus::Deleted,
+        "the log's deletion is newest"
+    );
+    assert!(k1[1..].iter().all(|v| v.status == VersionStatus::Shadowed));
+    let skipped = &salvaged.properties().skipped;
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0].0, "000998.ldb");
+    let got: Pairs = salvaged.iter().collect::<Result<_, _>>().unwrap();
+    let (expected, _) =
+        leveldb_view_with(&dir, work.path(), "repair", &reopen_options(), true).unwrap();
+    assert_eq!(got, expected);
+}
