@@ -4,7 +4,14 @@
 //!
 //! A part's files are named `000001.ldb`, `000002.ldb`, … in key order inside its staging
 //! directory; the commit gives them their final numbers. The record is written last, as
-//! `PART` (JSON), so a staging directory without one holds no finished part.
+//! `PART`, so a staging directory without one holds no finished part. It is a few lines of
+//! text, one per file, easy to read from any language:
+//!
+//! ```text
+//! leveltable-part 1
+//! staging <the staging path's bytes in hex>
+//! file 000001.ldb <size> <entries> <smallest key in hex> <largest key in hex>
+//! ```
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -14,7 +21,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use leveltable_table::{BuildOptions, TableBuilder};
-use serde::{Deserialize, Serialize};
 
 use crate::bulk_options::BulkOptions;
 use crate::dbformat::{ValueType, append_internal_key};
@@ -23,11 +29,11 @@ use crate::{Error, Result};
 /// The name of a part's record in its staging directory.
 pub const PART_RECORD: &str = "PART";
 
-/// The format tag of a part record.
-const PART_FORMAT: &str = "leveltable-part-1";
+/// The first line of a part record: its format and version.
+const PART_HEADER: &str = "leveltable-part 1";
 
 /// A table file of a part.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartFile {
     /// The file's name in the staging directory (`000001.ldb`).
     pub name: String,
@@ -36,17 +42,14 @@ pub struct PartFile {
     /// Its entries.
     pub entries: u64,
     /// Its smallest user key.
-    #[serde(with = "hex_bytes")]
     pub smallest: Vec<u8>,
     /// Its largest user key.
-    #[serde(with = "hex_bytes")]
     pub largest: Vec<u8>,
 }
 
 /// The record of a finished part: where its files are and what they hold.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {
-    format: String,
     /// The staging directory holding the files.
     pub staging: PathBuf,
     /// The files in key order.
@@ -74,48 +77,69 @@ impl Part {
         self.files.last().map(|f| f.largest.as_slice())
     }
 
-    /// The record as JSON, as written to `PART`.
-    pub fn to_json(&self) -> String {
-        // Serialising plain strings, numbers and vectors cannot fail.
-        serde_json::to_string_pretty(self).unwrap_or_default()
-    }
-
-    /// A record from its JSON, checked: the format tag, file names of the form `NNNNNN.ldb`,
-    /// and each file's keys in order.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for anything else.
-    pub fn from_json(json: &str) -> Result<Part> {
-        let part: Part = serde_json::from_str(json)
-            .map_err(|e| Error::InvalidArgument(format!("not a part record: {e}").into()))?;
-        if part.format != PART_FORMAT {
-            return Err(Error::InvalidArgument(
-                format!("unknown part record format {:?}", part.format).into(),
+    /// The record as written to `PART`.
+    pub fn to_record(&self) -> String {
+        let mut text = format!(
+            "{PART_HEADER}\nstaging {}\n",
+            hex(self.staging.as_os_str().as_encoded_bytes())
+        );
+        for f in &self.files {
+            text.push_str(&format!(
+                "file {} {} {} {} {}\n",
+                f.name,
+                f.size,
+                f.entries,
+                hex(&f.smallest),
+                hex(&f.largest)
             ));
         }
-        for file in &part.files {
+        text
+    }
+
+    /// A record from its text, checked: the header, file names of the form `NNNNNN.ldb`, and
+    /// each file's keys in order.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the line that is wrong.
+    pub fn from_record(text: &str) -> Result<Part> {
+        let bad = |line: usize, what: &str| {
+            Error::InvalidArgument(format!("not a part record: line {line}: {what}").into())
+        };
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        if lines.next().map(|(_, l)| l) != Some(PART_HEADER) {
+            return Err(bad(1, "not the header `leveltable-part 1`"));
+        }
+        let staging = match lines.next() {
+            Some((_, l)) => l.strip_prefix("staging ").and_then(unhex),
+            None => None,
+        }
+        .ok_or_else(|| bad(2, "no staging path"))?;
+        let staging = path_from_bytes(staging).ok_or_else(|| bad(2, "a bad staging path"))?;
+        let mut files = Vec::new();
+        for (n, line) in lines {
+            let file = parse_file(line)
+                .ok_or_else(|| bad(n, "not `file NAME SIZE ENTRIES SMALLEST LARGEST`"))?;
             let plain = file.name.len() == 10
                 && file.name.ends_with(".ldb")
                 && file.name[..6].bytes().all(|b| b.is_ascii_digit());
             if !plain || file.smallest > file.largest || file.entries == 0 {
-                return Err(Error::InvalidArgument(
-                    format!("part record lists a bad file {:?}", file.name).into(),
-                ));
+                return Err(bad(n, "a bad file name, key range or entry count"));
             }
+            files.push(file);
         }
-        Ok(part)
+        Ok(Part { staging, files })
     }
 
     /// Reads the record of the part staged in `staging`; the record's staging path is
     /// replaced by `staging` (the directory may have moved or be mounted elsewhere).
     ///
     /// # Errors
-    /// [`Error::Io`] if `staging/PART` cannot be read; as [`from_json`](Self::from_json).
+    /// [`Error::Io`] if `staging/PART` cannot be read; as [`from_record`](Self::from_record).
     pub fn load(staging: impl AsRef<Path>) -> Result<Part> {
         let staging = staging.as_ref();
         let path = staging.join(PART_RECORD);
-        let json = fs::read_to_string(&path).map_err(|source| Error::Io { path, source })?;
-        let mut part = Part::from_json(&json)?;
+        let text = fs::read_to_string(&path).map_err(|source| Error::Io { path, source })?;
+        let mut part = Part::from_record(&text)?;
         part.staging = staging.to_owned();
         Ok(part)
     }
@@ -276,12 +300,16 @@ impl PartBuilder {
             ));
         }
         let part = Part {
-            format: PART_FORMAT.to_owned(),
             staging: self.staging.clone(),
             files: files.into_iter().map(|(_, f)| f).collect(),
         };
         let temp = format!("{PART_RECORD}.tmp");
-        write_atomically(&self.staging, &temp, PART_RECORD, part.to_json().as_bytes())?;
+        write_atomically(
+            &self.staging,
+            &temp,
+            PART_RECORD,
+            part.to_record().as_bytes(),
+        )?;
         Ok(part)
     }
 }
@@ -449,33 +477,55 @@ impl Drop for Workers {
     }
 }
 
-/// Keys in part records as lowercase hex.
-mod hex_bytes {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+/// A `file NAME SIZE ENTRIES SMALLEST LARGEST` line of a record.
+fn parse_file(line: &str) -> Option<PartFile> {
+    let fields: Vec<&str> = line.split(' ').collect();
+    let ["file", name, size, entries, smallest, largest] = fields[..] else {
+        return None;
+    };
+    Some(PartFile {
+        name: name.to_owned(),
+        size: size.parse().ok()?,
+        entries: entries.parse().ok()?,
+        smallest: unhex(smallest)?,
+        largest: unhex(largest)?,
+    })
+}
 
-    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
-        let mut text = String::with_capacity(bytes.len() * 2);
-        for b in bytes {
-            text.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('0'));
-            text.push(char::from_digit(u32::from(b & 0xf), 16).unwrap_or('0'));
-        }
-        s.serialize_str(&text)
+/// Bytes as lowercase hex digits (`-` for none, so no field of a record is empty).
+fn hex(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "-".to_owned();
     }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-        let text = String::deserialize(d)?;
-        if text.len() % 2 != 0 {
-            return Err(D::Error::custom("odd number of hex digits"));
-        }
-        text.as_bytes()
-            .chunks(2)
-            .map(|pair| {
-                let digit = |c: u8| char::from(c).to_digit(16);
-                match (digit(pair[0]), digit(pair[1])) {
-                    (Some(hi), Some(lo)) => Ok((hi * 16 + lo) as u8),
-                    _ => Err(D::Error::custom("not a hex digit")),
-                }
-            })
-            .collect()
+/// The bytes of [`hex`]'s digits, or `None` for anything else.
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text == "-" {
+        return Some(Vec::new());
+    }
+    if text.is_empty() || text.len() % 2 != 0 {
+        return None;
+    }
+    text.as_bytes()
+        .chunks(2)
+        .map(|pair| {
+            let digit = |c: u8| char::from(c).to_digit(16);
+            Some((digit(pair[0])? * 16 + digit(pair[1])?) as u8)
+        })
+        .collect()
+}
+
+/// A path from the bytes [`Part::to_record`] wrote.
+fn path_from_bytes(bytes: Vec<u8>) -> Option<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+    }
+    #[cfg(not(unix))]
+    {
+        String::from_utf8(bytes).ok().map(PathBuf::from)
     }
 }

@@ -274,14 +274,28 @@ fn parts_commit_in_order_and_are_refused_out_of_order() {
 
 #[test]
 fn part_records_are_checked() {
-    for json in [
+    let good = "leveltable-part 1\nstaging 2f78\nfile 000001.ldb 10 1 61 62\n";
+    let part = Part::from_record(good).unwrap();
+    assert_eq!(part.staging, Path::new("/x"));
+    assert_eq!(
+        (part.files[0].smallest.as_slice(), part.entries()),
+        (&b"a"[..], 1)
+    );
+    assert_eq!(Part::from_record(&part.to_record()).unwrap(), part);
+    for text in [
+        "",
         "{}",
-        r#"{"format":"other","staging":"/x","files":[]}"#,
-        r#"{"format":"leveltable-part-1","staging":"/x","files":[{"name":"../../etc/passwd","size":1,"entries":1,"smallest":"61","largest":"62"}]}"#,
-        r#"{"format":"leveltable-part-1","staging":"/x","files":[{"name":"000001.ldb","size":1,"entries":1,"smallest":"62","largest":"61"}]}"#,
-        r#"{"format":"leveltable-part-1","staging":"/x","files":[{"name":"000001.ldb","size":1,"entries":1,"smallest":"6","largest":"61"}]}"#,
+        "leveltable-part 2\nstaging 2f78\n",
+        "leveltable-part 1\n",
+        "leveltable-part 1\nstaging 2f7\n",
+        "leveltable-part 1\nstaging 2f78\nfile ../../etc/passwd 1 1 61 62\n",
+        "leveltable-part 1\nstaging 2f78\nfile 000001.ldb 1 1 62 61\n",
+        "leveltable-part 1\nstaging 2f78\nfile 000001.ldb 1 1 6 61\n",
+        "leveltable-part 1\nstaging 2f78\nfile 000001.ldb 1 0 61 61\n",
+        "leveltable-part 1\nstaging 2f78\nfile 000001.ldb x 1 61 61\n",
+        "leveltable-part 1\nstaging 2f78\nfile 000001.ldb 1 1 61\n",
     ] {
-        assert!(Part::from_json(json).is_err(), "{json}");
+        assert!(Part::from_record(text).is_err(), "{text:?}");
     }
 }
 

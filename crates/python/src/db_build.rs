@@ -196,17 +196,17 @@ impl Part {
         Ok(Part { inner })
     }
 
-    /// The part from its JSON record.
+    /// The part from its record (the text of its `PART` file).
     #[classmethod]
-    fn from_json(_cls: &Bound<'_, PyType>, json: &str) -> PyResult<Part> {
-        let inner =
-            RustPart::from_json(json).map_err(|e| InvalidArgumentError::new_err(e.to_string()))?;
+    fn from_record(_cls: &Bound<'_, PyType>, record: &str) -> PyResult<Part> {
+        let inner = RustPart::from_record(record)
+            .map_err(|e| InvalidArgumentError::new_err(e.to_string()))?;
         Ok(Part { inner })
     }
 
-    /// The record as JSON.
-    fn to_json(&self) -> String {
-        self.inner.to_json()
+    /// The record, as written to its `PART` file.
+    fn to_record(&self) -> String {
+        self.inner.to_record()
     }
 
     /// The staging directory holding the files.
@@ -260,8 +260,8 @@ impl Part {
     }
 
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
-        let from_json = py.get_type::<Part>().getattr("from_json")?;
-        Ok((from_json, (self.inner.to_json(),)))
+        let from_record = py.get_type::<Part>().getattr("from_record")?;
+        Ok((from_record, (self.inner.to_record(),)))
     }
 
     fn __repr__(&self) -> String {

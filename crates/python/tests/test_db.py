@@ -110,7 +110,7 @@ def test_parts_pickle_and_commit(tmp_path):
     parts = [pickle.loads(pickle.dumps(p)) for p in parts]
     assert [p.entries for p in parts] == [2000, 0, 3000, len(items) - 5000]
     assert parts[1].smallest is None and parts[0].smallest == items[0][0]
-    assert leveltable.Part.load(parts[0].staging).to_json() == parts[0].to_json()
+    assert leveltable.Part.load(parts[0].staging).to_record() == parts[0].to_record()
     with pytest.raises(leveltable.Error) as info:
         leveltable.commit_db(tmp_path / "db", parts[::-1])
     assert "out of order" in str(info.value)

@@ -1,0 +1,135 @@
+"""Reads of one LevelDB database from Python: leveltable against plyvel (LevelDB's C++
+through Cython) and rleveldb (a reader with a Rust core), in the same process, interleaved
+round by round, best of the rounds.
+
+    python crates/python/bench/bench_db.py [--entries 1000000] [--rounds 5]
+
+Workloads: point gets of present keys (one call each), get_many of 1,000 keys per call
+(plyvel has no batch call: its figure is the loop a user would write), and a full
+iteration (rleveldb iterates raw records: every stored version, file by file). Prints the
+CPU model, per-operation times and the ratios to the fastest other reader.
+"""
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import tempfile
+import time
+
+import leveltable
+
+try:
+    import plyvel
+except ImportError:
+    plyvel = None
+try:
+    import rleveldb
+except ImportError:
+    rleveldb = None
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def best(fn, rounds):
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=1_000_000)
+    parser.add_argument("--gets", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    work = tempfile.mkdtemp(prefix="leveltable-bench-")
+    path = os.path.join(work, "db")
+    rng = random.Random(1)
+    keys = [b"%016d" % (i * 7) for i in range(args.entries)]
+    leveltable.build_db(path, ((k, rng.randbytes(100)) for k in keys), threads=2)
+    if plyvel is not None:
+        # LevelDB writes a little on top (a log and a memtable), as a live database has.
+        db = plyvel.DB(path, bloom_filter_bits=10)
+        for k in keys[:1000]:
+            db.put(k, b"updated")
+        db.close()
+
+    present = [rng.choice(keys) for _ in range(args.gets)]
+    batches = [present[i : i + 1000] for i in range(0, len(present), 1000)]
+
+    ours = leveltable.Db(path)
+    systems = {"leveltable": ours}
+    if plyvel is not None:
+        systems["plyvel"] = plyvel.DB(path, bloom_filter_bits=10, lru_cache_size=8 << 20)
+    raw = rleveldb.RawLevelDb(path) if rleveldb is not None else None
+
+    def gets(db):
+        get = db.get
+        for k in present:
+            get(k)
+
+    def many(db):
+        if hasattr(db, "get_many"):
+            for batch in batches:
+                db.get_many(batch)
+        else:
+            get = db.get
+            for batch in batches:
+                [get(k) for k in batch]
+
+    def scan(db):
+        n = 0
+        for _ in db:
+            n += 1
+        assert n == args.entries, n
+
+    def raw_scan():
+        n = sum(1 for _ in raw.iterate_records_raw())
+        assert n >= args.entries, n
+
+    results = {}
+    for _ in range(args.rounds):
+        for name, db in systems.items():
+            for workload, fn in (("get", gets), ("get_many", many), ("scan", scan)):
+                t = best(lambda: fn(db), 1)
+                key = (workload, name)
+                results[key] = min(results.get(key, t), t)
+        if raw is not None:
+            t = best(raw_scan, 1)
+            results[("scan", "rleveldb")] = min(results.get(("scan", "rleveldb"), t), t)
+
+    print(f"CPU: {cpu_model()}; Python {platform.python_version()}; "
+          f"{args.entries} entries, {args.gets} gets, best of {args.rounds} rounds, interleaved")
+    print("| workload | leveltable | plyvel | rleveldb | ratio to fastest other |")
+    print("|---|--:|--:|--:|--:|")
+    per = {"get": args.gets, "get_many": args.gets, "scan": args.entries}
+    for workload in ("get", "get_many", "scan"):
+        row = {}
+        for name in ("leveltable", "plyvel", "rleveldb"):
+            t = results.get((workload, name))
+            row[name] = None if t is None else t / per[workload] * 1e9
+        others = [v for k, v in row.items() if k != "leveltable" and v is not None]
+        ratio = f"{row['leveltable'] / min(others):.2f}x" if others else "-"
+        cells = ["-" if v is None else f"{v:.0f} ns" for v in row.values()]
+        print(f"| {workload} (per entry) | " + " | ".join(cells) + f" | {ratio} |")
+    ours.close()
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
