@@ -21,14 +21,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::hex;
+use leveltable_db::dbformat::{
+    InternalEntry, InternalTable, LookupResult, MAX_SEQUENCE, ParsedInternalKey, ValueType,
+    ldb_build_options, lookup_key,
+};
 use leveltable_interop::db::{Db, DbOptions};
 use leveltable_interop::require_leveldb;
 use leveltable_interop::table::{
     Compression as LdbCompression, KeyComparator, Table as LdbTable, TableOptions,
-};
-use leveltable_db::dbformat::{
-    InternalEntry, InternalTable, LookupResult, MAX_SEQUENCE, ParsedInternalKey, ValueType,
-    ldb_build_options, lookup_key,
 };
 use leveltable_table::{Compression, TableBuilder};
 
