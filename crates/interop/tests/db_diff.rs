@@ -54,6 +54,25 @@ pub fn dir_state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// Panics unless the two lists are equal, naming the first entry that differs (the lists
+/// can be long; printing them whole helps nobody).
+fn same(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], what: &str) {
+    if got == want {
+        return;
+    }
+    let i = got.iter().zip(want).take_while(|(a, b)| a == b).count();
+    let show = |e: Option<&(Vec<u8>, Vec<u8>)>| {
+        e.map(|(k, v)| format!("{:?} ({} value bytes)", String::from_utf8_lossy(k), v.len()))
+    };
+    panic!(
+        "{what}: ours has {} entries, LevelDB {}; first difference at {i}: ours {:?}, LevelDB {:?}",
+        got.len(),
+        want.len(),
+        show(got.get(i)),
+        show(want.get(i)),
+    );
+}
+
 fn ours_all(db: &OurDb) -> Result<Pairs, leveltable_db::Error> {
     db.iter().collect()
 }
@@ -89,10 +108,18 @@ fn compare(
     ctx: &str,
 ) -> Result<(), leveltable_db::Error> {
     let expected = theirs.scan(None, false).unwrap();
-    assert_eq!(ours_all(ours)?, expected, "{ctx}: forward iteration");
+    same(
+        &ours_all(ours)?,
+        &expected,
+        &format!("{ctx}: forward iteration"),
+    );
     let backward: Pairs = ours.iter().rev().collect::<Result<_, _>>()?;
     let mut theirs_back = theirs.scan(None, true).unwrap();
-    assert_eq!(backward, theirs_back, "{ctx}: backward iteration");
+    same(
+        &backward,
+        &theirs_back,
+        &format!("{ctx}: backward iteration"),
+    );
     theirs_back.reverse();
     assert_eq!(
         theirs_back, expected,
@@ -116,7 +143,7 @@ fn compare(
     }
     back.reverse();
     front.extend(back);
-    assert_eq!(front, expected, "{ctx}: both ends");
+    same(&front, &expected, &format!("{ctx}: both ends"));
     let lo = random_bound(rng, keys);
     let hi = random_bound(rng, keys);
     let want: Pairs = expected
@@ -127,15 +154,15 @@ fn compare(
     let got: Pairs = ours
         .range::<Vec<u8>>((lo.clone(), hi.clone()))
         .collect::<Result<_, _>>()?;
-    assert_eq!(got, want, "{ctx}: range {lo:?}..{hi:?}");
+    same(&got, &want, &format!("{ctx}: range {lo:?}..{hi:?}"));
     let got_back: Pairs = ours
         .range::<Vec<u8>>((lo.clone(), hi.clone()))
         .rev()
         .collect::<Result<_, _>>()?;
-    assert_eq!(
-        got_back,
-        want.iter().rev().cloned().collect::<Pairs>(),
-        "{ctx}: range backward"
+    same(
+        &got_back,
+        &want.iter().rev().cloned().collect::<Pairs>(),
+        &format!("{ctx}: range backward"),
     );
     let mut probes: Vec<Vec<u8>> = expected.iter().map(|(k, _)| k.clone()).collect();
     for _ in 0..40 {
@@ -163,12 +190,12 @@ fn compare_snapshots(
     for (sequence, snapshot) in snapshots {
         let expected = theirs.scan(Some(snapshot), false).unwrap();
         let got: Pairs = ours.iter_at(*sequence).collect::<Result<_, _>>()?;
-        assert_eq!(got, expected, "{ctx}: snapshot at {sequence}");
+        same(&got, &expected, &format!("{ctx}: snapshot at {sequence}"));
         let back: Pairs = ours.iter_at(*sequence).rev().collect::<Result<_, _>>()?;
-        assert_eq!(
-            back,
-            expected.iter().rev().cloned().collect::<Pairs>(),
-            "{ctx}: snapshot at {sequence}, backward"
+        same(
+            &back,
+            &expected.iter().rev().cloned().collect::<Pairs>(),
+            &format!("{ctx}: snapshot at {sequence}, backward"),
         );
         for _ in 0..20 {
             let k = history_key(rng, keys);
@@ -267,7 +294,11 @@ fn compare_closed(
         .filter(|v| v.status == VersionStatus::Live)
         .map(|v| (v.user_key.clone(), v.value.clone()))
         .collect();
-    assert_eq!(live, ours_all(&ours).unwrap(), "{ctx}: live versions");
+    same(
+        &live,
+        &ours_all(&ours).unwrap(),
+        &format!("{ctx}: live versions"),
+    );
     assert!(
         versions.iter().all(|v| v.sequence <= ours.snapshot()),
         "{ctx}"
@@ -310,7 +341,7 @@ fn compare_closed(
     let theirs = Db::open(&repaired, &reopen).unwrap();
     let expected = theirs.scan(None, false).unwrap();
     let got = ours_all(&salvaged).unwrap();
-    assert_eq!(got, expected, "{ctx}: salvage vs RepairDB");
+    same(&got, &expected, &format!("{ctx}: salvage vs RepairDB"));
     // LevelDB's gets after a repair search level 0 by file number, not by sequence, until
     // a compaction merges the files; compact first so its gets answer by sequence.
     theirs.compact_range(None, None);
