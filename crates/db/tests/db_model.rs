@@ -4,13 +4,16 @@
 
 use std::collections::BTreeMap;
 
+use leveltable_db::dbformat::InternalKeyComparator;
 use leveltable_db::dbformat::{ValueType, append_internal_key, ldb_build_options};
 use leveltable_db::log_writer::LogWriter;
 use leveltable_db::version_edit::{FileMetaData, VersionEdit};
 use leveltable_db::write_batch::WriteBatchBuilder;
 use leveltable_db::{Db, DbOptions, Error, VersionStatus};
-use leveltable_table::TableBuilder;
+use leveltable_table::{BytewiseComparator, Comparator, TableBuilder};
 use proptest::prelude::*;
+use std::cmp::Ordering;
+use std::sync::Arc;
 
 /// An internal key and its value.
 type Entry = (Vec<u8>, Vec<u8>);
@@ -36,13 +39,14 @@ fn visible(ops: &[Op], sequence: u64) -> BTreeMap<Vec<u8>, Vec<u8>> {
 /// Writes the table of `entries` (internal key, value), sorted, as `NNNNNN.ldb`.
 fn write_table(
     dir: &std::path::Path,
+    user: &Arc<dyn Comparator>,
     number: u64,
     mut entries: Vec<(Vec<u8>, Vec<u8>)>,
 ) -> FileMetaData {
-    let cmp = leveltable_db::dbformat::InternalKeyComparator::bytewise();
-    use leveltable_table::Comparator;
+    let cmp = Arc::new(InternalKeyComparator::new(Arc::clone(user)));
     entries.sort_by(|a, b| cmp.compare(&a.0, &b.0));
-    let mut b = TableBuilder::new(Vec::new(), ldb_build_options(Some(10)).block_size(64)).unwrap();
+    let options = ldb_build_options(Some(10)).block_size(64).comparator(cmp);
+    let mut b = TableBuilder::new(Vec::new(), options).unwrap();
     for (k, v) in &entries {
         b.add(k, v).unwrap();
     }
@@ -72,9 +76,19 @@ fn entry(ops: &[Op], i: usize) -> (Vec<u8>, Vec<u8>) {
 /// Builds a database of `ops`: the first `cuts[0]` at level 2 in key-range files, up to
 /// `cuts[1]` at level 1, up to `cuts[2]` in two level-0 files, the rest in a log.
 fn build(dir: &std::path::Path, ops: &[Op], cuts: [usize; 3]) {
+    build_with(
+        dir,
+        ops,
+        cuts,
+        &(Arc::new(BytewiseComparator) as Arc<dyn Comparator>),
+    );
+}
+
+/// As [`build`], under the user comparator `user`.
+fn build_with(dir: &std::path::Path, ops: &[Op], cuts: [usize; 3], user: &Arc<dyn Comparator>) {
     let mut next = 10u64;
     let mut edit = VersionEdit {
-        comparator: Some("leveldb.BytewiseComparator".into()),
+        comparator: Some(user.name().to_string()),
         log_number: Some(5),
         next_file_number: Some(1000),
         last_sequence: Some(cuts[2] as u64),
@@ -90,9 +104,11 @@ fn build(dir: &std::path::Path, ops: &[Op], cuts: [usize; 3]) {
                 .or_default()
                 .push(entry(ops, i));
         }
-        let groups: Vec<_> = by_key.into_values().collect();
+        let mut groups: Vec<_> = by_key.into_iter().collect();
+        groups.sort_by(|a, b| user.compare(&a.0, &b.0));
+        let groups: Vec<_> = groups.into_iter().map(|(_, g)| g).collect();
         for chunk in groups.chunks(3) {
-            let f = write_table(dir, next, chunk.concat());
+            let f = write_table(dir, user, next, chunk.concat());
             next += 1;
             edit.new_files.push((level, f));
         }
@@ -101,7 +117,7 @@ fn build(dir: &std::path::Path, ops: &[Op], cuts: [usize; 3]) {
     let mid = (start + cuts[2]) / 2;
     for (a, b) in [(start, mid), (mid, cuts[2])] {
         if a < b {
-            let f = write_table(dir, next, (a..b).map(|i| entry(ops, i)).collect());
+            let f = write_table(dir, user, next, (a..b).map(|i| entry(ops, i)).collect());
             next += 1;
             edit.new_files.push((0, f));
         }
@@ -218,4 +234,56 @@ fn gets_from_many_threads() {
             });
         }
     });
+}
+
+/// Bytewise order reversed: an application's comparator.
+struct Reverse;
+
+impl Comparator for Reverse {
+    fn name(&self) -> &str {
+        "app.Reverse"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        b.cmp(a)
+    }
+    fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
+    fn find_short_successor(&self, _: &mut Vec<u8>) {}
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// A database under another comparator opens with that comparator, and reads in its
+    /// order; without it, it is refused by name.
+    #[test]
+    fn another_comparator_orders_everything(ops in ops_strategy(), a in 0.0f64..1.0, b in 0.0f64..1.0, c in 0.0f64..1.0) {
+        let n = ops.len();
+        let mut cuts = [(a * n as f64) as usize, (b * n as f64) as usize, (c * n as f64) as usize];
+        cuts.sort_unstable();
+        let user: Arc<dyn Comparator> = Arc::new(Reverse);
+        let dir = tempfile::tempdir().unwrap();
+        build_with(dir.path(), &ops, cuts, &user);
+        let refused = Db::open(dir.path(), DbOptions::default()).unwrap_err();
+        let refused_by_name =
+            matches!(refused, Error::UnknownComparator { ref name, .. } if name == "app.Reverse");
+        prop_assert!(refused_by_name);
+        let db = Db::open(dir.path(), DbOptions::default().comparator(Arc::clone(&user))).unwrap();
+        let mut model: Vec<_> = visible(&ops, n as u64).into_iter().collect();
+        model.reverse();
+        let got: Vec<_> = db.iter().collect::<Result<_, Error>>().unwrap();
+        prop_assert_eq!(&got, &model);
+        let mut back: Vec<_> = db.iter().rev().collect::<Result<_, Error>>().unwrap();
+        back.reverse();
+        prop_assert_eq!(&back, &model);
+        for k in 0u8..13 {
+            let key = [b'k', k];
+            let want = model.iter().find(|(mk, _)| mk[..] == key).map(|(_, v)| v.clone());
+            prop_assert_eq!(db.get(&key).unwrap(), want);
+        }
+        // "From k9 down to k3" in this order.
+        let (hi, lo) = ([b'k', 9u8], [b'k', 3u8]);
+        let want: Vec<_> = model.iter().filter(|(k, _)| k[..] <= hi[..] && k[..] > lo[..]).cloned().collect();
+        let got: Vec<_> = db.range(&hi[..]..&lo[..]).collect::<Result<_, Error>>().unwrap();
+        prop_assert_eq!(got, want);
+    }
 }
