@@ -478,6 +478,30 @@ impl Db {
         check(err, failed)
     }
 
+    /// `leveldb_approximate_sizes` of one range `[start, limit)`: the bytes of table files
+    /// holding its keys, approximately.
+    pub fn approximate_size(&self, start: &[u8], limit: &[u8]) -> u64 {
+        let starts = [start.as_ptr().cast::<core::ffi::c_char>()];
+        let start_lens = [start.len()];
+        let limits = [limit.as_ptr().cast::<core::ffi::c_char>()];
+        let limit_lens = [limit.len()];
+        let mut sizes = [0u64];
+        // SAFETY: `db` is live; each array holds one element, as `num_ranges` says; the keys
+        // outlive the call; `sizes` has room for one result.
+        unsafe {
+            ffi::leveldb_approximate_sizes(
+                self.db.as_ptr(),
+                1,
+                starts.as_ptr(),
+                start_lens.as_ptr(),
+                limits.as_ptr(),
+                limit_lens.as_ptr(),
+                sizes.as_mut_ptr(),
+            );
+        }
+        sizes[0]
+    }
+
     /// `leveldb_create_snapshot`: reads through it see the database as it is now.
     pub fn snapshot(&self) -> Snapshot<'_> {
         // SAFETY: `db` is live.

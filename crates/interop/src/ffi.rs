@@ -349,3 +349,15 @@ foreign! {
         errptr: *mut *mut c_char,
     );
 }
+
+foreign! {
+    fn leveldb_approximate_sizes(
+        db: *mut LevelDbT,
+        num_ranges: c_int,
+        range_start_key: *const *const c_char,
+        range_start_key_len: *const usize,
+        range_limit_key: *const *const c_char,
+        range_limit_key_len: *const usize,
+        sizes: *mut u64,
+    );
+}
