@@ -21,6 +21,7 @@ mod part;
 mod recovery;
 mod repair;
 pub mod table_cache;
+mod table_scan;
 pub mod version_edit;
 pub mod version_set;
 pub mod write_batch;

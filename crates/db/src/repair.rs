@@ -15,21 +15,24 @@ use std::sync::Arc;
 
 use crate::Result;
 use crate::db::{Db, list_dir, read_file, read_manifest, table_options};
-use crate::dbformat::ParsedInternalKey;
-use crate::filename::{FileType, log_file_name, parse_file_name, table_file_name};
+use crate::dbformat::{InternalKeyComparator, ParsedInternalKey};
+use crate::filename::{
+    FileType, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
+};
 use crate::memtable::MemTableBuilder;
 use crate::merger::{Origin, Source};
 use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
 use crate::recovery::replay_log;
 use crate::table_cache::TableCache;
+use crate::table_scan::scan_table;
 use crate::version_edit::FileMetaData;
 
 impl Db {
     /// Reads every table and log in `path` as LevelDB's `RepairDB` would recover them,
     /// ignoring the MANIFEST, without writing anything. The newest version of each key
     /// wins. Files that cannot be read are skipped and listed in
-    /// [`DbProperties::skipped`]; a table readable only in part contributes the entries
-    /// before its first unreadable block.
+    /// [`DbProperties::skipped`]; of a damaged table, what `RepairDB`'s scan reads is kept
+    /// (every data block that can be read and decoded) and held in memory.
     ///
     /// [`versions`](Self::versions) then labels every version found, with its file, and
     /// [`Origin::Table::level`] tells whether the MANIFEST (if it can be read) still lists
@@ -111,41 +114,72 @@ impl Db {
             options.max_open_tables,
             table_options(&user, &options, false),
         );
+        let icmp = InternalKeyComparator::new(Arc::clone(&user));
         let mut infos = Vec::new();
         for &number in &tables {
             let level = listed.get(&number).copied();
-            let table = match cache.open(number) {
-                Ok(t) => t,
-                Err(e) => {
-                    skipped.push((table_file_name(number), e.to_string()));
+            // Most tables read whole: keep them on disk, behind the table cache.
+            let whole = cache.open(number).and_then(|table| {
+                let mut range: Option<(Vec<u8>, Vec<u8>)> = None;
+                let mut top = 0;
+                for entry in table.table().entries() {
+                    let (k, _) = entry?;
+                    if let Ok(p) = ParsedInternalKey::parse(&k) {
+                        top = top.max(p.sequence);
+                        match &mut range {
+                            None => range = Some((k.clone(), k)),
+                            Some((_, largest)) => *largest = k,
+                        }
+                    }
+                }
+                Ok((table.table().properties().file_size, range, top))
+            });
+            let (size, smallest, largest, damaged) = match whole {
+                Ok((_, None, _)) => {
+                    skipped.push((table_file_name(number), "no entries".to_string()));
                     continue;
                 }
-            };
-            let mut entries = Vec::new();
-            let mut error = None;
-            let mut smallest: Option<Vec<u8>> = None;
-            let mut largest = Vec::new();
-            for entry in table.table().entries() {
-                match entry {
-                    Ok((k, v)) => {
-                        if let Ok(p) = ParsedInternalKey::parse(&k) {
-                            max_sequence = max_sequence.max(p.sequence);
-                            if smallest.is_none() {
-                                smallest = Some(k.clone());
-                            }
-                            largest.clone_from(&k);
-                        }
-                        entries.push((k, v));
-                    }
-                    Err(e) => error = Some(e),
+                Ok((size, Some((smallest, largest)), top)) => {
+                    max_sequence = max_sequence.max(top);
+                    (size, smallest, largest, None)
                 }
-            }
-            let Some(smallest) = smallest else {
-                let why = error.map_or_else(|| "no entries".to_string(), |e| e.to_string());
-                skipped.push((table_file_name(number), why));
-                continue;
+                Err(e) => {
+                    // Damaged: read what RepairDB's scan would, block by block, into memory.
+                    let ldb = dir.join(table_file_name(number));
+                    let path = if ldb.exists() {
+                        ldb
+                    } else {
+                        dir.join(sst_table_file_name(number))
+                    };
+                    let Some(scan) = scan_table(&path, &icmp) else {
+                        skipped.push((table_file_name(number), e.to_string()));
+                        continue;
+                    };
+                    let mut mem = MemTableBuilder::new();
+                    for (k, v) in &scan.entries {
+                        if let Ok(p) = ParsedInternalKey::parse(k) {
+                            max_sequence = max_sequence.max(p.sequence);
+                            mem.add(p.sequence, p.value_type, p.user_key, v)?;
+                        }
+                    }
+                    let mem = mem.build(Arc::clone(&user));
+                    let (Some(first), Some(last)) = (mem.entries().first(), mem.entries().last())
+                    else {
+                        skipped.push((table_file_name(number), e.to_string()));
+                        continue;
+                    };
+                    skipped.push((
+                        table_file_name(number),
+                        format!(
+                            "read in part ({} damaged data blocks): {e}",
+                            scan.damaged_blocks
+                        ),
+                    ));
+                    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                    let (smallest, largest) = (first.0.clone(), last.0.clone());
+                    (size, smallest, largest, Some(mem))
+                }
             };
-            let size = table.table().properties().file_size;
             infos.push(TableInfo {
                 number,
                 level,
@@ -153,8 +187,8 @@ impl Db {
                 smallest: smallest.clone(),
                 largest: largest.clone(),
             });
-            match error {
-                None => sources.push(Source::Files {
+            sources.push(match damaged {
+                None => Source::Files {
                     level,
                     files: vec![Arc::new(FileMetaData {
                         number,
@@ -162,22 +196,12 @@ impl Db {
                         smallest,
                         largest,
                     })],
-                }),
-                Some(e) => {
-                    // RepairTable keeps what the scan could read.
-                    skipped.push((table_file_name(number), format!("read in part: {e}")));
-                    let mut mem = MemTableBuilder::new();
-                    for (k, v) in &entries {
-                        if let Ok(p) = ParsedInternalKey::parse(k) {
-                            mem.add(p.sequence, p.value_type, p.user_key, v)?;
-                        }
-                    }
-                    sources.push(Source::Mem {
-                        origin: Origin::Table { number, level },
-                        table: Arc::new(mem.build(Arc::clone(&user))),
-                    });
-                }
-            }
+                },
+                Some(mem) => Source::Mem {
+                    origin: Origin::Table { number, level },
+                    table: Arc::new(mem),
+                },
+            });
         }
         let properties = DbProperties {
             comparator: user.name().to_string(),
