@@ -564,3 +564,72 @@ fn salvage_labels_unlisted_tables() {
         leveldb_view_with(&dir, work.path(), "repair", &reopen_options(), true).unwrap();
     assert_eq!(got, expected);
 }
+
+/// A table with an unreadable data block in the middle: the salvage keeps the blocks before
+/// and after it, as RepairDB does, and the normal open reports the damage.
+#[test]
+fn salvage_skips_a_damaged_block_like_repairdb() {
+    use leveltable_interop::table::Compression;
+    if !require_leveldb() {
+        return;
+    }
+    let work = scratch_dir();
+    let path = work.path().join("db");
+    let options = DbOptions {
+        block_size: 256,
+        compression: Compression::None,
+        ..DbOptions::default()
+    };
+    {
+        let db = Db::open(&path, &options).unwrap();
+        for i in 0..300u32 {
+            db.put(format!("key{i:05}").as_bytes(), &[i as u8; 40])
+                .unwrap();
+        }
+        db.compact_range(None, None);
+        db.put(b"key00001", b"newer, in the log").unwrap();
+    }
+    let table = file_named(&path, |n| n.ends_with(".ldb"));
+    let bytes = std::fs::read(&table).unwrap();
+    // Find two consecutive data blocks through the index; break the first one's trailer.
+    let t =
+        leveltable_table::Table::open(bytes.clone(), leveltable_db::dbformat::ldb_read_options())
+            .unwrap();
+    let mut offsets: Vec<u64> = t
+        .entries()
+        .map(|e| t.data_block_offset_for(&e.unwrap().0).unwrap().unwrap())
+        .collect();
+    offsets.dedup();
+    assert!(offsets.len() > 4, "{offsets:?}");
+    let trailer_type = (offsets[3] - 5) as usize;
+    let mut broken = bytes.clone();
+    broken[trailer_type] = 0x7f; // no such compression type
+    std::fs::write(&table, &broken).unwrap();
+
+    let ours = OurDb::open(&path, OurOptions::default()).unwrap();
+    assert!(
+        ours.iter().any(|r| r.is_err()),
+        "the open reports the damage"
+    );
+    let salvaged = OurDb::salvage(&path, OurOptions::default()).unwrap();
+    let got: Pairs = salvaged.iter().collect::<Result<_, _>>().unwrap();
+    let (expected, probes) =
+        leveldb_view_with(&path, work.path(), "repair", &reopen_options(), true).unwrap();
+    assert_eq!(got.len(), expected.len());
+    assert_eq!(got, expected);
+    assert!(got.len() < 300 && got.len() > 250, "{}", got.len());
+    assert!(
+        got.iter().any(|(k, _)| k == b"key00299"),
+        "blocks after the damage are kept"
+    );
+    for (k, v) in probes {
+        assert_eq!(salvaged.get(&k).unwrap(), v, "get {k:?}");
+    }
+    let skipped = &salvaged.properties().skipped;
+    assert!(
+        skipped[0]
+            .1
+            .starts_with("read in part (1 damaged data blocks)"),
+        "{skipped:?}"
+    );
+}
