@@ -2,14 +2,10 @@
 //! batch of entries, so a Python loop does not pay for a crossing per entry.
 
 use std::collections::VecDeque;
-use std::ops::Bound;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
-
-use crate::errors::table_error;
-use crate::table::OpenTable;
 
 /// Entries fetched per crossing, at most.
 const CHUNK_ENTRIES: usize = 1024;
@@ -53,33 +49,6 @@ pub fn take_chunk<E>(
         }
     }
     Ok(out)
-}
-
-/// A table's entries in `(start, stop)`: each chunk seeks past the last key handed out (a
-/// table's cursors borrow the table, so none is kept between chunks).
-pub struct TableChunks {
-    table: Arc<OpenTable>,
-    start: Bound<Vec<u8>>,
-    stop: Bound<Vec<u8>>,
-}
-
-impl TableChunks {
-    /// The entries of `table` in `(start, stop)`.
-    pub fn new(table: Arc<OpenTable>, start: Bound<Vec<u8>>, stop: Bound<Vec<u8>>) -> Self {
-        TableChunks { table, start, stop }
-    }
-}
-
-impl ChunkSource for TableChunks {
-    fn next_chunk(&mut self) -> PyResult<Vec<Entry>> {
-        let open = &self.table;
-        let range = open.table.range((self.start.clone(), self.stop.clone()));
-        let chunk = take_chunk(range, |e| table_error(&open.path, e))?;
-        if let Some((last, _)) = chunk.last() {
-            self.start = Bound::Excluded(last.clone());
-        }
-        Ok(chunk)
-    }
 }
 
 struct State {

@@ -11,13 +11,44 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::bytes::bytes_of;
-use crate::entries::{Entries, Mode, TableChunks};
+use crate::entries::{ChunkSource, Entries, Entry, Mode, take_chunk};
 use crate::errors::{ClosedError, os_error, table_error};
 
 /// An open table and the path it was opened from.
 pub struct OpenTable {
     pub path: PathBuf,
     pub table: RustTable<File>,
+}
+
+/// A table's entries in `(start, stop)`: each chunk seeks past the last key handed out (a
+/// table's cursors borrow the table, so none is kept between chunks).
+pub struct TableChunks {
+    table: Arc<OpenTable>,
+    start: RangeBound<Vec<u8>>,
+    stop: RangeBound<Vec<u8>>,
+}
+
+impl TableChunks {
+    /// The entries of `table` in `(start, stop)`.
+    pub fn new(
+        table: Arc<OpenTable>,
+        start: RangeBound<Vec<u8>>,
+        stop: RangeBound<Vec<u8>>,
+    ) -> Self {
+        TableChunks { table, start, stop }
+    }
+}
+
+impl ChunkSource for TableChunks {
+    fn next_chunk(&mut self) -> PyResult<Vec<Entry>> {
+        let open = &self.table;
+        let range = open.table.range((self.start.clone(), self.stop.clone()));
+        let chunk = take_chunk(range, |e| table_error(&open.path, e))?;
+        if let Some((last, _)) = chunk.last() {
+            self.start = RangeBound::Excluded(last.clone());
+        }
+        Ok(chunk)
+    }
 }
 
 /// A LevelDB table file (`.ldb`, `.sst`), read-only.
