@@ -14,6 +14,9 @@ use crate::comparator::Comparator;
 use crate::format::{fixed32_at, get_varint32};
 use crate::{Error, Result};
 use leveltable_prefetch as prefetch;
+use prev_cache::{PrevCache, PrevEntry};
+
+mod prev_cache;
 
 /// Where a block's restart array is; checked against the block's bytes by
 /// [`Layout::parse`].
@@ -168,74 +171,6 @@ fn decode_entry(input: &[u8]) -> Option<EntryHeader> {
 const PREFETCH_RESTARTS: usize = 16;
 /// Most bytes of a restart interval a seek hints before its linear search.
 const PREFETCH_SCAN_BYTES: usize = 2048;
-
-/// Most entries [`PrevCache`] keeps: more than any sane restart interval needs.
-const PREV_CACHE_MAX_ENTRIES: usize = 64;
-/// Most key bytes [`PrevCache`] keeps.
-const PREV_CACHE_MAX_KEY_BYTES: usize = 64 * 1024;
-
-/// One entry remembered for stepping backwards.
-#[derive(Debug, Clone, Copy)]
-struct PrevEntry {
-    offset: usize,
-    next: usize,
-    /// Start of its key in [`PrevCache::keys`]; the key ends where the next one starts.
-    key_start: usize,
-    value_at: usize,
-    value_len: usize,
-    restart_index: usize,
-}
-
-/// The entries before the current one, decoded by the last slow `prev`.
-///
-/// Stepping back in a prefix-compressed block means decoding forward from a restart point.
-/// Remembering the entries decoded on the way makes a backward scan of an interval cost one
-/// decode per entry instead of one per entry per step. Bounded: a block with a huge restart
-/// interval keeps only the last entries before the position (a sliding window).
-#[derive(Debug, Clone, Default)]
-struct PrevCache {
-    entries: Vec<PrevEntry>,
-    keys: Vec<u8>,
-}
-
-impl PrevCache {
-    fn clear(&mut self) {
-        self.entries.clear();
-        self.keys.clear();
-    }
-
-    /// Remembers an entry, dropping the oldest half when full. Returns false (and forgets
-    /// everything) for a key too long to keep.
-    #[expect(
-        clippy::arithmetic_side_effects,
-        reason = "keys hold at most 64 KiB and key at most 32 KiB; the entries kept start at \
-                  or after `cut`"
-    )]
-    fn push(&mut self, key: &[u8], mut entry: PrevEntry) -> bool {
-        if key.len() > PREV_CACHE_MAX_KEY_BYTES / 2 {
-            self.clear();
-            return false;
-        }
-        if self.entries.len() == PREV_CACHE_MAX_ENTRIES
-            || self.keys.len() + key.len() > PREV_CACHE_MAX_KEY_BYTES
-        {
-            let keep_from = self.entries.len() / 2;
-            let cut = self
-                .entries
-                .get(keep_from)
-                .map_or(self.keys.len(), |e| e.key_start);
-            self.entries.drain(..keep_from);
-            self.keys.drain(..cut);
-            for e in &mut self.entries {
-                e.key_start -= cut;
-            }
-        }
-        entry.key_start = self.keys.len();
-        self.keys.extend_from_slice(key);
-        self.entries.push(entry);
-        true
-    }
-}
 
 /// The state of an iteration over one block, without the block's bytes: every method takes
 /// the bytes the [`Layout`] was parsed from. Keeping the bytes out lets owners of a block
