@@ -14,9 +14,19 @@
 //!   a MIDDLE or LAST without a FIRST, and a FIRST or FULL interrupting a fragmented record
 //!   drop the fragments concerned. Each is reported.
 //!
+//! - A stored type 5 or 6 is read as LevelDB reads it: LevelDB's reader returns its
+//!   internal sentinels for end of file (5) and bad record (6) through the same value as
+//!   record types, so a record of type 5 silently ends the log and one of type 6 is skipped
+//!   silently (dropping a fragmented record in progress, reported).
+//!
 //! The reader never panics and never allocates more than the log holds.
 
 use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType, record_crc, unmask_crc};
+
+/// The type byte LevelDB's reader takes for its end-of-file sentinel (`kMaxRecordType + 1`).
+const LEVELDB_EOF: u8 = 5;
+/// The type byte LevelDB's reader takes for its bad-record sentinel (`kMaxRecordType + 2`).
+const LEVELDB_BAD_RECORD: u8 = 6;
 
 /// Bytes the reader skipped, and why (LevelDB's `Reporter::Corruption`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,6 +251,20 @@ impl<'a> LogReader<'a> {
                                 offset,
                             );
                         }
+                        // LevelDB's reader returns its own sentinels `kEof` (5) and
+                        // `kBadRecord` (6) from the same function as record types, so a
+                        // stored type 5 ends the log and a type 6 is a bad record, silently.
+                        None if kind == LEVELDB_EOF => {
+                            self.done = true;
+                            return None;
+                        }
+                        None if kind == LEVELDB_BAD_RECORD => {
+                            if in_fragmented {
+                                self.report(scratch.len(), "error in middle of record", start);
+                                in_fragmented = false;
+                                scratch.clear();
+                            }
+                        }
                         Some(RecordType::Zero) | None => {
                             let bytes = data.len() + if in_fragmented { scratch.len() } else { 0 };
                             self.report(bytes, "unknown record type", offset);
@@ -419,6 +443,24 @@ mod tests {
         assert!(got.is_empty());
         assert_eq!(dropped[0].bytes, 4);
         assert_eq!(dropped[1].reason, "missing start of fragmented record(2)");
+    }
+
+    #[test]
+    fn types_5_and_6_are_leveldbs_sentinels() {
+        let mut data = header(1, b"one");
+        data.extend(header(6, b"skipped silently"));
+        data.extend(header(1, b"two"));
+        data.extend(header(5, b"the end"));
+        data.extend(header(1, b"never read"));
+        let (got, dropped) = read(&data);
+        assert_eq!(got, [b"one".to_vec(), b"two".to_vec()]);
+        assert!(dropped.is_empty(), "{dropped:?}");
+        let mut data = header(2, b"ab");
+        data.extend(header(6, b""));
+        data.extend(header(1, b"cd"));
+        let (got, dropped) = read(&data);
+        assert_eq!(got, [b"cd".to_vec()]);
+        assert_eq!(dropped[0].reason, "error in middle of record");
     }
 
     #[test]

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use leveltable_table::Comparator;
 
 use crate::dbformat::{
-    InternalKeyComparator, LookupResult, ParsedInternalKey, ValueType, append_internal_key,
-    lookup_key,
+    InternalKeyComparator, LookupResult, MAX_SEQUENCE, ParsedInternalKey, ValueType,
+    append_internal_key, lookup_key,
 };
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
@@ -59,24 +59,19 @@ impl MemTableBuilder {
     /// are kept.
     ///
     /// # Errors
-    /// LevelDB's message for a malformed batch (see [`WriteBatch::for_each`]); a sequence
-    /// number beyond 2^56 - 1 is reported as `sequence number overflow`.
+    /// LevelDB's message for a malformed batch (see [`WriteBatch::for_each`]).
     pub fn insert_batch(
         &mut self,
         batch: &WriteBatch<'_>,
     ) -> std::result::Result<(), &'static str> {
         let mut sequence = batch.sequence();
-        let mut overflow = false;
-        let result = batch.for_each(|op| {
-            if overflow || self.add(sequence, op.value_type, op.key, op.value).is_err() {
-                overflow = true;
-            }
+        batch.for_each(|op| {
+            // LevelDB packs `sequence << 8 | type` into 64 bits: the top 8 bits of a sequence
+            // number beyond 2^56 - 1 are lost, and so they are here. `add` cannot fail on
+            // the masked number.
+            let _ = self.add(sequence & MAX_SEQUENCE, op.value_type, op.key, op.value);
             sequence = sequence.wrapping_add(1);
-        });
-        if overflow {
-            return Err("sequence number overflow");
-        }
-        result
+        })
     }
 
     /// Bytes of keys and values added.
@@ -258,12 +253,28 @@ mod tests {
             m.get_at(b"k", 3).unwrap().into_value(),
             Some(b"second".to_vec())
         );
+        // Past 2^56 - 1, sequence numbers lose their top bits, as in LevelDB's tags.
         let mut b = MemTableBuilder::new();
-        let mut batch = WriteBatchBuilder::new(crate::dbformat::MAX_SEQUENCE);
+        let mut batch = WriteBatchBuilder::new(MAX_SEQUENCE);
         batch.put(b"a", b"").put(b"b", b"");
+        b.insert_batch(&WriteBatch::new(batch.as_bytes()).unwrap())
+            .unwrap();
+        let m = b.build(Arc::new(BytewiseComparator));
+        let a = m.get_at(b"a", MAX_SEQUENCE).unwrap();
         assert_eq!(
-            b.insert_batch(&WriteBatch::new(batch.as_bytes()).unwrap()),
-            Err("sequence number overflow")
+            a,
+            LookupResult::Value {
+                sequence: MAX_SEQUENCE,
+                value: Vec::new()
+            }
+        );
+        let b = m.get_at(b"b", 0).unwrap();
+        assert_eq!(
+            b,
+            LookupResult::Value {
+                sequence: 0,
+                value: Vec::new()
+            }
         );
     }
 }
