@@ -147,7 +147,7 @@ pub(crate) fn read_manifest(dir: &Path, user: &Arc<dyn Comparator>) -> Result<Ma
 
 /// The internal-key bounds of user-key bounds.
 /// Opens retried while the directory changes under us.
-const OPEN_ATTEMPTS: u32 = 10;
+const OPEN_ATTEMPTS: u32 = 50;
 
 /// What changes in a directory whenever a writer changes the set of live files: the
 /// contents of CURRENT and the size of the MANIFEST it names. `None` if unreadable.
@@ -193,7 +193,8 @@ impl Db {
     /// [`Error::Corruption`] naming the file for a malformed `CURRENT`, MANIFEST (bad
     /// checksum, bad edit, missing counter) or, when paranoid, log;
     /// [`Error::UnknownComparator`] if the MANIFEST names a comparator other than the
-    /// options'; [`Error::Io`] if reading fails.
+    /// options'; [`Error::KeptChanging`] if another process changed the set of files
+    /// during each of 50 attempts; [`Error::Io`] if reading fails.
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
         let dir = path.as_ref();
         // A writer may change the directory while we read it: it appends an edit to the
@@ -209,14 +210,11 @@ impl Db {
             }
             attempts += 1;
             if attempts == OPEN_ATTEMPTS {
-                return result.and(Err(Error::InvalidArgument(
-                    format!(
-                        "{}: the database kept changing while it was being opened",
-                        dir.display()
-                    )
-                    .into(),
-                )));
+                return Err(Error::KeptChanging {
+                    path: dir.to_path_buf(),
+                });
             }
+            std::thread::yield_now();
         }
     }
 

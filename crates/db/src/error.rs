@@ -42,6 +42,12 @@ pub enum Error {
         /// The name of the comparator the options provide.
         ours: String,
     },
+    /// Another process kept changing the database's set of files while it was being opened
+    /// (compactions, in a busy database); opening again usually succeeds.
+    KeptChanging {
+        /// The database directory.
+        path: PathBuf,
+    },
     /// An error of one table file of the database, naming the file.
     TableFile {
         /// The file, as named in the database directory (`000071.ldb`).
@@ -64,7 +70,10 @@ impl Error {
         match self {
             Error::Table(e) | Error::TableFile { source: e, .. } => e.is_corruption(),
             Error::Corruption { .. } | Error::MissingFile { .. } => true,
-            Error::InvalidArgument(_) | Error::Io { .. } | Error::UnknownComparator { .. } => false,
+            Error::InvalidArgument(_)
+            | Error::Io { .. }
+            | Error::UnknownComparator { .. }
+            | Error::KeptChanging { .. } => false,
         }
     }
 
@@ -108,6 +117,11 @@ impl fmt::Display for Error {
                 file.display()
             ),
             Error::TableFile { file, source } => write!(f, "db: {}: {source}", file.display()),
+            Error::KeptChanging { path } => write!(
+                f,
+                "db: {}: the database kept changing while it was being opened; open it again",
+                path.display()
+            ),
             Error::Io { path, source } => write!(f, "db: {}: {source}", path.display()),
         }
     }
@@ -121,7 +135,8 @@ impl std::error::Error for Error {
             Error::Corruption { .. }
             | Error::InvalidArgument(_)
             | Error::MissingFile { .. }
-            | Error::UnknownComparator { .. } => None,
+            | Error::UnknownComparator { .. }
+            | Error::KeptChanging { .. } => None,
         }
     }
 }
