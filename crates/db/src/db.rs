@@ -331,7 +331,8 @@ impl Db {
             &dir,
             options.max_open_tables,
             table_options(&user, options, options.verify_checksums),
-        );
+        )
+        .with_memory_map(options.memory_map);
         Ok(Db::assemble(
             dir,
             user,

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
-#![forbid(unsafe_code)]
+// One call maps table files into memory (`table_source`), with its safety argument.
+#![deny(unsafe_code)]
 
 mod bulk_options;
 mod coding;
@@ -21,6 +22,7 @@ mod part;
 mod recovery;
 mod repair;
 pub mod table_cache;
+pub mod table_source;
 mod table_scan;
 pub mod version_edit;
 pub mod version_set;

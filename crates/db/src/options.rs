@@ -30,6 +30,12 @@ pub struct DbOptions {
     /// Fail the open on any corruption in a live log, as LevelDB's `paranoid_checks` does,
     /// instead of skipping the damaged records. Default: false.
     pub paranoid_checks: bool,
+    /// Read table files through memory maps, as LevelDB does: a lookup then borrows its
+    /// block from the page cache without a system call or a copy. Default: true. Turn it off
+    /// for a directory whose table files another program may truncate or rewrite in place
+    /// (LevelDB never does): a mapped file that shrinks under the reader ends the process
+    /// with SIGBUS; reads then go through `pread`.
+    pub memory_map: bool,
 }
 
 impl Default for DbOptions {
@@ -40,6 +46,7 @@ impl Default for DbOptions {
             block_cache: None,
             verify_checksums: true,
             paranoid_checks: false,
+            memory_map: true,
         }
     }
 }
@@ -54,6 +61,12 @@ impl DbOptions {
     /// Sets [`max_open_tables`](Self::max_open_tables) (at least 1 is used).
     pub fn max_open_tables(mut self, tables: usize) -> Self {
         self.max_open_tables = tables;
+        self
+    }
+
+    /// Sets [`memory_map`](Self::memory_map).
+    pub fn memory_map(mut self, memory_map: bool) -> Self {
+        self.memory_map = memory_map;
         self
     }
 
@@ -84,6 +97,7 @@ impl fmt::Debug for DbOptions {
             .field("block_cache", &self.block_cache)
             .field("verify_checksums", &self.verify_checksums)
             .field("paranoid_checks", &self.paranoid_checks)
+            .field("memory_map", &self.memory_map)
             .finish()
     }
 }

@@ -113,7 +113,8 @@ impl Db {
             &dir,
             options.max_open_tables,
             table_options(&user, &options, false),
-        );
+        )
+        .with_memory_map(options.memory_map);
         let icmp = InternalKeyComparator::new(Arc::clone(&user));
         let mut infos = Vec::new();
         for &number in &tables {

@@ -13,6 +13,7 @@ use leveltable_table::{ReadOptions, Table};
 
 use crate::dbformat::InternalTable;
 use crate::filename::{sst_table_file_name, table_file_name};
+use crate::table_source::TableSource;
 use crate::{Error, Result};
 
 /// LevelDB's default `max_open_files` (1000) less the 10 descriptors it keeps for other
@@ -20,7 +21,7 @@ use crate::{Error, Result};
 pub const DEFAULT_MAX_OPEN_TABLES: usize = 1000 - 10;
 
 /// An open table file of the database.
-pub type OpenTable = InternalTable<File>;
+pub type OpenTable = InternalTable<TableSource>;
 
 /// A cache of open tables, by file number.
 pub struct TableCache {
@@ -28,6 +29,7 @@ pub struct TableCache {
     options: ReadOptions,
     cache: quick_cache::sync::Cache<u64, Arc<OpenTable>>,
     capacity: usize,
+    memory_map: bool,
 }
 
 impl std::fmt::Debug for TableCache {
@@ -50,7 +52,14 @@ impl TableCache {
             options,
             cache: quick_cache::sync::Cache::new(capacity),
             capacity,
+            memory_map: true,
         }
+    }
+
+    /// Whether tables are read through memory maps (the default) or `pread`.
+    pub fn with_memory_map(mut self, memory_map: bool) -> Self {
+        self.memory_map = memory_map;
+        self
     }
 
     /// The table numbered `number`, opened if it is not open.
@@ -99,7 +108,9 @@ impl TableCache {
             }
             Err(e) => return Err(Error::io(self.dir.join(ldb), e)),
         };
-        let table = Table::open(file, self.options.clone()).map_err(|e| Error::TableFile {
+        let source = TableSource::open(file, self.memory_map)
+            .map_err(|e| Error::io(self.dir.join(&name), e))?;
+        let table = Table::open(source, self.options.clone()).map_err(|e| Error::TableFile {
             file: name.clone().into(),
             source: e,
         })?;
