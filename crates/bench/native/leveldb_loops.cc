@@ -11,11 +11,14 @@
 // database runs for every table it consults). The interop crate's
 // leveldb_internal.h declares them, as LevelDB 1.23 lays them out.
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "leveldb/cache.h"
@@ -29,6 +32,7 @@
 #include "leveldb/status.h"
 #include "leveldb/table.h"
 #include "leveldb/table_builder.h"
+#include "leveldb/write_batch.h"
 
 #include "leveldb_internal.h"
 
@@ -296,6 +300,187 @@ int ltb_table_scan(ltb_table* t, int verify_checksums, uint64_t* entries,
   leveldb::ReadOptions ro;
   ro.verify_checksums = verify_checksums != 0;
   std::unique_ptr<leveldb::Iterator> it(t->table->NewIterator(ro));
+  uint64_t n = 0;
+  uint64_t b = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    n++;
+    b += it->key().size() + it->value().size();
+  }
+  *entries = n;
+  *bytes = b;
+  return Report(it->status(), err);
+}
+
+}  // extern "C"
+
+// A database opened through DB::Open, with its own Bloom policy and block
+// cache so that every setting is explicit.
+struct ltb_db {
+  leveldb::Options options;
+  leveldb::ReadOptions read_options;
+  std::unique_ptr<const leveldb::FilterPolicy> policy;
+  std::unique_ptr<leveldb::Cache> cache;
+  std::unique_ptr<leveldb::DB> db;
+};
+
+namespace {
+
+// LevelDB 1.23's compaction triggers (db/dbformat.h, version_set.cc): four
+// level-0 files, and 10^L MiB at level L >= 1. Levels run to 7.
+constexpr int kLevels = 7;
+constexpr int kL0Trigger = 4;
+
+double MaxBytesForLevel(int level) {
+  double result = 10. * 1048576.0;
+  while (level > 1) {
+    result *= 10;
+    level--;
+  }
+  return result;
+}
+
+// Files and bytes per level, from the "leveldb.sstables" property, whose
+// lines are " number:size[smallest .. largest]" under "--- level L ---".
+bool LevelShape(leveldb::DB* db, uint64_t files[kLevels],
+                uint64_t bytes[kLevels]) {
+  std::string text;
+  if (!db->GetProperty("leveldb.sstables", &text)) return false;
+  for (int l = 0; l < kLevels; l++) files[l] = bytes[l] = 0;
+  int level = -1;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    int l = 0;
+    unsigned long long number = 0, size = 0;
+    if (std::sscanf(line.c_str(), "--- level %d ---", &l) == 1) {
+      level = l;
+    } else if (level >= 0 && level < kLevels &&
+               std::sscanf(line.c_str(), " %llu:%llu[", &number, &size) == 2) {
+      files[level]++;
+      bytes[level] += size;
+    }
+  }
+  return true;
+}
+
+// Whether LevelDB would schedule no size compaction for this shape.
+bool Settled(const uint64_t files[kLevels], const uint64_t bytes[kLevels]) {
+  if (files[0] >= kL0Trigger) return false;
+  for (int l = 1; l < kLevels - 1; l++) {
+    if (static_cast<double>(bytes[l]) >= MaxBytesForLevel(l)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+// Opens the database at path with LevelDB's default options except: a Bloom
+// filter policy if bloom_bits > 0, an LRU block cache of cache_bytes, reads
+// verifying checksums if verify != 0, and create_if_missing if create != 0.
+int ltb_db_open(const char* path, int bloom_bits, size_t cache_bytes,
+                int verify, int create, ltb_db** out, char** err) {
+  std::unique_ptr<ltb_db> d(new ltb_db);
+  if (bloom_bits > 0) {
+    d->policy.reset(leveldb::NewBloomFilterPolicy(bloom_bits));
+    d->options.filter_policy = d->policy.get();
+  }
+  d->cache.reset(leveldb::NewLRUCache(cache_bytes));
+  d->options.block_cache = d->cache.get();
+  d->options.create_if_missing = create != 0;
+  d->read_options.verify_checksums = verify != 0;
+  leveldb::DB* db = nullptr;
+  Status s = leveldb::DB::Open(d->options, path, &db);
+  if (!s.ok()) return Report(s, err);
+  d->db.reset(db);
+  *out = d.release();
+  return 0;
+}
+
+// Closes the database: waits for a running compaction, leaves the memtable
+// in its log.
+void ltb_db_free(ltb_db* d) {
+  if (d == nullptr) return;
+  d->db.reset();
+  delete d;
+}
+
+// Puts records i < n in the order given, `batch` to a WriteBatch, sync=false.
+int ltb_db_write(ltb_db* d, const uint8_t* keys, size_t key_len,
+                 const uint8_t* values, size_t value_len, size_t n,
+                 size_t batch, char** err) {
+  leveldb::WriteOptions wo;
+  wo.sync = false;
+  leveldb::WriteBatch b;
+  for (size_t i = 0; i < n; i += batch) {
+    b.Clear();
+    size_t end = i + batch < n ? i + batch : n;
+    for (size_t j = i; j < end; j++) {
+      b.Put(Record(keys, key_len, j), Record(values, value_len, j));
+    }
+    Status s = d->db->Write(wo, &b);
+    if (!s.ok()) return Report(s, err);
+  }
+  return 0;
+}
+
+// Waits (polling every 10 ms, at most timeout_ms) until no level is due for a
+// size compaction; fills files[7] with the files per level. Returns 0 when
+// settled, 1 with a message otherwise.
+int ltb_db_settle(ltb_db* d, uint64_t timeout_ms, uint64_t* files,
+                  char** err) {
+  uint64_t bytes[kLevels];
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    if (!LevelShape(d->db.get(), files, bytes)) {
+      return Report(Status::Corruption("no leveldb.sstables property"), err);
+    }
+    if (Settled(files, bytes)) return 0;
+    auto waited = std::chrono::steady_clock::now() - start;
+    if (std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() >
+        static_cast<int64_t>(timeout_ms)) {
+      return Report(Status::IOError("compactions did not settle"), err);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// CompactRange(nullptr, nullptr): every file to the last level that holds
+// data. LevelDB reports no status from it.
+int ltb_db_compact_all(ltb_db* d, char** /*err*/) {
+  d->db->CompactRange(nullptr, nullptr);
+  return 0;
+}
+
+// DB::Get for each query into one reused string; counts keys found and
+// value bytes.
+int ltb_db_gets(ltb_db* d, const uint8_t* queries, size_t key_len, size_t n,
+                uint64_t* found, uint64_t* value_bytes, char** err) {
+  std::string value;
+  uint64_t f = 0;
+  uint64_t b = 0;
+  for (size_t i = 0; i < n; i++) {
+    Status s = d->db->Get(d->read_options, Record(queries, key_len, i), &value);
+    if (s.ok()) {
+      f++;
+      b += value.size();
+    } else if (!s.IsNotFound()) {
+      return Report(s, err);
+    }
+  }
+  *found = f;
+  *value_bytes = b;
+  return 0;
+}
+
+// The database's iterator from first to last; counts entries and key +
+// value bytes.
+int ltb_db_scan(ltb_db* d, uint64_t* entries, uint64_t* bytes, char** err) {
+  std::unique_ptr<leveldb::Iterator> it(d->db->NewIterator(d->read_options));
   uint64_t n = 0;
   uint64_t b = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {

@@ -9,12 +9,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use leveltable_bench::report::{System, render_table};
+use leveltable_bench::report::{System, Target, render_table};
+use leveltable_bench::runner::db_build::{self, SORT_COMMAND};
 use leveltable_bench::runner::memory::{self, CHILD_COMMAND};
 use leveltable_bench::runner::{self, Config, WORKLOADS};
 
-const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--dir DIR] WORKLOAD...
-workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory";
+const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--db-entries N] [--db-build-bytes N] [--sort-budget N] [--dir DIR] WORKLOAD...
+workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory, db, db-build";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,6 +29,23 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         return match memory::child(system, path.as_ref(), bytes) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if args.first().map(String::as_str) == Some(SORT_COMMAND) {
+        let [_, dir, bytes, budget] = &args[..] else {
+            eprintln!("usage: leveltable-bench {SORT_COMMAND} DIR INPUT_BYTES BUDGET_BYTES");
+            return ExitCode::from(2);
+        };
+        let (Ok(bytes), Ok(budget)) = (bytes.parse(), budget.parse()) else {
+            eprintln!("bad byte counts {bytes:?} {budget:?}");
+            return ExitCode::from(2);
+        };
+        return match db_build::sort_child(dir.as_ref(), bytes, budget) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("{e}");
@@ -49,6 +67,9 @@ fn run(args: &[String]) -> runner::Result<()> {
     let mut rounds = None;
     let mut entries = None;
     let mut queries = None;
+    let mut db_entries = None;
+    let mut db_build_bytes = None;
+    let mut sort_budget = None;
     let mut dir: Option<PathBuf> = None;
     let mut names: Vec<&str> = Vec::new();
     let mut it = args.iter();
@@ -58,6 +79,9 @@ fn run(args: &[String]) -> runner::Result<()> {
             "--rounds" => rounds = Some(it.next().ok_or(USAGE)?.parse()?),
             "--entries" => entries = Some(it.next().ok_or(USAGE)?.parse()?),
             "--queries" => queries = Some(it.next().ok_or(USAGE)?.parse()?),
+            "--db-entries" => db_entries = Some(it.next().ok_or(USAGE)?.parse()?),
+            "--db-build-bytes" => db_build_bytes = Some(it.next().ok_or(USAGE)?.parse()?),
+            "--sort-budget" => sort_budget = Some(it.next().ok_or(USAGE)?.parse()?),
             "--dir" => dir = Some(it.next().ok_or(USAGE)?.into()),
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -88,6 +112,15 @@ fn run(args: &[String]) -> runner::Result<()> {
     }
     if let Some(q) = queries {
         config.queries = q;
+    }
+    if let Some(n) = db_entries {
+        config.db_entries = n;
+    }
+    if let Some(b) = db_build_bytes {
+        config.db_build_bytes = b;
+    }
+    if let Some(b) = sort_budget {
+        config.sort_budget = b;
     }
     let exe = std::env::current_exe()?;
     let results = runner::run(&config, &names, Some(&exe))?;
@@ -180,9 +213,16 @@ fn summary(results: &runner::Results) -> String {
         match row.target_met() {
             Some(true) => met += 1,
             Some(false) => missed.push(format!(
-                "{} ({:.2}×, target {})",
+                "{} ({}, target {})",
                 row.workload,
-                row.ratio(System::Leveltable).unwrap_or(f64::NAN),
+                match row.target {
+                    Target::AtMost(_) => format!(
+                        "{:.1} {}",
+                        row.target_ratio().unwrap_or(f64::NAN),
+                        row.unit.label()
+                    ),
+                    _ => format!("{:.2}×", row.target_ratio().unwrap_or(f64::NAN)),
+                },
                 row.target.describe()
             )),
             None => {}

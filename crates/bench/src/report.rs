@@ -48,6 +48,10 @@ pub enum Unit {
     NsPerOp,
     /// Megabytes (10^6 bytes) per second: higher is better.
     MbPerSec,
+    /// Milliseconds per operation: lower is better.
+    Millis,
+    /// Mebibytes of memory (the work figure is the amount itself): lower is better.
+    MiB,
 }
 
 impl Unit {
@@ -56,6 +60,8 @@ impl Unit {
         match self {
             Unit::NsPerOp => "ns/op",
             Unit::MbPerSec => "MB/s",
+            Unit::Millis => "ms",
+            Unit::MiB => "MiB",
         }
     }
 
@@ -65,13 +71,15 @@ impl Unit {
         match self {
             Unit::NsPerOp => nanos / work,
             Unit::MbPerSec => work * 1e3 / nanos,
+            Unit::Millis => nanos / 1e6 / work,
+            Unit::MiB => work,
         }
     }
 
     /// Whether figure `a` beats figure `b`.
     pub fn better(self, a: f64, b: f64) -> bool {
         match self {
-            Unit::NsPerOp => a < b,
+            Unit::NsPerOp | Unit::Millis | Unit::MiB => a < b,
             Unit::MbPerSec => a > b,
         }
     }
@@ -79,7 +87,7 @@ impl Unit {
     /// How many times faster `a` is than `b` (above 1 when `a` is better).
     pub fn speedup(self, a: f64, b: f64) -> f64 {
         match self {
-            Unit::NsPerOp => b / a,
+            Unit::NsPerOp | Unit::Millis | Unit::MiB => b / a,
             Unit::MbPerSec => a / b,
         }
     }
@@ -94,6 +102,16 @@ pub enum Target {
     TimeAtMost(f64),
     /// leveltable's throughput at least this multiple of LevelDB's.
     ThroughputAtLeast(f64),
+    /// leveltable at least `at_least` times faster than `baseline`, its own figure in
+    /// another configuration measured in the same rounds (e.g. one thread against two).
+    SpeedupOver {
+        /// The figure compared with.
+        baseline: f64,
+        /// The speedup required.
+        at_least: f64,
+    },
+    /// leveltable's figure itself at most this (e.g. a peak resident set in MiB).
+    AtMost(f64),
 }
 
 impl Target {
@@ -103,16 +121,22 @@ impl Target {
             Target::None => "—".into(),
             Target::TimeAtMost(r) => format!("≤ {r:.2}×"),
             Target::ThroughputAtLeast(r) => format!("≥ {r:.2}×"),
+            Target::SpeedupOver { baseline, at_least } => {
+                format!("≥ {at_least:.2}× of {}", figure(baseline))
+            }
+            Target::AtMost(v) => format!("≤ {}", figure(v)),
         }
     }
 
-    /// Whether `ratio` (leveltable's figure over LevelDB's) meets the goal; `None` without
-    /// a goal.
+    /// Whether `ratio` (leveltable's figure over LevelDB's; for [`Target::SpeedupOver`],
+    /// the speedup over the baseline; for [`Target::AtMost`], the figure itself) meets the
+    /// goal; `None` without a goal.
     pub fn met(self, ratio: f64) -> Option<bool> {
         match self {
             Target::None => None,
-            Target::TimeAtMost(r) => Some(ratio <= r),
+            Target::TimeAtMost(r) | Target::AtMost(r) => Some(ratio <= r),
             Target::ThroughputAtLeast(r) => Some(ratio >= r),
+            Target::SpeedupOver { at_least, .. } => Some(ratio >= at_least),
         }
     }
 }
@@ -140,9 +164,20 @@ impl Row {
         Some(self.figures[system.index()]? / self.figures[System::LevelDb.index()]?)
     }
 
-    /// Whether the LevelDB goal is met (`None` without a goal or a figure).
+    /// The figure the goal is judged on: leveltable's ratio to LevelDB, its speedup over
+    /// the baseline of a [`Target::SpeedupOver`], or its figure for a [`Target::AtMost`].
+    pub fn target_ratio(&self) -> Option<f64> {
+        let ours = self.figures[System::Leveltable.index()];
+        match self.target {
+            Target::SpeedupOver { baseline, .. } => Some(self.unit.speedup(ours?, baseline)),
+            Target::AtMost(_) => ours,
+            _ => self.ratio(System::Leveltable),
+        }
+    }
+
+    /// Whether the goal is met (`None` without a goal or a figure).
     pub fn target_met(&self) -> Option<bool> {
-        self.target.met(self.ratio(System::Leveltable)?)
+        self.target.met(self.target_ratio()?)
     }
 
     /// leveltable's speedup over each peer that ran this workload.
@@ -186,9 +221,14 @@ pub fn render_table(rows: &[Row]) -> String {
                 _ => figure(v),
             },
         };
-        let ratio = row
-            .ratio(System::Leveltable)
-            .map_or("—".into(), |r| format!("{r:.2}×"));
+        let ratio = match row.target {
+            Target::SpeedupOver { .. } => row
+                .target_ratio()
+                .map_or("—".into(), |r| format!("{r:.2}× (speedup)")),
+            _ => row
+                .ratio(System::Leveltable)
+                .map_or("—".into(), |r| format!("{r:.2}×")),
+        };
         let met = match row.target_met() {
             None => "—",
             Some(true) => "yes",

@@ -14,6 +14,10 @@ pub struct Builder {
 pub struct Table {
     _private: [u8; 0],
 }
+#[repr(C)]
+pub struct Db {
+    _private: [u8; 0],
+}
 
 unsafe extern "C" {
     pub fn ltb_free(p: *mut core::ffi::c_void);
@@ -99,6 +103,48 @@ unsafe extern "C" {
     pub fn ltb_table_scan(
         t: *mut Table,
         verify_checksums: c_int,
+        entries: *mut u64,
+        bytes: *mut u64,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_db_open(
+        path: *const c_char,
+        bloom_bits: c_int,
+        cache_bytes: usize,
+        verify: c_int,
+        create: c_int,
+        out: *mut *mut Db,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_db_free(d: *mut Db);
+    pub fn ltb_db_write(
+        d: *mut Db,
+        keys: *const u8,
+        key_len: usize,
+        values: *const u8,
+        value_len: usize,
+        n: usize,
+        batch: usize,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_db_settle(
+        d: *mut Db,
+        timeout_ms: u64,
+        files: *mut u64,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_db_compact_all(d: *mut Db, err: *mut *mut c_char) -> c_int;
+    pub fn ltb_db_gets(
+        d: *mut Db,
+        queries: *const u8,
+        key_len: usize,
+        n: usize,
+        found: *mut u64,
+        value_bytes: *mut u64,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_db_scan(
+        d: *mut Db,
         entries: *mut u64,
         bytes: *mut u64,
         err: *mut *mut c_char,

@@ -420,6 +420,120 @@ mod imp {
             unsafe { ffi::ltb_table_free(self.0.as_ptr()) };
         }
     }
+
+    #[derive(Debug)]
+    pub struct Db(NonNull<ffi::Db>);
+
+    // SAFETY: a leveldb::DB may be used from any thread.
+    unsafe impl Send for Db {}
+
+    impl Db {
+        pub fn open(
+            path: &Path,
+            bloom_bits: usize,
+            cache_bytes: usize,
+            verify: bool,
+            create: bool,
+        ) -> Result<Self> {
+            let path = c_path(path)?;
+            let mut raw = ptr::null_mut();
+            let mut err = ptr::null_mut();
+            // SAFETY: `path` is NUL-terminated and outlives the call; out-parameters valid.
+            let code = unsafe {
+                ffi::ltb_db_open(
+                    path.as_ptr(),
+                    c_bits(bloom_bits),
+                    cache_bytes,
+                    c_int::from(verify),
+                    c_int::from(create),
+                    &mut raw,
+                    &mut err,
+                )
+            };
+            check(code, err)?;
+            NonNull::new(raw)
+                .map(Db)
+                .ok_or_else(|| Error::Status("no database".into()))
+        }
+
+        pub fn write(
+            &mut self,
+            keys: Records<'_>,
+            values: Records<'_>,
+            batch: usize,
+        ) -> Result<()> {
+            assert_eq!(keys.count(), values.count(), "bench: one value per key");
+            assert!(batch > 0, "bench: batches hold at least one entry");
+            let mut err = ptr::null_mut();
+            // SAFETY: the database is live and used by this thread only; both record sets
+            // outlive the call and have equal counts.
+            let code = unsafe {
+                ffi::ltb_db_write(
+                    self.0.as_ptr(),
+                    keys.bytes().as_ptr(),
+                    keys.record_len(),
+                    values.bytes().as_ptr(),
+                    values.record_len(),
+                    keys.count(),
+                    batch,
+                    &mut err,
+                )
+            };
+            check(code, err)
+        }
+
+        pub fn settle(&mut self, timeout_ms: u64) -> Result<[u64; 7]> {
+            let mut files = [0u64; 7];
+            let mut err = ptr::null_mut();
+            // SAFETY: the database is live; `files` has the 7 slots the shim fills.
+            let code = unsafe {
+                ffi::ltb_db_settle(self.0.as_ptr(), timeout_ms, files.as_mut_ptr(), &mut err)
+            };
+            check(code, err).map(|()| files)
+        }
+
+        pub fn compact_all(&mut self) -> Result<()> {
+            let mut err = ptr::null_mut();
+            // SAFETY: the database is live.
+            let code = unsafe { ffi::ltb_db_compact_all(self.0.as_ptr(), &mut err) };
+            check(code, err)
+        }
+
+        pub fn gets(&mut self, queries: Records<'_>) -> Result<(u64, u64)> {
+            let (mut found, mut bytes) = (0, 0);
+            let mut err = ptr::null_mut();
+            // SAFETY: the database is live; the queries outlive the call; the rest are
+            // out-parameters.
+            let code = unsafe {
+                ffi::ltb_db_gets(
+                    self.0.as_ptr(),
+                    queries.bytes().as_ptr(),
+                    queries.record_len(),
+                    queries.count(),
+                    &mut found,
+                    &mut bytes,
+                    &mut err,
+                )
+            };
+            check(code, err).map(|()| (found, bytes))
+        }
+
+        pub fn scan(&mut self) -> Result<(u64, u64)> {
+            let (mut entries, mut bytes) = (0, 0);
+            let mut err = ptr::null_mut();
+            // SAFETY: the database is live; the rest are out-parameters.
+            let code =
+                unsafe { ffi::ltb_db_scan(self.0.as_ptr(), &mut entries, &mut bytes, &mut err) };
+            check(code, err).map(|()| (entries, bytes))
+        }
+    }
+
+    impl Drop for Db {
+        fn drop(&mut self) {
+            // SAFETY: from `ltb_db_open`, freed only here.
+            unsafe { ffi::ltb_db_free(self.0.as_ptr()) };
+        }
+    }
 }
 
 #[cfg(not(leveldb_loops))]
@@ -492,6 +606,41 @@ mod imp {
             Err(Error::Unavailable)
         }
         pub fn scan(&mut self, _verify: bool) -> Result<(u64, u64)> {
+            Err(Error::Unavailable)
+        }
+    }
+
+    #[derive(Debug)]
+    pub struct Db(());
+
+    impl Db {
+        pub fn open(
+            _path: &Path,
+            _bloom_bits: usize,
+            _cache_bytes: usize,
+            _verify: bool,
+            _create: bool,
+        ) -> Result<Self> {
+            Err(Error::Unavailable)
+        }
+        pub fn write(
+            &mut self,
+            _keys: Records<'_>,
+            _values: Records<'_>,
+            _batch: usize,
+        ) -> Result<()> {
+            Err(Error::Unavailable)
+        }
+        pub fn settle(&mut self, _timeout_ms: u64) -> Result<[u64; 7]> {
+            Err(Error::Unavailable)
+        }
+        pub fn compact_all(&mut self) -> Result<()> {
+            Err(Error::Unavailable)
+        }
+        pub fn gets(&mut self, _queries: Records<'_>) -> Result<(u64, u64)> {
+            Err(Error::Unavailable)
+        }
+        pub fn scan(&mut self) -> Result<(u64, u64)> {
             Err(Error::Unavailable)
         }
     }
@@ -629,5 +778,78 @@ impl Table {
     /// The iterator's status.
     pub fn scan(&mut self, verify_checksums: bool) -> Result<(u64, u64)> {
         self.0.scan(verify_checksums)
+    }
+}
+
+/// A `leveldb::DB` opened through `DB::Open` with default options, except a Bloom filter
+/// policy, an LRU block cache of a given size, and whether reads verify checksums.
+#[derive(Debug)]
+pub struct Db(imp::Db);
+
+impl Db {
+    /// Opens (or with `create`, creates) the database in `path`, with a Bloom policy of
+    /// `bloom_bits` (0: none), an LRU block cache of `cache_bytes`, and reads verifying
+    /// block checksums if `verify`. LevelDB writes on open: it replays the logs into a
+    /// level-0 table and starts a new log and MANIFEST.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status; [`Error::Unavailable`] without LevelDB.
+    pub fn open(
+        path: &Path,
+        bloom_bits: usize,
+        cache_bytes: usize,
+        verify: bool,
+        create: bool,
+    ) -> Result<Self> {
+        imp::Db::open(path, bloom_bits, cache_bytes, verify, create).map(Db)
+    }
+
+    /// Puts `keys[i] → values[i]` in the order given, `batch` entries to a `WriteBatch`,
+    /// without sync.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status from a write.
+    pub fn write(&mut self, keys: Records<'_>, values: Records<'_>, batch: usize) -> Result<()> {
+        self.0.write(keys, values, batch)
+    }
+
+    /// Waits, up to `timeout_ms`, until no level is due for a size compaction (fewer than
+    /// four level-0 files, level L ≥ 1 under 10^L MiB); returns the files per level.
+    ///
+    /// # Errors
+    ///
+    /// If the compactions did not settle in time.
+    pub fn settle(&mut self, timeout_ms: u64) -> Result<[u64; 7]> {
+        self.0.settle(timeout_ms)
+    }
+
+    /// `CompactRange(nullptr, nullptr)`.
+    ///
+    /// # Errors
+    ///
+    /// None from LevelDB itself (its `CompactRange` returns nothing); [`Error::Unavailable`]
+    /// without LevelDB.
+    pub fn compact_all(&mut self) -> Result<()> {
+        self.0.compact_all()
+    }
+
+    /// `DB::Get` for each query into one reused string; returns (found, value bytes).
+    ///
+    /// # Errors
+    ///
+    /// A status other than not-found.
+    pub fn gets(&mut self, queries: Records<'_>) -> Result<(u64, u64)> {
+        self.0.gets(queries)
+    }
+
+    /// Iterates over the whole database; returns (entries, key + value bytes).
+    ///
+    /// # Errors
+    ///
+    /// The iterator's status.
+    pub fn scan(&mut self) -> Result<(u64, u64)> {
+        self.0.scan()
     }
 }

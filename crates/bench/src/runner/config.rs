@@ -30,6 +30,12 @@ pub struct Config {
     pub rounds: usize,
     /// Input bytes (keys + values) of the table the memory workload builds.
     pub mem_bytes: u64,
+    /// Entries of the database the `db` workload reads.
+    pub db_entries: u64,
+    /// Input bytes (keys + values) of the `db-build` databases.
+    pub db_build_bytes: u64,
+    /// Memory budget of the `db-build` sort (`ExternalSorter`).
+    pub sort_budget: u64,
     /// Directory for table files.
     pub dir: PathBuf,
 }
@@ -45,6 +51,9 @@ impl Config {
             hash_repeat: 64,
             rounds: 3,
             mem_bytes: 2_000_000_000,
+            db_entries: 1_000_000,
+            db_build_bytes: 1_000_000_000,
+            sort_budget: 256 << 20,
             dir,
         }
     }
@@ -59,6 +68,9 @@ impl Config {
             hash_repeat: 1,
             rounds: 1,
             mem_bytes: 2_000_000,
+            db_entries: 5_000,
+            db_build_bytes: 4_000_000,
+            sort_budget: 1 << 20,
             dir,
         }
     }

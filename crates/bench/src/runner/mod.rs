@@ -13,6 +13,8 @@
 mod bloom;
 mod checksum;
 mod config;
+pub mod db;
+pub mod db_build;
 mod filter_block;
 pub mod filters;
 mod get;
@@ -50,7 +52,7 @@ pub struct Results {
 }
 
 /// The runner's workloads, by command-line name.
-pub const WORKLOADS: [&str; 9] = [
+pub const WORKLOADS: [&str; 11] = [
     "hash",
     "bloom",
     "filter-block",
@@ -60,10 +62,12 @@ pub const WORKLOADS: [&str; 9] = [
     "checksum",
     "filters",
     "memory",
+    "db",
+    "db-build",
 ];
 
 /// Runs the named workloads (see [`WORKLOADS`]) and collects their results. `exe` is the
-/// runner binary, which the memory workload starts as a child process.
+/// runner binary, which the memory and db-build workloads start as a child process.
 ///
 /// # Errors
 ///
@@ -103,6 +107,11 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
             "memory" => results.sections.push(memory::run(
                 config,
                 exe.ok_or("memory needs the runner binary")?,
+            )?),
+            "db" => results.rows.extend(db::rows(config)?),
+            "db-build" => results.rows.extend(db_build::rows(
+                config,
+                exe.ok_or("db-build needs the runner binary")?,
             )?),
             other => return Err(format!("unknown workload {other:?}").into()),
         }

@@ -1,0 +1,88 @@
+//! One leveltable database workload of the comparison runner, repeated alone, for
+//! profilers.
+//!
+//! ```text
+//! cargo run --release -p leveltable-bench --example db_loop -- scan 5
+//! perf record -e cpu-clock target/release/examples/db_loop get-present 20
+//! ```
+//!
+//! Workloads: `get-present`, `get-absent` (200,000 gets in random order), `scan`, `open`.
+//! The database is the runner's `db` fixture (1M entries written by LevelDB, over several
+//! levels, with a log), made on first use in `leveltable-db-loop` under the system temporary
+//! directory (without LevelDB: bulk-built by leveltable). Prints each pass and the best.
+
+use std::time::Instant;
+
+use leveltable_bench::runner::Config;
+use leveltable_bench::runner::db::write_fixture;
+use leveltable_bench::workload::{GET_QUERIES, get_queries};
+use leveltable_db::{Db, DbOptions};
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(workload) = args.get(1) else {
+        return Err("usage: db_loop WORKLOAD [PASSES]".into());
+    };
+    let passes: usize = args.get(2).map_or(Ok(5), |p| p.parse())?;
+    let root = std::env::temp_dir().join("leveltable-db-loop");
+    let dir = root.join("db-leveldb");
+    if !dir.join("CURRENT").exists() {
+        std::fs::create_dir_all(&root)?;
+        write_fixture(&Config::standard(root.clone()))?;
+    }
+    let n = 1_000_000;
+    let queries = match workload.as_str() {
+        "get-present" => get_queries(n, GET_QUERIES, true),
+        "get-absent" => get_queries(n, GET_QUERIES, false),
+        "scan" | "open" => Vec::new(),
+        other => return Err(format!("unknown workload {other:?}").into()),
+    };
+    let mut best = f64::MAX;
+    for _ in 0..passes {
+        let db = Db::open(&dir, DbOptions::default())?;
+        let start = Instant::now();
+        let (figure, unit) = match workload.as_str() {
+            "scan" => {
+                let mut bytes = 0u64;
+                for entry in db.iter() {
+                    let (k, v) = entry?;
+                    bytes += (k.len() + v.len()) as u64;
+                }
+                (bytes as f64 / start.elapsed().as_secs_f64() / 1e6, "MB/s")
+            }
+            "open" => {
+                drop(db);
+                let start = Instant::now();
+                let db = Db::open(&dir, DbOptions::default())?;
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                drop(db);
+                (ms, "ms")
+            }
+            _ => {
+                let mut found = 0u64;
+                for q in &queries {
+                    found += u64::from(db.get(q)?.is_some());
+                }
+                std::hint::black_box(found);
+                (
+                    start.elapsed().as_secs_f64() * 1e9 / queries.len() as f64,
+                    "ns/op",
+                )
+            }
+        };
+        println!("{workload}: {figure:.1} {unit}");
+        best = if unit == "MB/s" {
+            if best == f64::MAX {
+                figure
+            } else {
+                best.max(figure)
+            }
+        } else {
+            best.min(figure)
+        };
+    }
+    println!("best: {best:.1}");
+    Ok(())
+}

@@ -1,0 +1,417 @@
+//! `db-build`: making a whole database from sorted input, and from shuffled input through
+//! an external sort.
+//!
+//! Input: `n` = bytes / 116 entries `key(2i)` (16 bytes) → the `i`-th 100-byte value of the
+//! table workload's stream, generated as they are added, in key order. Both systems write
+//! LevelDB's defaults: 4 KiB blocks, snappy, 2 MiB table files, a 10-bit Bloom filter.
+//!
+//! - leveltable: `DbBuilder` with one thread and with two, through `finish` (the commit).
+//! - LevelDB: its write path, `DB::Open` (create) and sorted `WriteBatch` puts of 1,000
+//!   entries with `sync=false`, then `CompactRange(nullptr, nullptr)` and a wait until no
+//!   compaction is due, then the close. All in C++ but the generation of the entries, which
+//!   both sides do as they go.
+//!
+//! Each build is checked by the other system: LevelDB opens leveltable's database and
+//! counts its entries, leveltable opens LevelDB's and counts them.
+//!
+//! The sort runs in a child process (the runner started with [`SORT_COMMAND`]) so that its
+//! peak resident set (`VmHWM`) measures the sort alone: entries in a shuffled order go into
+//! `ExternalSorter` with a budget of about a quarter of the input (256 MiB for 1 GB), and
+//! its output into a one-thread `DbBuilder`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions, Duplicates, ExternalSorter};
+
+use super::config::{BITS_PER_KEY, Config, Result, count};
+use super::get::CACHE_BYTES;
+use super::harness::{check, leveldb_on};
+use super::memory::status_kib;
+use crate::leveldb::{self, Records};
+use crate::report::{Row, Target, Unit};
+use crate::workload::{KEY_LEN, SplitMix64, VALUE_LEN, key, next_value, table_entries};
+
+/// The hidden subcommand that runs the sort in a child process:
+/// `__db_sort DIR INPUT_BYTES BUDGET_BYTES`.
+pub const SORT_COMMAND: &str = "__db_sort";
+
+/// Entries per `WriteBatch` on LevelDB's write path.
+const WRITE_BATCH: usize = 1000;
+
+/// Entries generated per call into LevelDB.
+const CHUNK: usize = 64 * 1024;
+
+/// How long LevelDB's compactions may take to settle.
+const SETTLE_MS: u64 = 1_800_000;
+
+/// The sort's peak resident set may exceed its budget by this much.
+const SORT_SLACK_MIB: f64 = 64.0;
+
+/// Bytes of one entry.
+const ENTRY_BYTES: u64 = (KEY_LEN + VALUE_LEN) as u64;
+
+fn fresh(dir: &Path) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    Ok(())
+}
+
+/// Builds with leveltable; returns the time.
+fn build_ours(dir: &Path, n: u64, threads: usize) -> Result<Duration> {
+    fresh(dir)?;
+    let start = Instant::now();
+    let mut builder = DbBuilder::create(dir, BulkOptions::default().threads(threads))?;
+    for (k, v) in table_entries(n) {
+        builder.add(&k, &v)?;
+    }
+    let summary = builder.finish()?;
+    let elapsed = start.elapsed();
+    check(summary.entries == n, || {
+        format!("leveltable built {} entries, not {n}", summary.entries)
+    })?;
+    Ok(elapsed)
+}
+
+/// Builds with LevelDB's write path; returns the time.
+fn build_leveldb(dir: &Path, n: u64) -> Result<Duration> {
+    fresh(dir)?;
+    let start = Instant::now();
+    let mut db = leveldb::Db::open(dir, BITS_PER_KEY, CACHE_BYTES, false, true)?;
+    let mut entries = table_entries(n);
+    let mut keys = Vec::with_capacity(CHUNK * KEY_LEN);
+    let mut values = Vec::with_capacity(CHUNK * VALUE_LEN);
+    loop {
+        keys.clear();
+        values.clear();
+        for (k, v) in entries.by_ref().take(CHUNK) {
+            keys.extend_from_slice(&k);
+            values.extend_from_slice(&v);
+        }
+        if keys.is_empty() {
+            break;
+        }
+        db.write(
+            Records::new(&keys, KEY_LEN),
+            Records::new(&values, VALUE_LEN),
+            WRITE_BATCH,
+        )?;
+    }
+    db.compact_all()?;
+    db.settle(SETTLE_MS)?;
+    drop(db);
+    Ok(start.elapsed())
+}
+
+/// Entries in the database at `dir` as leveltable reads them.
+fn count_ours(dir: &Path) -> Result<u64> {
+    let db = Db::open(dir, DbOptions::default())?;
+    let mut n = 0;
+    for entry in db.iter() {
+        entry?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Entries in the database at `dir` as LevelDB reads them (it writes on open).
+fn count_leveldb(dir: &Path) -> Result<u64> {
+    let mut db = leveldb::Db::open(dir, BITS_PER_KEY, CACHE_BYTES, false, false)?;
+    Ok(db.scan()?.0)
+}
+
+/// `1.00 GB`, or `4.0 MB` below 0.1 GB.
+fn gigabytes(bytes: u64) -> String {
+    if bytes >= 100_000_000 {
+        format!("{:.2} GB", bytes as f64 / 1e9)
+    } else {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    }
+}
+
+fn mb_per_sec(bytes: u64, elapsed: Duration) -> f64 {
+    Unit::MbPerSec.figure(elapsed, bytes as f64)
+}
+
+fn keep_best(slot: &mut Option<f64>, value: f64) {
+    if slot.is_none_or(|b| value > b) {
+        *slot = Some(value);
+    }
+}
+
+/// The builds, interleaved round by round: leveltable with one thread, with two, LevelDB.
+fn build_rows(config: &Config) -> Result<Vec<Row>> {
+    let n = config.db_build_bytes / ENTRY_BYTES;
+    let bytes = n * ENTRY_BYTES;
+    let ours_dir = config.dir.join("db-build-leveltable");
+    let leveldb_dir = config.dir.join("db-build-leveldb");
+    let (mut one, mut two, mut theirs) = (None, None, None);
+    for _ in 0..config.rounds.max(1) {
+        for threads in [1, 2] {
+            let elapsed = build_ours(&ours_dir, n, threads)?;
+            if leveldb_on() {
+                let counted = count_leveldb(&ours_dir)?;
+                check(counted == n, || {
+                    format!("LevelDB counted {counted} entries in leveltable's build, not {n}")
+                })?;
+            } else {
+                let counted = count_ours(&ours_dir)?;
+                check(counted == n, || {
+                    format!("leveltable counted {counted} entries in its build, not {n}")
+                })?;
+            }
+            let slot = if threads == 1 { &mut one } else { &mut two };
+            keep_best(slot, mb_per_sec(bytes, elapsed));
+        }
+        if leveldb_on() {
+            let elapsed = build_leveldb(&leveldb_dir, n)?;
+            let counted = count_ours(&leveldb_dir)?;
+            check(counted == n, || {
+                format!("leveltable counted {counted} entries in LevelDB's build, not {n}")
+            })?;
+            keep_best(&mut theirs, mb_per_sec(bytes, elapsed));
+        }
+    }
+    fresh(&ours_dir)?;
+    fresh(&leveldb_dir)?;
+    let size = format!("{} ({} entries)", gigabytes(bytes), count(n));
+    let mut rows = vec![Row {
+        workload: format!(
+            "db-build, {size}, 1 thread; LevelDB: WriteBatch puts + CompactRange (input bytes)"
+        ),
+        unit: Unit::MbPerSec,
+        figures: [one, theirs, None, None],
+        target: Target::ThroughputAtLeast(10.0),
+    }];
+    if let Some(baseline) = one {
+        rows.push(Row {
+            workload: format!("db-build, {size}, 2 threads over 1 thread (input bytes)"),
+            unit: Unit::MbPerSec,
+            figures: [two, None, None, None],
+            target: Target::SpeedupOver {
+                baseline,
+                at_least: 1.7,
+            },
+        });
+    }
+    Ok(rows)
+}
+
+/// A permutation of `0..n`: a bijection of the smallest power-of-two range holding `n`
+/// (xor-shifts and odd multiplications), walked until it lands below `n`.
+#[derive(Debug, Clone, Copy)]
+struct Shuffle {
+    n: u64,
+    bits: u32,
+    mask: u64,
+}
+
+impl Shuffle {
+    fn new(n: u64) -> Shuffle {
+        let bits = (64 - n.saturating_sub(1).leading_zeros()).max(2);
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1 << bits) - 1
+        };
+        Shuffle { n, bits, mask }
+    }
+
+    fn mix(&self, mut x: u64) -> u64 {
+        let shift = self.bits / 2;
+        x = (x ^ 0x5bd1_e995) & self.mask;
+        x ^= x >> shift;
+        x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15) & self.mask;
+        x ^= x >> shift;
+        x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9) & self.mask;
+        x ^ (x >> shift)
+    }
+
+    /// The `i`-th element of the permutation, `i < n`.
+    fn at(&self, i: u64) -> u64 {
+        let mut x = self.mix(i);
+        while x >= self.n {
+            x = self.mix(x);
+        }
+        x
+    }
+}
+
+/// The value of entry `i` in the sort's input: the first value of the stream seeded `i`.
+fn sort_value(i: u64) -> [u8; VALUE_LEN] {
+    next_value(&mut SplitMix64::new(i))
+}
+
+/// What the sort child reports.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct SortReport {
+    base_kib: u64,
+    peak_kib: u64,
+    nanos: u64,
+    entries: u64,
+}
+
+impl SortReport {
+    fn to_line(self) -> String {
+        format!(
+            "base_kib={} peak_kib={} nanos={} entries={}",
+            self.base_kib, self.peak_kib, self.nanos, self.entries
+        )
+    }
+
+    fn parse(line: &str) -> Option<SortReport> {
+        let mut r = SortReport::default();
+        for field in line.split_whitespace() {
+            let (name, value) = field.split_once('=')?;
+            let value = value.parse().ok()?;
+            match name {
+                "base_kib" => r.base_kib = value,
+                "peak_kib" => r.peak_kib = value,
+                "nanos" => r.nanos = value,
+                "entries" => r.entries = value,
+                _ => return None,
+            }
+        }
+        Some(r)
+    }
+}
+
+/// The child's work: sort `input_bytes` of shuffled entries within `budget` bytes into a
+/// database in `dir`, and print a report line.
+///
+/// # Errors
+///
+/// From the sort or the build.
+pub fn sort_child(dir: &Path, input_bytes: u64, budget: u64) -> Result<()> {
+    let n = input_bytes / ENTRY_BYTES;
+    let base_kib = status_kib("VmHWM").ok_or("no VmHWM in /proc/self/status")?;
+    let db_dir = dir.join("db-sorted");
+    fresh(&db_dir)?;
+    let shuffle = Shuffle::new(n);
+    let start = Instant::now();
+    let mut sorter = ExternalSorter::new(budget, Duplicates::Error, dir)?;
+    for i in 0..n {
+        let j = shuffle.at(i);
+        sorter.add(&key(2 * j), &sort_value(j))?;
+    }
+    let mut builder = DbBuilder::create(&db_dir, BulkOptions::default().threads(1))?;
+    sorter.finish(|k, v| builder.add(k, v))?;
+    let summary = builder.finish()?;
+    let nanos = start.elapsed().as_nanos() as u64;
+    let peak_kib = status_kib("VmHWM").unwrap_or(0);
+    let report = SortReport {
+        base_kib,
+        peak_kib,
+        nanos,
+        entries: summary.entries,
+    };
+    println!("{}", report.to_line());
+    Ok(())
+}
+
+/// Runs the sort child once per round; rows for its peak resident set (the highest of the
+/// rounds) and its time (the best).
+fn sort_rows(config: &Config, exe: &Path) -> Result<Vec<Row>> {
+    let n = config.db_build_bytes / ENTRY_BYTES;
+    let bytes = n * ENTRY_BYTES;
+    let budget = config.sort_budget;
+    let dir: PathBuf = config.dir.join("db-sort");
+    fresh(&dir)?;
+    std::fs::create_dir(&dir)?;
+    let (mut peak, mut best) = (0u64, None);
+    for _ in 0..config.rounds.max(1) {
+        let output = Command::new(exe)
+            .arg(SORT_COMMAND)
+            .arg(&dir)
+            .arg(config.db_build_bytes.to_string())
+            .arg(budget.to_string())
+            .output()?;
+        if !output.status.success() {
+            return Err(format!(
+                "sort child failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+            .into());
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let report = stdout
+            .lines()
+            .find_map(SortReport::parse)
+            .ok_or_else(|| format!("no report from the sort child: {stdout}"))?;
+        check(report.entries == n, || {
+            format!("the sort built {} entries, not {n}", report.entries)
+        })?;
+        let counted = count_ours(&dir.join("db-sorted"))?;
+        check(counted == n, || {
+            format!("leveltable counted {counted} entries in the sorted build, not {n}")
+        })?;
+        peak = peak.max(report.peak_kib);
+        keep_best(
+            &mut best,
+            mb_per_sec(bytes, Duration::from_nanos(report.nanos)),
+        );
+    }
+    fresh(&dir)?;
+    let budget_mib = budget as f64 / f64::from(1 << 20);
+    let what = format!(
+        "db-build from {} shuffled, ExternalSorter budget {budget_mib:.0} MiB, 1 thread",
+        gigabytes(bytes)
+    );
+    Ok(vec![
+        Row {
+            workload: format!("{what}: peak RSS (VmHWM, child process, highest round)"),
+            unit: Unit::MiB,
+            figures: [Some(peak as f64 / 1024.0), None, None, None],
+            target: Target::AtMost(budget_mib + SORT_SLACK_MIB),
+        },
+        Row {
+            workload: format!("{what}: sort + build (input bytes)"),
+            unit: Unit::MbPerSec,
+            figures: [best, None, None, None],
+            target: Target::None,
+        },
+    ])
+}
+
+/// The `db-build` rows. `exe` is the runner binary, which the sort runs as a child.
+///
+/// # Errors
+///
+/// From either system, or a wrong count.
+pub(super) fn rows(config: &Config, exe: &Path) -> Result<Vec<Row>> {
+    let mut rows = build_rows(config)?;
+    rows.extend(sort_rows(config, exe)?);
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shuffles_are_permutations() {
+        for n in [1, 2, 3, 5, 1000, 4097] {
+            let s = Shuffle::new(n);
+            let mut seen = vec![false; n as usize];
+            for i in 0..n {
+                let j = s.at(i) as usize;
+                assert!(!seen[j], "{n}: {j} twice");
+                seen[j] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn sort_reports_round_trip() {
+        let r = SortReport {
+            base_kib: 1,
+            peak_kib: 2,
+            nanos: 3,
+            entries: 4,
+        };
+        assert_eq!(SortReport::parse(&r.to_line()), Some(r));
+        assert_eq!(SortReport::parse("x"), None);
+    }
+}
