@@ -8,7 +8,7 @@ use std::fmt;
 use std::ops::Bound;
 
 use crate::block::Cursor;
-use crate::file::ReadAt;
+use crate::read_at::ReadAt;
 use crate::format::BlockHandle;
 use crate::table::{BlockRef, Table};
 use crate::{Error, Result};

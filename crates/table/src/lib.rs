@@ -8,7 +8,6 @@ mod cache;
 pub mod comparator;
 mod error;
 mod fence;
-pub mod file;
 pub mod filter;
 pub mod format;
 pub mod read_at;
