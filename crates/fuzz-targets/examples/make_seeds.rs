@@ -107,5 +107,84 @@ fn main() {
         "sample",
         b"\x00\x10\x04\x01\x0a\x01\x07\x02\x03abc\x02xy\x01q",
     );
+    db_seeds(&root);
     eprintln!("wrote seeds under {}", root.display());
+}
+
+/// Seeds of the database targets: logs, MANIFEST records, write batches, and a MANIFEST
+/// with a log for the directory target.
+fn db_seeds(root: &Path) {
+    use leveltable_db::log_writer::LogWriter;
+    use leveltable_db::version_edit::{FileMetaData, VersionEdit};
+    use leveltable_db::write_batch::WriteBatchBuilder;
+
+    let log_of = |records: &[Vec<u8>]| {
+        let mut log = Vec::new();
+        let mut writer = LogWriter::new(&mut log);
+        for r in records {
+            writer.add_record(r).expect("in memory");
+        }
+        log
+    };
+    let mut batch = WriteBatchBuilder::new(1);
+    batch
+        .put(b"k\x03", b"new")
+        .delete(b"k\x05")
+        .put(b"zz", b"added");
+    let batch = batch.as_bytes().to_vec();
+    let mut other = WriteBatchBuilder::new(4);
+    other.put(b"k\x03", b"newer");
+    let other = other.as_bytes().to_vec();
+    write(&root.join("write_batch"), "three-ops", &batch);
+    write(&root.join("write_batch"), "one-op", &other);
+
+    write(
+        &root.join("log"),
+        "two-batches",
+        &log_of(&[batch.clone(), other.clone()]),
+    );
+    // A record longer than a block: FIRST, MIDDLE and LAST fragments.
+    write(
+        &root.join("log"),
+        "fragmented",
+        &log_of(&[vec![7u8; 70_000], b"tail".to_vec()]),
+    );
+
+    let mut edit = VersionEdit::default();
+    edit.comparator = Some("leveldb.BytewiseComparator".to_owned());
+    edit.log_number = Some(9);
+    edit.prev_log_number = Some(0);
+    edit.next_file_number = Some(10);
+    edit.last_sequence = Some(0);
+    edit.compact_pointers
+        .push((1, b"k\x04\x01\0\0\0\0\0\0\0".to_vec()));
+    edit.deleted_files.insert((2, 5));
+    for (number, lo, hi) in [(2u64, 0u8, 3u8), (3, 4, 7)] {
+        let key = |i: u8| [b'k', i, 1, 0, 0, 0, 0, 0, 0, 0].to_vec();
+        edit.new_files.push((
+            6,
+            FileMetaData {
+                number,
+                file_size: 200,
+                smallest: key(lo),
+                largest: key(hi),
+            },
+        ));
+    }
+    let record = edit.encode();
+    write(&root.join("version_edit"), "every-tag", &record);
+    // The directory target: its first byte splits the rest into MANIFEST and log.
+    let manifest = log_of(&[record]);
+    let log = log_of(&[batch, other]);
+    let split = u8::try_from(manifest.len() * 256 / (manifest.len() + log.len())).unwrap_or(255);
+    write(
+        &root.join("db_dir"),
+        "manifest-and-log",
+        &[&[split][..], &manifest, &log].concat(),
+    );
+    write(
+        &root.join("db_dir"),
+        "log-only",
+        &[&[0u8][..], &log].concat(),
+    );
 }

@@ -8,6 +8,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod db;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -21,13 +23,17 @@ use leveltable_table::{
 };
 
 /// The names of all targets, as used for their directories under `fuzz/`.
-pub const TARGETS: [&str; 6] = [
+pub const TARGETS: [&str; 10] = [
     "block",
     "filter_block",
     "bloom",
     "footer",
     "table",
     "builder",
+    "log",
+    "version_edit",
+    "write_batch",
+    "db_dir",
 ];
 
 /// Runs the target called `name` on `data`.
@@ -42,6 +48,10 @@ pub fn run(name: &str, data: &[u8]) {
         "footer" => footer(data),
         "table" => table(data),
         "builder" => builder(data),
+        "log" => db::log(data),
+        "version_edit" => db::version_edit(data),
+        "write_batch" => db::write_batch(data),
+        "db_dir" => db::db_dir(data),
         _ => panic!("no fuzz target named {name}"),
     }
 }
