@@ -150,12 +150,14 @@ fn db_seeds(root: &Path) {
         &log_of(&[vec![7u8; 70_000], b"tail".to_vec()]),
     );
 
-    let mut edit = VersionEdit::default();
-    edit.comparator = Some("leveldb.BytewiseComparator".to_owned());
-    edit.log_number = Some(9);
-    edit.prev_log_number = Some(0);
-    edit.next_file_number = Some(10);
-    edit.last_sequence = Some(0);
+    let mut edit = VersionEdit {
+        comparator: Some("leveldb.BytewiseComparator".to_owned()),
+        log_number: Some(9),
+        prev_log_number: Some(0),
+        next_file_number: Some(10),
+        last_sequence: Some(0),
+        ..VersionEdit::default()
+    };
     edit.compact_pointers
         .push((1, b"k\x04\x01\0\0\0\0\0\0\0".to_vec()));
     edit.deleted_files.insert((2, 5));
