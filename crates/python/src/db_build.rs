@@ -11,8 +11,9 @@ use leveltable_table::Compression;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple, PyType};
 
+use crate::arrow::BinaryColumn;
 use crate::bytes::bytes_of;
-use crate::errors::{InvalidArgumentError, db_error};
+use crate::errors::{InvalidArgumentError, KeyOrderError, db_error};
 
 /// Entries read from Python are handed to Rust in batches of about this many bytes, with the
 /// GIL released.
@@ -274,16 +275,96 @@ impl Part {
     }
 }
 
-/// Builds one part of a database in `staging` (a new or empty directory) from `items` in
-/// strictly increasing key order; returns its `Part`. Takes the table options of
-/// `build_db`.
-#[pyfunction]
-#[pyo3(signature = (staging, items, *, threads = None, max_file_size = None, block_size = 4096, restart_interval = 16, compression = "snappy", bloom_bits = 10, extra_filter = None))]
+/// Entries in key order for a [`PartBuilder`], with equal neighbours resolved: an error
+/// naming the key, or under [`Duplicates::KeepLast`] the last of them kept. Entries come in
+/// batches of rows; the last row of a batch is held until the next batch shows whether its
+/// key repeats.
+struct PartFeed {
+    builder: PartBuilder,
+    duplicates: Duplicates,
+    held: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl PartFeed {
+    /// Adds rows `0..n`, row `i` being `row(i)`.
+    fn add_rows<'a>(
+        &mut self,
+        n: usize,
+        row: impl Fn(usize) -> (&'a [u8], &'a [u8]),
+    ) -> Result<(), FeedError> {
+        let Some(last) = n.checked_sub(1) else {
+            return Ok(());
+        };
+        if let Some((key, value)) = self.held.take() {
+            if key.as_slice() != row(0).0 {
+                self.builder.add(&key, &value)?;
+            } else if self.duplicates == Duplicates::Error {
+                return Err(FeedError::Duplicate(key));
+            }
+        }
+        for i in 0..last {
+            let (key, value) = row(i);
+            if key == row(i + 1).0 {
+                if self.duplicates == Duplicates::Error {
+                    return Err(FeedError::Duplicate(key.to_vec()));
+                }
+                continue;
+            }
+            self.builder.add(key, value)?;
+        }
+        let (key, value) = row(last);
+        self.held = Some((key.to_vec(), value.to_vec()));
+        Ok(())
+    }
+
+    fn finish(mut self) -> leveltable_db::Result<RustPart> {
+        if let Some((key, value)) = self.held.take() {
+            self.builder.add(&key, &value)?;
+        }
+        self.builder.finish()
+    }
+}
+
+/// Why a [`PartFeed`] refused rows.
+enum FeedError {
+    Duplicate(Vec<u8>),
+    Db(leveltable_db::Error),
+}
+
+impl From<leveltable_db::Error> for FeedError {
+    fn from(e: leveltable_db::Error) -> Self {
+        FeedError::Db(e)
+    }
+}
+
+impl FeedError {
+    fn into_py(self, staging: &std::path::Path) -> PyErr {
+        match self {
+            FeedError::Db(e) => db_error(staging, e),
+            FeedError::Duplicate(key) => KeyOrderError::new_err(format!(
+                "{}: duplicate key {} (keep the last one with dedup=\"last\")",
+                staging.display(),
+                show_key(&key)
+            )),
+        }
+    }
+}
+
+/// A key for a message: quoted if printable ASCII, else hex.
+fn show_key(key: &[u8]) -> String {
+    if key.iter().all(|b| (0x20..0x7f).contains(b)) {
+        format!("{:?}", String::from_utf8_lossy(key))
+    } else {
+        let digits: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        format!("0x{digits}")
+    }
+}
+
+/// The builder and feed of one part in `staging`, with the table options of `build_db`.
 #[allow(clippy::too_many_arguments)]
-pub fn build_part(
-    py: Python<'_>,
-    staging: PathBuf,
-    items: &Bound<'_, PyAny>,
+fn part_feed(
+    staging: &std::path::Path,
+    dedup: Option<&str>,
     threads: Option<usize>,
     max_file_size: Option<u64>,
     block_size: usize,
@@ -291,7 +372,7 @@ pub fn build_part(
     compression: &str,
     bloom_bits: usize,
     extra_filter: Option<&str>,
-) -> PyResult<Part> {
+) -> PyResult<PartFeed> {
     let options = bulk_options(
         threads,
         max_file_size,
@@ -301,15 +382,124 @@ pub fn build_part(
         bloom_bits,
         extra_filter,
     )?;
-    let mut builder = PartBuilder::create(&staging, options).map_err(|e| db_error(&staging, e))?;
-    feed(
+    let duplicates = duplicates(dedup)?;
+    let builder = PartBuilder::create(staging, options).map_err(|e| db_error(staging, e))?;
+    Ok(PartFeed {
+        builder,
+        duplicates,
+        held: None,
+    })
+}
+
+/// Builds one part of a database in `staging` (a new or empty directory) from `items` in
+/// increasing key order; a key given twice in a row is an error naming it, or with
+/// `dedup="last"` the last of them is kept. Returns its `Part`. Takes the table options of
+/// `build_db`.
+#[pyfunction]
+#[pyo3(signature = (staging, items, *, dedup = None, threads = None, max_file_size = None, block_size = 4096, restart_interval = 16, compression = "snappy", bloom_bits = 10, extra_filter = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn build_part(
+    py: Python<'_>,
+    staging: PathBuf,
+    items: &Bound<'_, PyAny>,
+    dedup: Option<&str>,
+    threads: Option<usize>,
+    max_file_size: Option<u64>,
+    block_size: usize,
+    restart_interval: usize,
+    compression: &str,
+    bloom_bits: usize,
+    extra_filter: Option<&str>,
+) -> PyResult<Part> {
+    let mut part = part_feed(
+        &staging,
+        dedup,
+        threads,
+        max_file_size,
+        block_size,
+        restart_interval,
+        compression,
+        bloom_bits,
+        extra_filter,
+    )?;
+    let mut refused = None;
+    let fed = feed(
         py,
         items,
-        |batch| batch.iter().try_for_each(|(k, v)| builder.add(k, v)),
+        |batch| match part.add_rows(batch.len(), |i| {
+            (batch[i].0.as_slice(), batch[i].1.as_slice())
+        }) {
+            Ok(()) => Ok(()),
+            Err(FeedError::Db(e)) => Err(e),
+            Err(FeedError::Duplicate(key)) => {
+                refused = Some(key);
+                Err(leveltable_db::Error::InvalidArgument(
+                    "duplicate key".into(),
+                ))
+            }
+        },
         &staging,
-    )?;
+    );
+    if let Some(key) = refused {
+        return Err(FeedError::Duplicate(key).into_py(&staging));
+    }
+    fed?;
     let inner = py
-        .detach(|| builder.finish())
+        .detach(|| part.finish())
+        .map_err(|e| db_error(&staging, e))?;
+    Ok(Part { inner })
+}
+
+/// Builds one part of a database in `staging` from `batches`, an iterable of pyarrow
+/// `RecordBatch`es whose columns `key_column` and `value_column` are binary or string
+/// (UTF-8), keys in increasing order across the batches. Each column is read through its
+/// buffers, one copy per batch. Duplicates and options as in `build_part`; a null is an
+/// error naming its column.
+#[pyfunction]
+#[pyo3(signature = (staging, batches, *, key_column = "key", value_column = "value", dedup = None, threads = None, max_file_size = None, block_size = 4096, restart_interval = 16, compression = "snappy", bloom_bits = 10, extra_filter = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn build_part_arrow(
+    py: Python<'_>,
+    staging: PathBuf,
+    batches: &Bound<'_, PyAny>,
+    key_column: &str,
+    value_column: &str,
+    dedup: Option<&str>,
+    threads: Option<usize>,
+    max_file_size: Option<u64>,
+    block_size: usize,
+    restart_interval: usize,
+    compression: &str,
+    bloom_bits: usize,
+    extra_filter: Option<&str>,
+) -> PyResult<Part> {
+    let mut part = part_feed(
+        &staging,
+        dedup,
+        threads,
+        max_file_size,
+        block_size,
+        restart_interval,
+        compression,
+        bloom_bits,
+        extra_filter,
+    )?;
+    for batch in batches.try_iter()? {
+        let batch = batch?;
+        let keys = BinaryColumn::of(&batch, key_column)?;
+        let values = BinaryColumn::of(&batch, value_column)?;
+        if keys.len() != values.len() {
+            return Err(InvalidArgumentError::new_err(format!(
+                "columns {key_column:?} and {value_column:?} differ in length"
+            )));
+        }
+        let n = keys.len();
+        let (keys, values) = (keys.rows(), values.rows());
+        py.detach(|| part.add_rows(n, |i| (keys.get(i), values.get(i))))
+            .map_err(|e| e.into_py(&staging))?;
+    }
+    let inner = py
+        .detach(|| part.finish())
         .map_err(|e| db_error(&staging, e))?;
     Ok(Part { inner })
 }

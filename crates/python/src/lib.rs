@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+mod arrow;
 mod builder;
 mod bytes;
 mod db;
@@ -23,6 +24,7 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<db_build::Part>()?;
     m.add_function(wrap_pyfunction!(db_build::build_db, m)?)?;
     m.add_function(wrap_pyfunction!(db_build::build_part, m)?)?;
+    m.add_function(wrap_pyfunction!(db_build::build_part_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(db_build::commit_db, m)?)?;
     Ok(())
 }

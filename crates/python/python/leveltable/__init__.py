@@ -3,7 +3,9 @@
 ``Table`` reads one table file (``.ldb``, ``.sst``); ``TableBuilder`` writes one, byte for
 byte as LevelDB 1.23 would. ``Db`` opens a whole database directory read-only (``Db.salvage``
 reads what LevelDB's repair would recover); ``build_db`` bulk-builds one that LevelDB opens
-and keeps using, and ``build_part`` with ``commit_db`` builds one in parts, on many machines.
+and keeps using, and ``build_part`` (or ``build_part_arrow``, from Arrow record batches)
+with ``commit_db`` builds one in parts, on many machines; ``leveltable.spark.write_leveldb``
+does so from a Spark DataFrame.
 Keys and values are bytes-like in and ``bytes`` out.
 """
 
@@ -21,6 +23,7 @@ from leveltable._leveltable import (
     TableBuilder,
     build_db,
     build_part,
+    build_part_arrow,
     commit_db,
 )
 
@@ -38,5 +41,6 @@ __all__ = [
     "TableBuilder",
     "build_db",
     "build_part",
+    "build_part_arrow",
     "commit_db",
 ]

@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Iterable, Iterator, Optional, Sequence, Tuple, Type, TypeVar, Union
+from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 BytesLike = Union[bytes, bytearray, memoryview]
 StrPath = Union[str, "os.PathLike[str]"]
@@ -205,6 +205,7 @@ def build_part(
     staging: StrPath,
     items: Iterable[Tuple[BytesLike, BytesLike]],
     *,
+    dedup: Optional[str] = None,
     threads: Optional[int] = None,
     max_file_size: Optional[int] = None,
     block_size: int = 4096,
@@ -213,7 +214,28 @@ def build_part(
     bloom_bits: int = 10,
     extra_filter: Optional[str] = None,
 ) -> Part:
-    """Builds one part of a database from pairs in strictly increasing key order."""
+    """Builds one part of a database from pairs in increasing key order; a key given twice
+    in a row is a ``KeyOrderError`` naming it, unless ``dedup="last"`` keeps the last."""
+
+def build_part_arrow(
+    staging: StrPath,
+    batches: Iterable[Any],
+    *,
+    key_column: str = "key",
+    value_column: str = "value",
+    dedup: Optional[str] = None,
+    threads: Optional[int] = None,
+    max_file_size: Optional[int] = None,
+    block_size: int = 4096,
+    restart_interval: int = 16,
+    compression: str = "snappy",
+    bloom_bits: int = 10,
+    extra_filter: Optional[str] = None,
+) -> Part:
+    """Builds one part of a database from pyarrow ``RecordBatch``es whose columns
+    ``key_column`` and ``value_column`` are binary or string (UTF-8), in increasing key
+    order; each column is read through its buffers, one copy per batch. A null is an
+    ``InvalidArgumentError`` naming its column; duplicates as in ``build_part``."""
 
 def commit_db(path: StrPath, parts: Sequence[Part]) -> dict[str, int]:
     """Commits parts (in key order, not overlapping) as the database ``path``."""

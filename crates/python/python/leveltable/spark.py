@@ -1,0 +1,201 @@
+"""Building a LevelDB database from a Spark DataFrame.
+
+``write_leveldb(df, path)`` range-partitions the DataFrame on its key column, sorts each
+partition, builds one part per partition on the executors (``build_part_arrow``, fed Arrow
+record batches through ``mapInArrow``), collects the parts' records on the driver and commits
+them there as one database (``commit_db``). The staging directory beside ``path`` and the
+output must be on a filesystem that the driver and every executor see under the same path.
+See docs/distributed.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from typing import Any, Iterator, Optional
+
+from leveltable._leveltable import (
+    InvalidArgumentError,
+    Part,
+    build_part,
+    build_part_arrow,
+    commit_db,
+)
+
+__all__ = ["write_leveldb"]
+
+#: Table options ``write_leveldb`` passes on to each part.
+TABLE_OPTIONS = frozenset(
+    {
+        "threads",
+        "max_file_size",
+        "block_size",
+        "restart_interval",
+        "compression",
+        "bloom_bits",
+        "extra_filter",
+    }
+)
+
+#: The row-order column added under ``dedup="last"``.
+_SEQ = "__leveltable_seq"
+
+
+def write_leveldb(
+    df: Any,
+    path: str | os.PathLike,
+    *,
+    key: str = "key",
+    value: str = "value",
+    num_partitions: Optional[int] = None,
+    dedup: Optional[str] = None,
+    method: str = "arrow",
+    _fail_first_attempt: Optional[int] = None,
+    **table_options: Any,
+) -> dict:
+    """Builds the LevelDB database ``path`` (new, or an empty directory) from the columns
+    ``key`` and ``value`` of the Spark DataFrame ``df``; returns the summary of the commit
+    (entries, tables, bytes, parts).
+
+    Keys and values are ``binary`` or ``string`` columns (strings as their UTF-8 bytes); a
+    null in either is an error naming the column. A key given twice is an error naming it,
+    unless ``dedup="last"``: then of the rows with equal keys the one last in the
+    DataFrame's row order is kept (the order of ``df.collect()``: by input partition, then
+    position in it).
+
+    ``num_partitions`` parts are built (by default ``spark.sql.shuffle.partitions``, which
+    adaptive query execution may coalesce); ``table_options`` are those of
+    ``leveltable.build_part`` (``max_file_size``, ``block_size``, ``compression``, ...).
+    ``method="rows"`` feeds the parts through ``mapPartitions`` with one Python object per
+    row instead of Arrow record batches; it is slower and kept for comparison.
+
+    Raises ``leveltable.InvalidArgumentError`` for a bad column, option or output path
+    before any Spark job runs; a task's error (a null, a duplicate key) fails the job after
+    Spark's retries. The staging directory is removed whether the build succeeds or not.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BinaryType, StringType
+
+    if dedup not in (None, "last"):
+        raise InvalidArgumentError(f'dedup must be None or "last", not {dedup!r}')
+    if method not in ("arrow", "rows"):
+        raise InvalidArgumentError(f'method must be "arrow" or "rows", not {method!r}')
+    unknown = set(table_options) - TABLE_OPTIONS
+    if unknown:
+        raise TypeError(f"write_leveldb() got unexpected options {sorted(unknown)}")
+    if num_partitions is not None and num_partitions < 1:
+        raise InvalidArgumentError(f"num_partitions must be at least 1, not {num_partitions}")
+    if key == value:
+        raise InvalidArgumentError("key and value must be different columns")
+    for name in (key, value):
+        if name not in df.columns:
+            raise InvalidArgumentError(f"no column {name!r} in the DataFrame")
+        kind = df.schema[name].dataType
+        if not isinstance(kind, (BinaryType, StringType)):
+            raise InvalidArgumentError(
+                f"column {name!r} is {kind.simpleString()}, not binary or string"
+            )
+    _check_options(table_options)
+
+    path = os.path.abspath(os.fspath(path))
+    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        raise InvalidArgumentError(f"{path} exists and is not an empty directory")
+    staging = f"{path}.leveltable-staging-{uuid.uuid4().hex}"
+    os.makedirs(staging)
+
+    try:
+        columns = [F.col(key).cast("binary").alias(key), F.col(value).cast("binary").alias(value)]
+        if dedup == "last":
+            columns.append(F.monotonically_increasing_id().alias(_SEQ))
+        rows = df.select(*columns)
+        if num_partitions is None:
+            rows = rows.repartitionByRange(F.col(key))
+        else:
+            rows = rows.repartitionByRange(num_partitions, F.col(key))
+        order = [F.col(key)] + ([F.col(_SEQ)] if dedup == "last" else [])
+        rows = rows.sortWithinPartitions(*order).select(key, value)
+
+        task = _Task(staging, key, value, dedup, table_options, _fail_first_attempt)
+        if method == "arrow":
+            records = rows.mapInArrow(task.arrow, "partition int, record string").collect()
+            records = [(r["partition"], r["record"]) for r in records]
+        else:
+            records = rows.rdd.mapPartitions(task.rows).collect()
+        parts = [Part.from_record(record) for _, record in sorted(records)]
+        return commit_db(path, [p for p in parts if p.entries > 0])
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _check_options(table_options: dict) -> None:
+    """Fails on the driver for options every task would refuse."""
+    with tempfile.TemporaryDirectory(prefix="leveltable-options-") as scratch:
+        build_part(os.path.join(scratch, "part"), [], **table_options)
+
+
+class _Task:
+    """What each task runs: builds its partition's part in its own staging directory,
+    ``part-<partition>-attempt-<task attempt id>``, and returns the part's record."""
+
+    def __init__(self, staging, key, value, dedup, table_options, fail_first_attempt):
+        self.staging = staging
+        self.key = key
+        self.value = value
+        self.dedup = dedup
+        self.table_options = table_options
+        self.fail_first_attempt = fail_first_attempt
+
+    def _directory(self):
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        partition = context.partitionId()
+        directory = os.path.join(
+            self.staging, f"part-{partition:05d}-attempt-{context.taskAttemptId()}"
+        )
+        # mkdir, not makedirs: an attempt still running after the job ended (a speculative
+        # copy) fails here instead of recreating the removed staging directory.
+        os.mkdir(directory)
+        return context, partition, directory
+
+    def _maybe_fail(self, context, partition):
+        if partition == self.fail_first_attempt and context.attemptNumber() == 0:
+            raise RuntimeError(f"injected failure of partition {partition}, attempt 0")
+
+    def arrow(self, batches: Iterator) -> Iterator:
+        import pyarrow as pa
+
+        context, partition, directory = self._directory()
+        part = build_part_arrow(
+            directory,
+            batches,
+            key_column=self.key,
+            value_column=self.value,
+            dedup=self.dedup,
+            **self.table_options,
+        )
+        self._maybe_fail(context, partition)
+        yield pa.RecordBatch.from_pydict(
+            {"partition": [partition], "record": [part.to_record()]},
+            schema=pa.schema([("partition", pa.int32()), ("record", pa.string())]),
+        )
+
+    def rows(self, rows: Iterator) -> Iterator:
+        context, partition, directory = self._directory()
+        part = build_part(
+            directory,
+            self._pairs(rows),
+            dedup=self.dedup,
+            **self.table_options,
+        )
+        self._maybe_fail(context, partition)
+        yield (partition, part.to_record())
+
+    def _pairs(self, rows: Iterator) -> Iterator:
+        for k, v in rows:
+            if k is None or v is None:
+                column = self.key if k is None else self.value
+                raise InvalidArgumentError(f'column "{column}": null')
+            yield k, v
