@@ -6,7 +6,9 @@
 //! perf record -e cpu-clock target/release/examples/db_loop get-present 20
 //! ```
 //!
-//! Workloads: `get-present`, `get-absent` (200,000 gets in random order), `scan`, `open`.
+//! Workloads: `get-present`, `get-absent` (200,000 gets in random order), `scan`, `open`,
+//! and `build-1` / `build-2`: a bulk build of 300 MB of the runner's entries with one or two
+//! threads.
 //! The database is the runner's `db` fixture (1M entries written by LevelDB, over several
 //! levels, with a log), made on first use in `leveltable-db-loop` under the system temporary
 //! directory (without LevelDB: bulk-built by leveltable). Prints each pass and the best.
@@ -15,8 +17,8 @@ use std::time::Instant;
 
 use leveltable_bench::runner::Config;
 use leveltable_bench::runner::db::write_fixture;
-use leveltable_bench::workload::{GET_QUERIES, get_queries};
-use leveltable_db::{Db, DbOptions};
+use leveltable_bench::workload::{GET_QUERIES, get_queries, table_entries};
+use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -36,7 +38,7 @@ fn main() -> Result<()> {
     let queries = match workload.as_str() {
         "get-present" => get_queries(n, GET_QUERIES, true),
         "get-absent" => get_queries(n, GET_QUERIES, false),
-        "scan" | "open" => Vec::new(),
+        "scan" | "open" | "build-1" | "build-2" => Vec::new(),
         other => return Err(format!("unknown workload {other:?}").into()),
     };
     let mut best = f64::MAX;
@@ -51,6 +53,21 @@ fn main() -> Result<()> {
                     bytes += (k.len() + v.len()) as u64;
                 }
                 (bytes as f64 / start.elapsed().as_secs_f64() / 1e6, "MB/s")
+            }
+            "build-1" | "build-2" => {
+                let threads = if workload == "build-1" { 1 } else { 2 };
+                let out = root.join("built");
+                let _ = std::fs::remove_dir_all(&out);
+                let n = 300_000_000 / 116;
+                let start = Instant::now();
+                let options = BulkOptions::default().threads(threads);
+                let mut builder = DbBuilder::create(&out, options)?;
+                for (k, v) in table_entries(n) {
+                    builder.add(&k, &v)?;
+                }
+                builder.finish()?;
+                let mb = (n * 116) as f64 / 1e6;
+                (mb / start.elapsed().as_secs_f64(), "MB/s")
             }
             "open" => {
                 drop(db);
