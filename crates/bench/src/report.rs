@@ -325,6 +325,27 @@ mod tests {
     }
 
     #[test]
+    fn own_targets_judge_leveltable_alone() {
+        let mut r = row(Unit::MbPerSec, 340.0, 100.0, Target::None);
+        r.target = Target::SpeedupOver {
+            baseline: 200.0,
+            at_least: 1.7,
+        };
+        assert_eq!(r.target_ratio(), Some(1.7));
+        assert_eq!(r.target_met(), Some(true));
+        r.figures[System::Leveltable.index()] = Some(300.0);
+        assert_eq!(r.target_met(), Some(false));
+        let mut r = row(Unit::MiB, 273.0, 1.0, Target::AtMost(320.0));
+        assert_eq!(r.target_ratio(), Some(273.0));
+        assert_eq!(r.target_met(), Some(true));
+        r.target = Target::AtMost(256.0);
+        assert_eq!(r.target_met(), Some(false));
+        assert_eq!(Target::AtMost(320.0).describe(), "≤ 320");
+        assert_eq!(Unit::Millis.figure(Duration::from_millis(3), 1.0), 3.0);
+        assert!(Unit::Millis.better(1.0, 2.0) && Unit::MiB.better(1.0, 2.0));
+    }
+
+    #[test]
     fn peers_speedup_follows_the_unit() {
         // sstable takes 4× LevelDB's time; leveltable takes 0.5× of it: 8× faster.
         let r = row(Unit::NsPerOp, 50.0, 100.0, Target::None);
