@@ -46,7 +46,8 @@ pub fn version_edit(data: &[u8]) {
 }
 
 /// Decodes `data` as a write batch: never a panic; a batch whose operations all decode is
-/// rebuilt by the builder byte for byte when its count matches.
+/// rebuilt by the builder into a batch that decodes to the same operations (the bytes may
+/// differ: a varint may be stored in more bytes than it needs, which readers accept).
 pub fn write_batch(data: &[u8]) {
     let Ok(batch) = WriteBatch::new(data) else {
         return;

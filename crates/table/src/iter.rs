@@ -8,8 +8,8 @@ use std::fmt;
 use std::ops::Bound;
 
 use crate::block::Cursor;
-use crate::read_at::ReadAt;
 use crate::format::BlockHandle;
+use crate::read_at::ReadAt;
 use crate::table::{BlockRef, Table};
 use crate::{Error, Result};
 
