@@ -446,7 +446,7 @@ impl Progress {
         let bar = file_len.filter(|_| io::stderr().is_terminal()).map(|len| {
             let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
             let style = ProgressStyle::with_template(
-                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta} {msg}",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar());
             bar.set_style(style);
@@ -462,6 +462,17 @@ impl Progress {
     pub fn update(&self, position: u64) {
         if let Some(bar) = &self.bar {
             if position.saturating_sub(self.shown.get()) >= PROGRESS_STEP {
+                bar.set_position(position);
+                self.shown.set(position);
+            }
+        }
+    }
+
+    /// Moves the bar to `position` bytes of input and shows what was built so far.
+    pub fn update_with(&self, position: u64, built: impl FnOnce() -> String) {
+        if let Some(bar) = &self.bar {
+            if position.saturating_sub(self.shown.get()) >= PROGRESS_STEP {
+                bar.set_message(built());
                 bar.set_position(position);
                 self.shown.set(position);
             }

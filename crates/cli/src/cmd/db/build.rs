@@ -143,17 +143,25 @@ impl BuildArgs {
 /// Where entries go: a database or a part.
 trait Sink {
     fn add(&mut self, key: &[u8], value: &[u8]) -> leveltable_db::Result<()>;
+    /// Entries added so far.
+    fn entries(&self) -> u64;
 }
 
 impl Sink for DbBuilder {
     fn add(&mut self, key: &[u8], value: &[u8]) -> leveltable_db::Result<()> {
         DbBuilder::add(self, key, value)
     }
+    fn entries(&self) -> u64 {
+        DbBuilder::entries(self)
+    }
 }
 
 impl Sink for PartBuilder {
     fn add(&mut self, key: &[u8], value: &[u8]) -> leveltable_db::Result<()> {
         PartBuilder::add(self, key, value)
+    }
+    fn entries(&self) -> u64 {
+        PartBuilder::entries(self)
     }
 }
 
@@ -193,7 +201,9 @@ fn feed(
             let (key, value) = parse_entry(line, encoding)
                 .map_err(|e| CliError::new(format!("line {number}: {e}")))?;
             sorter.add(&key, &value).map_err(|e| db_error(out, e))?;
-            progress.update(lines.bytes_read());
+            progress.update_with(lines.bytes_read(), || {
+                format!("{} entries read", sorter.entries())
+            });
         }
         progress.finish();
         sorter
@@ -204,7 +214,7 @@ fn feed(
             let (key, value) = parse_entry(line, encoding)
                 .map_err(|e| CliError::new(format!("line {number}: {e}")))?;
             sink.add(&key, &value).map_err(|e| order_error(e, number))?;
-            progress.update(lines.bytes_read());
+            progress.update_with(lines.bytes_read(), || format!("{} entries", sink.entries()));
         }
         progress.finish();
     }
