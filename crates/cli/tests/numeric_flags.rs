@@ -164,3 +164,75 @@ proptest! {
         check_build(&flags);
     }
 }
+
+/// The numeric options of `db build` and `db build-part` (the same options): (option, the
+/// type's maximum, options the option needs).
+const DB_NUMERIC: [(&str, u128, &[&str]); 8] = [
+    ("--block-size", usize::MAX as u128, &[]),
+    ("--restart-interval", u32::MAX as u128, &[]),
+    ("--bloom-bits", u32::MAX as u128, &[]),
+    (
+        "--extra-bits",
+        u32::MAX as u128,
+        &["--extra-filter", "local-bloom"],
+    ),
+    ("--max-file-size", u64::MAX as u128, &[]),
+    ("--threads", u32::MAX as u128, &[]),
+    ("--memory", u64::MAX as u128, &["--sort"]),
+    ("--max-line", usize::MAX as u128, &[]),
+];
+
+/// The table above is complete for both `db` build commands.
+#[test]
+fn every_numeric_db_option_is_covered() {
+    let covered: Vec<String> = DB_NUMERIC.iter().map(|(o, _, _)| o.to_string()).collect();
+    for command in ["build", "build-part"] {
+        let help = leveltable()
+            .args(["db", command, "--help"])
+            .output()
+            .unwrap();
+        let found: Vec<String> = stdout_of(&help)
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| l.ends_with(" <N>") || l.ends_with(" <BYTES>"))
+            .filter_map(|l| l.split_whitespace().find(|w| w.starts_with("--")))
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(found, covered, "db {command}");
+    }
+}
+
+/// `db build` with every numeric option at each extreme: no panic, and either a database
+/// holding every input entry or `error:` with nothing left behind.
+#[test]
+fn each_numeric_db_option_at_each_extreme() {
+    let input = sorted_tsv(ENTRIES);
+    for (option, max, needs) in DB_NUMERIC {
+        for value in extremes(max) {
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("db");
+            let mut flags: Vec<String> = needs.iter().map(|s| s.to_string()).collect();
+            flags.push(option.to_owned());
+            flags.push(value.to_string());
+            let result = leveltable()
+                .args(["db", "build", "-q"])
+                .arg(&db)
+                .args(&flags)
+                .write_stdin(input.clone())
+                .output()
+                .unwrap();
+            let stderr = stderr_of(&result);
+            match result.status.code() {
+                Some(0) => {
+                    let dumped = leveltable().args(["db", "dump"]).arg(&db).output().unwrap();
+                    assert_eq!(stdout_of(&dumped), input, "{flags:?}: entries lost");
+                }
+                Some(2) => {
+                    assert!(stderr.starts_with("error:"), "{flags:?}: {stderr}");
+                    assert_eq!(files_in(dir.path()), Vec::<String>::new(), "{flags:?}");
+                }
+                other => panic!("{flags:?}: exit code {other:?}: {stderr}"),
+            }
+        }
+    }
+}
