@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 use leveltable_table::{BuildOptions, TableBuilder};
 
 use crate::bulk_options::BulkOptions;
-use crate::dbformat::{ValueType, append_internal_key};
+use crate::dbformat::{TAG_LEN, ValueType, append_internal_key};
 use crate::{Error, Result};
 
 /// The name of a part's record in its staging directory.
@@ -165,11 +165,15 @@ pub struct PartBuilder {
     staging: PathBuf,
     max_file_size: u64,
     table_options: BuildOptions,
+    /// With workers: the entries of the file being filled.
     chunk: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Bytes of keys and values in the file being filled.
     chunk_bytes: u64,
+    /// Without workers: the file being written, entries streamed straight into it.
+    current: Option<TableWriter>,
     next_index: u64,
-    /// The last key of the files already cut, for the order check when `chunk` is empty.
-    last_cut_key: Option<Vec<u8>>,
+    /// The key added last (its buffer reused), for the order check.
+    last_key: Vec<u8>,
     entries: u64,
     workers: Option<Workers>,
     /// Files built here (without workers).
@@ -219,8 +223,9 @@ impl PartBuilder {
             table_options,
             chunk: Vec::new(),
             chunk_bytes: 0,
+            current: None,
             next_index: 0,
-            last_cut_key: None,
+            last_key: Vec::new(),
             entries: 0,
             workers,
             built: Vec::new(),
@@ -238,18 +243,28 @@ impl PartBuilder {
     /// [`Error::Table`] with [`leveltable_table::Error::KeyOutOfOrder`] for a key out of
     /// order (the builder is unchanged); an error building an earlier file.
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        let previous = match self.chunk.last() {
-            Some((previous, _)) => Some(previous),
-            None => self.last_cut_key.as_ref(),
-        };
-        if let Some(previous) = previous.filter(|p| key <= p.as_slice()) {
+        if self.entries > 0 && key <= self.last_key.as_slice() {
             return Err(Error::Table(leveltable_table::Error::KeyOutOfOrder {
-                previous: previous.clone(),
+                previous: self.last_key.clone(),
                 got: key.to_vec(),
             }));
         }
+        if self.workers.is_some() {
+            self.chunk.push((key.to_vec(), value.to_vec()));
+        } else {
+            let writer = match &mut self.current {
+                Some(writer) => writer,
+                None => self.current.insert(TableWriter::create(
+                    &self.staging,
+                    self.next_index,
+                    &self.table_options,
+                )?),
+            };
+            writer.add(key, value)?;
+        }
+        self.last_key.clear();
+        self.last_key.extend_from_slice(key);
         let bytes = (key.len() as u64).saturating_add(value.len() as u64);
-        self.chunk.push((key.to_vec(), value.to_vec()));
         self.chunk_bytes = self.chunk_bytes.saturating_add(bytes);
         self.entries += 1;
         if self.chunk_bytes >= self.max_file_size {
@@ -263,23 +278,21 @@ impl PartBuilder {
         self.entries
     }
 
-    /// Closes the current file's entries and builds it (here or on a worker).
+    /// Closes the file being filled: finishes it here, or hands its entries to a worker.
     fn cut(&mut self) -> Result<()> {
-        if self.chunk.is_empty() {
-            return Ok(());
-        }
-        let entries = std::mem::take(&mut self.chunk);
         self.chunk_bytes = 0;
         let index = self.next_index;
-        self.next_index += 1;
-        self.last_cut_key = entries.last().map(|(k, _)| k.clone());
-        match &mut self.workers {
-            Some(workers) => workers.submit(index, entries)?,
-            None => {
-                let file = write_table(&self.staging, index, &self.table_options, &entries)?;
-                self.built.push((index, file));
+        if let Some(writer) = self.current.take() {
+            self.built.push((index, writer.finish()?));
+        } else if !self.chunk.is_empty() {
+            let entries = std::mem::take(&mut self.chunk);
+            if let Some(workers) = &mut self.workers {
+                workers.submit(index, entries)?;
             }
+        } else {
+            return Ok(());
         }
+        self.next_index += 1;
         Ok(())
     }
 
@@ -319,44 +332,83 @@ fn file_name(index: u64) -> String {
     format!("{:06}.ldb", index.saturating_add(1))
 }
 
-/// Writes `entries` (user keys in order) as the table `staging/<file_name(index)>`, every
-/// key at sequence 0, synced.
+/// Writes `entries` (user keys in order) as the table `staging/<file_name(index)>`.
 fn write_table(
     staging: &Path,
     index: u64,
     options: &BuildOptions,
     entries: &[(Vec<u8>, Vec<u8>)],
 ) -> Result<PartFile> {
-    let name = file_name(index);
-    let path = staging.join(&name);
-    let io = |source| Error::Io {
-        path: path.clone(),
-        source,
-    };
-    let file = File::create_new(&path).map_err(io)?;
-    let mut builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options.clone())?;
-    let mut key = Vec::new();
-    for (user_key, value) in entries {
-        key.clear();
-        append_internal_key(&mut key, user_key, 0, ValueType::Value)?;
-        builder.add(&key, value)?;
+    let mut writer = TableWriter::create(staging, index, options)?;
+    for (key, value) in entries {
+        writer.add(key, value)?;
     }
-    let summary = builder.finish()?;
-    let file = builder
-        .into_inner()
-        .into_inner()
-        .map_err(|e| io(e.into_error()))?;
-    file.sync_all().map_err(io)?;
-    let (Some((smallest, _)), Some((largest, _))) = (entries.first(), entries.last()) else {
-        return Err(Error::InvalidArgument("a table file needs an entry".into()));
-    };
-    Ok(PartFile {
-        name,
-        size: summary.file_size,
-        entries: summary.entries,
-        smallest: smallest.clone(),
-        largest: largest.clone(),
-    })
+    writer.finish()
+}
+
+/// One table file of a part being written: user keys in order, each stored at sequence 0,
+/// synced when finished.
+struct TableWriter {
+    name: String,
+    path: PathBuf,
+    builder: TableBuilder<BufWriter<File>>,
+    /// The internal key being added, its buffer reused.
+    key: Vec<u8>,
+    smallest: Vec<u8>,
+}
+
+impl TableWriter {
+    fn create(staging: &Path, index: u64, options: &BuildOptions) -> Result<TableWriter> {
+        let name = file_name(index);
+        let path = staging.join(&name);
+        let file = File::create_new(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options.clone())?;
+        Ok(TableWriter {
+            name,
+            path,
+            builder,
+            key: Vec::new(),
+            smallest: Vec::new(),
+        })
+    }
+
+    fn add(&mut self, user_key: &[u8], value: &[u8]) -> Result<()> {
+        if self.builder.num_entries() == 0 {
+            self.smallest = user_key.to_vec();
+        }
+        self.key.clear();
+        append_internal_key(&mut self.key, user_key, 0, ValueType::Value)?;
+        self.builder.add(&self.key, value)?;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<PartFile> {
+        if self.builder.num_entries() == 0 {
+            return Err(Error::InvalidArgument("a table file needs an entry".into()));
+        }
+        let summary = self.builder.finish()?;
+        let largest = self.key[..self.key.len().saturating_sub(TAG_LEN)].to_vec();
+        let io = |source| Error::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let file = self
+            .builder
+            .into_inner()
+            .into_inner()
+            .map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)?;
+        Ok(PartFile {
+            name: self.name,
+            size: summary.file_size,
+            entries: summary.entries,
+            smallest: self.smallest,
+            largest,
+        })
+    }
 }
 
 /// Writes `dir/name` through the temporary file `dir/temp` and a rename, synced, then syncs
