@@ -16,7 +16,30 @@ use crate::errors::{ClosedError, InvalidArgumentError, KeyOrderError, table_erro
 /// other Python threads do.
 const BATCH_BYTES: usize = 256 << 10;
 
-/// The table options a builder (or a database build) takes from Python keywords.
+/// The `compression` keyword.
+pub fn compression_named(name: &str) -> PyResult<Compression> {
+    match name {
+        "snappy" => Ok(Compression::Snappy),
+        "none" => Ok(Compression::None),
+        other => Err(InvalidArgumentError::new_err(format!(
+            "compression must be \"snappy\" or \"none\", not {other:?}"
+        ))),
+    }
+}
+
+/// The `extra_filter` keyword: the bits per key of the cache-local filter it asks for
+/// (those of the Bloom filter, at least 10), or `None`.
+pub fn cache_local_bits(extra_filter: Option<&str>, bloom_bits: usize) -> PyResult<Option<usize>> {
+    match extra_filter {
+        None => Ok(None),
+        Some("local-bloom") => Ok(Some(bloom_bits.max(10))),
+        Some(other) => Err(InvalidArgumentError::new_err(format!(
+            "extra_filter must be None or \"local-bloom\", not {other:?}"
+        ))),
+    }
+}
+
+/// The table options a builder takes from Python keywords.
 pub fn build_options(
     block_size: usize,
     restart_interval: usize,
@@ -24,15 +47,8 @@ pub fn build_options(
     bloom_bits: usize,
     extra_filter: Option<&str>,
 ) -> PyResult<BuildOptions> {
-    let compression = match compression {
-        "snappy" => Compression::Snappy,
-        "none" => Compression::None,
-        other => {
-            return Err(InvalidArgumentError::new_err(format!(
-                "compression must be \"snappy\" or \"none\", not {other:?}"
-            )));
-        }
-    };
+    let compression = compression_named(compression)?;
+    let cache_local = cache_local_bits(extra_filter, bloom_bits)?;
     if block_size == 0 || restart_interval == 0 {
         return Err(InvalidArgumentError::new_err(
             "block_size and restart_interval must be at least 1",
@@ -45,16 +61,8 @@ pub fn build_options(
     if bloom_bits > 0 {
         options = options.filter_policy(BloomFilterPolicy::new(bloom_bits));
     }
-    match extra_filter {
-        None => {}
-        Some("local-bloom") => {
-            options = options.extra_filter_policy(CacheLocalBloomPolicy::new(bloom_bits.max(10)));
-        }
-        Some(other) => {
-            return Err(InvalidArgumentError::new_err(format!(
-                "extra_filter must be None or \"local-bloom\", not {other:?}"
-            )));
-        }
+    if let Some(bits) = cache_local {
+        options = options.extra_filter_policy(CacheLocalBloomPolicy::new(bits));
     }
     Ok(options)
 }

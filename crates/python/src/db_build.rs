@@ -7,11 +7,11 @@ use leveltable_db::{
     BulkOptions, CommitSummary, DbBuilder, Duplicates, ExternalSorter, Part as RustPart,
     PartBuilder, commit,
 };
-use leveltable_table::Compression;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple, PyType};
 
 use crate::arrow::BinaryColumn;
+use crate::builder::{cache_local_bits, compression_named};
 use crate::bytes::bytes_of;
 use crate::errors::{InvalidArgumentError, KeyOrderError, db_error};
 
@@ -33,24 +33,8 @@ fn bulk_options(
     bloom_bits: usize,
     extra_filter: Option<&str>,
 ) -> PyResult<BulkOptions> {
-    let compression = match compression {
-        "snappy" => Compression::Snappy,
-        "none" => Compression::None,
-        other => {
-            return Err(InvalidArgumentError::new_err(format!(
-                "compression must be \"snappy\" or \"none\", not {other:?}"
-            )));
-        }
-    };
-    let cache_local = match extra_filter {
-        None => None,
-        Some("local-bloom") => Some(bloom_bits.max(10)),
-        Some(other) => {
-            return Err(InvalidArgumentError::new_err(format!(
-                "extra_filter must be None or \"local-bloom\", not {other:?}"
-            )));
-        }
-    };
+    let compression = compression_named(compression)?;
+    let cache_local = cache_local_bits(extra_filter, bloom_bits)?;
     let mut options = BulkOptions::default()
         .block_size(block_size)
         .restart_interval(restart_interval)
