@@ -57,7 +57,8 @@ def write_leveldb(
 ) -> dict:
     """Builds the LevelDB database ``path`` (new, or an empty directory) from the columns
     ``key`` and ``value`` of the Spark DataFrame ``df``; returns the summary of the commit
-    (entries, tables, bytes, parts).
+    (entries, tables, bytes, parts) with ``part_entries``, the entries of each partition's
+    part in key order (empty partitions included), to judge their balance.
 
     Keys and values are ``binary`` or ``string`` columns (strings as their UTF-8 bytes); a
     null in either is an error naming the column. A key given twice is an error naming it,
@@ -124,7 +125,9 @@ def write_leveldb(
         else:
             records = rows.rdd.mapPartitions(task.rows).collect()
         parts = [Part.from_record(record) for _, record in sorted(records)]
-        return commit_db(path, [p for p in parts if p.entries > 0])
+        summary = commit_db(path, [p for p in parts if p.entries > 0])
+        summary["part_entries"] = [p.entries for p in parts]
+        return summary
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
