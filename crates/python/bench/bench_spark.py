@@ -177,7 +177,8 @@ def main():
             shutil.rmtree(path)
         del rows
 
-    base = next((t for name, t in times.items() if name.startswith("spark") and "only" not in name), None)
+    builds = [t for name, t in times.items() if name.startswith("spark") and "only" not in name]
+    base = builds[0] if builds else None
     print("\n| build | seconds | rows/s | vs. first Spark build |\n| --- | ---: | ---: | ---: |")
     for name, seconds in times.items():
         ratio = f"{seconds / base:.2f}x" if base else "-"

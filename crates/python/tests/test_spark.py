@@ -194,8 +194,47 @@ def test_a_failed_task_leaves_no_trace(spark, tmp_path, method):
     items = random_items(30_000, seed=7)
     df = spark.createDataFrame(items, BINARY)
     # Partition 2's first attempt builds its part completely, then fails; Spark retries it.
-    summary = write_leveldb(df, tmp_path / "db", num_partitions=4, method=method, _fail_first_attempt=2)
+    summary = write_leveldb(
+        df, tmp_path / "db", num_partitions=4, method=method, _fail_first_attempt=2
+    )
     assert summary["entries"] == 30_000 and summary["parts"] == 4
     assert_database(tmp_path / "db", sorted(items))
     assert no_staging(tmp_path)
     assert sorted(os.listdir(tmp_path)) == ["db"]
+
+
+def test_build_part_arrow_reads_sliced_large_and_string_columns(tmp_path):
+    import pyarrow as pa
+
+    items = sorted(random_items(3000, seed=8))
+    keys = pa.array([k for k, _ in items], pa.binary())
+    values = pa.array([v for _, v in items], pa.large_binary())
+    whole = pa.RecordBatch.from_arrays([keys, values], names=["k", "v"])
+    # Slices start mid-buffer (offset != 0); one is empty.
+    batches = [whole.slice(0, 1000), whole.slice(1000, 0), whole.slice(1000, 1999)]
+    batches.append(whole.slice(2999))
+    part = leveltable.build_part_arrow(tmp_path / "p", batches, key_column="k", value_column="v")
+    assert part.entries == 3000
+    summary = leveltable.commit_db(tmp_path / "db", [part])
+    assert summary["entries"] == 3000
+    assert_database(tmp_path / "db", items)
+
+    text = pa.RecordBatch.from_arrays(
+        [pa.array(["a", "b", "b"], pa.large_string()), pa.array(["1", "2", "3"])],
+        names=["key", "value"],
+    )
+    with pytest.raises(leveltable.KeyOrderError, match='duplicate key "b"'):
+        leveltable.build_part_arrow(tmp_path / "dup", [text])
+    halves = [text.slice(0, 2), text.slice(2)]
+    part = leveltable.build_part_arrow(tmp_path / "last", halves, dedup="last")
+    leveltable.commit_db(tmp_path / "last-db", [part])
+    assert list(leveltable.Db(tmp_path / "last-db")) == [(b"a", b"1"), (b"b", b"3")]
+
+    nulls = pa.RecordBatch.from_arrays(
+        [pa.array([b"a", b"b", None, b"d"]), pa.array([b"1"] * 4)], names=["key", "value"]
+    )
+    with pytest.raises(leveltable.InvalidArgumentError, match='column "key": null in row 1'):
+        leveltable.build_part_arrow(tmp_path / "null", [nulls.slice(1)])
+    ints = pa.RecordBatch.from_arrays([pa.array([1]), pa.array([b"1"])], names=["key", "value"])
+    with pytest.raises(leveltable.InvalidArgumentError, match="type int64"):
+        leveltable.build_part_arrow(tmp_path / "int", [ints])
