@@ -70,6 +70,7 @@ pub fn commit(dir: impl AsRef<Path>, parts: &[Part]) -> Result<CommitSummary> {
                 let _ = fs::rename(to, from);
             }
             let _ = fs::remove_file(dir.join(manifest_name()));
+            let _ = fs::remove_file(dir.join(current_temp_name()));
             if created {
                 let _ = fs::remove_dir(dir);
             }
@@ -80,6 +81,11 @@ pub fn commit(dir: impl AsRef<Path>, parts: &[Part]) -> Result<CommitSummary> {
 
 fn manifest_name() -> String {
     format!("MANIFEST-{MANIFEST_NUMBER:06}")
+}
+
+/// The temporary file `CURRENT` is written through (LevelDB's `SetCurrentFile` name).
+fn current_temp_name() -> String {
+    format!("{MANIFEST_NUMBER:06}.dbtmp")
 }
 
 /// Checks every file is in place with its size, and the parts' key ranges in order.
@@ -219,7 +225,7 @@ fn place(dir: &Path, parts: &[Part], moved: &mut Vec<(PathBuf, PathBuf)>) -> Res
         .map_err(|e| io(e.into_error()))?;
     file.sync_all().map_err(io)?;
     sync_dir(dir)?;
-    let temp = format!("{MANIFEST_NUMBER:06}.dbtmp");
+    let temp = current_temp_name();
     write_atomically(
         dir,
         &temp,

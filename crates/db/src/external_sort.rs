@@ -57,10 +57,17 @@ impl ExternalSorter {
                 path: temp_dir.to_owned(),
                 source,
             })?;
+        let budget = budget.max(1 << 20);
+        // The arena never grows past the budget before a spill, so reserving it up front
+        // (address space only: pages are touched as entries arrive) spares the copy a
+        // doubling reallocation would make, which would hold the old and the new buffer at
+        // once. A budget too large to reserve grows as needed instead.
+        let mut arena = Vec::new();
+        let _ = arena.try_reserve_exact(usize::try_from(budget).unwrap_or(usize::MAX));
         Ok(ExternalSorter {
-            budget: budget.max(1 << 20),
+            budget,
             duplicates,
-            arena: Vec::new(),
+            arena,
             index: Vec::new(),
             runs: Vec::new(),
             temp,
