@@ -166,7 +166,7 @@ pub struct PartBuilder {
     max_file_size: u64,
     table_options: BuildOptions,
     /// With workers: the entries of the file being filled.
-    chunk: Vec<(Vec<u8>, Vec<u8>)>,
+    chunk: Chunk,
     /// Bytes of keys and values in the file being filled.
     chunk_bytes: u64,
     /// Without workers: the file being written, entries streamed straight into it.
@@ -221,7 +221,7 @@ impl PartBuilder {
             staging,
             max_file_size: options.max_file_size,
             table_options,
-            chunk: Vec::new(),
+            chunk: Chunk::default(),
             chunk_bytes: 0,
             current: None,
             next_index: 0,
@@ -250,7 +250,7 @@ impl PartBuilder {
             }));
         }
         if self.workers.is_some() {
-            self.chunk.push((key.to_vec(), value.to_vec()));
+            self.chunk.push(key, value);
         } else {
             let writer = match &mut self.current {
                 Some(writer) => writer,
@@ -337,13 +337,46 @@ fn write_table(
     staging: &Path,
     index: u64,
     options: &BuildOptions,
-    entries: &[(Vec<u8>, Vec<u8>)],
+    entries: &Chunk,
 ) -> Result<PartFile> {
     let mut writer = TableWriter::create(staging, index, options)?;
-    for (key, value) in entries {
+    for (key, value) in entries.iter() {
         writer.add(key, value)?;
     }
     writer.finish()
+}
+
+/// A file's worth of entries on their way to a worker: keys and values back to back in one
+/// buffer, so that adding an entry copies its bytes and allocates nothing per entry.
+#[derive(Debug, Default)]
+struct Chunk {
+    bytes: Vec<u8>,
+    /// Per entry: where its key ends in `bytes`, and where its value ends (it starts where
+    /// the key ends; the key starts where the previous value ends).
+    ends: Vec<(usize, usize)>,
+}
+
+impl Chunk {
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        let key_end = self.bytes.len();
+        self.bytes.extend_from_slice(value);
+        self.ends.push((key_end, self.bytes.len()));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(key_end, value_end)| {
+            // Invariant: the ends increase, and each lies within `bytes`.
+            let entry = (&self.bytes[start..key_end], &self.bytes[key_end..value_end]);
+            start = value_end;
+            entry
+        })
+    }
 }
 
 /// One table file of a part being written: user keys in order, each stored at sequence 0,
@@ -438,7 +471,7 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
         })
 }
 
-type Job = (u64, Vec<(Vec<u8>, Vec<u8>)>);
+type Job = (u64, Chunk);
 type Built = (u64, Result<PartFile>);
 
 /// Threads building table files from chunks of entries.
@@ -483,7 +516,7 @@ impl Workers {
     }
 
     /// Hands a chunk to a free thread, first collecting finished files (and their errors).
-    fn submit(&mut self, index: u64, entries: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
+    fn submit(&mut self, index: u64, entries: Chunk) -> Result<()> {
         self.collect(false)?;
         let sent = self.jobs.as_ref().map(|jobs| jobs.send((index, entries)));
         match sent {
