@@ -43,6 +43,8 @@ pub struct DbIter {
     sequence: u64,
     user: Arc<dyn Comparator>,
     done: bool,
+    /// The user key being resolved, its buffer reused from key to key.
+    current: Vec<u8>,
 }
 
 impl fmt::Debug for DbIter {
@@ -61,6 +63,7 @@ impl DbIter {
             sequence,
             user,
             done: false,
+            current: Vec::new(),
         }
     }
 
@@ -87,11 +90,12 @@ impl DbIter {
             };
             // From the front, versions come newest first: the first one at or below the
             // snapshot decides. Every other version of the key is taken now.
-            let user = user_key(&first.0).to_vec();
+            self.current.clear();
+            self.current.extend_from_slice(user_key(&first.0));
             let mut chosen = None;
             self.consider(first, source, &mut chosen)?;
             while let Some(next) = self.merger.peek_front()? {
-                if self.user.compare(&user, user_key(next)) != Ordering::Equal {
+                if self.user.compare(&self.current, user_key(next)) != Ordering::Equal {
                     break;
                 }
                 let Some((entry, source)) = self.merger.next_front()? else {
@@ -115,11 +119,12 @@ impl DbIter {
             };
             // From the back, versions come oldest first: the last one at or below the
             // snapshot decides.
-            let user = user_key(&first.0).to_vec();
+            self.current.clear();
+            self.current.extend_from_slice(user_key(&first.0));
             let mut chosen = None;
             self.consider(first, source, &mut chosen)?;
             while let Some(next) = self.merger.peek_back()? {
-                if self.user.compare(&user, user_key(next)) != Ordering::Equal {
+                if self.user.compare(&self.current, user_key(next)) != Ordering::Equal {
                     break;
                 }
                 let Some((entry, source)) = self.merger.next_back()? else {
