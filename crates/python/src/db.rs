@@ -2,7 +2,7 @@
 
 use std::ops::Bound as Edge;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use leveltable_db::{Db as RustDb, DbIter, DbOptions};
 use leveltable_table::Cache;
@@ -11,8 +11,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
 use crate::bytes::bytes_of;
+use crate::closable::Closable;
 use crate::entries::{ChunkSource, Entries, Entry, Mode, take_chunk};
-use crate::errors::{ClosedError, db_error};
+use crate::errors::db_error;
 
 /// A database's entries, read through one iterator kept between chunks.
 struct DbChunks {
@@ -114,18 +115,12 @@ fn as_ref(b: &Edge<Vec<u8>>) -> Edge<&[u8]> {
 /// the newest writes, those still in the log included; `snapshot()` pins the current view.
 #[pyclass(frozen, module = "leveltable")]
 pub struct Db {
-    inner: RwLock<Option<Arc<RustDb>>>,
+    inner: Closable<RustDb>,
 }
 
 impl Db {
     fn view(&self) -> PyResult<View> {
-        let guard = self
-            .inner
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let db = guard
-            .clone()
-            .ok_or_else(|| ClosedError::new_err("the database is closed"))?;
+        let db = self.inner.get("the database")?;
         let sequence = db.snapshot();
         Ok(View { db, sequence })
     }
@@ -158,7 +153,7 @@ impl Db {
             .detach(|| RustDb::open(&path, options))
             .map_err(|e| db_error(&path, e))?;
         Ok(Db {
-            inner: RwLock::new(Some(Arc::new(db))),
+            inner: Closable::new(db),
         })
     }
 
@@ -180,7 +175,7 @@ impl Db {
             .detach(|| RustDb::salvage(&path, options))
             .map_err(|e| db_error(&path, e))?;
         Ok(Db {
-            inner: RwLock::new(Some(Arc::new(db))),
+            inner: Closable::new(db),
         })
     }
 
@@ -319,11 +314,7 @@ impl Db {
 
     /// Closes the database. Iterators and snapshots already made keep it open.
     fn close(&self) {
-        let mut guard = self
-            .inner
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *guard = None;
+        self.inner.close();
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

@@ -4,6 +4,7 @@
 mod arrow;
 mod builder;
 mod bytes;
+mod closable;
 mod db;
 mod db_build;
 mod entries;

@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::ops::Bound as RangeBound;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use leveltable_table::{Cache, ReadOptions, Table as RustTable};
 use pyo3::exceptions::PyKeyError;
@@ -11,8 +11,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::bytes::bytes_of;
+use crate::closable::Closable;
 use crate::entries::{ChunkSource, Entries, Entry, Mode, take_chunk};
-use crate::errors::{ClosedError, os_error, table_error};
+use crate::errors::{os_error, table_error};
 
 /// An open table and the path it was opened from.
 pub struct OpenTable {
@@ -59,19 +60,13 @@ impl ChunkSource for TableChunks {
 /// Lookups and scans release the GIL, so threads can read one table in parallel.
 #[pyclass(frozen, module = "leveltable")]
 pub struct Table {
-    inner: RwLock<Option<Arc<OpenTable>>>,
+    inner: Closable<OpenTable>,
 }
 
 impl Table {
     /// The open table, or `ClosedError`.
     fn open_table(&self) -> PyResult<Arc<OpenTable>> {
-        let guard = self
-            .inner
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        guard
-            .clone()
-            .ok_or_else(|| ClosedError::new_err("the table is closed"))
+        self.inner.get("the table")
     }
 }
 
@@ -97,7 +92,7 @@ impl Table {
             Ok(OpenTable { path, table })
         })?;
         Ok(Table {
-            inner: RwLock::new(Some(Arc::new(opened))),
+            inner: Closable::new(opened),
         })
     }
 
@@ -234,11 +229,7 @@ impl Table {
 
     /// Closes the file. Iterators already made keep it open until they end.
     fn close(&self) {
-        let mut guard = self
-            .inner
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *guard = None;
+        self.inner.close();
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
