@@ -11,6 +11,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::dbformat::{ValueType, append_internal_key};
+use crate::filename::{manifest_file_name, table_file_name};
 use crate::log_writer::LogWriter;
 use crate::part::{PART_RECORD, Part, sync_dir, write_atomically};
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
@@ -80,7 +81,7 @@ pub fn commit(dir: impl AsRef<Path>, parts: &[Part]) -> Result<CommitSummary> {
 }
 
 fn manifest_name() -> String {
-    format!("MANIFEST-{MANIFEST_NUMBER:06}")
+    manifest_file_name(MANIFEST_NUMBER)
 }
 
 /// The temporary file `CURRENT` is written through (LevelDB's `SetCurrentFile` name).
@@ -184,7 +185,7 @@ fn place(dir: &Path, parts: &[Part], moved: &mut Vec<(PathBuf, PathBuf)>) -> Res
         for file in &part.files {
             number += 1;
             let from = part.staging.join(&file.name);
-            let to = dir.join(format!("{number:06}.ldb"));
+            let to = dir.join(table_file_name(number));
             move_file(&from, &to)?;
             moved.push((from, to));
             let mut smallest = Vec::new();

@@ -24,6 +24,7 @@ use leveltable_table::{BuildOptions, TableBuilder};
 
 use crate::bulk_options::BulkOptions;
 use crate::dbformat::{TAG_LEN, ValueType, append_internal_key};
+use crate::filename::table_file_name;
 use crate::{Error, Result};
 
 /// The name of a part's record in its staging directory.
@@ -329,7 +330,7 @@ impl PartBuilder {
 
 /// The name of the `index`-th file of a part.
 fn file_name(index: u64) -> String {
-    format!("{:06}.ldb", index.saturating_add(1))
+    table_file_name(index.saturating_add(1))
 }
 
 /// Writes `entries` (user keys in order) as the table `staging/<file_name(index)>`.

@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use leveltable_db::dbformat::ValueType;
+use leveltable_db::filename::log_file_name;
 use leveltable_db::{Origin, VersionStatus};
 
 use crate::cmd::Outcome;
-use crate::cmd::db::{db_error, open};
+use crate::cmd::db::{db_error, open, table_name};
 use crate::error::{CliError, Result};
 use crate::lines::{Encoding, LineError, write_entry};
 use crate::output::Output;
@@ -88,20 +89,11 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// The name of the file a version came from: `000005.log`, or `000007.ldb` (`.sst` for a
-/// table of that name).
+/// The name of the file a version came from: `000005.log`, or the table's file.
 fn file_name(dir: &Path, origin: Origin) -> String {
     match origin {
-        Origin::Log { number } => format!("{number:06}.log"),
-        Origin::Table { number, .. } => {
-            let ldb = format!("{number:06}.ldb");
-            let sst = format!("{number:06}.sst");
-            if !dir.join(&ldb).exists() && dir.join(&sst).exists() {
-                sst
-            } else {
-                ldb
-            }
-        }
+        Origin::Log { number } => log_file_name(number),
+        Origin::Table { number, .. } => table_name(dir, number),
     }
 }
 

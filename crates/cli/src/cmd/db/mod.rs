@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use leveltable_db::filename::{sst_table_file_name, table_file_name};
 use leveltable_db::{Db, DbOptions, Error};
 
 use crate::cmd::Outcome;
@@ -72,6 +73,18 @@ fn open(dir: &Path, salvage: bool) -> Result<Db> {
         Db::open(dir, DbOptions::default())
     };
     opened.map_err(|e| db_error(dir, e))
+}
+
+/// The name of table `number` in `dir`: `NNNNNN.ldb`, or `NNNNNN.sst` when only that file
+/// exists (LevelDB before 1.14 named tables so).
+fn table_name(dir: &Path, number: u64) -> String {
+    let ldb = table_file_name(number);
+    let sst = sst_table_file_name(number);
+    if !dir.join(&ldb).exists() && dir.join(&sst).exists() {
+        sst
+    } else {
+        ldb
+    }
 }
 
 /// The message for a database error: corruption says `corruption:` and where; the rest

@@ -7,7 +7,7 @@ use leveltable_db::dbformat::{InternalTable, extract_user_key};
 use serde::Serialize;
 
 use crate::cmd::Outcome;
-use crate::cmd::db::{db_error, open};
+use crate::cmd::db::{db_error, open, table_name};
 use crate::error::{CliError, Result};
 use crate::lines::Encoding;
 use crate::output::Output;
@@ -115,12 +115,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
 
 /// The entries of table `number`, read straight from its file.
 fn count_entries(dir: &Path, number: u64) -> Result<u64> {
-    let ldb = dir.join(format!("{number:06}.ldb"));
-    let path = if ldb.exists() {
-        ldb
-    } else {
-        dir.join(format!("{number:06}.sst"))
-    };
+    let path = dir.join(table_name(dir, number));
     let file = File::open(&path).map_err(|e| CliError::io("cannot open", &path, &e))?;
     let table = InternalTable::open(file).map_err(|e| db_error(&path, e))?;
     let mut entries = 0u64;
