@@ -2,19 +2,8 @@
 //! LevelDB decodes them: a varint32 reads at most 5 bytes and a varint64 at most 10, and
 //! bits beyond the width are discarded, as LevelDB's shifts discard them.
 
-/// Appends `v` as a varint.
-pub fn put_varint64(dst: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        dst.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    dst.push(v as u8);
-}
-
-/// Appends `v` as a varint.
-pub fn put_varint32(dst: &mut Vec<u8>, v: u32) {
-    put_varint64(dst, u64::from(v));
-}
+// Encoding is the table format's; decoding differs from it on purpose (see above).
+pub use leveltable_table::format::{put_varint32, put_varint64};
 
 /// Appends `bytes` prefixed by its length as a varint32.
 ///
