@@ -397,6 +397,12 @@ impl<C: Comparator + ?Sized> Comparator for InternalKeyComparator<C> {
             *key = shortened;
         }
     }
+
+    /// The user comparator's view of the user key: internal keys order by user key first.
+    #[inline]
+    fn bytewise_view<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+        self.user.bytewise_view(split_tag(key).0)
+    }
 }
 
 /// LevelDB's `InternalFilterPolicy`: the user policy `P` applied to the user keys of

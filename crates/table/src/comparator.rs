@@ -25,6 +25,20 @@ pub trait Comparator: Send + Sync {
 
     /// May change `key` into a short key `>= key`. Leaving `key` unchanged is always correct.
     fn find_short_successor(&self, key: &mut Vec<u8>);
+
+    /// A part of `key` whose bytewise order never contradicts this ordering: whenever
+    /// `bytewise_view(a) < bytewise_view(b)` bytewise, `compare(a, b)` is `Less`. Equal views
+    /// say nothing. Readers search with 8-byte prefixes of the views (a few compares per
+    /// cache line instead of a dependent load per halving) and call
+    /// [`compare`](Self::compare) only on ties.
+    ///
+    /// [`BytewiseComparator`] returns the whole key; an ordering of keys that carry a suffix
+    /// after a bytewise-ordered part (LevelDB's internal keys) returns that part. Default:
+    /// `None`, no such view, and readers search with [`compare`](Self::compare) alone.
+    fn bytewise_view<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+        let _ = key;
+        None
+    }
 }
 
 impl<C: Comparator + ?Sized> Comparator for &C {
@@ -43,6 +57,10 @@ impl<C: Comparator + ?Sized> Comparator for &C {
     #[inline]
     fn find_short_successor(&self, key: &mut Vec<u8>) {
         (**self).find_short_successor(key)
+    }
+    #[inline]
+    fn bytewise_view<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+        (**self).bytewise_view(key)
     }
 }
 
@@ -85,6 +103,11 @@ impl Comparator for BytewiseComparator {
             key[i] += 1;
             key.truncate(i + 1);
         }
+    }
+
+    #[inline]
+    fn bytewise_view<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+        Some(key)
     }
 }
 

@@ -1,14 +1,18 @@
-//! A compact search tree over the index block's restart keys, for bytewise tables.
+//! A compact search tree over the index block's restart keys, for tables whose comparator
+//! has a [bytewise view](crate::Comparator::bytewise_view) (bytewise tables, and LevelDB's
+//! internal keys over bytewise user keys).
 //!
 //! Binary search over a block touches one entry per step, and a table's index block is large
 //! (tens of thousands of entries for a million-entry table): nearly every step is a cache
-//! miss. The fence keeps, per restart point, 8 bytes of its key — the bytes right after the
-//! prefix all index keys share — as a big-endian `u64`, in a tree of cache lines (below).
-//! Only restart keys whose 8 bytes equal the target's are compared in full.
+//! miss. The fence keeps, per restart point, 8 bytes of its key's view — the bytes right
+//! after the prefix all the views share — as a big-endian `u64`, in a tree of cache lines
+//! (below). Only restart keys whose 8 bytes equal the target's are compared in full, with
+//! the table's comparator.
 //!
 //! Zero-padded big-endian prefixes are monotone in bytewise order: if `p(s) < p(t)` then
-//! `s < t` (and `p(s) > p(t)` implies `s > t`). So the fence answers exactly the question
-//! binary search over the block answers.
+//! `s < t` (and `p(s) > p(t)` implies `s > t`), and a view's order never contradicts the
+//! comparator's. So the fence answers exactly the question binary search over the block
+//! answers.
 //!
 //! Next to each prefix the fence can hold the block handle of its index entry, packed into
 //! 64 bits, so that a lookup finds the data block without touching the index block at all.
@@ -122,8 +126,9 @@ fn lines(values: impl ExactSizeIterator<Item = u64>) -> Vec<Line> {
 }
 
 impl Fence {
-    /// Builds the fence of an index block, or `None` if a restart key does not decode (the
-    /// ordinary search then reports the corruption).
+    /// Builds the fence of an index block over the views `view` gives of its restart keys,
+    /// or `None` if a restart key does not decode (the ordinary search then reports the
+    /// corruption) or has no view.
     ///
     /// With `handles`, the caller has checked that every index entry sits at its own restart
     /// point and that every handle packs ([`pack_handle`]); the fence then keeps the handles
@@ -132,9 +137,14 @@ impl Fence {
         clippy::arithmetic_side_effects,
         reason = "n >= 1 (a parsed layout), n >= 2 where 2 is taken, and tail implies n >= 2"
     )]
-    pub(crate) fn build(data: &[u8], layout: Layout, handles: bool) -> Option<Fence> {
+    pub(crate) fn build(
+        data: &[u8],
+        layout: Layout,
+        handles: bool,
+        view: impl Fn(&[u8]) -> Option<&[u8]>,
+    ) -> Option<Fence> {
         let n = layout.num_restarts;
-        let key = |i| restart_key(data, layout, i);
+        let key = |i| restart_key(data, layout, i).and_then(&view);
         let first = key(0)?;
         let last = key(n - 1)?;
         // Keys are sorted, so what the first and the second-to-last share, every key between
@@ -149,6 +159,7 @@ impl Fence {
         let skip = common.len();
         let entry = |i| {
             let (k, v) = restart_entry(data, layout, i)?;
+            let k = view(k)?;
             if !k.starts_with(common) {
                 return None;
             }
@@ -254,35 +265,32 @@ impl Fence {
         unpack_handle(self.leaves[i / LEAF].handles[i % LEAF])
     }
 
-    /// The first restart point whose key is `>= target` (`num_restarts` if none), comparing
-    /// bytewise. `full_key(i)` gives restart key `i` for ties and for the tail.
-    pub(crate) fn first_at_or_after<'d>(
+    /// The first restart point whose key is `>= target` (`num_restarts` if none), given
+    /// `target`'s view. `is_less(i)` compares restart key `i` in full with the target, for
+    /// ties and for the tail: `Some(true)` if it sorts before, `None` if it does not decode.
+    pub(crate) fn first_at_or_after(
         &self,
         target: &[u8],
-        full_key: impl Fn(usize) -> Option<&'d [u8]>,
+        is_less: impl Fn(usize) -> Option<bool>,
     ) -> usize {
         let m = self.len;
-        let found = self.search_fenced(target, &full_key);
+        let found = self.search_fenced(target, &is_less);
         if found < m || !self.tail {
             return found;
         }
         // Every fenced key is < target; the tail key is the only candidate. A tail key that
         // does not decode is left to the cursor, which reports it.
-        match full_key(m) {
+        match is_less(m) {
             #[expect(
                 clippy::arithmetic_side_effects,
                 reason = "with a tail, m = num_restarts - 1"
             )]
-            Some(k) if k < target => m + 1,
+            Some(true) => m + 1,
             _ => m,
         }
     }
 
-    fn search_fenced<'d>(
-        &self,
-        target: &[u8],
-        full_key: &impl Fn(usize) -> Option<&'d [u8]>,
-    ) -> usize {
+    fn search_fenced(&self, target: &[u8], is_less: &impl Fn(usize) -> Option<bool>) -> usize {
         let m = self.len;
         let c = self.common.len();
         let head = &target[..target.len().min(c)];
@@ -315,7 +323,7 @@ impl Fence {
             };
             // A restart key that does not decode stops the fast search here; the cursor
             // then reports the corruption when it reads that entry.
-            if full_key(mid).is_some_and(|k| k < target) {
+            if is_less(mid) == Some(true) {
                 lo = after_mid;
             } else {
                 hi = mid;
@@ -337,7 +345,7 @@ mod tests {
         }
         let data = b.finish().to_vec();
         let layout = Layout::parse(&data).unwrap();
-        let fence = Fence::build(&data, layout, false).unwrap();
+        let fence = Fence::build(&data, layout, false, |k| Some(k)).unwrap();
         let restart_keys: Vec<&[u8]> = (0..layout.num_restarts)
             .map(|i| restart_key(&data, layout, i).unwrap())
             .collect();
@@ -346,8 +354,82 @@ mod tests {
                 .iter()
                 .position(|k| *k >= t)
                 .unwrap_or(restart_keys.len());
-            let got = fence.first_at_or_after(t, |i| restart_key(&data, layout, i));
+            let got = fence.first_at_or_after(t, |i| Some(restart_key(&data, layout, i)? < t));
             assert_eq!(got, want, "target {t:?}");
+        }
+    }
+
+    /// Internal-key style ordering: the key without its last 8 bytes bytewise, then those 8
+    /// bytes (little-endian) descending, viewed through the first part only.
+    struct Suffixed;
+
+    impl crate::Comparator for Suffixed {
+        fn name(&self) -> &str {
+            "test.Suffixed"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+            let ((au, at), (bu, bt)) = (
+                a.split_at(a.len().saturating_sub(8)),
+                b.split_at(b.len().saturating_sub(8)),
+            );
+            au.cmp(bu).then_with(|| bt.iter().rev().cmp(at.iter().rev()))
+        }
+        fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
+        fn find_short_successor(&self, _: &mut Vec<u8>) {}
+        fn bytewise_view<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+            key.len().checked_sub(8).map(|n| &key[..n])
+        }
+    }
+
+    /// With a comparator whose view is a part of the key, the fence still finds what a
+    /// linear search with the comparator finds: runs of one user key under many tags tie on
+    /// the view and are resolved with the comparator.
+    #[test]
+    fn views_agree_with_linear_search_by_comparator() {
+        use crate::Comparator;
+        let with_tag = |user: &[u8], tag: u64| {
+            let mut k = user.to_vec();
+            k.extend_from_slice(&tag.to_le_bytes());
+            k
+        };
+        let users: Vec<Vec<u8>> = [&b"a"[..], b"a\x00", b"ab", b"abcdefgh", b"abcdefghi", b"b"]
+            .iter()
+            .map(|u| u.to_vec())
+            .chain((0..60).map(|i| format!("user{:05}", i * 3).into_bytes()))
+            .collect();
+        let mut keys: Vec<Vec<u8>> = users
+            .iter()
+            .flat_map(|u| [9u64, 5, 1].map(|t| with_tag(u, t << 8 | 1)))
+            .collect();
+        keys.sort_by(|a, b| Suffixed.compare(a, b));
+        let probes: Vec<Vec<u8>> = users
+            .iter()
+            .cloned()
+            .chain([b"".to_vec(), b"a\x00\x00".to_vec(), b"user00004".to_vec(), b"z".to_vec()])
+            .flat_map(|u| [u64::MAX, 6 << 8 | 1, 0].map(|t| with_tag(&u, t)))
+            .collect();
+        for interval in [1, 2, 5] {
+            let mut b = BlockBuilder::new(interval);
+            for k in &keys {
+                b.add(k, b"");
+            }
+            let data = b.finish().to_vec();
+            let layout = Layout::parse(&data).unwrap();
+            let fence = Fence::build(&data, layout, false, |k| Suffixed.bytewise_view(k)).unwrap();
+            let restart_keys: Vec<&[u8]> = (0..layout.num_restarts)
+                .map(|i| restart_key(&data, layout, i).unwrap())
+                .collect();
+            for t in &probes {
+                let want = restart_keys
+                    .iter()
+                    .position(|k| Suffixed.compare(k, t) != Ordering::Less)
+                    .unwrap_or(restart_keys.len());
+                let view = Suffixed.bytewise_view(t).unwrap();
+                let got = fence.first_at_or_after(view, |i| {
+                    Some(Suffixed.compare(restart_key(&data, layout, i)?, t) == Ordering::Less)
+                });
+                assert_eq!(got, want, "interval {interval}, target {t:?}");
+            }
         }
     }
 

@@ -76,7 +76,7 @@ pub struct Table<R> {
     pub(crate) index: Vec<u8>,
     pub(crate) index_layout: Layout,
     pub(crate) index_compressed: bool,
-    /// Search array over the index's restart keys (bytewise tables only).
+    /// Search tree over the index's restart keys (for comparators with a bytewise view).
     pub(crate) fence: Option<Fence>,
     /// Whether every index entry is a restart point (LevelDB writes index blocks so).
     pub(crate) index_all_restarts: bool,
@@ -163,11 +163,9 @@ impl<R: ReadAt> Table<R> {
         )?;
         let (data_blocks, data_size) = (scan.blocks, scan.size);
         let bytewise = is_bytewise(&*options.comparator);
-        let fence = if bytewise {
-            Fence::build(&index, index_layout, scan.handles_at_restarts)
-        } else {
-            None
-        };
+        let fence = Fence::build(&index, index_layout, scan.handles_at_restarts, |k| {
+            options.comparator.bytewise_view(k)
+        });
         let cache_id = options.block_cache.as_ref().map_or(0, |c| c.new_id());
         let properties = TableProperties {
             file_size,
@@ -257,7 +255,7 @@ impl<R: ReadAt> Table<R> {
         cmp: &C,
         key: &[u8],
     ) -> Result<Option<BlockHandle>> {
-        let first = self.fence_first(key);
+        let first = self.fence_first(cmp, key);
         // The fence holds handles only when every index entry is its own restart point.
         if let Some(handle) = first.and_then(|i| self.fence.as_ref()?.handle(i)) {
             return Ok(Some(handle));
@@ -360,16 +358,18 @@ impl<R: ReadAt> Table<R> {
         cmp: &C,
         key: &[u8],
     ) {
-        self.seek_index_from(cursor, cmp, key, self.fence_first(key));
+        self.seek_index_from(cursor, cmp, key, self.fence_first(cmp, key));
     }
 
     /// The fence's answer for `key` (the first restart point whose key is `>= key`), for
-    /// bytewise tables.
-    fn fence_first(&self, key: &[u8]) -> Option<usize> {
+    /// tables that have one.
+    fn fence_first<C: Comparator + ?Sized>(&self, cmp: &C, key: &[u8]) -> Option<usize> {
+        let fence = self.fence.as_ref()?;
+        let view = cmp.bytewise_view(key)?;
         let (index, layout) = (&self.index[..], self.index_layout);
-        self.fence
-            .as_ref()
-            .map(|fence| fence.first_at_or_after(key, |i| restart_key(index, layout, i)))
+        Some(fence.first_at_or_after(view, |i| {
+            restart_key(index, layout, i).map(|k| cmp.compare(k, key) == Ordering::Less)
+        }))
     }
 
     /// [`seek_index`](Self::seek_index), given the fence's answer `first` if there is one.
