@@ -102,17 +102,76 @@ impl MemTableBuilder {
                 _ => entries.push(entry),
             }
         }
+        let prefixes = Prefixes::build(&entries, &icmp);
         MemTable {
             entries,
+            prefixes,
             icmp,
             bytes: self.bytes,
         }
     }
 }
 
+/// The 8 bytes of `view` after `skip`, zero-padded, as a big-endian number. Over views
+/// sharing their first `skip` bytes, a smaller number means a smaller view, hence (see
+/// [`Comparator::bytewise_view`]) a smaller key.
+#[inline]
+fn prefix_at(view: &[u8], skip: usize) -> u64 {
+    let rest = view.get(skip..).unwrap_or_default();
+    let mut buf = [0u8; 8];
+    let n = rest.len().min(8);
+    buf[..n].copy_from_slice(&rest[..n]);
+    u64::from_be_bytes(buf)
+}
+
+/// Per entry, 8 bytes of its key's bytewise view after the prefix all views share: a
+/// lookup searches these in place and compares keys only where they tie, instead of
+/// following a pointer to a key at every step.
+#[derive(Debug)]
+struct Prefixes {
+    common: Vec<u8>,
+    prefixes: Vec<u64>,
+}
+
+impl Prefixes {
+    /// `None` if the comparator has no bytewise view of a key.
+    fn build(entries: &[(Vec<u8>, Vec<u8>)], icmp: &InternalKeyComparator) -> Option<Prefixes> {
+        let views: Option<Vec<&[u8]>> =
+            entries.iter().map(|(k, _)| icmp.bytewise_view(k)).collect();
+        let views = views?;
+        // Sorted, so what the first and last views share, all share.
+        let (first, last) = (views.first()?, views.last()?);
+        let n = first.iter().zip(*last).take_while(|(a, b)| a == b).count();
+        let common = first[..n].to_vec();
+        let prefixes = views.iter().map(|v| prefix_at(v, n)).collect();
+        Some(Prefixes { common, prefixes })
+    }
+
+    /// The range of entries that may hold the first key `>= target` (given its view):
+    /// entries before it sort before the target, entries after it at or after.
+    fn candidates(&self, view: &[u8]) -> (usize, usize) {
+        let len = self.prefixes.len();
+        let c = self.common.len();
+        let head = &view[..view.len().min(c)];
+        match head.cmp(&self.common[..head.len()]) {
+            Ordering::Less => return (0, 0),
+            Ordering::Greater => return (len, len),
+            // A view shorter than the common prefix, and a prefix of it, sorts first.
+            Ordering::Equal if view.len() < c => return (0, 0),
+            Ordering::Equal => {}
+        }
+        let t = prefix_at(view, c);
+        let lo = self.prefixes.partition_point(|&p| p < t);
+        let hi = lo + self.prefixes[lo..].partition_point(|&p| p == t);
+        (lo, hi)
+    }
+}
+
 /// Versions sorted by internal key.
 pub struct MemTable {
     entries: Vec<(Vec<u8>, Vec<u8>)>,
+    /// For lookups, if the comparator has a bytewise view.
+    prefixes: Option<Prefixes>,
     icmp: InternalKeyComparator,
     bytes: usize,
 }
@@ -148,9 +207,7 @@ impl MemTable {
     /// an invalid-argument error if `sequence` exceeds 2^56 - 1.
     pub fn get_at(&self, user_key: &[u8], sequence: u64) -> Result<LookupResult> {
         let target = lookup_key(user_key, sequence)?;
-        let i = self
-            .entries
-            .partition_point(|(k, _)| self.icmp.compare(k, &target) == Ordering::Less);
+        let i = self.first_at_or_after(&target);
         let Some((key, value)) = self.entries.get(i) else {
             return Ok(LookupResult::NotFound);
         };
@@ -174,6 +231,18 @@ impl MemTable {
                 sequence: parsed.sequence,
             },
         })
+    }
+
+    /// The index of the first entry whose key is `>= target`.
+    fn first_at_or_after(&self, target: &[u8]) -> usize {
+        let below = |(k, _): &(Vec<u8>, Vec<u8>)| self.icmp.compare(k, target) == Ordering::Less;
+        let view = self.icmp.bytewise_view(target);
+        let (Some(prefixes), Some(view)) = (&self.prefixes, view) else {
+            return self.entries.partition_point(below);
+        };
+        // Only the run of entries whose prefix equals the target's needs the comparator.
+        let (lo, hi) = prefixes.candidates(view);
+        lo + self.entries[lo..hi].partition_point(below)
     }
 
     /// The entries within internal-key bounds.
@@ -276,5 +345,45 @@ mod tests {
                 value: Vec::new()
             }
         );
+    }
+
+    /// The prefix search finds what a plain binary search with the comparator finds, for
+    /// keys sharing long prefixes, keys that are prefixes of others, zero bytes and every
+    /// snapshot; and a comparator without a view falls back to the plain search.
+    #[test]
+    fn prefix_search_agrees_with_binary_search() {
+        let users: Vec<Vec<u8>> = [&b""[..], b"a", b"a\x00", b"ab", b"abcdefgh", b"abcdefghi"]
+            .iter()
+            .map(|u| u.to_vec())
+            .chain((0..200).map(|i| format!("{:016}", i * 7 % 150).into_bytes()))
+            .collect();
+        let mut b = MemTableBuilder::new();
+        for (seq, u) in users.iter().enumerate() {
+            let t = if seq % 5 == 0 {
+                ValueType::Deletion
+            } else {
+                ValueType::Value
+            };
+            b.add(seq as u64 + 1, t, u, format!("v{seq}").as_bytes())
+                .unwrap();
+        }
+        let m = b.build(Arc::new(BytewiseComparator));
+        assert!(m.prefixes.is_some());
+        let probes = users.iter().cloned().chain([
+            b"0".to_vec(),
+            b"0000000000000005".to_vec(),
+            b"00000000000001499".to_vec(),
+            b"1".to_vec(),
+            b"\xff".to_vec(),
+        ]);
+        for u in probes {
+            for seq in [0, 1, 50, 100, 150, 250, MAX_SEQUENCE] {
+                let target = lookup_key(&u, seq).unwrap();
+                let want = m
+                    .entries
+                    .partition_point(|(k, _)| m.icmp.compare(k, &target) == Ordering::Less);
+                assert_eq!(m.first_at_or_after(&target), want, "{u:?} @ {seq}");
+            }
+        }
     }
 }

@@ -3,17 +3,17 @@
 //! `table/merger` and the level iterator of `db/version_set`).
 //!
 //! Cursors own their position instead of borrowing open tables: each reads a batch of
-//! entries at a time through the table cache and remembers the last key it read, so an
-//! iterator holds no table open between batches and the cache's bound on open tables holds
-//! however many iterators are alive. Each source's unread keys are an interval narrowed from
-//! both ends; every entry is handed out once, from the front or from the back.
+//! entries at a time through the table cache, stored end to end in one buffer, and remembers
+//! the last key it read, so an iterator holds no table open between batches and the cache's
+//! bound on open tables holds however many iterators are alive. Each source's unread keys
+//! are an interval narrowed from both ends; every entry is handed out once, from the front
+//! or from the back, lent from its batch.
 
 use std::cmp::Ordering;
-use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use leveltable_table::Comparator;
+use leveltable_table::{BytewiseComparator, Comparator};
 
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::table_file_name;
@@ -22,11 +22,13 @@ use crate::table_cache::TableCache;
 use crate::version_edit::FileMetaData;
 use crate::{Error, Result};
 
-/// Entries read per batch from one source.
-const BATCH: usize = 64;
+/// An entry taken from the merge: its key, its value and the index of its source.
+pub(crate) type Taken<'a> = (&'a [u8], &'a [u8], usize);
 
-/// One internal key and its value.
-pub(crate) type Entry = (Vec<u8>, Vec<u8>);
+/// Most entries read per batch from one source.
+const BATCH_ENTRIES: usize = 512;
+/// A batch ends once its keys and values reach this many bytes.
+const BATCH_BYTES: usize = 64 << 10;
 
 /// Where a version is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -96,51 +98,42 @@ fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 }
 
 impl Store {
-    /// Up to `n` entries of source `i` within `(lo, hi)`, from the front (ascending) or
-    /// from the back (descending).
+    /// Appends to `out` the next entries of source `i` within `(lo, hi)`, from the front
+    /// (ascending) or from the back (descending), up to a batch's worth.
     fn fetch(
         &self,
         i: usize,
         lo: &Bound<Vec<u8>>,
         hi: &Bound<Vec<u8>>,
-        n: usize,
         forward: bool,
-    ) -> Result<Vec<Entry>> {
+        out: &mut Batch,
+    ) -> Result<()> {
         match &self.sources[i] {
             Source::Mem { table, .. } => {
                 let slice = table.range(as_ref(lo), as_ref(hi));
-                Ok(if forward {
-                    slice.iter().take(n).cloned().collect()
+                let mut push = |(k, v): &(Vec<u8>, Vec<u8>)| {
+                    out.push(k, v);
+                    !out.full()
+                };
+                if forward {
+                    slice.iter().all(&mut push);
                 } else {
-                    slice.iter().rev().take(n).cloned().collect()
-                })
+                    slice.iter().rev().all(&mut push);
+                }
+                Ok(())
             }
             Source::Files { files, .. } => {
-                let mut out = Vec::new();
-                let mut visit = |f: &FileMetaData| -> Result<bool> {
-                    if above(&self.icmp, &f.smallest, hi) || below(&self.icmp, &f.largest, lo) {
-                        return Ok(true);
-                    }
-                    let table = self.tables.get(f.number)?;
-                    let range = table.table().range((lo.clone(), hi.clone()));
-                    let want = n - out.len();
-                    let name = || table_file_name(f.number);
-                    if forward {
-                        for e in range.take(want) {
-                            out.push(e.map_err(|e| Error::from(e).in_table(name()))?);
-                        }
-                    } else {
-                        for e in range.rev().take(want) {
-                            out.push(e.map_err(|e| Error::from(e).in_table(name()))?);
-                        }
-                    }
-                    Ok(out.len() < n)
-                };
                 // Files are sorted and disjoint: skip those wholly outside the bounds by
-                // binary search, then read on until enough entries are found.
+                // binary search, then read on until the batch is full.
                 let first = files.partition_point(|f| below(&self.icmp, &f.largest, lo));
                 let end = files.partition_point(|f| !above(&self.icmp, &f.smallest, hi));
                 let within = files.get(first..end.max(first)).unwrap_or(&[]);
+                let mut visit = |f: &FileMetaData| -> Result<bool> {
+                    let table = self.tables.get(f.number)?;
+                    self.fetch_table(table.table(), lo, hi, forward, out)
+                        .map_err(|e| Error::from(e).in_table(table_file_name(f.number)))?;
+                    Ok(!out.full())
+                };
                 if forward {
                     for f in within {
                         if !visit(f)? {
@@ -154,9 +147,61 @@ impl Store {
                         }
                     }
                 }
-                Ok(out)
+                Ok(())
             }
         }
+    }
+
+    /// Appends entries of one table within `(lo, hi)` to `out` until it is full.
+    fn fetch_table<R: leveltable_table::ReadAt>(
+        &self,
+        table: &leveltable_table::Table<R>,
+        lo: &Bound<Vec<u8>>,
+        hi: &Bound<Vec<u8>>,
+        forward: bool,
+        out: &mut Batch,
+    ) -> leveltable_table::Result<()> {
+        let icmp = &self.icmp;
+        let mut it = table.iter();
+        if forward {
+            match lo {
+                Bound::Unbounded => it.seek_to_first(),
+                Bound::Included(k) | Bound::Excluded(k) => it.seek(k),
+            }
+            if let Bound::Excluded(k) = lo {
+                if it.valid() && icmp.compare(it.key(), k) == Ordering::Equal {
+                    it.next();
+                }
+            }
+            while it.valid() && !above(icmp, it.key(), hi) {
+                out.push(it.key(), it.value());
+                if out.full() {
+                    break;
+                }
+                it.next();
+            }
+        } else {
+            match hi {
+                Bound::Unbounded => it.seek_to_last(),
+                Bound::Included(k) | Bound::Excluded(k) => {
+                    it.seek(k);
+                    if !it.valid() {
+                        it.status()?;
+                        it.seek_to_last();
+                    } else if above(icmp, it.key(), hi) {
+                        it.prev();
+                    }
+                }
+            }
+            while it.valid() && !below(icmp, it.key(), lo) {
+                out.push(it.key(), it.value());
+                if out.full() {
+                    break;
+                }
+                it.prev();
+            }
+        }
+        it.status()
     }
 
     /// Where the entries of source `i` are stored.
@@ -178,11 +223,106 @@ impl Store {
     }
 }
 
+/// Entries of one source, stored end to end in one buffer, handed out from either end.
+#[derive(Debug, Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    /// Per entry: where its key ends and where its value ends in `bytes`; each entry starts
+    /// where the one before ends.
+    ends: Vec<(usize, usize)>,
+    /// Entries before `head` and from `tail` on are taken.
+    head: usize,
+    tail: usize,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.head = 0;
+        self.tail = 0;
+    }
+
+    #[inline]
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        let key_end = self.bytes.len();
+        self.bytes.extend_from_slice(value);
+        self.ends.push((key_end, self.bytes.len()));
+        self.tail = self.ends.len();
+    }
+
+    #[inline]
+    fn full(&self) -> bool {
+        self.ends.len() >= BATCH_ENTRIES || self.bytes.len() >= BATCH_BYTES
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head >= self.tail
+    }
+
+    /// Entry `i`, which must be below `ends.len()`.
+    #[inline]
+    fn entry(&self, i: usize) -> (&[u8], &[u8]) {
+        let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
+        let (key_end, end) = self.ends[i];
+        (&self.bytes[start..key_end], &self.bytes[key_end..end])
+    }
+
+    #[inline]
+    fn first(&self) -> Option<(&[u8], &[u8])> {
+        (!self.is_empty()).then(|| self.entry(self.head))
+    }
+
+    #[inline]
+    fn last(&self) -> Option<(&[u8], &[u8])> {
+        (!self.is_empty()).then(|| self.entry(self.tail - 1))
+    }
+
+    #[inline]
+    fn pop_first(&mut self) -> Option<(&[u8], &[u8])> {
+        if self.is_empty() {
+            return None;
+        }
+        self.head += 1;
+        Some(self.entry(self.head - 1))
+    }
+
+    #[inline]
+    fn pop_last(&mut self) -> Option<(&[u8], &[u8])> {
+        if self.is_empty() {
+            return None;
+        }
+        self.tail -= 1;
+        Some(self.entry(self.tail))
+    }
+
+    /// The key of the entry read last (the one at the end of `ends`).
+    fn last_read_key(&self) -> Option<&[u8]> {
+        self.ends.len().checked_sub(1).map(|i| self.entry(i).0)
+    }
+}
+
+/// Sets `bound` to exclude `key`, reusing its buffer.
+fn exclude(bound: &mut Bound<Vec<u8>>, key: &[u8]) {
+    match bound {
+        Bound::Excluded(b) | Bound::Included(b) => {
+            b.clear();
+            b.extend_from_slice(key);
+            let b = std::mem::take(b);
+            *bound = Bound::Excluded(b);
+        }
+        Bound::Unbounded => *bound = Bound::Excluded(key.to_vec()),
+    }
+}
+
 /// The unread part of one source.
+#[derive(Debug)]
 struct Cursor {
-    front: VecDeque<Entry>,
+    front: Batch,
     /// Descending: the largest unread entry read from the back first.
-    back: VecDeque<Entry>,
+    back: Batch,
     lo: Bound<Vec<u8>>,
     hi: Bound<Vec<u8>>,
     /// No entry of the source is left in `(lo, hi)`.
@@ -190,37 +330,65 @@ struct Cursor {
 }
 
 impl Cursor {
-    fn front_item(&self) -> Option<&Entry> {
-        self.front.front().or(self.back.back())
+    #[inline]
+    fn front_item(&self) -> Option<(&[u8], &[u8])> {
+        self.front.first().or_else(|| self.back.last())
     }
 
-    fn back_item(&self) -> Option<&Entry> {
-        self.back.front().or(self.front.back())
+    #[inline]
+    fn back_item(&self) -> Option<(&[u8], &[u8])> {
+        self.back.first().or_else(|| self.front.last())
     }
 }
 
-/// The merge of all sources within internal-key bounds, double-ended. Yields each entry
-/// with the index of its source.
+/// The merge of all sources within internal-key bounds, double-ended. Yields each entry,
+/// lent until the next call, with the index of its source.
+///
+/// Each direction keeps the cursors that have an entry in order of their next entry. After
+/// an entry is taken only its cursor's next entry changes, and it is put back in place with
+/// a compare or two (its next key usually still sorts first): a step costs about one key
+/// comparison however many sources there are. Taking from one end invalidates the other
+/// end's order, rebuilt (sorted) on its next use.
 pub(crate) struct Merger {
     store: Arc<Store>,
     cursors: Vec<Cursor>,
+    /// The internal comparator over [`BytewiseComparator`], statically dispatched, when the
+    /// database's user comparator is bytewise.
+    bytewise: Option<InternalKeyComparator<BytewiseComparator>>,
+    /// Per direction (front, back): the cursors with an entry on that side, next first.
+    order: [Vec<usize>; 2],
+    /// Per direction: whether `order` is up to date.
+    ordered: [bool; 2],
+    /// Per direction: the first cursor of `order` lost its entry and must be refilled and
+    /// put back in place before `order` is used.
+    taken: [bool; 2],
     failed: bool,
 }
+
+const FRONT: usize = 0;
+const BACK: usize = 1;
 
 impl Merger {
     pub(crate) fn new(store: Arc<Store>, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>) -> Self {
         let cursors = (0..store.sources.len())
             .map(|_| Cursor {
-                front: VecDeque::new(),
-                back: VecDeque::new(),
+                front: Batch::default(),
+                back: Batch::default(),
                 lo: lo.clone(),
                 hi: hi.clone(),
                 drained: false,
             })
             .collect();
+        let user = store.icmp.user_comparator();
+        let bytewise =
+            (user.name() == BytewiseComparator.name()).then(InternalKeyComparator::bytewise);
         Merger {
             store,
             cursors,
+            bytewise,
+            order: [Vec::new(), Vec::new()],
+            ordered: [false; 2],
+            taken: [false; 2],
             failed: false,
         }
     }
@@ -229,106 +397,141 @@ impl Merger {
         &self.store
     }
 
-    fn fill(&mut self, forward: bool) -> Result<()> {
-        for (i, c) in self.cursors.iter_mut().enumerate() {
-            let empty = if forward {
-                c.front.is_empty()
-            } else {
-                c.back.is_empty()
-            };
-            if !empty || c.drained {
-                continue;
+    /// Reads the next batch of cursor `i` on side `side` if that side's batch is used up.
+    fn fill(&mut self, i: usize, side: usize) -> Result<()> {
+        let c = &mut self.cursors[i];
+        let batch = if side == FRONT {
+            &mut c.front
+        } else {
+            &mut c.back
+        };
+        if !batch.is_empty() || c.drained {
+            return Ok(());
+        }
+        batch.clear();
+        self.store.fetch(i, &c.lo, &c.hi, side == FRONT, batch)?;
+        match batch.last_read_key() {
+            None => c.drained = true,
+            Some(last) if side == FRONT => exclude(&mut c.lo, last),
+            Some(last) => exclude(&mut c.hi, last),
+        }
+        Ok(())
+    }
+
+    /// The key of cursor `i`'s next entry on side `side`.
+    #[inline]
+    fn key(&self, i: usize, side: usize) -> Option<&[u8]> {
+        let c = &self.cursors[i];
+        let item = if side == FRONT {
+            c.front_item()
+        } else {
+            c.back_item()
+        };
+        item.map(|(k, _)| k)
+    }
+
+    /// Whether cursor `a`'s next entry on side `side` comes before cursor `b`'s (ties go
+    /// to the lower source index). Both must have one.
+    #[inline]
+    fn before(&self, a: usize, b: usize, side: usize) -> bool {
+        let (Some(ka), Some(kb)) = (self.key(a, side), self.key(b, side)) else {
+            return false;
+        };
+        let o = match &self.bytewise {
+            Some(icmp) => icmp.compare(ka, kb),
+            None => self.store.icmp.compare(ka, kb),
+        };
+        let o = if side == FRONT { o } else { o.reverse() };
+        o.then(a.cmp(&b)) == Ordering::Less
+    }
+
+    /// Brings `order[side]` up to date: sorts it afresh, or puts its first cursor, whose
+    /// entry was taken, back in place.
+    fn reorder(&mut self, side: usize) -> Result<()> {
+        if !self.ordered[side] {
+            for i in 0..self.cursors.len() {
+                self.fill(i, side)?;
             }
-            let items = self.store.fetch(i, &c.lo, &c.hi, BATCH, forward)?;
-            match items.last() {
-                None => c.drained = true,
-                Some((last, _)) if forward => {
-                    c.lo = Bound::Excluded(last.clone());
-                    c.front.extend(items);
+            let mut order = std::mem::take(&mut self.order[side]);
+            order.clear();
+            order.extend((0..self.cursors.len()).filter(|&i| self.key(i, side).is_some()));
+            order.sort_by(|&a, &b| {
+                if self.before(a, b, side) {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
                 }
-                Some((last, _)) => {
-                    c.hi = Bound::Excluded(last.clone());
-                    c.back.extend(items);
-                }
+            });
+            self.order[side] = order;
+            self.ordered[side] = true;
+            self.taken[side] = false;
+        } else if self.taken[side] {
+            self.taken[side] = false;
+            let i = self.order[side].remove(0);
+            self.fill(i, side)?;
+            if self.key(i, side).is_some() {
+                let order = &self.order[side];
+                let at = order
+                    .iter()
+                    .position(|&j| self.before(i, j, side))
+                    .unwrap_or(order.len());
+                self.order[side].insert(at, i);
             }
         }
         Ok(())
     }
 
-    /// The index of the cursor holding the next entry from the front (or back).
-    fn pick(&mut self, forward: bool) -> Result<Option<usize>> {
+    /// The index of the cursor holding the next entry on side `side`.
+    fn pick(&mut self, side: usize) -> Result<Option<usize>> {
         if self.failed {
             return Ok(None);
         }
-        if let Err(e) = self.fill(forward) {
+        if let Err(e) = self.reorder(side) {
             self.failed = true;
             return Err(e);
         }
-        let icmp = &self.store.icmp;
-        let mut best: Option<(usize, &Entry)> = None;
-        for (i, c) in self.cursors.iter().enumerate() {
-            let Some(item) = (if forward {
-                c.front_item()
-            } else {
-                c.back_item()
-            }) else {
-                continue;
-            };
-            let better = match best {
-                None => true,
-                Some((_, b)) => {
-                    let o = icmp.compare(&item.0, &b.0);
-                    if forward {
-                        o == Ordering::Less
-                    } else {
-                        o == Ordering::Greater
-                    }
-                }
-            };
-            if better {
-                best = Some((i, item));
-            }
-        }
-        Ok(best.map(|(i, _)| i))
+        Ok(self.order[side].first().copied())
     }
 
     /// The key of the next entry from the front, without taking it.
     pub(crate) fn peek_front(&mut self) -> Result<Option<&[u8]>> {
-        Ok(self
-            .pick(true)?
-            .and_then(|i| self.cursors[i].front_item())
-            .map(|e| e.0.as_slice()))
+        Ok(self.pick(FRONT)?.and_then(|i| self.key(i, FRONT)))
     }
 
     /// The key of the next entry from the back, without taking it.
     pub(crate) fn peek_back(&mut self) -> Result<Option<&[u8]>> {
-        Ok(self
-            .pick(false)?
-            .and_then(|i| self.cursors[i].back_item())
-            .map(|e| e.0.as_slice()))
+        Ok(self.pick(BACK)?.and_then(|i| self.key(i, BACK)))
     }
 
-    /// Takes the next entry from the front.
-    pub(crate) fn next_front(&mut self) -> Result<Option<(Entry, usize)>> {
-        let Some(i) = self.pick(true)? else {
+    /// Takes the next entry from the front: its key, value and source.
+    pub(crate) fn next_front(&mut self) -> Result<Option<Taken<'_>>> {
+        let Some(i) = self.pick(FRONT)? else {
             return Ok(None);
         };
+        self.taken[FRONT] = true;
+        self.ordered[BACK] = false;
         let c = &mut self.cursors[i];
-        Ok(c.front
-            .pop_front()
-            .or_else(|| c.back.pop_back())
-            .map(|e| (e, i)))
+        let entry = if c.front.is_empty() {
+            c.back.pop_last()
+        } else {
+            c.front.pop_first()
+        };
+        Ok(entry.map(|(k, v)| (k, v, i)))
     }
 
-    /// Takes the next entry from the back.
-    pub(crate) fn next_back(&mut self) -> Result<Option<(Entry, usize)>> {
-        let Some(i) = self.pick(false)? else {
+    /// Takes the next entry from the back: its key, value and source.
+    pub(crate) fn next_back(&mut self) -> Result<Option<Taken<'_>>> {
+        let Some(i) = self.pick(BACK)? else {
             return Ok(None);
         };
+        self.taken[BACK] = true;
+        self.ordered[FRONT] = false;
         let c = &mut self.cursors[i];
-        Ok(c.back
-            .pop_front()
-            .or_else(|| c.front.pop_back())
-            .map(|e| (e, i)))
+        let entry = if c.back.is_empty() {
+            c.front.pop_last()
+        } else {
+            c.back.pop_first()
+        };
+        Ok(entry.map(|(k, v)| (k, v, i)))
     }
 }

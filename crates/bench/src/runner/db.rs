@@ -238,7 +238,9 @@ fn ours_gets(db: &Db, queries: &[[u8; KEY_LEN]]) -> Result<(u64, u64)> {
 #[inline(never)]
 fn ours_scan(db: &Db) -> Result<(u64, u64)> {
     let (mut n, mut bytes) = (0u64, 0u64);
-    for entry in db.iter() {
+    // Keys and values lent, as LevelDB's iterator lends its slices.
+    let mut iter = db.iter();
+    while let Some(entry) = iter.next_entry() {
         let (k, v) = entry?;
         n += 1;
         bytes += (k.len() + v.len()) as u64;
