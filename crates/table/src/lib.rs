@@ -4,6 +4,7 @@
 pub mod atomic_file;
 pub mod block;
 pub mod block_builder;
+pub mod block_plan;
 mod cache;
 pub mod comparator;
 mod error;

@@ -1,0 +1,367 @@
+//! A table on object storage for tokio users: open in one request, gets in at most one,
+//! batched gets and scans in coalesced requests. The table crate's own reader decodes every
+//! block; this file only decides which bytes to fetch.
+
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures::stream::{self, Stream, StreamExt, TryStreamExt};
+use leveltable_table::block_plan::stored_len;
+use leveltable_table::format::{BlockHandle, FOOTER_LEN, Footer};
+use leveltable_table::{Error as TableError, Table};
+
+use crate::remote::RemoteObject;
+use crate::tail::{OUTSIDE_TAIL, TailSource};
+use crate::{Error, Location, ObjectReadOptions, Result};
+
+/// A key and its value.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
+/// An open table in an object store, read through async requests that never block the
+/// executor.
+///
+/// Costs, in requests: [`open`](Self::open) 1 when the footer, metaindex, index and filter
+/// lie in the last [`tail_len`](ObjectReadOptions::tail_len) bytes, else 2; [`get`](Self::get)
+/// at most 1, and none when the filter rules the key out, the key is past the last block, or
+/// the block is cached or in the tail; [`get_many`](Self::get_many) one per run of
+/// neighbouring blocks; [`range`](Self::range) one per
+/// [`max_request`](ObjectReadOptions::max_request) bytes of blocks, with
+/// [`readahead`](ObjectReadOptions::readahead) requests in flight.
+///
+/// The object is pinned at open: a read after it was replaced fails with
+/// [`Error::Replaced`].
+pub struct AsyncTable {
+    object: RemoteObject,
+    table: Table<Arc<TailSource>>,
+    tail: Arc<TailSource>,
+    options: ObjectReadOptions,
+}
+
+impl std::fmt::Debug for AsyncTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncTable")
+            .field("object", &self.object.location.name)
+            .field("size", &self.object.size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether a table error is a read the tail did not cover.
+fn missed_tail(e: &TableError) -> bool {
+    matches!(e, TableError::Io(io) if io.to_string() == OUTSIDE_TAIL)
+}
+
+impl AsyncTable {
+    /// Opens the table at `location`.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::Request`], or [`Error::Table`] for an object that is
+    /// not a well-formed table.
+    pub async fn open(location: &Location, options: ObjectReadOptions) -> Result<AsyncTable> {
+        let name = location.name.as_str();
+        let (object, mut held) = RemoteObject::open_tail(location, options.tail_len).await?;
+        let size = object.size;
+        // At most two more rounds: the index and metaindex (with a guess at the filter
+        // before them), then the filter if the guess fell short.
+        for _ in 0..3 {
+            let tail = Arc::new(TailSource::new(held.clone(), size));
+            let missed = match Table::open(Arc::clone(&tail), options.read.clone()) {
+                Ok(table) => {
+                    return Ok(AsyncTable {
+                        object,
+                        table,
+                        tail,
+                        options,
+                    });
+                }
+                Err(e) if missed_tail(&e) => tail.missed().unwrap_or(0),
+                Err(e) => return Err(Error::table(name, e)),
+            };
+            let start = tail.start();
+            let footer_at = held.len() - FOOTER_LEN.min(held.len());
+            let footer =
+                Footer::decode_from(&mut &held[footer_at..]).map_err(|e| Error::table(name, e))?;
+            let meta = footer.metaindex.offset.min(footer.index.offset);
+            let mut lo = missed.min(meta);
+            if missed >= meta {
+                // The filter block lies before the metaindex, its size unknown until the
+                // metaindex is read: take a generous share of the index's size before it.
+                lo = lo.saturating_sub(footer.index.size.saturating_mul(8).max(64 << 10));
+            }
+            let more = object.read(lo..start).await?;
+            let mut joined = BytesMut::with_capacity(more.len() + held.len());
+            joined.extend_from_slice(&more);
+            joined.extend_from_slice(&held);
+            held = joined.freeze();
+        }
+        Err(Error::table(
+            name,
+            TableError::InvalidArgument(
+                "the table's metadata was not found after three reads".into(),
+            ),
+        ))
+    }
+
+    /// The table reader, for its properties and counters.
+    pub fn table(&self) -> &Table<Arc<TailSource>> {
+        &self.table
+    }
+
+    /// The pinned object.
+    pub fn object(&self) -> &RemoteObject {
+        &self.object
+    }
+
+    /// The location's request counters.
+    pub fn stats(&self) -> &crate::Stats {
+        &self.object.location.stats
+    }
+
+    fn err(&self, e: TableError) -> Error {
+        Error::table(&self.object.location.name, e)
+    }
+
+    /// The stored bytes of the block `h` if they need no request: in the tail read at open.
+    fn held(&self, h: &BlockHandle) -> Option<Bytes> {
+        self.tail.slice(h.offset, stored_len(h)? as u64)
+    }
+
+    /// The byte range block `h` occupies, trailer included.
+    fn span(&self, h: &BlockHandle) -> Result<std::ops::Range<u64>> {
+        let end = h
+            .end_with_trailer()
+            .filter(|&e| e <= self.object.size)
+            .ok_or_else(|| {
+                self.err(TableError::Corruption {
+                    what: "block handle".into(),
+                    offset: self.table.properties().footer.index.offset,
+                })
+            })?;
+        Ok(h.offset..end)
+    }
+
+    /// The value of `key`, if the table holds it. At most one request.
+    ///
+    /// # Errors
+    /// [`Error::Replaced`], [`Error::Request`], or [`Error::Table`] for bad block bytes.
+    pub async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let Some(h) = self.table.block_to_read(key).map_err(|e| self.err(e))? else {
+            return Ok(None);
+        };
+        if let Some(bytes) = self.held(&h) {
+            return self
+                .table
+                .get_from_block(key, &h, &bytes)
+                .map_err(|e| self.err(e));
+        }
+        if self.table.block_is_cached(&h) {
+            // Answered from the cache, unless it was evicted just now.
+            if let Ok(found) = self.table.get_from_block(key, &h, &[]) {
+                return Ok(found);
+            }
+        }
+        let bytes = self.object.read(self.span(&h)?).await?;
+        self.table
+            .get_from_block(key, &h, &bytes)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The values of `keys`, in their order. Blocks are fetched once each, neighbouring
+    /// blocks in one request, [`concurrency`](ObjectReadOptions::concurrency) requests at
+    /// a time.
+    ///
+    /// # Errors
+    /// As [`get`](Self::get).
+    pub async fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
+        let plans: Vec<Option<BlockHandle>> = keys
+            .iter()
+            .map(|k| self.table.block_to_read(k.as_ref()))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.err(e))?;
+        let mut wanted: Vec<BlockHandle> = plans
+            .iter()
+            .flatten()
+            .filter(|h| self.held(h).is_none() && !self.table.block_is_cached(h))
+            .copied()
+            .collect();
+        wanted.sort_by_key(|h| h.offset);
+        wanted.dedup_by_key(|h| h.offset);
+        let mut runs: Vec<std::ops::Range<u64>> = Vec::new();
+        for h in &wanted {
+            let span = self.span(h)?;
+            match runs.last_mut() {
+                Some(r)
+                    if span.start <= r.end.saturating_add(self.options.coalesce_gap)
+                        && span.end - r.start <= self.options.max_request =>
+                {
+                    r.end = r.end.max(span.end);
+                }
+                _ => runs.push(span),
+            }
+        }
+        let fetched: Vec<(u64, Bytes)> = stream::iter(runs)
+            .map(|r| async move { self.object.read(r.clone()).await.map(|b| (r.start, b)) })
+            .buffer_unordered(self.options.concurrency.max(1))
+            .try_collect()
+            .await?;
+        let mut fetched = fetched;
+        fetched.sort_by_key(|(start, _)| *start);
+        let mut out = Vec::with_capacity(keys.len());
+        for (key, plan) in keys.iter().zip(&plans) {
+            let key = key.as_ref();
+            let Some(h) = plan else {
+                out.push(None);
+                continue;
+            };
+            let bytes = match self.held(h) {
+                Some(b) => b,
+                None => {
+                    let i = fetched.partition_point(|(s, _)| *s <= h.offset);
+                    let from_run = i.checked_sub(1).and_then(|i| {
+                        let (s, b) = &fetched[i];
+                        let from = usize::try_from(h.offset - s).ok()?;
+                        let to = from.checked_add(stored_len(h)?)?;
+                        (to <= b.len()).then(|| b.slice(from..to))
+                    });
+                    match from_run {
+                        Some(b) => b,
+                        // Cached when planned: the cache answers, or one request does.
+                        None => match self.table.get_from_block(key, h, &[]) {
+                            Ok(v) => {
+                                out.push(v);
+                                continue;
+                            }
+                            Err(_) => self.object.read(self.span(h)?).await?,
+                        },
+                    }
+                }
+            };
+            out.push(
+                self.table
+                    .get_from_block(key, h, &bytes)
+                    .map_err(|e| self.err(e))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// The entries with keys in `(start, end)`, in order, as a stream. Blocks are fetched
+    /// in runs of up to [`max_request`](ObjectReadOptions::max_request) bytes (the first run
+    /// smaller), [`readahead`](ObjectReadOptions::readahead) runs in flight.
+    pub fn range(
+        &self,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+    ) -> impl Stream<Item = Result<Entry>> + Send + '_ {
+        let planned = self
+            .table
+            .blocks_in_range(as_ref(&start), as_ref(&end))
+            .map_err(|e| self.err(e));
+        let runs = planned.and_then(|blocks| self.scan_runs(blocks));
+        let (runs, first_error) = match runs {
+            Ok(r) => (r, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        let bounds = Arc::new((start, end));
+        let fetched = stream::iter(runs)
+            .map(move |run| {
+                let bounds = Arc::clone(&bounds);
+                async move { self.decode_run(run, &bounds).await }
+            })
+            .buffered(self.options.readahead.max(1))
+            .flat_map(|r| match r {
+                Ok(v) => stream::iter(v.into_iter().map(Ok)).left_stream(),
+                Err(e) => stream::once(async move { Err(e) }).right_stream(),
+            });
+        stream::iter(first_error.map(Err)).chain(fetched)
+    }
+
+    /// Groups the blocks of a scan into runs of contiguous bytes.
+    fn scan_runs(&self, blocks: Vec<BlockHandle>) -> Result<Vec<Run>> {
+        let mut runs: Vec<Run> = Vec::new();
+        for h in blocks {
+            let span = self.span(&h)?;
+            let limit = if runs.len() <= 1 {
+                self.options.scan_first_request
+            } else {
+                self.options.max_request
+            };
+            match runs.last_mut() {
+                Some(r) if span.start == r.range.end && span.end - r.range.start <= limit => {
+                    r.range.end = span.end;
+                    r.blocks.push(h);
+                }
+                _ => runs.push(Run {
+                    range: span,
+                    blocks: vec![h],
+                }),
+            }
+        }
+        Ok(runs)
+    }
+
+    /// Fetches one run and decodes the entries of its blocks that lie in `bounds`.
+    async fn decode_run(
+        &self,
+        run: Run,
+        bounds: &(Bound<Vec<u8>>, Bound<Vec<u8>>),
+    ) -> Result<Vec<Entry>> {
+        let bytes = match self
+            .tail
+            .slice(run.range.start, run.range.end - run.range.start)
+        {
+            Some(b) => b,
+            None => self.object.read(run.range.clone()).await?,
+        };
+        let cmp = self.table.comparator();
+        let mut out = Vec::new();
+        for h in &run.blocks {
+            let from = (h.offset - run.range.start) as usize;
+            let to = from + stored_len(h).unwrap_or(usize::MAX - from);
+            let stored = bytes.get(from..to).unwrap_or(&[]);
+            let mut past_end = false;
+            self.table
+                .entries_of_block(h, stored, |k, v| {
+                    let after_start = match &bounds.0 {
+                        Bound::Included(s) => cmp.compare(k, s) != Ordering::Less,
+                        Bound::Excluded(s) => cmp.compare(k, s) == Ordering::Greater,
+                        Bound::Unbounded => true,
+                    };
+                    let before_end = match &bounds.1 {
+                        Bound::Included(e) => cmp.compare(k, e) != Ordering::Greater,
+                        Bound::Excluded(e) => cmp.compare(k, e) == Ordering::Less,
+                        Bound::Unbounded => true,
+                    };
+                    if !before_end {
+                        past_end = true;
+                        return false;
+                    }
+                    if after_start {
+                        out.push((k.to_vec(), v.to_vec()));
+                    }
+                    true
+                })
+                .map_err(|e| self.err(e))?;
+            if past_end {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Contiguous blocks fetched in one request.
+struct Run {
+    range: std::ops::Range<u64>,
+    blocks: Vec<BlockHandle>,
+}
+
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}

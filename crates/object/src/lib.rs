@@ -1,0 +1,31 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+
+mod async_table;
+mod blocking;
+mod error;
+mod location;
+mod options;
+mod read_at;
+mod remote;
+mod retry;
+mod runtime;
+mod stats;
+mod tail;
+mod upload;
+
+pub use async_table::{AsyncTable, Entry};
+pub use blocking::{BlockingRange, BlockingTable};
+pub use error::Error;
+pub use location::{Location, is_url};
+pub use object_store;
+pub use options::ObjectReadOptions;
+pub use read_at::ObjectReadAt;
+pub use remote::RemoteObject;
+pub use retry::RetryPolicy;
+pub use stats::{Stats, StatsSnapshot};
+pub use tail::TailSource;
+pub use upload::{DEFAULT_PART_SIZE, ObjectTableBuilder, ObjectWriter};
+
+/// The result type of this crate.
+pub type Result<T> = std::result::Result<T, Error>;

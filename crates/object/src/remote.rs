@@ -1,0 +1,201 @@
+//! One object, pinned at open: its size and ETag (or version), and the ranged reads of it,
+//! each retried, length-checked and conditional on the pinned version.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use bytes::Bytes;
+use object_store::{GetOptions, GetRange};
+
+use crate::{Error, Location, Result};
+
+/// An object pinned at open. Every read carries `If-Match` with the ETag seen then (or
+/// names the version seen then), so a replaced object fails the read with
+/// [`Error::Replaced`] instead of returning bytes of another version.
+#[derive(Debug, Clone)]
+pub struct RemoteObject {
+    pub(crate) location: Location,
+    pub(crate) size: u64,
+    pub(crate) e_tag: Option<String>,
+    pub(crate) version: Option<String>,
+}
+
+/// What a failed attempt means.
+enum Failure {
+    /// Try again (5xx, timeout, reset, short body).
+    Transient(String),
+    /// Give up with this error.
+    Final(Error),
+}
+
+impl RemoteObject {
+    /// Reads the last `len` bytes of the object at `location` in one request and pins the
+    /// object: returns it and the bytes (all of them if the object is shorter).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], or [`Error::Request`] after retries.
+    pub async fn open_tail(location: &Location, len: u64) -> Result<(RemoteObject, Bytes)> {
+        let opts = || GetOptions {
+            range: Some(GetRange::Suffix(len.max(1))),
+            ..GetOptions::default()
+        };
+        let (bytes, range, meta) = fetch(location, None, opts).await?;
+        let object = RemoteObject {
+            location: location.clone(),
+            size: meta.size,
+            e_tag: meta.e_tag,
+            version: meta.version,
+        };
+        if range.end != object.size {
+            return Err(Error::Request {
+                object: location.name.clone(),
+                range: Some(range),
+                attempts: 1,
+                message: format!(
+                    "the tail read did not end at the object's end, {}",
+                    object.size
+                ),
+            });
+        }
+        Ok((object, bytes))
+    }
+
+    /// The object's size when it was pinned.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The ETag it was pinned at, if the store gave one.
+    pub fn e_tag(&self) -> Option<&str> {
+        self.e_tag.as_deref()
+    }
+
+    /// The location.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// Reads `range` of the pinned version: exactly `range.end - range.start` bytes.
+    ///
+    /// # Errors
+    /// [`Error::Replaced`] if the object changed since it was pinned; [`Error::Request`]
+    /// after retries; a range past the end is an [`Error::Request`] too.
+    pub async fn read(&self, range: Range<u64>) -> Result<Bytes> {
+        if range.start >= range.end || range.end > self.size {
+            return Err(Error::Request {
+                object: self.location.name.clone(),
+                range: Some(range),
+                attempts: 0,
+                message: format!("range outside the object of {} bytes", self.size),
+            });
+        }
+        let opts = || GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            if_match: self.e_tag.clone(),
+            version: if self.e_tag.is_none() {
+                self.version.clone()
+            } else {
+                None
+            },
+            ..GetOptions::default()
+        };
+        let (bytes, _, meta) = fetch(&self.location, Some(self), opts).await?;
+        if meta.size != self.size {
+            return Err(Error::Replaced {
+                object: self.location.name.clone(),
+            });
+        }
+        Ok(bytes)
+    }
+}
+
+/// One GET with retries: the bytes, the range they are, and the object's metadata. Every
+/// attempt is counted. A body shorter than its range is a transient failure, never data.
+async fn fetch(
+    location: &Location,
+    pinned: Option<&RemoteObject>,
+    options: impl Fn() -> GetOptions,
+) -> Result<(Bytes, Range<u64>, object_store::ObjectMeta)> {
+    let started = Instant::now();
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        location.stats.get();
+        let opts = options();
+        let asked = opts.range.clone();
+        let failure = match location.store.get_opts(&location.path, opts).await {
+            Ok(result) => {
+                let range = result.range.clone();
+                let meta = result.meta.clone();
+                match result.bytes().await {
+                    Ok(bytes) if bytes.len() as u64 == range.end - range.start => {
+                        location.stats.read(bytes.len() as u64);
+                        let changed = pinned.is_some_and(|p| {
+                            p.e_tag.is_some() && meta.e_tag.is_some() && p.e_tag != meta.e_tag
+                        });
+                        if changed {
+                            return Err(Error::Replaced {
+                                object: location.name.clone(),
+                            });
+                        }
+                        return Ok((bytes, range, meta));
+                    }
+                    Ok(bytes) => Failure::Transient(format!(
+                        "short body: {} of {} bytes",
+                        bytes.len(),
+                        range.end - range.start
+                    )),
+                    Err(e) => classify(location, pinned, &e),
+                }
+            }
+            Err(e) => classify(location, pinned, &e),
+        };
+        let message = match failure {
+            Failure::Final(e) => return Err(e),
+            Failure::Transient(m) => m,
+        };
+        match location.retry.backoff(attempt, started) {
+            Some(wait) => {
+                location.stats.retry();
+                tokio::time::sleep(wait).await;
+            }
+            None => {
+                let range = asked.and_then(|r| match r {
+                    GetRange::Bounded(r) => Some(r),
+                    GetRange::Offset(o) => Some(o..pinned.map_or(u64::MAX, |p| p.size)),
+                    GetRange::Suffix(n) => pinned.map(|p| p.size.saturating_sub(n)..p.size),
+                });
+                return Err(Error::Request {
+                    object: location.name.clone(),
+                    range,
+                    attempts: attempt,
+                    message,
+                });
+            }
+        }
+    }
+}
+
+/// Sorts a store error into retry or give up.
+fn classify(
+    location: &Location,
+    pinned: Option<&RemoteObject>,
+    e: &object_store::Error,
+) -> Failure {
+    use object_store::Error as E;
+    let object = location.name.clone();
+    match e {
+        E::NotFound { .. } if pinned.is_some() => Failure::Final(Error::Replaced { object }),
+        E::NotFound { .. } => Failure::Final(Error::NotFound { object }),
+        E::Precondition { .. } | E::NotModified { .. } => {
+            Failure::Final(Error::Replaced { object })
+        }
+        E::Generic { .. } | E::JoinError { .. } => Failure::Transient(location.message(e)),
+        _ => Failure::Final(Error::Request {
+            object,
+            range: None,
+            attempts: 1,
+            message: location.message(e),
+        }),
+    }
+}

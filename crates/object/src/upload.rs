@@ -1,0 +1,302 @@
+//! Writing an object in parts: a multipart upload that becomes visible only when completed,
+//! and a table builder on top of it.
+
+use std::io::{self, Write};
+use std::time::Instant;
+
+use bytes::Bytes;
+use leveltable_table::{BuildOptions, BuildSummary, TableBuilder};
+use object_store::{MultipartUpload, PutPayload};
+
+use crate::runtime::block_on;
+use crate::{Error, Location, Result};
+
+/// The default part size: S3 requires at least 5 MiB for every part but the last.
+pub const DEFAULT_PART_SIZE: usize = 8 << 20;
+
+/// An [`io::Write`] onto an object. Bytes are sent in parts of
+/// [`DEFAULT_PART_SIZE`]; nothing is visible under the object's name until
+/// [`finish`](Self::finish), and a writer dropped before that aborts its upload. An object
+/// smaller than one part is sent with one PUT at `finish`.
+pub struct ObjectWriter {
+    location: Location,
+    buf: Vec<u8>,
+    part_size: usize,
+    upload: Option<Box<dyn MultipartUpload>>,
+    written: u64,
+    done: bool,
+}
+
+impl std::fmt::Debug for ObjectWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectWriter")
+            .field("object", &self.location.name)
+            .field("written", &self.written)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ObjectWriter {
+    /// A writer onto the object at `location`.
+    pub fn new(location: &Location) -> ObjectWriter {
+        ObjectWriter::with_part_size(location, DEFAULT_PART_SIZE)
+    }
+
+    /// A writer sending parts of `part_size` bytes (at least 5 MiB for S3).
+    pub fn with_part_size(location: &Location, part_size: usize) -> ObjectWriter {
+        ObjectWriter {
+            location: location.clone(),
+            buf: Vec::new(),
+            part_size: part_size.max(1),
+            upload: None,
+            written: 0,
+            done: false,
+        }
+    }
+
+    /// Bytes accepted so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    fn request_error(&self, attempts: u32, message: String) -> Error {
+        Error::Request {
+            object: self.location.name.clone(),
+            range: None,
+            attempts,
+            message,
+        }
+    }
+
+    /// Runs `op` until it succeeds, a failure is final, or the retry policy gives up.
+    fn retried<T, F, Fut>(&self, op: F) -> Result<T>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = object_store::Result<T>>,
+    {
+        let started = Instant::now();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let r = block_on(op())?;
+            let e = match r {
+                Ok(v) => return Ok(v),
+                Err(e) => e,
+            };
+            let transient = matches!(e, object_store::Error::Generic { .. });
+            match self.location.retry.backoff(attempt, started) {
+                Some(wait) if transient => {
+                    self.location.stats.retry();
+                    std::thread::sleep(wait);
+                }
+                _ => return Err(self.request_error(attempt, self.location.message(&e))),
+            }
+        }
+    }
+
+    /// Sends `part` as the next part, starting the upload first if needed.
+    fn send_part(&mut self, part: Bytes) -> Result<()> {
+        if self.upload.is_none() {
+            let (store, path, stats) = (
+                &self.location.store,
+                &self.location.path,
+                &self.location.stats,
+            );
+            let upload = self.retried(|| {
+                stats.put(0);
+                store.put_multipart(path)
+            })?;
+            self.upload = Some(upload);
+        }
+        let started = Instant::now();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            self.location.stats.put(part.len() as u64);
+            let Some(upload) = self.upload.as_mut() else {
+                return Err(self.request_error(attempt, "no upload".into()));
+            };
+            let fut = upload.put_part(PutPayload::from(part.clone()));
+            let e = match block_on(fut)? {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            };
+            match self.location.retry.backoff(attempt, started) {
+                Some(wait) if matches!(e, object_store::Error::Generic { .. }) => {
+                    self.location.stats.retry();
+                    std::thread::sleep(wait);
+                }
+                _ => return Err(self.request_error(attempt, self.location.message(&e))),
+            }
+        }
+    }
+
+    /// Sends what is buffered and completes the object: from now on it is visible, whole.
+    ///
+    /// # Errors
+    /// [`Error::Request`] if a part or the completion fails after retries; the upload is
+    /// then aborted and no object appears.
+    pub fn finish(&mut self) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        let rest = Bytes::from(std::mem::take(&mut self.buf));
+        let result = if self.upload.is_none() {
+            let (store, path, stats) = (
+                &self.location.store,
+                &self.location.path,
+                &self.location.stats,
+            );
+            let n = rest.len() as u64;
+            self.retried(|| {
+                stats.put(n);
+                store.put(path, PutPayload::from(rest.clone()))
+            })
+            .map(drop)
+        } else {
+            let sent = if rest.is_empty() {
+                Ok(())
+            } else {
+                self.send_part(rest)
+            };
+            sent.and_then(|()| self.complete())
+        };
+        match result {
+            Ok(()) => {
+                self.done = true;
+                Ok(())
+            }
+            Err(e) => {
+                self.abort();
+                Err(e)
+            }
+        }
+    }
+
+    fn complete(&mut self) -> Result<()> {
+        let started = Instant::now();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            self.location.stats.put(0);
+            let Some(upload) = self.upload.as_mut() else {
+                return Ok(());
+            };
+            let e = match block_on(upload.complete())? {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            match self.location.retry.backoff(attempt, started) {
+                Some(wait) if matches!(e, object_store::Error::Generic { .. }) => {
+                    self.location.stats.retry();
+                    std::thread::sleep(wait);
+                }
+                _ => return Err(self.request_error(attempt, self.location.message(&e))),
+            }
+        }
+    }
+
+    /// Abandons the object: aborts the upload (best effort); nothing appears.
+    pub fn abort(&mut self) {
+        self.done = true;
+        self.buf = Vec::new();
+        if let Some(mut upload) = self.upload.take() {
+            self.location.stats.put(0);
+            let _ = block_on(upload.abort());
+        }
+    }
+}
+
+impl Write for ObjectWriter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.done {
+            return Err(io::Error::other("object writer already finished"));
+        }
+        self.buf.extend_from_slice(data);
+        self.written += data.len() as u64;
+        while self.buf.len() >= self.part_size {
+            let rest = self.buf.split_off(self.part_size);
+            let part = Bytes::from(std::mem::replace(&mut self.buf, rest));
+            self.send_part(part).map_err(io::Error::other)?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for ObjectWriter {
+    fn drop(&mut self) {
+        if !self.done {
+            self.abort();
+        }
+    }
+}
+
+/// A [`TableBuilder`] writing to an object: the table appears, whole, at
+/// [`finish`](Self::finish); a builder dropped or [`abandon`](Self::abandon)ed before that
+/// leaves no object.
+pub struct ObjectTableBuilder {
+    builder: TableBuilder<ObjectWriter>,
+    name: String,
+}
+
+impl std::fmt::Debug for ObjectTableBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectTableBuilder")
+            .field("object", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ObjectTableBuilder {
+    /// A builder of the table at `location`.
+    ///
+    /// # Errors
+    /// [`Error::Table`] for invalid options.
+    pub fn new(location: &Location, options: BuildOptions) -> Result<ObjectTableBuilder> {
+        ObjectTableBuilder::with_writer(ObjectWriter::new(location), options)
+    }
+
+    /// A builder writing through `writer` (for another part size).
+    ///
+    /// # Errors
+    /// [`Error::Table`] for invalid options.
+    pub fn with_writer(writer: ObjectWriter, options: BuildOptions) -> Result<ObjectTableBuilder> {
+        let name = writer.location.name.clone();
+        let builder = TableBuilder::new(writer, options).map_err(|e| Error::table(&name, e))?;
+        Ok(ObjectTableBuilder { builder, name })
+    }
+
+    /// Adds an entry (see [`TableBuilder::add`]).
+    ///
+    /// # Errors
+    /// As [`TableBuilder::add`]; a failed part upload is an [`Error::Table`] holding the
+    /// request error.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.builder
+            .add(key, value)
+            .map_err(|e| Error::table(&self.name, e))
+    }
+
+    /// Writes the table's end and completes the object.
+    ///
+    /// # Errors
+    /// As [`ObjectWriter::finish`], or the table builder's errors.
+    pub fn finish(mut self) -> Result<BuildSummary> {
+        let summary = self
+            .builder
+            .finish()
+            .map_err(|e| Error::table(&self.name, e))?;
+        self.builder.get_mut().finish()?;
+        Ok(summary)
+    }
+
+    /// Gives up: the upload is aborted and no object appears.
+    pub fn abandon(mut self) {
+        self.builder.abandon();
+        self.builder.get_mut().abort();
+    }
+}
