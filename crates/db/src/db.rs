@@ -396,14 +396,6 @@ impl Db {
         Ok(self.lookup(key, sequence)?.into_value())
     }
 
-    /// The values of many keys at once, in the order given.
-    ///
-    /// # Errors
-    /// As [`get`](Self::get), for the first key that fails.
-    pub fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
-        keys.iter().map(|k| self.get(k.as_ref())).collect()
-    }
-
     /// What a lookup of `key` at `sequence` finds, with the sequence number of the version.
     ///
     /// # Errors

@@ -189,7 +189,7 @@ pub enum InternalKeyError {
 
 impl InternalKeyError {
     /// The table-layer corruption this makes of an entry of a table at `offset`.
-    fn corruption_at(&self, offset: u64) -> Error {
+    pub(crate) fn corruption_at(&self, offset: u64) -> Error {
         Error::Table(leveltable_table::Error::Corruption {
             what: self.what().into(),
             offset,

@@ -174,11 +174,23 @@ proptest! {
             let mut backward: Vec<_> = db.iter_at(sequence).rev().collect::<Result<_, Error>>().unwrap();
             backward.reverse();
             prop_assert_eq!(&backward, &model);
+            let mut wants = Vec::new();
             for k in 0u8..13 {
                 let key = [b'k', k];
                 let want = model.iter().find(|(mk, _)| mk[..] == key).map(|(_, v)| v.clone());
-                prop_assert_eq!(db.get_at(&key, sequence).unwrap(), want);
+                prop_assert_eq!(db.get_at(&key, sequence).unwrap(), want.clone());
+                wants.push((key, want));
             }
+            // The batch, shuffled and with duplicates, answers what the single gets answer.
+            let mut batch: Vec<([u8; 2], Option<Vec<u8>>)> = wants.clone();
+            batch.extend(wants.iter().step_by(3).cloned());
+            let rot = (seed % batch.len() as u64) as usize;
+            batch.rotate_left(rot);
+            let mid = batch.len() / 2;
+            batch.swap(0, mid);
+            let keys: Vec<[u8; 2]> = batch.iter().map(|(k, _)| *k).collect();
+            let want: Vec<Option<Vec<u8>>> = batch.into_iter().map(|(_, v)| v).collect();
+            prop_assert_eq!(db.get_many_at(&keys, sequence).unwrap(), want);
             let lo = [b'k', (seed % 13) as u8];
             let hi = [b'k', (seed % 7 + 3) as u8];
             let want: Vec<_> = model.iter().filter(|(k, _)| k[..] >= lo[..] && k[..] < hi[..]).cloned().collect();
@@ -202,6 +214,30 @@ proptest! {
         }
         let got: BTreeMap<_, _> = salvaged.iter().collect::<Result<_, Error>>().unwrap();
         prop_assert_eq!(got, model);
+    }
+}
+
+/// A batch large enough to be shared between threads answers, key for key, what the
+/// model holds, at the latest sequence and at an older snapshot, shuffled and with
+/// duplicates and absent keys.
+#[test]
+fn large_batches_agree_with_the_model() {
+    let ops: Vec<Op> = (0..600u32)
+        .map(|i| {
+            let key = format!("k{:03}", i * 7 % 211).into_bytes();
+            (key, (i % 6 != 0).then(|| i.to_le_bytes().to_vec()))
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &ops, [150, 300, 450]);
+    let db = Db::open(dir.path(), DbOptions::default()).unwrap();
+    let keys: Vec<Vec<u8>> = (0..3 * leveltable_db::GET_MANY_PARALLEL_BATCH as u32)
+        .map(|i| format!("k{:03}", i * 37 % 260).into_bytes())
+        .collect();
+    for sequence in [ops.len() as u64, 333] {
+        let model = visible(&ops, sequence);
+        let want: Vec<Option<Vec<u8>>> = keys.iter().map(|k| model.get(k).cloned()).collect();
+        assert_eq!(db.get_many_at(&keys, sequence).unwrap(), want);
     }
 }
 
@@ -275,11 +311,16 @@ proptest! {
         let mut back: Vec<_> = db.iter().rev().collect::<Result<_, Error>>().unwrap();
         back.reverse();
         prop_assert_eq!(&back, &model);
+        let mut keys = Vec::new();
+        let mut wants = Vec::new();
         for k in 0u8..13 {
             let key = [b'k', k];
             let want = model.iter().find(|(mk, _)| mk[..] == key).map(|(_, v)| v.clone());
-            prop_assert_eq!(db.get(&key).unwrap(), want);
+            prop_assert_eq!(db.get(&key).unwrap(), want.clone());
+            keys.push(key);
+            wants.push(want);
         }
+        prop_assert_eq!(db.get_many(&keys).unwrap(), wants);
         // "From k9 down to k3" in this order.
         let (hi, lo) = ([b'k', 9u8], [b'k', 3u8]);
         let want: Vec<_> = model.iter().filter(|(k, _)| k[..] <= hi[..] && k[..] > lo[..]).cloned().collect();

@@ -372,7 +372,8 @@ mod tests {
                 a.split_at(a.len().saturating_sub(8)),
                 b.split_at(b.len().saturating_sub(8)),
             );
-            au.cmp(bu).then_with(|| bt.iter().rev().cmp(at.iter().rev()))
+            au.cmp(bu)
+                .then_with(|| bt.iter().rev().cmp(at.iter().rev()))
         }
         fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
         fn find_short_successor(&self, _: &mut Vec<u8>) {}
@@ -405,7 +406,12 @@ mod tests {
         let probes: Vec<Vec<u8>> = users
             .iter()
             .cloned()
-            .chain([b"".to_vec(), b"a\x00\x00".to_vec(), b"user00004".to_vec(), b"z".to_vec()])
+            .chain([
+                b"".to_vec(),
+                b"a\x00\x00".to_vec(),
+                b"user00004".to_vec(),
+                b"z".to_vec(),
+            ])
             .flat_map(|u| [u64::MAX, 6 << 8 | 1, 0].map(|t| with_tag(&u, t)))
             .collect();
         for interval in [1, 2, 5] {

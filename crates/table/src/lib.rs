@@ -14,6 +14,7 @@ pub mod format;
 pub mod read_at;
 
 mod counters;
+mod get_many;
 mod iter;
 mod options;
 mod properties;

@@ -250,7 +250,7 @@ impl<R: ReadAt> Table<R> {
 
     /// The data block a lookup of `key` consults: the first index entry `>= key`, or `None`
     /// past the last block.
-    fn block_for<C: Comparator + ?Sized>(
+    pub(crate) fn block_for<C: Comparator + ?Sized>(
         &self,
         cmp: &C,
         key: &[u8],

@@ -10,14 +10,17 @@ use crate::leveldb::{self, Records};
 use crate::report::{Row, System, Target, Unit};
 use crate::workload::{KEY_LEN, VALUE_LEN, get_query_ids, key};
 
+/// Keys per batch of the batched get workloads.
+pub const GET_MANY_BATCH: usize = 64;
+
 /// The block cache of the cached get workloads: 8 MiB.
 pub const CACHE_BYTES: usize = 8 << 20;
 
 pub(super) fn rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let target = |present: bool, filter: bool| match (present, filter) {
-        (true, _) => Target::TimeAtMost(0.7),
-        (false, true) => Target::TimeAtMost(0.5),
+        (true, _) => Target::TimeAtMost(0.6),
+        (false, true) => Target::TimeAtMost(0.4),
         (false, false) => Target::None,
     };
     let name = |present: bool, filter: bool, cached: bool| {
@@ -28,6 +31,9 @@ pub(super) fn rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
             if cached { "8 MiB cache" } else { "no cache" },
         )
     };
+    // Our single gets with the filter and no cache, present and absent: the baselines of
+    // the batched rows.
+    let mut singles = [None; 2];
     for cached in [false, true] {
         for present in [true, false] {
             for filter in [true, false] {
@@ -38,14 +44,46 @@ pub(super) fn rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
                     verify: false,
                     compression: Compression::Snappy,
                 };
+                let figures = figures(config, fixture, case)?;
+                if filter && !cached {
+                    singles[usize::from(!present)] = figures[System::Leveltable.index()];
+                }
                 rows.push(Row {
                     workload: name(present, filter, cached),
                     unit: Unit::NsPerOp,
-                    figures: figures(config, fixture, case)?,
+                    figures,
                     target: target(present, filter),
                 });
             }
         }
+    }
+    for present in [true, false] {
+        let case = GetCase {
+            present,
+            filter: true,
+            cached: false,
+            verify: false,
+            compression: Compression::Snappy,
+        };
+        let queries = query_keys(config, present);
+        let mut jobs = batch_jobs(fixture, case, Records::new(&queries, KEY_LEN));
+        let figures = best_of(config.rounds, Unit::NsPerOp, &mut jobs)?;
+        // Per key at most 0.6 (present) or 0.5 (absent) of a single get's time.
+        let at_least = if present { 1.0 / 0.6 } else { 2.0 };
+        rows.push(Row {
+            workload: format!(
+                "{} batches of {GET_MANY_BATCH} (per key); LevelDB: single gets",
+                name(present, true, false).replacen("get", "get_many", 1)
+            ),
+            unit: Unit::NsPerOp,
+            figures,
+            target: singles[usize::from(!present)].map_or(Target::None, |baseline| {
+                Target::SpeedupOver {
+                    baseline,
+                    at_least,
+                }
+            }),
+        });
     }
     for present in [true, false] {
         let case = GetCase {
@@ -152,6 +190,55 @@ pub(super) fn jobs<'a>(
         }),
     ));
     jobs
+}
+
+/// Our batched gets of `case` over `queries`, and LevelDB's single gets to compare.
+fn batch_jobs<'a>(
+    fixture: &'a Fixture,
+    case: GetCase,
+    queries: Records<'a>,
+) -> Vec<(System, Job<'a>)> {
+    let (shared, _) = fixture.paths(case.compression);
+    let q = queries.count() as f64;
+    let expected = if case.present {
+        queries.count() as u64
+    } else {
+        0
+    };
+    let mut jobs = jobs(fixture, case, queries);
+    jobs.retain(|(system, _)| *system == System::LevelDb);
+    let keys: Vec<&[u8]> = queries.iter().collect();
+    jobs.insert(
+        0,
+        (
+            System::Leveltable,
+            Box::new(move || {
+                let table = open_ours(shared, case.filter, None, case.verify)?;
+                let (elapsed, found) = timed(|| ours_get_many(&table, &keys))?;
+                check(found == expected, || {
+                    format!("leveltable found {found} of {expected}")
+                })?;
+                Ok(Sample { elapsed, work: q })
+            }),
+        ),
+    );
+    jobs
+}
+
+/// Batched gets through leveltable, [`GET_MANY_BATCH`] keys at a time; returns the number
+/// found. Values are copied into one reused buffer, as in [`ours_gets`].
+#[inline(never)]
+fn ours_get_many<R: leveltable_table::ReadAt>(table: &Table<R>, keys: &[&[u8]]) -> Result<u64> {
+    let mut value = Vec::with_capacity(VALUE_LEN);
+    let mut found = 0;
+    for batch in keys.chunks(GET_MANY_BATCH) {
+        table.get_many_with(batch, |_, v| {
+            value.clear();
+            value.extend_from_slice(v);
+            found += 1;
+        })?;
+    }
+    Ok(found)
 }
 
 /// Gets through leveltable; returns the number found.

@@ -1,0 +1,265 @@
+//! Batched lookups in a database: the keys sorted once, each source visited once for all
+//! the keys still undecided, each table asked about its keys in one pass
+//! ([`Table::internal_get_many`](leveltable_table::Table::internal_get_many)).
+
+use std::cmp::Ordering;
+
+use leveltable_table::{Comparator, ReadAt};
+
+use crate::Result;
+use crate::db::Db;
+use crate::dbformat::{
+    InternalKeyError, InternalTable, LookupResult, ParsedInternalKey, TAG_LEN, ValueType,
+    append_internal_key,
+};
+use crate::filename::table_file_name;
+use crate::merger::Source;
+use crate::version_edit::FileMetaData;
+
+/// The smallest batch [`Db::lookup_many`] splits between threads: below it, starting a
+/// thread costs more than its share of the lookups saves.
+pub const GET_MANY_PARALLEL_BATCH: usize = 256;
+
+/// The most threads one [`Db::lookup_many`] uses.
+pub const GET_MANY_MAX_THREADS: usize = 8;
+
+/// The sequence number of a version found, `None` for none.
+fn sequence_of(r: &LookupResult) -> Option<u64> {
+    match r {
+        LookupResult::Value { sequence, .. } | LookupResult::Deleted { sequence } => {
+            Some(*sequence)
+        }
+        LookupResult::NotFound => None,
+    }
+}
+
+impl<R: ReadAt> InternalTable<R> {
+    /// [`get_at`](Self::get_at) for many user keys, in one pass over the table: `out[i]`
+    /// becomes what `get_at(user_keys[i], sequence)` answers.
+    ///
+    /// # Errors
+    /// As [`get_at`](Self::get_at), for any key.
+    pub fn get_many_at(
+        &self,
+        user_keys: &[&[u8]],
+        sequence: u64,
+        out: &mut [LookupResult],
+    ) -> Result<()> {
+        // Lookup keys `k @ sequence` and floors `k @ 0` (type deletion), as in `get_at`,
+        // end to end in one buffer.
+        let mut bytes = Vec::with_capacity(user_keys.iter().map(|k| 2 * (k.len() + TAG_LEN)).sum());
+        let mut spans = Vec::with_capacity(user_keys.len());
+        for k in user_keys {
+            let start = bytes.len();
+            append_internal_key(&mut bytes, k, sequence, ValueType::FOR_SEEK)?;
+            append_internal_key(&mut bytes, k, 0, ValueType::Deletion)?;
+            spans.push((start, start + k.len() + TAG_LEN, bytes.len()));
+        }
+        let lookups: Vec<&[u8]> = spans.iter().map(|&(s, m, _)| &bytes[s..m]).collect();
+        let table = self.table();
+        let cmp = table.comparator();
+        let mut bad: Option<(usize, InternalKeyError)> = None;
+        table.internal_get_many(&lookups, |i, key, value| {
+            let (_, floor_start, end) = spans[i];
+            let floor = &bytes[floor_start..end];
+            let parsed = match ParsedInternalKey::parse(key) {
+                Ok(p) => p,
+                Err(e) => {
+                    bad.get_or_insert((i, e));
+                    return;
+                }
+            };
+            if cmp.compare(key, floor) == Ordering::Greater {
+                return;
+            }
+            out[i] = match parsed.value_type {
+                ValueType::Value => LookupResult::Value {
+                    sequence: parsed.sequence,
+                    value: value.to_vec(),
+                },
+                ValueType::Deletion => LookupResult::Deleted {
+                    sequence: parsed.sequence,
+                },
+            };
+        })?;
+        match bad {
+            None => Ok(()),
+            Some((i, e)) => Err(e.corruption_at(table.approximate_offset_of(lookups[i]))),
+        }
+    }
+}
+
+impl Db {
+    /// The values of many keys at once, in the order given (duplicates and any order
+    /// allowed): what [`get`](Self::get) answers for each. The keys are sorted once and each
+    /// table is read once for all of its keys, each data block decoded once; a large batch
+    /// is shared between the machine's cores (see [`lookup_many`](Self::lookup_many)).
+    ///
+    /// # Errors
+    /// As [`get`](Self::get), if the lookup of any key fails.
+    pub fn get_many<K: AsRef<[u8]> + Sync>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.get_many_at(keys, self.snapshot())
+    }
+
+    /// [`get_many`](Self::get_many) at the snapshot `sequence`.
+    ///
+    /// # Errors
+    /// As [`get_at`](Self::get_at), if the lookup of any key fails.
+    pub fn get_many_at<K: AsRef<[u8]> + Sync>(
+        &self,
+        keys: &[K],
+        sequence: u64,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        Ok(self
+            .lookup_many(keys, sequence)?
+            .into_iter()
+            .map(LookupResult::into_value)
+            .collect())
+    }
+
+    /// [`lookup`](Self::lookup) for many keys at once.
+    ///
+    /// A batch of at least [`GET_MANY_PARALLEL_BATCH`] keys is split between the machine's cores
+    /// (scoped threads, at most [`GET_MANY_MAX_THREADS`]), each looking up its share as below.
+    ///
+    /// # Errors
+    /// As [`lookup`](Self::lookup), if the lookup of any key fails.
+    pub fn lookup_many<K: AsRef<[u8]> + Sync>(
+        &self,
+        keys: &[K],
+        sequence: u64,
+    ) -> Result<Vec<LookupResult>> {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let threads = cores
+            .min(GET_MANY_MAX_THREADS)
+            .min(keys.len() / (GET_MANY_PARALLEL_BATCH / 2))
+            .max(1);
+        if threads == 1 {
+            return self.lookup_many_here(keys, sequence);
+        }
+        let share = keys.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = keys
+                .chunks(share)
+                .map(|part| scope.spawn(move || self.lookup_many_here(part, sequence)))
+                .collect();
+            let mut out = Vec::with_capacity(keys.len());
+            for part in parts {
+                let found = part
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+                out.extend(found);
+            }
+            Ok(out)
+        })
+    }
+
+    /// [`lookup_many`](Self::lookup_many) on the calling thread.
+    fn lookup_many_here<K: AsRef<[u8]>>(
+        &self,
+        keys: &[K],
+        sequence: u64,
+    ) -> Result<Vec<LookupResult>> {
+        let user = &*self.user;
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by(|&a, &b| user.compare(keys[a].as_ref(), keys[b].as_ref()));
+        let mut best = vec![LookupResult::NotFound; keys.len()];
+        // Without `newest_wins`, the first source (newest first) with a version decides.
+        let mut decided = vec![false; keys.len()];
+        let mut found = vec![LookupResult::NotFound; keys.len()];
+        for source in &self.store.sources {
+            order.retain(|&i| !decided[i]);
+            if order.is_empty() {
+                break;
+            }
+            match source {
+                Source::Mem { table, .. } => {
+                    for &i in &order {
+                        found[i] = table.get_at(keys[i].as_ref(), sequence)?;
+                    }
+                }
+                Source::Files { files, .. } => {
+                    self.lookup_many_files(files, keys, &order, sequence, &mut found)?;
+                }
+            }
+            for &i in &order {
+                let f = std::mem::replace(&mut found[i], LookupResult::NotFound);
+                if f == LookupResult::NotFound {
+                    continue;
+                }
+                if !self.newest_wins {
+                    best[i] = f;
+                    decided[i] = true;
+                } else if sequence_of(&f) > sequence_of(&best[i]) {
+                    best[i] = f;
+                }
+            }
+        }
+        Ok(best)
+    }
+
+    /// Looks up the keys `order` lists (sorted by user key) in one level's files, sorted
+    /// and disjoint, into `found`: each key in the one file whose range may hold it (as
+    /// [`lookup`](Self::lookup) does), each file asked once for all its keys.
+    fn lookup_many_files<K: AsRef<[u8]>>(
+        &self,
+        files: &[std::sync::Arc<FileMetaData>],
+        keys: &[K],
+        order: &[usize],
+        sequence: u64,
+        found: &mut [LookupResult],
+    ) -> Result<()> {
+        let icmp = &self.store.icmp;
+        let user = &*self.user;
+        let mut group: Vec<usize> = Vec::new();
+        let mut group_keys: Vec<&[u8]> = Vec::new();
+        let mut results: Vec<LookupResult> = Vec::new();
+        let mut t = Vec::new();
+        let lookup_into = |t: &mut Vec<u8>, key: &[u8]| {
+            t.clear();
+            append_internal_key(t, key, sequence, ValueType::FOR_SEEK)
+        };
+        let mut next = 0;
+        let mut pending = order.iter().copied().peekable();
+        while let Some(&i) = pending.peek() {
+            // The first file whose largest key is not below the lookup key (LevelDB's
+            // FindFile). Lookup keys of sorted user keys at one sequence are sorted, so the
+            // file only moves forward.
+            lookup_into(&mut t, keys[i].as_ref())?;
+            while next < files.len() && icmp.compare(&files[next].largest, &t) == Ordering::Less {
+                next += 1;
+            }
+            let Some(f) = files.get(next) else {
+                break;
+            };
+            group.clear();
+            group_keys.clear();
+            while let Some(&i) = pending.peek() {
+                let key = keys[i].as_ref();
+                lookup_into(&mut t, key)?;
+                if icmp.compare(&t, &f.largest) == Ordering::Greater {
+                    break;
+                }
+                pending.next();
+                let smallest_user = &f.smallest[..f.smallest.len().saturating_sub(TAG_LEN)];
+                if user.compare(key, smallest_user) != Ordering::Less {
+                    group.push(i);
+                    group_keys.push(key);
+                }
+            }
+            if group.is_empty() {
+                continue;
+            }
+            let table = self.store.tables.get(f.number)?;
+            results.clear();
+            results.resize(group.len(), LookupResult::NotFound);
+            table
+                .get_many_at(&group_keys, sequence, &mut results)
+                .map_err(|e| e.in_table(table_file_name(f.number)))?;
+            for (&i, r) in group.iter().zip(results.drain(..)) {
+                found[i] = r;
+            }
+        }
+        Ok(())
+    }
+}
