@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use object_store::multipart::MultipartStore;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use url::Url;
@@ -43,6 +44,9 @@ const SECRET_ENV: &[&str] = &[
 #[derive(Clone)]
 pub struct Location {
     pub(crate) store: Arc<dyn ObjectStore>,
+    /// The same store's part-by-part upload interface, where it has one (S3, GCS, Azure):
+    /// a failed part is then sent again under its own number.
+    pub(crate) multipart: Option<Arc<dyn MultipartStore>>,
     pub(crate) path: Path,
     /// The URL with credentials and query removed, for messages.
     pub(crate) name: String,
@@ -119,6 +123,7 @@ impl Location {
             retry_timeout: Duration::from_secs(1),
             ..RetryConfig::default()
         };
+        let mut multipart: Option<Arc<dyn MultipartStore>> = None;
         let (store, path): (Arc<dyn ObjectStore>, Path) = match scheme {
             ObjectStoreScheme::Local => {
                 let fs_path = parsed
@@ -141,7 +146,14 @@ impl Location {
                     .with_retry(no_retries)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
-                (Arc::new(store), object_path(&parsed, scheme, &bad)?)
+                {
+                    let store = Arc::new(store);
+                    multipart = Some(Arc::clone(&store) as Arc<dyn MultipartStore>);
+                    (
+                        store as Arc<dyn ObjectStore>,
+                        object_path(&parsed, scheme, &bad)?,
+                    )
+                }
             }
             ObjectStoreScheme::GoogleCloudStorage => {
                 let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(url);
@@ -154,7 +166,14 @@ impl Location {
                     .with_retry(no_retries)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
-                (Arc::new(store), object_path(&parsed, scheme, &bad)?)
+                {
+                    let store = Arc::new(store);
+                    multipart = Some(Arc::clone(&store) as Arc<dyn MultipartStore>);
+                    (
+                        store as Arc<dyn ObjectStore>,
+                        object_path(&parsed, scheme, &bad)?,
+                    )
+                }
             }
             ObjectStoreScheme::MicrosoftAzure => {
                 let mut b = object_store::azure::MicrosoftAzureBuilder::from_env().with_url(url);
@@ -167,7 +186,14 @@ impl Location {
                     .with_retry(no_retries)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
-                (Arc::new(store), object_path(&parsed, scheme, &bad)?)
+                {
+                    let store = Arc::new(store);
+                    multipart = Some(Arc::clone(&store) as Arc<dyn MultipartStore>);
+                    (
+                        store as Arc<dyn ObjectStore>,
+                        object_path(&parsed, scheme, &bad)?,
+                    )
+                }
             }
             ObjectStoreScheme::Http => {
                 let base = &parsed[..url::Position::BeforePath];
@@ -191,6 +217,7 @@ impl Location {
         secrets.retain(|s| !s.is_empty());
         Ok(Location {
             store,
+            multipart,
             path,
             name,
             secrets: Arc::new(secrets),
@@ -207,12 +234,25 @@ impl Location {
     ) -> Location {
         Location {
             store,
+            multipart: None,
             path,
             name: display_name(&name.into()),
             secrets: Arc::new(Vec::new()),
             retry: RetryPolicy::default(),
             stats: Arc::new(Stats::default()),
         }
+    }
+
+    /// A location over a store that also uploads part by part (so a failed part is sent
+    /// again under its own number).
+    pub fn from_multipart_store<S: ObjectStore + MultipartStore>(
+        store: Arc<S>,
+        path: Path,
+        name: impl Into<String>,
+    ) -> Location {
+        let mut l = Location::from_store(Arc::clone(&store) as Arc<dyn ObjectStore>, path, name);
+        l.multipart = Some(store);
+        l
     }
 
     /// The same location with another retry policy.
@@ -228,6 +268,7 @@ impl Location {
         let path = self.path.parts().chain(Path::from(name).parts()).collect();
         Location {
             store: Arc::clone(&self.store),
+            multipart: self.multipart.clone(),
             path,
             name: format!("{}/{}", self.name.trim_end_matches('/'), name),
             secrets: Arc::clone(&self.secrets),

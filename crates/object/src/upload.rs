@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use leveltable_table::{BuildOptions, BuildSummary, TableBuilder};
+use object_store::MultipartId;
+use object_store::multipart::PartId;
 use object_store::{MultipartUpload, PutPayload};
 
 use crate::runtime::block_on;
@@ -18,13 +20,25 @@ pub const DEFAULT_PART_SIZE: usize = 8 << 20;
 /// [`DEFAULT_PART_SIZE`]; nothing is visible under the object's name until
 /// [`finish`](Self::finish), and a writer dropped before that aborts its upload. An object
 /// smaller than one part is sent with one PUT at `finish`.
+///
+/// On stores with a part-by-part interface (S3, GCS, Azure) each part, the start and the
+/// completion are retried on their own; elsewhere (local files) a failed part fails the
+/// write.
 pub struct ObjectWriter {
     location: Location,
     buf: Vec<u8>,
     part_size: usize,
-    upload: Option<Box<dyn MultipartUpload>>,
+    upload: Option<Upload>,
     written: u64,
     done: bool,
+}
+
+/// An upload under way.
+enum Upload {
+    /// Through [`MultipartStore`]: the parts sent so far, by number.
+    Parts { id: MultipartId, parts: Vec<PartId> },
+    /// Through [`ObjectStore::put_multipart`](object_store::ObjectStore::put_multipart).
+    Plain(Box<dyn MultipartUpload>),
 }
 
 impl std::fmt::Debug for ObjectWriter {
@@ -34,6 +48,11 @@ impl std::fmt::Debug for ObjectWriter {
             .field("written", &self.written)
             .finish_non_exhaustive()
     }
+}
+
+/// Whether a failed write may be tried again.
+fn transient(e: &object_store::Error) -> bool {
+    matches!(e, object_store::Error::Generic { .. })
 }
 
 impl ObjectWriter {
@@ -59,17 +78,9 @@ impl ObjectWriter {
         self.written
     }
 
-    fn request_error(&self, attempts: u32, message: String) -> Error {
-        Error::Request {
-            object: self.location.name.clone(),
-            range: None,
-            attempts,
-            message,
-        }
-    }
-
-    /// Runs `op` until it succeeds, a failure is final, or the retry policy gives up.
-    fn retried<T, F, Fut>(&self, op: F) -> Result<T>
+    /// Runs `op` (one request of `bytes` bytes) until it succeeds, a failure is final, or
+    /// the retry policy gives up. Every attempt is counted.
+    fn retried<T, F, Fut>(location: &Location, bytes: u64, op: F) -> Result<T>
     where
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = object_store::Result<T>>,
@@ -78,56 +89,68 @@ impl ObjectWriter {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let r = block_on(op())?;
-            let e = match r {
+            location.stats.put(bytes);
+            let e = match block_on(op())? {
                 Ok(v) => return Ok(v),
                 Err(e) => e,
             };
-            let transient = matches!(e, object_store::Error::Generic { .. });
-            match self.location.retry.backoff(attempt, started) {
-                Some(wait) if transient => {
-                    self.location.stats.retry();
+            match location.retry.backoff(attempt, started) {
+                Some(wait) if transient(&e) => {
+                    location.stats.retry();
                     std::thread::sleep(wait);
                 }
-                _ => return Err(self.request_error(attempt, self.location.message(&e))),
+                _ => {
+                    return Err(Error::Request {
+                        object: location.name.clone(),
+                        range: None,
+                        attempts: attempt,
+                        message: location.message(&e),
+                    });
+                }
             }
         }
     }
 
     /// Sends `part` as the next part, starting the upload first if needed.
     fn send_part(&mut self, part: Bytes) -> Result<()> {
+        let loc = &self.location;
         if self.upload.is_none() {
-            let (store, path, stats) = (
-                &self.location.store,
-                &self.location.path,
-                &self.location.stats,
-            );
-            let upload = self.retried(|| {
-                stats.put(0);
-                store.put_multipart(path)
-            })?;
-            self.upload = Some(upload);
+            self.upload = Some(match &loc.multipart {
+                Some(m) => Upload::Parts {
+                    id: Self::retried(loc, 0, || m.create_multipart(&loc.path))?,
+                    parts: Vec::new(),
+                },
+                None => Upload::Plain(Self::retried(loc, 0, || {
+                    loc.store.put_multipart(&loc.path)
+                })?),
+            });
         }
-        let started = Instant::now();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            self.location.stats.put(part.len() as u64);
-            let Some(upload) = self.upload.as_mut() else {
-                return Err(self.request_error(attempt, "no upload".into()));
-            };
-            let fut = upload.put_part(PutPayload::from(part.clone()));
-            let e = match block_on(fut)? {
-                Ok(()) => return Ok(()),
-                Err(e) => e,
-            };
-            match self.location.retry.backoff(attempt, started) {
-                Some(wait) if matches!(e, object_store::Error::Generic { .. }) => {
-                    self.location.stats.retry();
-                    std::thread::sleep(wait);
-                }
-                _ => return Err(self.request_error(attempt, self.location.message(&e))),
+        let n = part.len() as u64;
+        match (&mut self.upload, &loc.multipart) {
+            (Some(Upload::Parts { id, parts }), Some(m)) => {
+                let idx = parts.len();
+                let id = &*id;
+                let part_id = Self::retried(loc, n, || {
+                    m.put_part(&loc.path, id, idx, PutPayload::from(part.clone()))
+                })?;
+                parts.push(part_id);
+                Ok(())
             }
+            (Some(Upload::Plain(upload)), _) => {
+                loc.stats.put(n);
+                block_on(upload.put_part(PutPayload::from(part)))?.map_err(|e| Error::Request {
+                    object: loc.name.clone(),
+                    range: None,
+                    attempts: 1,
+                    message: loc.message(&e),
+                })
+            }
+            _ => Err(Error::Request {
+                object: loc.name.clone(),
+                range: None,
+                attempts: 0,
+                message: "no upload under way".into(),
+            }),
         }
     }
 
@@ -142,15 +165,9 @@ impl ObjectWriter {
         }
         let rest = Bytes::from(std::mem::take(&mut self.buf));
         let result = if self.upload.is_none() {
-            let (store, path, stats) = (
-                &self.location.store,
-                &self.location.path,
-                &self.location.stats,
-            );
-            let n = rest.len() as u64;
-            self.retried(|| {
-                stats.put(n);
-                store.put(path, PutPayload::from(rest.clone()))
+            let loc = &self.location;
+            Self::retried(loc, rest.len() as u64, || {
+                loc.store.put(&loc.path, PutPayload::from(rest.clone()))
             })
             .map(drop)
         } else {
@@ -174,24 +191,41 @@ impl ObjectWriter {
     }
 
     fn complete(&mut self) -> Result<()> {
-        let started = Instant::now();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            self.location.stats.put(0);
-            let Some(upload) = self.upload.as_mut() else {
-                return Ok(());
-            };
-            let e = match block_on(upload.complete())? {
-                Ok(_) => return Ok(()),
-                Err(e) => e,
-            };
-            match self.location.retry.backoff(attempt, started) {
-                Some(wait) if matches!(e, object_store::Error::Generic { .. }) => {
-                    self.location.stats.retry();
-                    std::thread::sleep(wait);
+        let loc = &self.location;
+        let result = match (&mut self.upload, &loc.multipart) {
+            (Some(Upload::Parts { id, parts }), Some(m)) => {
+                let (id, parts) = (&*id, &*parts);
+                Self::retried(loc, 0, || {
+                    m.complete_multipart(&loc.path, id, parts.clone())
+                })
+            }
+            (Some(Upload::Plain(upload)), _) => {
+                loc.stats.put(0);
+                block_on(upload.complete())?.map_err(|e| Error::Request {
+                    object: loc.name.clone(),
+                    range: None,
+                    attempts: 1,
+                    message: loc.message(&e),
+                })
+            }
+            _ => return Ok(()),
+        };
+        match result {
+            Ok(_) => {
+                self.upload = None;
+                Ok(())
+            }
+            Err(e) => {
+                // A completion whose answer was lost, then retried, is refused as unknown;
+                // the object is there, whole, if it has every byte written.
+                let head = block_on(loc.store.head(&loc.path))?;
+                match head {
+                    Ok(meta) if meta.size == self.written => {
+                        self.upload = None;
+                        Ok(())
+                    }
+                    _ => Err(e),
                 }
-                _ => return Err(self.request_error(attempt, self.location.message(&e))),
             }
         }
     }
@@ -200,9 +234,16 @@ impl ObjectWriter {
     pub fn abort(&mut self) {
         self.done = true;
         self.buf = Vec::new();
-        if let Some(mut upload) = self.upload.take() {
-            self.location.stats.put(0);
-            let _ = block_on(upload.abort());
+        let loc = &self.location;
+        match (self.upload.take(), &loc.multipart) {
+            (Some(Upload::Parts { id, .. }), Some(m)) => {
+                let _ = Self::retried(loc, 0, || m.abort_multipart(&loc.path, &id));
+            }
+            (Some(Upload::Plain(mut upload)), _) => {
+                loc.stats.put(0);
+                let _ = block_on(upload.abort());
+            }
+            _ => {}
         }
     }
 }
