@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
-use crate::entries::{ChunkSource, Entries, Entry, Mode, take_chunk};
+use crate::entries::{Chunk, ChunkSource, Entries, Mode};
 use crate::errors::db_error;
 
 /// A database's entries, read through one iterator kept between chunks.
@@ -22,9 +22,16 @@ struct DbChunks {
 }
 
 impl ChunkSource for DbChunks {
-    fn next_chunk(&mut self) -> PyResult<Vec<Entry>> {
-        let path = self.db.path().to_owned();
-        take_chunk(&mut self.iter, |e| db_error(&path, e))
+    fn fill(&mut self, chunk: &mut Chunk) -> PyResult<()> {
+        // Entries lent by the iterator, copied once, into the chunk.
+        while let Some(entry) = self.iter.next_entry() {
+            let (k, v) = entry.map_err(|e| db_error(self.db.path(), e))?;
+            chunk.push(k, v);
+            if chunk.full() {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -63,11 +70,7 @@ impl View {
             .map(|k| bytes_of(&k?, "key").map(|b| b.into_owned()))
             .collect::<PyResult<Vec<Vec<u8>>>>()?;
         let values = py
-            .detach(|| {
-                keys.iter()
-                    .map(|k| self.db.get_at(k, self.sequence))
-                    .collect::<Result<Vec<_>, _>>()
-            })
+            .detach(|| self.db.get_many_at(&keys, self.sequence))
             .map_err(|e| db_error(self.db.path(), e))?;
         PyList::new(
             py,

@@ -1,7 +1,6 @@
 //! Iteration from Python in chunks: each crossing into Rust (with the GIL released) reads a
 //! batch of entries, so a Python loop does not pay for a crossing per entry.
 
-use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
@@ -12,9 +11,6 @@ const CHUNK_ENTRIES: usize = 1024;
 
 /// Bytes of keys and values fetched per crossing, at most (one entry more if it is larger).
 const CHUNK_BYTES: usize = 1 << 20;
-
-/// One entry as the iterators hand them over.
-pub type Entry = (Vec<u8>, Vec<u8>);
 
 /// What an iterator yields.
 #[derive(Debug, Clone, Copy)]
@@ -27,33 +23,84 @@ pub enum Mode {
     Values,
 }
 
-/// Where the entries of an iterator come from, a chunk at a time.
-pub trait ChunkSource: Send {
-    /// The next entries in order; empty at the end.
-    fn next_chunk(&mut self) -> PyResult<Vec<Entry>>;
+/// Entries fetched in one crossing, stored end to end in one buffer: filling a chunk
+/// allocates nothing per entry, and handing an entry to Python copies it once, into its
+/// `bytes` objects.
+#[derive(Debug, Default)]
+pub struct Chunk {
+    bytes: Vec<u8>,
+    /// Per entry: where its key ends and where its value ends in `bytes`.
+    ends: Vec<(usize, usize)>,
+    /// Entries before this one were handed out.
+    next: usize,
 }
 
-/// Takes entries from `entries` until a chunk is full.
-pub fn take_chunk<E>(
-    entries: impl Iterator<Item = Result<Entry, E>>,
+impl Chunk {
+    /// Appends an entry.
+    pub fn push(&mut self, key: &[u8], value: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        let key_end = self.bytes.len();
+        self.bytes.extend_from_slice(value);
+        self.ends.push((key_end, self.bytes.len()));
+    }
+
+    /// Whether the chunk holds enough for one crossing.
+    pub fn full(&self) -> bool {
+        self.ends.len() >= CHUNK_ENTRIES || self.bytes.len() >= CHUNK_BYTES
+    }
+
+    /// The key of the entry pushed last.
+    pub fn last_key(&self) -> Option<&[u8]> {
+        let i = self.ends.len().checked_sub(1)?;
+        let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
+        Some(&self.bytes[start..self.ends[i].0])
+    }
+
+    fn is_empty(&self) -> bool {
+        self.next >= self.ends.len()
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.next = 0;
+    }
+
+    /// The next entry not handed out yet.
+    fn pop(&mut self) -> Option<(&[u8], &[u8])> {
+        let i = self.next;
+        let &(key_end, end) = self.ends.get(i)?;
+        self.next += 1;
+        let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
+        Some((&self.bytes[start..key_end], &self.bytes[key_end..end]))
+    }
+}
+
+/// Where the entries of an iterator come from, a chunk at a time.
+pub trait ChunkSource: Send {
+    /// Appends the next entries in order to `chunk` until it is full; none at the end.
+    fn fill(&mut self, chunk: &mut Chunk) -> PyResult<()>;
+}
+
+/// Appends entries of `entries` to `chunk` until it is full.
+pub fn fill_from<E>(
+    chunk: &mut Chunk,
+    entries: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>), E>>,
     error: impl Fn(E) -> PyErr,
-) -> PyResult<Vec<Entry>> {
-    let mut out = Vec::new();
-    let mut bytes = 0usize;
+) -> PyResult<()> {
     for entry in entries {
         let (k, v) = entry.map_err(&error)?;
-        bytes = bytes.saturating_add(k.len()).saturating_add(v.len());
-        out.push((k, v));
-        if out.len() >= CHUNK_ENTRIES || bytes >= CHUNK_BYTES {
+        chunk.push(&k, &v);
+        if chunk.full() {
             break;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 struct State {
     source: Box<dyn ChunkSource>,
-    buffer: VecDeque<Entry>,
+    chunk: Chunk,
     done: bool,
 }
 
@@ -71,7 +118,7 @@ impl Entries {
             mode,
             state: Mutex::new(State {
                 source: Box::new(source),
-                buffer: VecDeque::new(),
+                chunk: Chunk::default(),
                 done: false,
             }),
         }
@@ -87,28 +134,25 @@ impl Entries {
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let state = &mut *guard;
-        if state.buffer.is_empty() && !state.done {
-            let source = &mut state.source;
-            match py.detach(|| source.next_chunk()) {
-                Ok(chunk) if chunk.is_empty() => state.done = true,
-                Ok(chunk) => state.buffer.extend(chunk),
-                Err(e) => {
-                    state.done = true;
-                    return Err(e);
-                }
+        if state.chunk.is_empty() && !state.done {
+            let (source, chunk) = (&mut state.source, &mut state.chunk);
+            chunk.clear();
+            if let Err(e) = py.detach(|| source.fill(chunk)) {
+                state.done = true;
+                return Err(e);
             }
+            state.done = chunk.is_empty();
         }
-        let Some((key, value)) = state.buffer.pop_front() else {
+        let Some((key, value)) = state.chunk.pop() else {
             return Ok(None);
         };
-        drop(guard);
         let item = match self.mode {
             Mode::Items => {
-                let pair = [PyBytes::new(py, &key), PyBytes::new(py, &value)];
+                let pair = [PyBytes::new(py, key), PyBytes::new(py, value)];
                 PyTuple::new(py, pair)?.into_any().unbind()
             }
-            Mode::Keys => PyBytes::new(py, &key).into_any().unbind(),
-            Mode::Values => PyBytes::new(py, &value).into_any().unbind(),
+            Mode::Keys => PyBytes::new(py, key).into_any().unbind(),
+            Mode::Values => PyBytes::new(py, value).into_any().unbind(),
         };
         Ok(Some(item))
     }

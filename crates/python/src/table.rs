@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
-use crate::entries::{ChunkSource, Entries, Entry, Mode, take_chunk};
+use crate::entries::{Chunk, ChunkSource, Entries, Mode, fill_from};
 use crate::errors::{os_error, table_error};
 
 /// An open table and the path it was opened from.
@@ -41,14 +41,14 @@ impl TableChunks {
 }
 
 impl ChunkSource for TableChunks {
-    fn next_chunk(&mut self) -> PyResult<Vec<Entry>> {
+    fn fill(&mut self, chunk: &mut Chunk) -> PyResult<()> {
         let open = &self.table;
         let range = open.table.range((self.start.clone(), self.stop.clone()));
-        let chunk = take_chunk(range, |e| table_error(&open.path, e))?;
-        if let Some((last, _)) = chunk.last() {
-            self.start = RangeBound::Excluded(last.clone());
+        fill_from(chunk, range, |e| table_error(&open.path, e))?;
+        if let Some(last) = chunk.last_key() {
+            self.start = RangeBound::Excluded(last.to_vec());
         }
-        Ok(chunk)
+        Ok(())
     }
 }
 
