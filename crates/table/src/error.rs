@@ -4,6 +4,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io;
 
+use crate::format::Compression;
+use crate::profile::Profile;
+
 /// Everything that can go wrong building or reading a table.
 ///
 /// Messages are lowercase and start with `table: `, for example
@@ -50,6 +53,25 @@ pub enum Error {
     /// An argument or option is out of its allowed range, or a builder was used after it
     /// finished.
     InvalidArgument(Cow<'static, str>),
+    /// A block's type byte names no compression the reading [`Profile`] knows: a block of
+    /// another writer's family (read it with the profile [`Profile::knowing`] names) or of
+    /// no known writer.
+    UnsupportedCompression {
+        /// The type byte of the block trailer.
+        block_type: u8,
+        /// File offset of the block.
+        offset: u64,
+        /// The profile the block was read with.
+        profile: Profile,
+    },
+    /// A block is stored with a codec this build of the crate leaves out (see
+    /// [`Compression::feature`]), or a builder was asked to write one.
+    CodecNotBuilt {
+        /// The block's compression.
+        compression: Compression,
+        /// File offset of the block (0 when building).
+        offset: u64,
+    },
     /// The filter block builder refused an operation.
     Filter(leveltable_filter_block::Error),
     /// Reading or writing failed.
@@ -119,6 +141,22 @@ impl Error {
                 got: got.clone(),
             },
             Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
+            Error::UnsupportedCompression {
+                block_type,
+                offset,
+                profile,
+            } => Error::UnsupportedCompression {
+                block_type: *block_type,
+                offset: *offset,
+                profile: *profile,
+            },
+            Error::CodecNotBuilt {
+                compression,
+                offset,
+            } => Error::CodecNotBuilt {
+                compression: *compression,
+                offset: *offset,
+            },
             Error::Filter(e) => Error::Filter(e.clone()),
             Error::Io(e) => Error::Io(std::io::Error::new(e.kind(), e.to_string())),
         }
@@ -164,6 +202,32 @@ impl fmt::Display for Error {
                 Escaped(previous)
             ),
             Error::InvalidArgument(msg) => write!(f, "table: invalid argument: {msg}"),
+            Error::UnsupportedCompression {
+                block_type,
+                offset,
+                profile,
+            } => {
+                write!(
+                    f,
+                    "table: unsupported block compression type {block_type} at offset {offset} \
+                     (profile {profile}"
+                )?;
+                match Profile::knowing(*block_type) {
+                    known if known.is_empty() => f.write_str("; no known writer uses it)"),
+                    known => write!(f, "; known to profiles: {known}, auto)"),
+                }
+            }
+            Error::CodecNotBuilt {
+                compression,
+                offset,
+            } => write!(
+                f,
+                "table: {} compression (block type {}, at offset {offset}) is left out of this \
+                 build: enable leveltable-table's `{}` feature",
+                compression.codec_name(),
+                compression.type_byte(),
+                compression.feature().unwrap_or("default"),
+            ),
             Error::Filter(e) => write!(f, "table: {e}"),
             Error::Io(e) => write!(f, "table: i/o error: {e}"),
         }
@@ -240,6 +304,37 @@ mod tests {
             }
             .to_string(),
             "table: block checksum mismatch at offset 7 (stored 0x00000001, computed 0x00abcdef)"
+        );
+    }
+
+    #[test]
+    fn compression_messages() {
+        let unsupported = |block_type, profile| {
+            Error::UnsupportedCompression {
+                block_type,
+                offset: 2149793,
+                profile,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            unsupported(4, Profile::LevelDb),
+            "table: unsupported block compression type 4 at offset 2149793 \
+             (profile leveldb; known to profiles: mojang, auto)"
+        );
+        assert_eq!(
+            unsupported(7, Profile::Auto),
+            "table: unsupported block compression type 7 at offset 2149793 \
+             (profile auto; no known writer uses it)"
+        );
+        assert_eq!(
+            Error::CodecNotBuilt {
+                compression: Compression::RawDeflate,
+                offset: 10
+            }
+            .to_string(),
+            "table: deflate compression (block type 4, at offset 10) is left out of this \
+             build: enable leveltable-table's `zlib` feature"
         );
     }
 

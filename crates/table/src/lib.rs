@@ -6,6 +6,7 @@ pub mod block;
 pub mod block_builder;
 pub mod block_plan;
 mod cache;
+pub mod codec;
 pub mod comparator;
 mod error;
 mod fence;
@@ -17,8 +18,10 @@ mod counters;
 mod get_many;
 mod iter;
 mod options;
+mod profile;
 mod properties;
 mod read_block;
+mod readahead;
 mod table;
 mod table_builder;
 mod verify;
@@ -31,7 +34,11 @@ pub use error::Error;
 pub use format::Compression;
 pub use iter::{Range, TableIter};
 pub use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
-pub use options::{BuildOptions, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE, ReadOptions};
+pub use options::{
+    BuildOptions, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE, DEFAULT_READAHEAD_BLOCKS,
+    ReadOptions,
+};
+pub use profile::{Profile, UnknownProfile};
 pub use properties::{FilterInfo, TableProperties};
 pub use read_at::ReadAt;
 pub use table::Table;

@@ -16,11 +16,14 @@ use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy, KnownPolicy};
 use crate::cache::Cache;
 use crate::comparator::{BytewiseComparator, Comparator};
 pub use crate::format::Compression;
+pub use crate::profile::Profile;
 
 /// LevelDB's default target size of a data block before compression: 4 KiB.
 pub const DEFAULT_BLOCK_SIZE: usize = 4096;
 /// LevelDB's default number of entries between restart points in a data block.
 pub const DEFAULT_BLOCK_RESTART_INTERVAL: usize = 16;
+/// Data blocks of a slow codec decompressed ahead of a scan, by default.
+pub const DEFAULT_READAHEAD_BLOCKS: usize = 8;
 
 /// How [`TableBuilder`](crate::TableBuilder) lays out a table. The defaults are LevelDB's.
 #[derive(Clone)]
@@ -36,7 +39,9 @@ pub struct BuildOptions {
     /// Default: 16.
     pub block_restart_interval: usize,
     /// Compression of data, metaindex and index blocks (filter blocks are never compressed).
-    /// Default: [`Compression::Snappy`].
+    /// A block is stored compressed only when that saves at least 1/8, as every LevelDB
+    /// does. LevelDB 1.23 reads only [`Compression::None`] and [`Compression::Snappy`];
+    /// [`Compression::readers`] says who reads the others. Default: [`Compression::Snappy`].
     pub compression: Compression,
     /// The filter LevelDB reads: stored under `filter.<name>` in the metaindex. Default: none.
     pub filter_policy: Option<Arc<dyn FilterPolicy>>,
@@ -138,6 +143,13 @@ pub struct ReadOptions {
     pub block_cache: Option<Arc<Cache>>,
     /// Whether blocks read by gets and iterators go into the cache. Default: true.
     pub fill_cache: bool,
+    /// Which compression each block type byte names (see [`Profile`]). Default:
+    /// [`Profile::Auto`], which reads the blocks of Google's and Mojang's LevelDB alike.
+    pub profile: Profile,
+    /// How many data blocks of a slow codec (zlib, raw deflate, zstd) a sequential scan
+    /// has decompressed ahead on other cores; 0 turns this off. Snappy and uncompressed
+    /// tables are never read ahead. Default: [`DEFAULT_READAHEAD_BLOCKS`].
+    pub readahead_blocks: usize,
 }
 
 impl Default for ReadOptions {
@@ -149,6 +161,8 @@ impl Default for ReadOptions {
             verify_checksums: true,
             block_cache: None,
             fill_cache: true,
+            profile: Profile::Auto,
+            readahead_blocks: DEFAULT_READAHEAD_BLOCKS,
         }
     }
 }
@@ -206,6 +220,18 @@ impl ReadOptions {
         self.fill_cache = fill;
         self
     }
+
+    /// Sets [`profile`](Self::profile).
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// Sets [`readahead_blocks`](Self::readahead_blocks).
+    pub fn readahead_blocks(mut self, blocks: usize) -> Self {
+        self.readahead_blocks = blocks;
+        self
+    }
 }
 
 impl fmt::Debug for ReadOptions {
@@ -227,6 +253,8 @@ impl fmt::Debug for ReadOptions {
             .field("verify_checksums", &self.verify_checksums)
             .field("block_cache", &self.block_cache)
             .field("fill_cache", &self.fill_cache)
+            .field("profile", &self.profile)
+            .field("readahead_blocks", &self.readahead_blocks)
             .finish()
     }
 }

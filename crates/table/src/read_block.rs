@@ -1,6 +1,7 @@
 //! Reading one block: the handle checked against the file, the stored bytes and trailer read
 //! (or borrowed from an in-memory source), the checksum verified and the contents
-//! decompressed; and the per-thread buffer that uncached blocks are decompressed into.
+//! decompressed by the codec the profile gives the type byte; and the per-thread buffer that
+//! uncached blocks are decompressed into.
 
 #![deny(clippy::arithmetic_side_effects)]
 
@@ -11,14 +12,13 @@ use std::sync::Arc;
 use crate::ReadAt;
 use crate::block::Layout;
 use crate::cache::CachedBlock;
+use crate::codec::{CodecError, decompress_into};
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, BlockTrailer, Compression};
+use crate::options::ReadOptions;
+use crate::profile::Profile;
+use crate::readahead::Readahead;
 use crate::{Error, Result};
 use leveltable_prefetch as prefetch;
-
-/// Snappy's output is at most 64 bytes per 3-byte copy element, so a valid stream never
-/// expands by more than 64/3 < 22. A length claim beyond that is corrupt; checking it keeps a
-/// few hostile bytes from making us allocate gigabytes.
-const MAX_SNAPPY_EXPANSION: usize = 22;
 
 /// A block's contents as a reader holds them.
 pub(crate) enum BlockRef<'t> {
@@ -102,57 +102,144 @@ pub(crate) fn take_block_buf() -> Vec<u8> {
 /// memory in the thread for good.
 const MAX_KEPT_BLOCK_BUF: usize = 1 << 20;
 
+/// How the blocks of one table are decoded: whether checksums are checked, which
+/// [`Profile`] maps type bytes to codecs, and the table's readahead for scans.
+#[derive(Clone, Debug)]
+pub(crate) struct Decode {
+    pub(crate) verify: bool,
+    pub(crate) profile: Profile,
+    pub(crate) readahead: Option<Arc<Readahead>>,
+}
+
+impl Decode {
+    /// The decoding `options` ask for.
+    pub(crate) fn new(options: &ReadOptions) -> Decode {
+        Decode {
+            verify: options.verify_checksums,
+            profile: options.profile,
+            readahead: Readahead::new(options.readahead_blocks),
+        }
+    }
+
+    /// The same profile, checksums checked, no readahead: for a full verification.
+    pub(crate) fn verifying(&self) -> Decode {
+        Decode {
+            verify: true,
+            profile: self.profile,
+            readahead: None,
+        }
+    }
+}
+
+/// What a block read is told: a checksum policy alone (the default profile, no readahead),
+/// or a table's [`Decode`].
+pub(crate) enum Check<'a> {
+    Verify(bool),
+    With(&'a Decode),
+}
+
+impl From<bool> for Check<'static> {
+    fn from(verify: bool) -> Self {
+        Check::Verify(verify)
+    }
+}
+
+impl<'a> From<&'a Decode> for Check<'a> {
+    fn from(decode: &'a Decode) -> Self {
+        Check::With(decode)
+    }
+}
+
 /// Reads a block's stored bytes and trailer, checks the crc if asked, and decompresses.
 /// Returns the contents and whether they were stored compressed.
 ///
 /// `handle_at` is where the handle itself was found, for the error when it points outside
 /// the file.
-pub(crate) fn read_block_contents<'s, R: ReadAt + ?Sized>(
+pub(crate) fn read_block_contents<'s, 'c, R: ReadAt + ?Sized>(
     source: &'s R,
     file_size: u64,
     handle: &BlockHandle,
     handle_at: u64,
-    verify: bool,
+    check: impl Into<Check<'c>>,
 ) -> Result<(Cow<'s, [u8]>, bool)> {
-    read_block_contents_into(source, file_size, handle, handle_at, verify, Vec::new())
+    read_block_contents_into(source, file_size, handle, handle_at, check, Vec::new())
 }
 
 /// [`read_block_contents`], decompressing into `out` (whose bytes are overwritten). `out`
 /// keeps its length from an earlier block, so sizing it zero-fills only what it grows by.
-pub(crate) fn read_block_contents_into<'s, R: ReadAt + ?Sized>(
+pub(crate) fn read_block_contents_into<'s, 'c, R: ReadAt + ?Sized>(
     source: &'s R,
     file_size: u64,
     handle: &BlockHandle,
     handle_at: u64,
-    verify: bool,
-    mut out: Vec<u8>,
+    check: impl Into<Check<'c>>,
+    out: Vec<u8>,
 ) -> Result<(Cow<'s, [u8]>, bool)> {
+    let (verify, profile, readahead) = match check.into() {
+        Check::Verify(verify) => (verify, Profile::default(), None),
+        Check::With(d) => (d.verify, d.profile, d.readahead.as_deref()),
+    };
+    if let Some(ahead) = readahead {
+        if let Some(done) = ahead.block(source, file_size, handle, verify, profile) {
+            return done.map(|(data, compressed)| (Cow::Owned(data), compressed));
+        }
+    }
+    let raw = read_raw(source, file_size, handle, handle_at)?;
+    let (contents, compression) = decode_raw(raw, handle, verify, profile, out)?;
+    if let Some(ahead) = readahead {
+        ahead.saw(compression);
+    }
+    Ok((contents, compression != Compression::None))
+}
+
+/// The stored bytes of the block at `handle` followed by its trailer, borrowed from an
+/// in-memory source or read.
+pub(crate) fn read_raw<'s, R: ReadAt + ?Sized>(
+    source: &'s R,
+    file_size: u64,
+    handle: &BlockHandle,
+    handle_at: u64,
+) -> Result<Cow<'s, [u8]>> {
     // Validate before allocating or reading: the block and its trailer lie in the file, and
     // their length fits a `usize` (on a 32-bit target a block may fit the file but not memory).
     let end = handle.end_with_trailer();
     let n = usize::try_from(handle.size).ok();
-    let (Some(_), Some(n), Some(total)) = (
+    let (Some(_), Some(total)) = (
         end.filter(|&e| e <= file_size),
-        n,
         n.and_then(|n| n.checked_add(BLOCK_TRAILER_LEN)),
     ) else {
         return Err(Error::corrupt("block handle", handle_at));
     };
-    let raw: Cow<'s, [u8]> = match source.as_bytes() {
+    match source.as_bytes() {
         Some(all) => {
             let range = usize::try_from(handle.offset)
                 .ok()
                 .and_then(|start| all.get(start..start.checked_add(total)?));
             match range {
-                Some(bytes) => Cow::Borrowed(bytes),
-                None => return Err(Error::corrupt("block handle", handle_at)),
+                Some(bytes) => Ok(Cow::Borrowed(bytes)),
+                None => Err(Error::corrupt("block handle", handle_at)),
             }
         }
         None => {
             let mut buf = vec![0; total];
             source.read_exact_at(&mut buf, handle.offset)?;
-            Cow::Owned(buf)
+            Ok(Cow::Owned(buf))
         }
+    }
+}
+
+/// Checks the crc of `raw` (a block and its trailer, as [`read_raw`] returns it) if asked,
+/// and decompresses it into `out` under `profile`. Returns the contents and the compression
+/// the block was stored with.
+pub(crate) fn decode_raw<'s>(
+    raw: Cow<'s, [u8]>,
+    handle: &BlockHandle,
+    verify: bool,
+    profile: Profile,
+    mut out: Vec<u8>,
+) -> Result<(Cow<'s, [u8]>, Compression)> {
+    let Some(n) = raw.len().checked_sub(BLOCK_TRAILER_LEN) else {
+        return Err(Error::corrupt("block handle", handle.offset));
     };
     let mut trailer_bytes = &raw[n..];
     let trailer = BlockTrailer::decode_from(&mut trailer_bytes)?;
@@ -167,8 +254,23 @@ pub(crate) fn read_block_contents_into<'s, R: ReadAt + ?Sized>(
             .verify(&raw[..n])
             .map_err(|e| e.rebase(handle.offset))?;
     }
-    match Compression::from_type_byte(trailer.block_type) {
-        Some(Compression::None) => Ok((
+    let block_type = trailer.block_type;
+    let Some(compression) = profile.compression(block_type, &raw[..n]) else {
+        return Err(if profile == Profile::Auto && block_type == 2 {
+            Error::corrupt(
+                "block of type 2, neither a zstd frame nor a zlib stream (profile auto)",
+                handle.offset,
+            )
+        } else {
+            Error::UnsupportedCompression {
+                block_type,
+                offset: handle.offset,
+                profile,
+            }
+        });
+    };
+    if compression == Compression::None {
+        return Ok((
             match raw {
                 Cow::Borrowed(b) => Cow::Borrowed(&b[..n]),
                 Cow::Owned(mut v) => {
@@ -176,31 +278,18 @@ pub(crate) fn read_block_contents_into<'s, R: ReadAt + ?Sized>(
                     Cow::Owned(v)
                 }
             },
-            false,
+            compression,
+        ));
+    }
+    match decompress_into(compression, &raw[..n], &mut out) {
+        Ok(()) => Ok((Cow::Owned(out), compression)),
+        Err(CodecError::Malformed) => Err(Error::corrupt(
+            format!(
+                "{} block contents (type {block_type}, profile {profile})",
+                compression.codec_name()
+            ),
+            handle.offset,
         )),
-        Some(Compression::Snappy) => {
-            let input = &raw[..n];
-            let bad = || Error::corrupt("compressed block contents", handle.offset);
-            let len = snap::raw::decompress_len(input).map_err(|_| bad())?;
-            if len > input.len().saturating_mul(MAX_SNAPPY_EXPANSION) {
-                return Err(bad());
-            }
-            out.resize(len, 0);
-            let written = snap::raw::Decoder::new()
-                .decompress(input, &mut out)
-                .map_err(|_| bad())?;
-            if written != len {
-                return Err(bad());
-            }
-            Ok((Cow::Owned(out), true))
-        }
-        None => {
-            #[expect(
-                clippy::arithmetic_side_effects,
-                reason = "offset + size + 5 was checked to fit a u64 above"
-            )]
-            let type_at = handle.offset + handle.size;
-            Err(Error::corrupt("block type", type_at))
-        }
+        Err(e) => Err(e.into_error(compression, handle.offset)),
     }
 }

@@ -70,6 +70,7 @@ pub struct Table<R> {
     pub(crate) comparator: Arc<dyn Comparator>,
     pub(crate) bytewise: bool,
     pub(crate) verify_checksums: bool,
+    pub(crate) decode: crate::read_block::Decode,
     pub(crate) cache: Option<Arc<Cache>>,
     pub(crate) fill_cache: bool,
     pub(crate) cache_id: u64,
@@ -120,7 +121,7 @@ impl<R: ReadAt> Table<R> {
         source.read_exact_at(&mut footer_bytes, footer_at)?;
         let footer =
             Footer::decode_from(&mut &footer_bytes[..]).map_err(|e| e.rebase(footer_at))?;
-        let verify = options.verify_checksums;
+        let verify = &crate::read_block::Decode::new(&options);
 
         let (index, index_compressed) =
             read_block_contents(&source, file_size, &footer.index, footer_at, verify)?;
@@ -183,7 +184,8 @@ impl<R: ReadAt> Table<R> {
             file_size,
             bytewise,
             comparator: options.comparator,
-            verify_checksums: verify,
+            verify_checksums: verify.verify,
+            decode: verify.clone(),
             cache: options.block_cache,
             fill_cache: options.fill_cache,
             cache_id,
@@ -438,7 +440,7 @@ impl<R: ReadAt> Table<R> {
             self.file_size,
             handle,
             index_at,
-            self.verify_checksums,
+            &self.decode,
             out,
         )?;
         let layout = Layout::parse(&contents).map_err(|e| locate(e, handle.offset, compressed))?;

@@ -10,6 +10,7 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use crate::block_builder::BlockBuilder;
+use crate::codec::Compressor;
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
 use crate::filter::{FilterSet, filter_meta_key};
 use crate::format::{BlockHandle, BlockTrailer, Compression, Footer, MAX_BLOCK_HANDLE_LEN};
@@ -57,6 +58,8 @@ struct BlockWriter<W> {
     encoder: snap::raw::Encoder,
     /// Reused output buffer for compression; its length only grows.
     compressed: Vec<u8>,
+    /// The other codecs' state.
+    codecs: Compressor,
 }
 
 impl<W: Write> BlockWriter<W> {
@@ -81,6 +84,27 @@ impl<W: Write> BlockWriter<W> {
                         return result;
                     }
                 }
+            }
+        } else if compression != Compression::None {
+            let mut compressed = std::mem::take(&mut self.compressed);
+            let kept = self
+                .codecs
+                .compress(compression, raw, &mut compressed)
+                .map_err(|e| {
+                    io::Error::other(format!("{compression:?} compression failed: {e:?}"))
+                });
+            // Kept only if it saves at least 1/8, as LevelDB and Mojang's LevelDB do.
+            #[expect(clippy::arithmetic_side_effects, reason = "len / 8 <= len")]
+            let result = match kept {
+                Ok(true) if compressed.len() < raw.len() - raw.len() / 8 => {
+                    Some(self.write_raw(&compressed, compression))
+                }
+                Ok(_) => None,
+                Err(e) => Some(Err(e)),
+            };
+            self.compressed = compressed;
+            if let Some(result) = result {
+                return result;
             }
         }
         self.write_raw(raw, Compression::None)
@@ -175,8 +199,15 @@ impl<W: Write> TableBuilder<W> {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if `block_restart_interval` is 0 or two filter policies
-    /// have the same name.
+    /// have the same name; [`Error::CodecNotBuilt`] for a compression whose cargo feature
+    /// this build leaves out.
     pub fn new(writer: W, options: BuildOptions) -> Result<TableBuilder<W>> {
+        if !options.compression.is_available() {
+            return Err(Error::CodecNotBuilt {
+                compression: options.compression,
+                offset: 0,
+            });
+        }
         if options.block_restart_interval == 0 {
             return Err(Error::InvalidArgument(
                 "block_restart_interval must be at least 1".into(),
@@ -192,6 +223,7 @@ impl<W: Write> TableBuilder<W> {
                 offset: 0,
                 encoder: snap::raw::Encoder::new(),
                 compressed: Vec::new(),
+                codecs: Compressor::default(),
             },
             bytewise: is_bytewise(&*options.comparator),
             comparator: options.comparator,
@@ -623,6 +655,7 @@ mod tests {
             offset: u64::MAX - 8,
             encoder: snap::raw::Encoder::new(),
             compressed: Vec::new(),
+            codecs: Compressor::default(),
         };
         let err = out.write_raw(b"1234", Compression::None).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);

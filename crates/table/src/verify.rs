@@ -48,9 +48,15 @@ impl<R: ReadAt> Table<R> {
             reason = "open checked that the file holds a footer"
         )]
         let footer_at = self.file_size - FOOTER_LEN as u64;
+        let check = &self.decode.verifying();
 
-        let (index, index_compressed) =
-            read_block_contents(&self.source, self.file_size, &footer.index, footer_at, true)?;
+        let (index, index_compressed) = read_block_contents(
+            &self.source,
+            self.file_size,
+            &footer.index,
+            footer_at,
+            check,
+        )?;
         add(
             &mut summary.bytes_read,
             footer.index.size.saturating_add(trailer),
@@ -66,7 +72,7 @@ impl<R: ReadAt> Table<R> {
             self.file_size,
             &footer.metaindex,
             footer_at,
-            true,
+            check,
         )?;
         add(
             &mut summary.bytes_read,
@@ -81,7 +87,7 @@ impl<R: ReadAt> Table<R> {
                 self.file_size,
                 &info.handle,
                 footer.metaindex.offset,
-                true,
+                check,
             )?;
             add(&mut summary.filter_blocks, 1);
             add(
@@ -109,7 +115,7 @@ impl<R: ReadAt> Table<R> {
                 self.file_size,
                 &handle,
                 footer.index.offset,
-                true,
+                check,
             )?;
             add(&mut summary.bytes_read, handle.size.saturating_add(trailer));
             add(&mut summary.data_blocks, 1);

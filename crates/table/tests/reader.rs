@@ -487,7 +487,7 @@ fn malformed_tables_report_what_and_where() {
             true,
             "table: corrupt block restart array at offset 48",
         ),
-        // Unknown block type, checksum resealed.
+        // A type byte no writer uses, checksum resealed: unsupported, not corrupt.
         (
             edit(&|b| {
                 b[52] = 7;
@@ -495,14 +495,16 @@ fn malformed_tables_report_what_and_where() {
             }),
             b"apple",
             true,
-            "table: corrupt block type at offset 52",
+            "table: unsupported block compression type 7 at offset 0 \
+             (profile auto; no known writer uses it)",
         ),
         // Without checksum verification the type byte itself is what gives it away.
         (
             edit(&|b| b[52] = 7),
             b"apple",
             false,
-            "table: corrupt block type at offset 52",
+            "table: unsupported block compression type 7 at offset 0 \
+             (profile auto; no known writer uses it)",
         ),
         // Index entry 0's handle (0, 52) at 170..172 made (127, 127): past the end of the file.
         (
@@ -567,7 +569,8 @@ fn corrupt_snappy_block_is_reported() {
     reseal(&mut bad, 0, size);
     assert_eq!(
         get_error(bad, b"key", true),
-        "table: corrupt compressed block contents at offset 0"
+        "table: corrupt snappy block that decompresses to more than 968 bytes (type 1) \
+         at offset 0"
     );
     // Garbage after a plausible length.
     let mut bad = good.clone();
@@ -577,6 +580,6 @@ fn corrupt_snappy_block_is_reported() {
     reseal(&mut bad, 0, size);
     assert_eq!(
         get_error(bad, b"key", true),
-        "table: corrupt compressed block contents at offset 0"
+        "table: corrupt snappy block contents (type 1, profile auto) at offset 0"
     );
 }
