@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
-use leveltable_table::Comparator;
+use leveltable_table::{BytewiseComparator, Comparator};
 
 use crate::dbformat::{ParsedInternalKey, TAG_LEN, ValueType};
 use crate::merger::{Merger, Origin};
@@ -46,6 +46,8 @@ pub struct DbIter {
     merger: Merger,
     sequence: u64,
     user: Arc<dyn Comparator>,
+    /// Whether `user` is the bytewise order, whose equality is byte equality.
+    bytewise: bool,
     done: bool,
     /// The user key being resolved, its buffer reused from key to key.
     current: Vec<u8>,
@@ -67,6 +69,7 @@ impl DbIter {
         DbIter {
             merger,
             sequence,
+            bytewise: user.name() == BytewiseComparator.name(),
             user,
             done: false,
             current: Vec::new(),
@@ -130,10 +133,13 @@ impl DbIter {
                 } else {
                     self.merger.peek_back()?
                 };
-                match next {
-                    Some(k) if self.user.compare(&self.current, user_key(k)) == Ordering::Equal => {
-                    }
-                    _ => break,
+                let same = match next {
+                    Some(k) if self.bytewise => self.current == user_key(k),
+                    Some(k) => self.user.compare(&self.current, user_key(k)) == Ordering::Equal,
+                    None => false,
+                };
+                if !same {
+                    break;
                 }
                 if self.take(forward, &mut chosen, false)?.is_none() {
                     break;

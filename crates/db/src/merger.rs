@@ -419,7 +419,7 @@ impl Merger {
     }
 
     /// The key of cursor `i`'s next entry on side `side`.
-    #[inline]
+    #[inline(always)]
     fn key(&self, i: usize, side: usize) -> Option<&[u8]> {
         let c = &self.cursors[i];
         let item = if side == FRONT {
@@ -432,7 +432,7 @@ impl Merger {
 
     /// Whether cursor `a`'s next entry on side `side` comes before cursor `b`'s (ties go
     /// to the lower source index). Both must have one.
-    #[inline]
+    #[inline(always)]
     fn before(&self, a: usize, b: usize, side: usize) -> bool {
         let (Some(ka), Some(kb)) = (self.key(a, side), self.key(b, side)) else {
             return false;

@@ -286,8 +286,11 @@ impl PartBuilder {
         if let Some(writer) = self.current.take() {
             self.built.push((index, writer.finish()?));
         } else if !self.chunk.is_empty() {
-            let entries = std::mem::take(&mut self.chunk);
             if let Some(workers) = &mut self.workers {
+                // The next chunk reuses the buffers of one a thread has finished with: its
+                // memory is already mapped and large enough.
+                let spare = workers.spare(self.max_file_size);
+                let entries = std::mem::replace(&mut self.chunk, spare);
                 workers.submit(index, entries)?;
             }
         } else {
@@ -367,6 +370,11 @@ impl Chunk {
 
     fn is_empty(&self) -> bool {
         self.ends.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
     }
 
     fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
@@ -473,7 +481,8 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 type Job = (u64, Chunk);
-type Built = (u64, Result<PartFile>);
+/// A file built (or its error), and the chunk it was built from, for reuse.
+type Built = (u64, Result<PartFile>, Chunk);
 
 /// Threads building table files from chunks of entries.
 struct Workers {
@@ -481,6 +490,8 @@ struct Workers {
     results: Receiver<Built>,
     handles: Vec<JoinHandle<()>>,
     done: Vec<(u64, PartFile)>,
+    /// Chunks the threads are done with, emptied: at most one per thread and one more.
+    spares: Vec<Chunk>,
 }
 
 impl Workers {
@@ -499,9 +510,10 @@ impl Workers {
                 std::thread::spawn(move || {
                     loop {
                         let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-                        let Ok((index, entries)) = job else { break };
+                        let Ok((index, mut entries)) = job else { break };
                         let built = write_table(&staging, index, &options, &entries);
-                        if report.send((index, built)).is_err() {
+                        entries.clear();
+                        if report.send((index, built, entries)).is_err() {
                             break;
                         }
                     }
@@ -513,7 +525,18 @@ impl Workers {
             results,
             handles,
             done: Vec::new(),
+            spares: Vec::new(),
         }
+    }
+
+    /// An empty chunk: one the threads are done with if there is one, else a new one with
+    /// room for `bytes` of entries.
+    fn spare(&mut self, bytes: u64) -> Chunk {
+        self.spares.pop().unwrap_or_else(|| Chunk {
+            // A cap on the guess: a file's entries may exceed any reasonable reservation.
+            bytes: Vec::with_capacity(usize::try_from(bytes.min(64 << 20)).unwrap_or(0)),
+            ends: Vec::new(),
+        })
     }
 
     /// Hands a chunk to a free thread, first collecting finished files (and their errors).
@@ -535,7 +558,8 @@ impl Workers {
                 self.results.try_recv().ok()
             }
         };
-        while let Some((index, built)) = next(all) {
+        while let Some((index, built, chunk)) = next(all) {
+            self.spares.push(chunk);
             self.done.push((index, built?));
         }
         Ok(())
