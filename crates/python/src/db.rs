@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
-use crate::entries::{Chunk, ChunkSource, Entries, Mode};
+use crate::entries::{Chunk, ChunkSource, Entries, Mode, iterate};
 use crate::errors::db_error;
 
 /// A database's entries, read through one iterator kept between chunks.
@@ -212,8 +212,8 @@ impl Db {
         self.view()?.contains(py, key)
     }
 
-    fn __iter__(&self) -> PyResult<Entries> {
-        Ok(self.view()?.entries(None, None, Mode::Items))
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        iterate(py, self.view()?.entries(None, None, Mode::Items))
     }
 
     /// The `(key, value)` pairs with `start <= key < stop`, in key order.
@@ -387,8 +387,8 @@ impl Snapshot {
         self.view.contains(py, key)
     }
 
-    fn __iter__(&self) -> Entries {
-        self.view.entries(None, None, Mode::Items)
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        iterate(py, self.view.entries(None, None, Mode::Items))
     }
 
     /// The `(key, value)` pairs with `start <= key < stop` at the snapshot, in key order.

@@ -4,7 +4,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
 /// Entries fetched per crossing, at most.
 const CHUNK_ENTRIES: usize = 1024;
@@ -134,26 +134,72 @@ impl Entries {
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let state = &mut *guard;
-        if state.chunk.is_empty() && !state.done {
-            let (source, chunk) = (&mut state.source, &mut state.chunk);
-            chunk.clear();
-            if let Err(e) = py.detach(|| source.fill(chunk)) {
-                state.done = true;
-                return Err(e);
-            }
-            state.done = chunk.is_empty();
-        }
+        state.refill(py)?;
         let Some((key, value)) = state.chunk.pop() else {
             return Ok(None);
         };
-        let item = match self.mode {
+        self.item(py, key, value).map(Some)
+    }
+
+    /// The entries not handed out yet of the current chunk (a new chunk if it is used up),
+    /// as a list; empty at the end. [`iterate`] builds Python's loops on it.
+    fn next_chunk<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = &mut *guard;
+        state.refill(py)?;
+        let list = PyList::empty(py);
+        while let Some((key, value)) = state.chunk.pop() {
+            list.append(self.item(py, key, value)?)?;
+        }
+        Ok(list)
+    }
+}
+
+impl State {
+    /// Reads the next chunk, with the GIL released, if the current one is used up.
+    fn refill(&mut self, py: Python<'_>) -> PyResult<()> {
+        if !self.chunk.is_empty() || self.done {
+            return Ok(());
+        }
+        let (source, chunk) = (&mut self.source, &mut self.chunk);
+        chunk.clear();
+        if let Err(e) = py.detach(|| source.fill(chunk)) {
+            self.done = true;
+            return Err(e);
+        }
+        self.done = chunk.is_empty();
+        Ok(())
+    }
+}
+
+impl Entries {
+    /// One entry as this iterator yields it.
+    fn item(&self, py: Python<'_>, key: &[u8], value: &[u8]) -> PyResult<Py<PyAny>> {
+        Ok(match self.mode {
             Mode::Items => {
                 let pair = [PyBytes::new(py, key), PyBytes::new(py, value)];
                 PyTuple::new(py, pair)?.into_any().unbind()
             }
             Mode::Keys => PyBytes::new(py, key).into_any().unbind(),
             Mode::Values => PyBytes::new(py, value).into_any().unbind(),
-        };
-        Ok(Some(item))
+        })
     }
+}
+
+/// A plain Python iterator over `entries`: `itertools.chain.from_iterable(iter(
+/// entries.next_chunk, []))`. A loop over it crosses into Rust once per chunk, not once per
+/// entry, and takes each entry from a list at the speed of Python's own iterators. It holds
+/// a chunk ahead, so it suits the loops over a whole `Db` or `Table`, whose iterator the
+/// caller never holds; explicit iterators stay [`Entries`], whose `next` is exact.
+pub fn iterate<'py>(py: Python<'py>, entries: Entries) -> PyResult<Bound<'py, PyAny>> {
+    let entries = Bound::new(py, entries)?;
+    let next_chunk = entries.getattr("next_chunk")?;
+    let chunks = py
+        .import("builtins")?
+        .getattr("iter")?
+        .call1((next_chunk, PyList::empty(py)))?;
+    py.import("itertools")?
+        .getattr("chain")?
+        .getattr("from_iterable")?
+        .call1((chunks,))
 }

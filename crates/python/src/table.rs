@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
-use crate::entries::{Chunk, ChunkSource, Entries, Mode, fill_from};
+use crate::entries::{Chunk, ChunkSource, Entries, Mode, fill_from, iterate};
 use crate::errors::{os_error, table_error};
 
 /// An open table and the path it was opened from.
@@ -151,8 +151,8 @@ impl Table {
     }
 
     /// `(key, value)` pairs in key order.
-    fn __iter__(&self) -> PyResult<Entries> {
-        self.range_of(None, None, Mode::Items)
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        iterate(py, self.range_of(None, None, Mode::Items)?)
     }
 
     /// The `(key, value)` pairs with `start <= key < stop` in key order; `None` leaves a side

@@ -60,6 +60,22 @@ def test_build_db_and_read_it(tmp_path):
         assert list(db) == items
         assert list(db.keys()) == [k for k, _ in items]
         assert list(db.values()) == [v for _, v in items]
+        # An explicit iterator's `next` is exact: a loop that breaks early and `next` after
+        # it continue with the following entry, across chunks.
+        it = db.items()
+        for i, entry in enumerate(it):
+            assert entry == items[i]
+            if i == 1500:
+                break
+        assert next(it) == items[1501]
+        rest = it.next_chunk()
+        assert rest == items[1502 : 1502 + len(rest)]
+        assert list(it) == items[1502 + len(rest) :]
+        assert it.next_chunk() == []
+        # Looping over the database itself takes a chunk at a time.
+        whole = iter(db)
+        assert next(whole) == items[0]
+        assert list(whole) == items[1:]
         rng = random.Random(2)
         probes = [k for k, _ in items[::13]] + [rng.randbytes(5) for _ in range(200)]
         for key in probes:
