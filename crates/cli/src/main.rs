@@ -12,6 +12,7 @@ mod filter_audit;
 mod filters;
 mod lines;
 mod output;
+mod remote;
 mod table_file;
 
 use std::process::ExitCode;
@@ -25,9 +26,19 @@ use crate::output::Output;
 ///
 /// Entries are lines of KEY<TAB>VALUE (both hex with --hex). Exit codes: 0 success, 1 some
 /// key not found, 2 error.
+///
+/// A table may be named by URL: s3://bucket/key, gs://bucket/key, az://container/key,
+/// http(s)://host/path (read only) or file:///path. Stores are configured by the
+/// environment variables the object_store crate reads (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
+/// AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ALLOW_HTTP, GOOGLE_*, AZURE_*).
 #[derive(Parser, Debug)]
 #[command(name = "leveltable", version, about, long_about)]
 struct Cli {
+    /// After the command, print to standard error the requests made to object stores and
+    /// the bytes they moved (`leveltable --stats dump s3://...`; `get --stats` prints them
+    /// too).
+    #[arg(long)]
+    stats: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -52,7 +63,9 @@ fn main() -> ExitCode {
     // All output goes through `output`, which turns write errors into errors (a closed pipe
     // into a quiet exit 0) instead of panics; see the module.
     let mut output = Output::new();
+    let show_stats = cli.stats;
     let result = match cli.command {
+        Command::Build(args) if remote::is_url(&args.out) => build::run_to_url(args, &mut output),
         Command::Build(args) => build::run(args, &mut output),
         Command::Get(args) => get::run(args, &mut output),
         Command::Dump(args) => dump::run(args, &mut output),
@@ -61,6 +74,12 @@ fn main() -> ExitCode {
         Command::Audit(args) => audit::run(args),
         Command::Db(args) => db::run(args, &mut output),
     };
+    let result = result.and_then(|outcome| {
+        if show_stats {
+            output.err_line(remote::stats_line())?;
+        }
+        Ok(outcome)
+    });
     match result.and_then(|outcome| output.flush().map(|()| outcome)) {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {

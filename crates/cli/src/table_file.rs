@@ -17,13 +17,16 @@ pub fn read_options() -> ReadOptions {
     ReadOptions::default().known_filter_policies()
 }
 
+/// Where a table is read from: a local file or an object named by URL.
+pub type Source = Box<dyn ReadAt>;
+
 /// An open table and where its parts lie, for error messages.
 #[derive(Debug)]
 pub struct TableFile {
     /// The path given on the command line.
     pub path: PathBuf,
-    /// The table.
-    pub table: Table<File>,
+    /// The table, read from a file or an object.
+    pub table: Table<Source>,
     map: FileMap,
 }
 
@@ -45,6 +48,12 @@ impl TableFile {
     /// # Errors
     /// As [`open`](Self::open).
     pub fn open_with(path: &Path, options: ReadOptions) -> Result<TableFile> {
+        if crate::remote::is_url(path) {
+            let (source, name) = crate::remote::open(path)?;
+            return TableFile::open_source(PathBuf::from(name), source, options, || {
+                crate::remote::open(path).ok().map(|(s, _)| s)
+            });
+        }
         let metadata = fs::metadata(path).map_err(|e| CliError::io("cannot open", path, &e))?;
         if metadata.is_dir() {
             return Err(CliError::new(format!(
@@ -66,8 +75,22 @@ impl TableFile {
             )));
         }
         let file = File::open(path).map_err(|e| CliError::io("cannot open", path, &e))?;
-        let map = FileMap::from_footer(&file);
-        match Table::open(file, options) {
+        TableFile::open_source(path.to_owned(), Box::new(file), options, || {
+            File::open(path).ok().map(|f| Box::new(f) as Source)
+        })
+    }
+
+    /// Opens the table in `source`, shown as `path`; `again` opens the source anew (to
+    /// describe a table that failed to open).
+    fn open_source(
+        path: PathBuf,
+        source: Source,
+        options: ReadOptions,
+        again: impl Fn() -> Option<Source>,
+    ) -> Result<TableFile> {
+        let path = path.as_path();
+        let map = FileMap::from_footer(&*source);
+        match Table::open(source, options) {
             Ok(table) => {
                 let map = map.with_filters(table.properties());
                 Ok(TableFile {
@@ -79,9 +102,7 @@ impl TableFile {
             Err(e) => {
                 // The filter blocks are read on open; to name one that is bad, learn where
                 // they are from an open that reads none.
-                let plain = File::open(path)
-                    .ok()
-                    .and_then(|f| Table::open(f, ReadOptions::default()).ok());
+                let plain = again().and_then(|f| Table::open(f, ReadOptions::default()).ok());
                 let map = match plain {
                     Some(table) => map.with_filters(table.properties()),
                     None => map,
@@ -170,7 +191,7 @@ struct FileMap {
 impl FileMap {
     /// Reads and decodes the footer on its own, so that even a table that fails to open can
     /// be described.
-    fn from_footer(file: &File) -> FileMap {
+    fn from_footer(file: &dyn ReadAt) -> FileMap {
         let mut map = FileMap {
             file_size: ReadAt::size(file).unwrap_or(0),
             ..FileMap::default()

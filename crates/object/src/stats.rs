@@ -41,6 +41,20 @@ impl StatsSnapshot {
     }
 }
 
+impl std::ops::Add for StatsSnapshot {
+    type Output = StatsSnapshot;
+    fn add(self, o: StatsSnapshot) -> StatsSnapshot {
+        StatsSnapshot {
+            gets: self.gets + o.gets,
+            puts: self.puts + o.puts,
+            lists: self.lists + o.lists,
+            bytes_read: self.bytes_read + o.bytes_read,
+            bytes_written: self.bytes_written + o.bytes_written,
+            retries: self.retries + o.retries,
+        }
+    }
+}
+
 impl std::ops::Sub for StatsSnapshot {
     type Output = StatsSnapshot;
     fn sub(self, o: StatsSnapshot) -> StatsSnapshot {

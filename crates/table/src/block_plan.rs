@@ -18,7 +18,7 @@ use crate::block::{Block, Cursor, Layout};
 use crate::cache::CachedBlock;
 use crate::counters::bump;
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle};
-use crate::read_block::{locate, read_block_contents};
+use crate::read_block::{Decode, locate, read_block_contents};
 use crate::{ReadAt, Result, Table};
 
 /// A block's stored bytes (contents and trailer) placed at the block's offset in a file of
@@ -166,13 +166,14 @@ impl<R: ReadAt> Table<R> {
             file_size: self.file_size,
         };
         let index_at = self.properties.footer.index.offset;
-        let (contents, compressed) = read_block_contents(
-            &placed,
-            self.file_size,
-            handle,
-            index_at,
-            self.verify_checksums,
-        )?;
+        // The table's checksum policy and codec profile; no readahead, the bytes are given.
+        let decode = Decode {
+            verify: self.verify_checksums,
+            profile: self.decode.profile,
+            readahead: None,
+        };
+        let (contents, compressed) =
+            read_block_contents(&placed, self.file_size, handle, index_at, &decode)?;
         let data = contents.into_owned();
         let layout = Layout::parse(&data).map_err(|e| locate(e, handle.offset, compressed))?;
         let block = Arc::new(CachedBlock {

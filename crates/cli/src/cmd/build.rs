@@ -231,6 +231,34 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
+/// `build` to a URL: the table is built in a temporary file, then uploaded in parts; the
+/// object appears only when the upload completes, and a failure leaves none.
+///
+/// # Errors
+/// As [`run`], and a failed upload.
+pub fn run_to_url(mut args: Args, output: &mut Output) -> Result<Outcome> {
+    let url = args
+        .out
+        .to_str()
+        .ok_or_else(|| CliError::new("a URL must be valid Unicode"))?
+        .to_owned();
+    let dir = tempfile::tempdir()
+        .map_err(|e| CliError::new(format!("cannot make a temporary directory: {e}")))?;
+    let local = dir.path().join("table.ldb");
+    args.out = local.clone();
+    args.force = false;
+    let quiet = args.quiet;
+    let outcome = run(args, output)?;
+    let bytes = crate::remote::upload(&local, &url)?;
+    if !quiet {
+        output.err_line(format!(
+            "uploaded {bytes} bytes to {}",
+            crate::remote::shown(&url)
+        ))?;
+    }
+    Ok(outcome)
+}
+
 /// `warning: ...`: the table is in place, but the rename may not survive a crash.
 fn dir_sync_warning(out: &Path, e: &io::Error) -> String {
     let dir = match out.parent() {

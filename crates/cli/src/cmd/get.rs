@@ -11,7 +11,7 @@ use crate::cmd::Outcome;
 use crate::error::{CliError, Result};
 use crate::lines::{DEFAULT_MAX_LINE, Encoding, LineReader, ReadError, write_entry};
 use crate::output::Output;
-use crate::table_file::TableFile;
+use crate::table_file::{Source, TableFile};
 
 /// Look keys up, printing KEY<TAB>VALUE for each key found.
 ///
@@ -51,8 +51,14 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let internal = if args.internal {
         // A second handle, opened the same way, answers the internal-key lookups; `file`
         // still describes the table for error messages.
-        let handle =
-            File::open(&args.table).map_err(|e| CliError::io("cannot open", &args.table, &e))?;
+        let handle: Source = if crate::remote::is_url(&args.table) {
+            crate::remote::open(&args.table)?.0
+        } else {
+            Box::new(
+                File::open(&args.table)
+                    .map_err(|e| CliError::io("cannot open", &args.table, &e))?,
+            )
+        };
         file.check_internal_keys()?;
         Some(InternalTable::open(handle).map_err(|e| file.db_error(e))?)
     } else {
@@ -82,6 +88,9 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
              filter negatives: {}, filter: {filter}",
             c.data_blocks_read, c.filter_checks, c.filter_negatives
         ))?;
+        if crate::remote::is_url(&args.table) {
+            output.err_line(crate::remote::stats_line())?;
+        }
     }
     Ok(if found == gets {
         Outcome::Success
@@ -172,7 +181,7 @@ fn arg_bytes(arg: &OsStr) -> std::result::Result<Vec<u8>, String> {
 struct Lookup<'a> {
     file: &'a TableFile,
     /// Set with `--internal`: lookups by user key in a database file.
-    internal: Option<&'a InternalTable<File>>,
+    internal: Option<&'a InternalTable<Source>>,
     encoding: Encoding,
     /// The output line being made, reused.
     line: Vec<u8>,

@@ -1,0 +1,136 @@
+//! Tables named by URL (`s3://`, `gs://`, `az://`, `http(s)://`, `file://`): opening them
+//! through the object store crate, uploading built tables, and the request counts
+//! `--stats` prints.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use leveltable_table::ReadAt;
+
+use crate::error::{CliError, Result};
+
+/// The tail read with a table's first request: footer, index and filter usually fit.
+const TAIL: u64 = 256 << 10;
+
+/// The counters of every location opened, for `--stats`.
+#[cfg(feature = "object")]
+static OPENED: Mutex<Vec<Arc<leveltable_object::Stats>>> = Mutex::new(Vec::new());
+
+/// Whether `path` is a URL (rather than a local file).
+pub fn is_url(path: &Path) -> bool {
+    path.to_str().is_some_and(is_url_str)
+}
+
+#[cfg(feature = "object")]
+fn is_url_str(s: &str) -> bool {
+    leveltable_object::is_url(s)
+}
+
+#[cfg(not(feature = "object"))]
+fn is_url_str(s: &str) -> bool {
+    s.contains("://")
+}
+
+/// A location for `url`, its counters kept for `--stats`.
+#[cfg(feature = "object")]
+pub fn location(url: &str) -> Result<leveltable_object::Location> {
+    let location =
+        leveltable_object::Location::parse(url).map_err(|e| CliError::new(e.to_string()))?;
+    OPENED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Arc::clone(location.stats()));
+    Ok(location)
+}
+
+/// Opens the object at `url` as a byte source (the table's first request reads its tail;
+/// sequential reads fetch ahead) and gives the name to show for it (no credentials).
+///
+/// # Errors
+/// A message for a bad URL, a missing object or a failed request.
+#[cfg(feature = "object")]
+pub fn open(url: &Path) -> Result<(Box<dyn ReadAt>, String)> {
+    let url = url
+        .to_str()
+        .ok_or_else(|| CliError::new("a URL must be valid Unicode"))?;
+    let location = location(url)?;
+    let source = leveltable_object::ObjectReadAt::open_with_tail(&location, TAIL)
+        .map_err(|e| CliError::new(e.to_string()))?
+        .sequential_readahead();
+    Ok((Box::new(source), location.name().to_owned()))
+}
+
+/// Without the `object` feature, a URL is refused.
+#[cfg(not(feature = "object"))]
+pub fn open(url: &Path) -> Result<(Box<dyn ReadAt>, String)> {
+    Err(CliError::new(format!(
+        "{}: this build reads no URLs (built without the `object` feature)",
+        url.display()
+    )))
+}
+
+/// Uploads the local file `from` to `url` in parts; the object appears only when complete.
+///
+/// # Errors
+/// A message for a bad URL or a failed upload (which leaves no object).
+#[cfg(feature = "object")]
+pub fn upload(from: &Path, url: &str) -> Result<u64> {
+    use std::io::{Read, Write};
+    let location = location(url)?;
+    let mut file = std::fs::File::open(from).map_err(|e| CliError::io("cannot open", from, &e))?;
+    let mut writer = leveltable_object::ObjectWriter::new(&location);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| CliError::io("cannot read", from, &e))?;
+        if n == 0 {
+            break;
+        }
+        writer
+            .write_all(&buf[..n])
+            .map_err(|e| CliError::new(format!("cannot write {}: {e}", location.name())))?;
+    }
+    writer.finish().map_err(|e| CliError::new(e.to_string()))?;
+    Ok(writer.written())
+}
+
+/// Without the `object` feature, a URL is refused.
+#[cfg(not(feature = "object"))]
+pub fn upload(_from: &Path, url: &str) -> Result<u64> {
+    Err(CliError::new(format!(
+        "{url}: this build writes no URLs (built without the `object` feature)"
+    )))
+}
+
+/// `url` as shown in messages: without user, password or query.
+pub fn shown(url: &str) -> String {
+    #[cfg(feature = "object")]
+    {
+        leveltable_object::Location::parse(url)
+            .map(|l| l.name().to_owned())
+            .unwrap_or_else(|_| "the URL".to_owned())
+    }
+    #[cfg(not(feature = "object"))]
+    {
+        let _ = url;
+        "the URL".to_owned()
+    }
+}
+
+/// The `--stats` line: requests and bytes of every URL used.
+pub fn stats_line() -> String {
+    #[cfg(feature = "object")]
+    {
+        let opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
+        let total = opened
+            .iter()
+            .map(|s| s.snapshot())
+            .fold(leveltable_object::StatsSnapshot::default(), |a, b| a + b);
+        format!("stats: {total}")
+    }
+    #[cfg(not(feature = "object"))]
+    {
+        "stats: requests 0 (this build reads no URLs)".to_owned()
+    }
+}
