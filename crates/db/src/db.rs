@@ -23,6 +23,7 @@ use crate::options::{
     DEFAULT_BLOCK_CACHE_BYTES, DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo,
 };
 use crate::recovery::replay_log;
+use crate::storage::{LocalDir, Storage};
 use crate::table_cache::TableCache;
 use crate::version_edit::FileMetaData;
 use crate::version_set::Manifest;
@@ -101,7 +102,16 @@ pub(crate) fn table_options(
 
 /// Reads `CURRENT` and replays the MANIFEST it names.
 pub(crate) fn read_manifest(dir: &Path, user: &Arc<dyn Comparator>) -> Result<Manifest> {
-    let current = match fs::read(dir.join("CURRENT")) {
+    read_manifest_in(&LocalDir::new(dir), user)
+}
+
+/// Reads `CURRENT` in `storage` and replays the MANIFEST it names.
+pub(crate) fn read_manifest_in(
+    storage: &dyn Storage,
+    user: &Arc<dyn Comparator>,
+) -> Result<Manifest> {
+    let dir = &storage.path();
+    let current = match storage.read("CURRENT") {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(Error::MissingFile {
@@ -132,7 +142,7 @@ pub(crate) fn read_manifest(dir: &Path, user: &Arc<dyn Comparator>) -> Result<Ma
             0,
         ));
     }
-    let data = match fs::read(dir.join(&name)) {
+    let data = match storage.read(&name) {
         Ok(data) => data,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(Error::MissingFile {
@@ -148,15 +158,6 @@ pub(crate) fn read_manifest(dir: &Path, user: &Arc<dyn Comparator>) -> Result<Ma
 /// The internal-key bounds of user-key bounds.
 /// Opens retried while the directory changes under us.
 const OPEN_ATTEMPTS: u32 = 50;
-
-/// What changes in a directory whenever a writer changes the set of live files: the
-/// contents of CURRENT and the size of the MANIFEST it names. `None` if unreadable.
-fn fingerprint(dir: &Path) -> Option<(Vec<u8>, u64)> {
-    let current = fs::read(dir.join("CURRENT")).ok()?;
-    let name = String::from_utf8_lossy(current.strip_suffix(b"\n")?).into_owned();
-    let len = fs::metadata(dir.join(name)).ok()?.len();
-    Some((current, len))
-}
 
 /// Bounds on internal keys.
 type KeyBounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
@@ -196,33 +197,42 @@ impl Db {
     /// options'; [`Error::KeptChanging`] if another process changed the set of files
     /// during each of 50 attempts; [`Error::Io`] if reading fails.
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
-        let dir = path.as_ref();
+        Db::open_storage(Arc::new(LocalDir::new(path)), options)
+    }
+
+    /// Opens the database whose files `storage` holds (a directory, or an object-store
+    /// prefix through `leveltable-object`), as [`open`](Self::open) does.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_storage(storage: Arc<dyn Storage>, options: DbOptions) -> Result<Db> {
+        let fingerprint = || storage.fingerprint();
         // A writer may change the directory while we read it: it appends an edit to the
         // MANIFEST (or switches to a new one) before it deletes the files the edit makes
         // obsolete. If CURRENT and the MANIFEST's size are the same after the open as
         // before, no file we needed was removed in between.
         let mut attempts = 0;
         loop {
-            let before = fingerprint(dir);
-            let result = Db::open_once(dir, &options);
-            if before.is_none() || fingerprint(dir) == before {
+            let before = fingerprint();
+            let result = Db::open_once(&storage, &options);
+            if before.is_none() || fingerprint() == before {
                 return result;
             }
             attempts += 1;
             if attempts == OPEN_ATTEMPTS {
                 return Err(Error::KeptChanging {
-                    path: dir.to_path_buf(),
+                    path: storage.path(),
                 });
             }
             std::thread::yield_now();
         }
     }
 
-    fn open_once(dir: &Path, options: &DbOptions) -> Result<Db> {
-        let dir = dir.to_path_buf();
+    fn open_once(storage: &Arc<dyn Storage>, options: &DbOptions) -> Result<Db> {
+        let dir = storage.path();
         let user = Arc::clone(&options.comparator);
-        let manifest = read_manifest(&dir, &user)?;
-        let names = list_dir(&dir)?;
+        let manifest = read_manifest_in(&**storage, &user)?;
+        let names = storage.list().map_err(|e| Error::io(&dir, e))?;
         let mut expected: BTreeSet<u64> = manifest.live_files().collect();
         let mut logs = Vec::new();
         for name in &names {
@@ -262,7 +272,8 @@ impl Db {
         let mut sources = Vec::new();
         let mut log_infos: Vec<LogInfo> = Vec::new();
         for &number in &logs {
-            let data = read_file(&dir, &log_file_name(number))?;
+            let name = log_file_name(number);
+            let data = storage.read(&name).map_err(|e| Error::io(dir.join(&name), e))?;
             let replayed = replay_log(number, &data, true, options.paranoid_checks, &user)?;
             if let Some(max) = replayed.max_sequence {
                 last_sequence = last_sequence.max(max);
@@ -327,8 +338,8 @@ impl Db {
             logs: log_infos,
             skipped: Vec::new(),
         };
-        let tables = TableCache::new(
-            &dir,
+        let tables = TableCache::with_storage(
+            Arc::clone(storage),
             options.max_open_tables,
             table_options(&user, options, options.verify_checksums),
         )

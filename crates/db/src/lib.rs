@@ -22,6 +22,7 @@ pub mod options;
 mod part;
 mod recovery;
 mod repair;
+pub mod storage;
 pub mod table_cache;
 mod table_scan;
 pub mod table_source;

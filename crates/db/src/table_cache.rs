@@ -4,15 +4,15 @@
 //! memory; the cache bounds how many are open, evicting the least recently used (CLOCK-Pro,
 //! from `quick_cache`). Data blocks go to the shared block cache of the read options.
 
-use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use leveltable_table::{ReadOptions, Table};
 
 use crate::dbformat::InternalTable;
 use crate::filename::{sst_table_file_name, table_file_name};
+use crate::storage::{LocalDir, Storage};
 use crate::table_source::TableSource;
 use crate::{Error, Result};
 
@@ -25,7 +25,7 @@ pub type OpenTable = InternalTable<TableSource>;
 
 /// A cache of open tables, by file number.
 pub struct TableCache {
-    dir: PathBuf,
+    storage: Arc<dyn Storage>,
     options: ReadOptions,
     cache: quick_cache::sync::Cache<u64, Arc<OpenTable>>,
     capacity: usize,
@@ -35,7 +35,7 @@ pub struct TableCache {
 impl std::fmt::Debug for TableCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TableCache")
-            .field("dir", &self.dir)
+            .field("dir", &self.storage.path())
             .field("open", &self.cache.len())
             .field("capacity", &self.capacity)
             .finish()
@@ -46,9 +46,14 @@ impl TableCache {
     /// A cache of at most `capacity` (at least 1) open tables of the directory `dir`,
     /// opened with `options` (an internal key comparator and filter policy).
     pub fn new(dir: &Path, capacity: usize, options: ReadOptions) -> Self {
+        TableCache::with_storage(Arc::new(LocalDir::new(dir)), capacity, options)
+    }
+
+    /// A cache of at most `capacity` (at least 1) open tables of `storage`.
+    pub fn with_storage(storage: Arc<dyn Storage>, capacity: usize, options: ReadOptions) -> Self {
         let capacity = capacity.max(1);
         TableCache {
-            dir: dir.to_path_buf(),
+            storage,
             options,
             cache: quick_cache::sync::Cache::new(capacity),
             capacity,
@@ -89,12 +94,13 @@ impl TableCache {
     /// As [`get`](Self::get).
     pub fn open(&self, number: u64) -> Result<OpenTable> {
         let ldb = table_file_name(number);
-        let (name, file) = match File::open(self.dir.join(&ldb)) {
-            Ok(file) => (ldb, file),
+        let dir = self.storage.path();
+        let (name, source) = match self.storage.open_table(&ldb, self.memory_map) {
+            Ok(source) => (ldb, source),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 let sst = sst_table_file_name(number);
-                match File::open(self.dir.join(&sst)) {
-                    Ok(file) => (sst, file),
+                match self.storage.open_table(&sst, self.memory_map) {
+                    Ok(source) => (sst, source),
                     Err(e2) if e2.kind() == io::ErrorKind::NotFound => {
                         return Err(Error::MissingFile {
                             file: ldb.into(),
@@ -103,13 +109,11 @@ impl TableCache {
                                 .into(),
                         });
                     }
-                    Err(e2) => return Err(Error::io(self.dir.join(sst), e2)),
+                    Err(e2) => return Err(Error::io(dir.join(sst), e2)),
                 }
             }
-            Err(e) => return Err(Error::io(self.dir.join(ldb), e)),
+            Err(e) => return Err(Error::io(dir.join(ldb), e)),
         };
-        let source = TableSource::open(file, self.memory_map)
-            .map_err(|e| Error::io(self.dir.join(&name), e))?;
         let table = Table::open(source, self.options.clone()).map_err(|e| Error::TableFile {
             file: name.clone().into(),
             source: e,

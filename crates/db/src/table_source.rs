@@ -12,12 +12,23 @@ use leveltable_table::ReadAt;
 use memmap2::Mmap;
 
 /// The bytes of one open table file.
-#[derive(Debug)]
 pub enum TableSource {
     /// Read with `pread`.
     File(File),
     /// Read through a memory map of the whole file.
     Map(Mmap),
+    /// Read through another source (an object in a store).
+    Other(Box<dyn ReadAt>),
+}
+
+impl std::fmt::Debug for TableSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TableSource::File(file) => f.debug_tuple("File").field(file).finish(),
+            TableSource::Map(m) => f.debug_tuple("Map").field(&m.len()).finish(),
+            TableSource::Other(_) => f.write_str("Other"),
+        }
+    }
 }
 
 impl TableSource {
@@ -57,6 +68,7 @@ impl ReadAt for TableSource {
         match self {
             TableSource::File(f) => f.size(),
             TableSource::Map(m) => Ok(m.len() as u64),
+            TableSource::Other(s) => s.size(),
         }
     }
 
@@ -64,6 +76,7 @@ impl ReadAt for TableSource {
         match self {
             TableSource::File(f) => f.read_exact_at(buf, offset),
             TableSource::Map(m) => m.read_exact_at(buf, offset),
+            TableSource::Other(s) => s.read_exact_at(buf, offset),
         }
     }
 
@@ -71,6 +84,7 @@ impl ReadAt for TableSource {
         match self {
             TableSource::File(_) => None,
             TableSource::Map(m) => Some(m),
+            TableSource::Other(s) => s.as_bytes(),
         }
     }
 }

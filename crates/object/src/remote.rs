@@ -109,6 +109,15 @@ impl RemoteObject {
     }
 }
 
+/// The whole object at `location`, in one GET (retried); for small files read whole.
+///
+/// # Errors
+/// [`Error::NotFound`], or [`Error::Request`] after retries.
+pub(crate) async fn read_whole(location: &Location) -> Result<Bytes> {
+    let (bytes, _, _) = fetch(location, None, GetOptions::default).await?;
+    Ok(bytes)
+}
+
 /// One GET with retries: the bytes, the range they are, and the object's metadata. Every
 /// attempt is counted. A body shorter than its range is a transient failure, never data.
 async fn fetch(

@@ -106,6 +106,9 @@ impl Stats {
         self.puts.fetch_add(1, Ordering::Relaxed);
         self.bytes_written.fetch_add(bytes, Ordering::Relaxed);
     }
+    pub(crate) fn list(&self) {
+        self.lists.fetch_add(1, Ordering::Relaxed);
+    }
     pub(crate) fn read(&self, bytes: u64) {
         self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
     }
