@@ -13,21 +13,18 @@ pub(crate) const NAME: &str = "leveldb.BuiltinBloomFilter2";
 /// a very high false-positive rate.
 const MIN_BITS: usize = 64;
 
-/// Bit arrays up to this size are probed with an early exit at the first clear bit; larger
-/// ones are probed without branches (see `key_may_match`). Table filters (one per 2 KiB of
-/// data blocks) are far below it, whole-key-set filters far above. Measured on the
-/// comparison runner's workloads: with early exits a 1M-key filter answers in 0.67× LevelDB's
-/// time and branch-free in 0.55×; for 50-byte filters in a filter block the early exit wins
-/// (0.73× against 0.80×).
+/// Bit arrays over this size are asked in groups by the batch query (see `keys_may_match`);
+/// smaller ones, in cache after the first query, one key at a time. Table filters (one per
+/// 2 KiB of data blocks) are far below it, whole-key-set filters far above.
 const SMALL_FILTER_BYTES: usize = 4096;
 
 /// Keys `create_filter` hashes before setting any of their bits.
 const HASH_CHUNK: usize = 64;
 
-/// Keys `keys_may_match` computes the probe positions of before loading any of their bits.
-/// Measured on a 1M-key filter (1.25 MB): groups of 4 to 8 keys answer in 0.64× the time of
-/// single queries, larger groups a little slower.
-const QUERY_GROUP: usize = 8;
+/// Keys `keys_may_match` hashes before probing any of them. Measured on a 1M-key filter
+/// (1.25 MB) on AMD Zen 5: 16 to 32 keys answer in 0.48× LevelDB's time, 8 keys a little
+/// slower (docs/benchmarks.md, "CPU families").
+const QUERY_GROUP: usize = 16;
 
 /// The mask of bit `i` of a byte. A table lookup: on x86 a shift by a variable amount costs
 /// more than a load that hits the cache.
@@ -143,17 +140,15 @@ impl FilterPolicy for BloomFilterPolicy {
         let reduce = Reducer::for_array(array);
         let mut h = hash(key, BLOOM_SEED);
         let delta = h.rotate_right(17);
-        if array.len() <= SMALL_FILTER_BYTES {
-            // All probes fall in a few cache lines: stop at the first clear bit.
-            return probe_each(k, h, delta, array, reduce);
-        }
         if reduce.m == 0 {
+            // Bit arrays of 512 MiB and more: every hash is its own remainder.
             return probe_each(k, h, delta, array, reduce);
         }
-        // Probes land in different cache lines that are likely cold. Load them all, without
-        // an early exit: the loads are independent, so their misses overlap, and there is no
-        // branch on random filter bits to mispredict (splitting them into two batches with an
-        // exit between measured slower: the exit mispredicts for half the queries).
+        // Load every probe, without an early exit, whatever the filter's size. The loads are
+        // independent, so for a large filter their cache misses overlap; and there is no
+        // branch on random filter bits, which mispredicts for about half of the absent keys
+        // and throws away the work of the queries that followed (docs/benchmarks.md, "CPU
+        // families", measures both forms on both families).
         let mut all = 1u8;
         for _ in 0..k {
             let bit = reduce.reduce_small(h);
@@ -184,30 +179,33 @@ impl FilterPolicy for BloomFilterPolicy {
     }
 }
 
-/// [`FilterPolicy::keys_may_match`] for a large bit array and `K` probes: for a group of keys,
-/// first computes every probe position (hashing: arithmetic only), then loads all their bits
-/// without branches, so that the loads of the whole group are in flight together and their
-/// cache misses overlap.
+/// [`FilterPolicy::keys_may_match`] for a large bit array and `K` probes: hashes a group of
+/// keys first (each hash is a chain of dependent multiplies, and the chains of different keys
+/// overlap when nothing sits between them), then probes each key of the group without
+/// branches, so that the loads of several keys are in flight together and their cache misses
+/// overlap. Computing every probe position of the group before any load, as this did
+/// before, measured slower: it stores and reloads each position.
 fn match_groups<const K: usize>(
     keys: &[&[u8]],
     array: &[u8],
     reduce: Reducer,
     out: &mut Vec<bool>,
 ) {
-    let mut positions = [[0usize; K]; QUERY_GROUP];
+    out.reserve(keys.len());
+    let mut hashes = [0u32; QUERY_GROUP];
     for group in keys.chunks(QUERY_GROUP) {
-        for (probes, key) in positions.iter_mut().zip(group) {
-            let mut h = hash(key, BLOOM_SEED);
+        for (h, key) in hashes.iter_mut().zip(group) {
+            *h = hash(key, BLOOM_SEED);
+        }
+        for &h in &hashes[..group.len()] {
+            let mut h = h;
             let delta = h.rotate_right(17);
-            for p in probes.iter_mut() {
-                *p = reduce.reduce_small(h);
+            let mut all = 1u8;
+            for _ in 0..K {
+                let bit = reduce.reduce_small(h);
+                all &= array[bit / 8] >> (bit % 8);
                 h = h.wrapping_add(delta);
             }
-        }
-        for probes in &positions[..group.len()] {
-            let all = probes
-                .iter()
-                .fold(1u8, |all, &bit| all & (array[bit / 8] >> (bit % 8)));
             out.push(all & 1 != 0);
         }
     }
@@ -253,12 +251,32 @@ impl Reducer {
 
     /// The reducer for the bits of `array`, a filter's bit array (possibly from a file).
     ///
+    /// Readers make one for every query, so its multiplier must cost far less than the
+    /// division that defines it: table filters (under 256 bytes) take it from a table made at
+    /// compile time, one load that hits the cache; larger arrays up to 170 MB from one
+    /// floating-point division that needs no check ([`float_multiplier`]); the rest from
+    /// [`multiplier`].
+    ///
     /// Counted in 64 bits, so a 512 MiB array has its 2^32 bits on 32-bit targets too. The
     /// count saturates only for arrays of 2^61 bytes or more, which no memory holds; and every
     /// count of 2^32 bits or more reduces a 32-bit hash alike.
     #[inline]
     fn for_array(array: &[u8]) -> Self {
-        Reducer::from_bits((array.len() as u64).saturating_mul(8))
+        Reducer::for_len(array.len())
+    }
+
+    /// [`for_array`](Self::for_array) for an array of `len` bytes.
+    #[inline]
+    fn for_len(len: usize) -> Self {
+        let bits = (len as u64).saturating_mul(8);
+        let m = if let Some(&m) = SMALL_MULTIPLIERS.get(len) {
+            m
+        } else if bits <= FLOAT_MAX_BITS {
+            float_multiplier(bits)
+        } else {
+            return Reducer::from_bits(bits);
+        };
+        Reducer { m, bits }
     }
 
     #[inline]
@@ -291,6 +309,45 @@ impl Reducer {
         let low = self.m.wrapping_mul(u64::from(h));
         ((u128::from(low) * u128::from(self.bits)) >> 64) as usize
     }
+}
+
+/// Bit arrays of fewer bytes than this take their multiplier from [`SMALL_MULTIPLIERS`]:
+/// 256 bytes hold the 2,048 bits from which [`float_multiplier`] is exact.
+const SMALL_ARRAY_BYTES: usize = 256;
+
+/// `SMALL_MULTIPLIERS[n]` is the multiplier of an `n`-byte bit array, `ceil(2^64 / 8n)`, made
+/// at compile time (0 for `n` = 0, which has no quotient). 2 KiB; a table's filters have a
+/// few sizes, so the few lines they use stay in cache.
+static SMALL_MULTIPLIERS: [u64; SMALL_ARRAY_BYTES] = {
+    let mut table = [0u64; SMALL_ARRAY_BYTES];
+    let mut n = 1;
+    while n < SMALL_ARRAY_BYTES {
+        // ⌊(2^64 - 1) / bits⌋ + 1 = ⌈2^64 / bits⌉ for bits = 8n >= 8. Evaluated at compile
+        // time, where an overflow would fail the build: n < 256, so 8n is nonzero and far from
+        // overflow, and the quotient is below u64::MAX.
+        table[n] = u64::MAX / (8 * n as u64) + 1;
+        n += 1;
+    }
+    table
+};
+
+/// The most bits [`float_multiplier`] is proven exact for: `2^32 / 3`.
+const FLOAT_MAX_BITS: u64 = (1 << 32) / 3;
+
+/// A fastmod multiplier for `bits` in `2^11..=2^32 / 3` from one floating-point division,
+/// with no check: `⌊2^64 / bits⌋` as a float, truncated, plus 2.
+///
+/// Proof that it lies in `[2^64, 2^64 + 2^32]` when multiplied by `bits`: `bits` converts
+/// exactly, and the division is correctly rounded, so the float `f` is within `2^-53 q` of
+/// `q = 2^64 / bits`, that is within `2^11 / bits <= 1`. Truncating loses less than 1, so
+/// `approx = trunc(f) + 2` lies in `(q, q + 3]`; times `bits`, in `(2^64, 2^64 + 3 bits]`,
+/// and `3 bits <= 2^32`. The quotient is at most `2^53`, so the signed conversions are exact.
+/// On both CPU families this is a handful of instructions where the integer division costs
+/// tens of cycles (Intel before Ice Lake) and the check of [`multiplier`] ten more.
+#[inline]
+fn float_multiplier(bits: u64) -> u64 {
+    debug_assert!((1 << 11..=FLOAT_MAX_BITS).contains(&bits));
+    ((TWO_POW_64 / bits as i64 as f64) as i64 as u64).wrapping_add(2)
 }
 
 /// A fastmod multiplier for `bits` (see [`Reducer`]), or 0 for `bits` 0 and 1.
@@ -468,6 +525,45 @@ mod tests {
                 assert_eq!(r.reduce(h) as u64, u64::from(h) % bits, "h={h} bits={bits}");
             }
         }
+    }
+
+    /// The multipliers readers use, from the table, the unchecked float division and the
+    /// checked path, are all in the exact range, on both sides of each boundary.
+    #[test]
+    fn reader_multipliers_are_in_the_exact_range() {
+        let in_range = |len: usize| {
+            let r = Reducer::for_len(len);
+            let bits = len as u64 * 8;
+            assert_eq!(r.bits, bits);
+            if bits >= 1 << 32 {
+                assert_eq!(r.m, 0, "len {len}");
+                return;
+            }
+            let product = u128::from(r.m) * u128::from(bits);
+            assert!(
+                product >= 1 << 64 && product - (1 << 64) <= 1 << 32,
+                "len={len} m={}",
+                r.m
+            );
+            for h in [0u32, 1, bits as u32 - 1, bits as u32, 0x8000_0000, u32::MAX] {
+                assert_eq!(r.reduce(h) as u64, u64::from(h) % bits, "h={h} len={len}");
+            }
+        };
+        let float_max_len = (FLOAT_MAX_BITS / 8) as usize;
+        let mut lens: Vec<usize> = (1..4096).collect();
+        lens.extend(float_max_len - 2..float_max_len + 3);
+        lens.extend([1 << 29, (1 << 29) - 1, (1 << 29) + 1]);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            lens.push(1 + (x % (1 << 29)) as usize);
+        }
+        for len in lens {
+            in_range(len);
+        }
+        assert_eq!(Reducer::for_len(0).m, 0);
     }
 
     #[test]
