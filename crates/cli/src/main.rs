@@ -12,6 +12,7 @@ mod filter_audit;
 mod filters;
 mod lines;
 mod output;
+mod profile;
 mod remote;
 mod table_file;
 
@@ -34,6 +35,10 @@ use crate::output::Output;
 #[derive(Parser, Debug)]
 #[command(name = "leveltable", version, about, long_about)]
 struct Cli {
+    /// How block type bytes map to codecs when reading: auto (Google's and Mojang's
+    /// LevelDB alike), leveldb (2 is zstd) or mojang (2 zlib, 3 zstd, 4 raw deflate).
+    #[arg(long, global = true, value_enum, default_value_t = profile::ProfileArg::Auto)]
+    profile: profile::ProfileArg,
     /// After the command, print to standard error the requests made to object stores and
     /// the bytes they moved (`leveltable --stats dump s3://...`; `get --stats` prints them
     /// too).
@@ -63,6 +68,7 @@ fn main() -> ExitCode {
     // All output goes through `output`, which turns write errors into errors (a closed pipe
     // into a quiet exit 0) instead of panics; see the module.
     let mut output = Output::new();
+    profile::set(cli.profile);
     let show_stats = cli.stats;
     let result = match cli.command {
         Command::Build(args) if remote::is_url(&args.out) => build::run_to_url(args, &mut output),

@@ -48,6 +48,7 @@ impl TableFile {
     /// # Errors
     /// As [`open`](Self::open).
     pub fn open_with(path: &Path, options: ReadOptions) -> Result<TableFile> {
+        let options = crate::profile::read_options(options);
         if crate::remote::is_url(path) {
             let (source, name) = crate::remote::open(path)?;
             return TableFile::open_source(PathBuf::from(name), source, options, || {

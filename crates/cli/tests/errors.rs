@@ -176,7 +176,7 @@ fn unusable_paths_are_refused() {
 fn bad_options_are_usage_errors() {
     for args in [
         &["--restart-interval", "0"][..],
-        &["--compression", "zstd"],
+        &["--compression", "lz4"],
         &["--bloom-bits", "65"],
         &["--bloom-bits", "-1"],
         &["--block-size", "big"],

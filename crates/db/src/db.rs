@@ -97,6 +97,7 @@ pub(crate) fn table_options(
             READ_BLOOM_BITS,
         )))
         .verify_checksums(verify)
+        .profile(options.profile)
         .block_cache(cache)
 }
 

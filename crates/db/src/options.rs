@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use leveltable_table::{BytewiseComparator, Cache, Comparator};
+use leveltable_table::{BytewiseComparator, Cache, Comparator, Profile};
 
 use crate::log_reader::Dropped;
 use crate::table_cache::DEFAULT_MAX_OPEN_TABLES;
@@ -36,6 +36,11 @@ pub struct DbOptions {
     /// (LevelDB never does): a mapped file that shrinks under the reader ends the process
     /// with SIGBUS; reads then go through `pread`.
     pub memory_map: bool,
+    /// Which compression each block type byte names in the table files (see [`Profile`]).
+    /// Default: [`Profile::Auto`], which reads databases written by Google's LevelDB and by
+    /// Mojang's (Minecraft Bedrock worlds) alike; zlib, raw deflate and zstd blocks need
+    /// the `zlib` and `zstd` features.
+    pub profile: Profile,
 }
 
 impl Default for DbOptions {
@@ -47,6 +52,7 @@ impl Default for DbOptions {
             verify_checksums: true,
             paranoid_checks: false,
             memory_map: true,
+            profile: Profile::Auto,
         }
     }
 }
@@ -82,6 +88,12 @@ impl DbOptions {
         self
     }
 
+    /// Sets [`profile`](Self::profile).
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        self
+    }
+
     /// Sets [`paranoid_checks`](Self::paranoid_checks).
     pub fn paranoid_checks(mut self, paranoid: bool) -> Self {
         self.paranoid_checks = paranoid;
@@ -98,6 +110,7 @@ impl fmt::Debug for DbOptions {
             .field("verify_checksums", &self.verify_checksums)
             .field("paranoid_checks", &self.paranoid_checks)
             .field("memory_map", &self.memory_map)
+            .field("profile", &self.profile)
             .finish()
     }
 }

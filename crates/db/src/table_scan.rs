@@ -8,11 +8,7 @@ use std::path::Path;
 
 use leveltable_table::block::Block;
 use leveltable_table::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer};
-use leveltable_table::{Comparator, ReadAt};
-
-/// Snappy expands a stream by less than 22 times (64 bytes per 3-byte copy); a longer
-/// claim is corrupt, and refusing it keeps a few bytes from making us allocate gigabytes.
-const MAX_SNAPPY_EXPANSION: usize = 22;
+use leveltable_table::{Comparator, Compression, Profile, ReadAt, codec};
 
 /// What a scan recovered.
 pub(crate) struct Scan {
@@ -34,16 +30,15 @@ fn read_block(file: &File, size: u64, handle: &BlockHandle) -> Option<Vec<u8>> {
     file.read_exact_at(&mut raw, handle.offset).ok()?;
     let block_type = raw[len];
     raw.truncate(len);
-    match block_type {
-        0 => Some(raw),
-        1 => {
-            let out_len = snap::raw::decompress_len(&raw).ok()?;
-            if out_len > raw.len().saturating_mul(MAX_SNAPPY_EXPANSION) {
-                return None;
-            }
-            snap::raw::Decoder::new().decompress_vec(&raw).ok()
+    // Any writer's blocks (Mojang's zlib and raw deflate too), with the table reader's
+    // bound on the decompressed size.
+    match Profile::Auto.compression(block_type, &raw)? {
+        Compression::None => Some(raw),
+        compression => {
+            let mut out = Vec::new();
+            codec::decompress(compression, &raw, &mut out).ok()?;
+            Some(out)
         }
-        _ => None,
     }
 }
 

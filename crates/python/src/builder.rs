@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
-use leveltable_table::{AtomicTableFile, BuildOptions, BuildSummary, Compression};
+use leveltable_table::{AtomicTableFile, BuildOptions, BuildSummary, Compression, Profile};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -21,10 +21,24 @@ pub fn compression_named(name: &str) -> PyResult<Compression> {
     match name {
         "snappy" => Ok(Compression::Snappy),
         "none" => Ok(Compression::None),
+        "zlib" => Ok(Compression::Zlib),
+        "deflate" => Ok(Compression::RawDeflate),
+        "zstd" => Ok(Compression::Zstd),
+        "zstd-mojang" => Ok(Compression::ZstdMojang),
         other => Err(InvalidArgumentError::new_err(format!(
-            "compression must be \"snappy\" or \"none\", not {other:?}"
+            "compression must be \"snappy\", \"none\", \"zlib\", \"deflate\", \"zstd\" or \
+             \"zstd-mojang\", not {other:?}"
         ))),
     }
+}
+
+/// The `profile` keyword of the readers: which compression each block type byte names.
+pub fn profile_named(name: &str) -> PyResult<Profile> {
+    name.parse::<Profile>().map_err(|_| {
+        InvalidArgumentError::new_err(format!(
+            "profile must be \"auto\", \"leveldb\" or \"mojang\", not {name:?}"
+        ))
+    })
 }
 
 /// The `extra_filter` keyword: the bits per key of the cache-local filter it asks for

@@ -114,7 +114,8 @@ fn as_ref(b: &Edge<Vec<u8>>) -> Edge<&[u8]> {
 /// A LevelDB database directory, opened read-only: nothing in it is created, changed,
 /// locked or deleted, so a database another process holds open can be read.
 ///
-/// `Db(path, *, verify_checksums=True, cache_bytes=8388608, max_open_tables=990)`. Reads see
+/// `Db(path, *, verify_checksums=True, cache_bytes=8388608, max_open_tables=990,
+/// profile="auto")`; `profile` as for `Table` (Minecraft Bedrock worlds read as they are). Reads see
 /// the newest writes, those still in the log included; `snapshot()` pins the current view.
 #[pyclass(frozen, module = "leveltable")]
 pub struct Db {
@@ -129,29 +130,37 @@ impl Db {
     }
 }
 
-fn options(verify_checksums: bool, cache_bytes: u64, max_open_tables: Option<usize>) -> DbOptions {
-    let mut options = DbOptions::default().verify_checksums(verify_checksums);
+fn options(
+    verify_checksums: bool,
+    cache_bytes: u64,
+    max_open_tables: Option<usize>,
+    profile: &str,
+) -> PyResult<DbOptions> {
+    let mut options = DbOptions::default()
+        .verify_checksums(verify_checksums)
+        .profile(crate::builder::profile_named(profile)?);
     if cache_bytes > 0 {
         options = options.block_cache(Cache::shared(cache_bytes));
     }
     if let Some(tables) = max_open_tables {
         options = options.max_open_tables(tables.max(1));
     }
-    options
+    Ok(options)
 }
 
 #[pymethods]
 impl Db {
     #[new]
-    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None))]
+    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None, profile = "auto"))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         verify_checksums: bool,
         cache_bytes: u64,
         max_open_tables: Option<usize>,
+        profile: &str,
     ) -> PyResult<Self> {
-        let options = options(verify_checksums, cache_bytes, max_open_tables);
+        let options = options(verify_checksums, cache_bytes, max_open_tables, profile)?;
         let db = py
             .detach(|| RustDb::open(&path, options))
             .map_err(|e| db_error(&path, e))?;
@@ -164,7 +173,7 @@ impl Db {
     /// log, the MANIFEST ignored, the newest version of each key winning), read without
     /// writing anything. `stats()["skipped"]` lists the files that could not be read.
     #[classmethod]
-    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None))]
+    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None, profile = "auto"))]
     fn salvage(
         _cls: &Bound<'_, PyType>,
         py: Python<'_>,
@@ -172,8 +181,9 @@ impl Db {
         verify_checksums: bool,
         cache_bytes: u64,
         max_open_tables: Option<usize>,
+        profile: &str,
     ) -> PyResult<Db> {
-        let options = options(verify_checksums, cache_bytes, max_open_tables);
+        let options = options(verify_checksums, cache_bytes, max_open_tables, profile)?;
         let db = py
             .detach(|| RustDb::salvage(&path, options))
             .map_err(|e| db_error(&path, e))?;

@@ -54,9 +54,11 @@ impl ChunkSource for TableChunks {
 
 /// A LevelDB table file (`.ldb`, `.sst`), read-only.
 ///
-/// `Table(path, *, verify_checksums=True, cache_bytes=0)` opens the table: it reads the
-/// footer, the index and one filter block. `verify_checksums` checks each block's CRC as it
-/// is read; `cache_bytes` > 0 keeps recently read blocks in a cache of that many bytes.
+/// `Table(path, *, verify_checksums=True, cache_bytes=0, profile="auto")` opens the table: it
+/// reads the footer, the index and one filter block. `verify_checksums` checks each block's
+/// CRC as it is read; `cache_bytes` > 0 keeps recently read blocks in a cache of that many
+/// bytes; `profile` says which compression each block type byte names ("auto" reads
+/// Google's and Mojang's LevelDB alike, "leveldb", "mojang").
 /// Lookups and scans release the GIL, so threads can read one table in parallel.
 #[pyclass(frozen, module = "leveltable")]
 pub struct Table {
@@ -73,18 +75,21 @@ impl Table {
 #[pymethods]
 impl Table {
     #[new]
-    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 0))]
+    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 0, profile = "auto"))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         verify_checksums: bool,
         cache_bytes: u64,
+        profile: &str,
     ) -> PyResult<Self> {
+        let profile = crate::builder::profile_named(profile)?;
         let opened = py.detach(|| -> PyResult<OpenTable> {
             let file = File::open(&path).map_err(|e| os_error(&path, &e))?;
             let mut options = ReadOptions::default()
                 .known_filter_policies()
-                .verify_checksums(verify_checksums);
+                .verify_checksums(verify_checksums)
+                .profile(profile);
             if cache_bytes > 0 {
                 options = options.block_cache(Cache::shared(cache_bytes));
             }

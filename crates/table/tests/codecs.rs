@@ -260,3 +260,45 @@ fn a_zstd_bomb_in_a_block_is_an_error_not_an_allocation() {
     assert!(codec::decompress(Compression::Zstd, &zstd_bomb(17), &mut out).is_err());
     assert_eq!(out.capacity(), 0);
 }
+
+#[test]
+fn scans_restarted_after_each_key_read_the_same_with_readahead() {
+    // As a binding reads in chunks: a new range after the last key of each chunk.
+    for compression in [
+        Compression::RawDeflate,
+        Compression::Zstd,
+        Compression::Snappy,
+    ] {
+        if !compression.is_available() {
+            continue;
+        }
+        let bytes = build(compression, 16 << 10);
+        for readahead in [0, 1, 8] {
+            let table = Table::open(
+                bytes.clone(),
+                ReadOptions::default().readahead_blocks(readahead),
+            )
+            .unwrap();
+            let mut got = Vec::new();
+            let mut last: Option<Vec<u8>> = None;
+            loop {
+                let start = match &last {
+                    Some(k) => std::ops::Bound::Excluded(k.clone()),
+                    None => std::ops::Bound::Unbounded,
+                };
+                let chunk: Vec<_> = table
+                    .range::<Vec<u8>>((start, std::ops::Bound::Unbounded))
+                    .take(100)
+                    .map(Result::unwrap)
+                    .collect();
+                if chunk.is_empty() {
+                    break;
+                }
+                last = Some(chunk.last().unwrap().0.clone());
+                got.extend(chunk);
+                assert!(got.len() <= entries().len(), "{compression:?} {readahead}");
+            }
+            assert_eq!(got, entries(), "{compression:?} readahead {readahead}");
+        }
+    }
+}

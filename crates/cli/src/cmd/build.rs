@@ -104,6 +104,28 @@ pub enum CompressionArg {
     Snappy,
     /// No compression.
     None,
+    /// zlib, type 2 as Mojang's LevelDB (Minecraft Bedrock) writes it; Google's LevelDB
+    /// cannot read it.
+    Zlib,
+    /// Raw deflate, type 4: Mojang's LevelDB's default; Google's LevelDB cannot read it.
+    Deflate,
+    /// zstd, type 2 as LevelDB after 1.23 writes it; LevelDB 1.23 and Mojang's cannot read it.
+    Zstd,
+    /// zstd, type 3 as Mojang's LevelDB writes it; Google's LevelDB cannot read it.
+    ZstdMojang,
+}
+
+impl From<CompressionArg> for Compression {
+    fn from(arg: CompressionArg) -> Compression {
+        match arg {
+            CompressionArg::Snappy => Compression::Snappy,
+            CompressionArg::None => Compression::None,
+            CompressionArg::Zlib => Compression::Zlib,
+            CompressionArg::Deflate => Compression::RawDeflate,
+            CompressionArg::Zstd => Compression::Zstd,
+            CompressionArg::ZstdMojang => Compression::ZstdMojang,
+        }
+    }
 }
 
 /// `--extra-filter`.
@@ -129,10 +151,7 @@ impl TableArgs {
         let mut options = BuildOptions::default()
             .block_size(self.block_size)
             .block_restart_interval(count(self.restart_interval))
-            .compression(match self.compression {
-                CompressionArg::Snappy => Compression::Snappy,
-                CompressionArg::None => Compression::None,
-            });
+            .compression(self.compression.into());
         if self.bloom_bits > 0 {
             options = options.filter_policy(BloomFilterPolicy::new(count(self.bloom_bits)));
         }

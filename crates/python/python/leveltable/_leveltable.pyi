@@ -36,11 +36,19 @@ class Table:
     """A LevelDB table file (``.ldb``, ``.sst``), read-only.
 
     ``verify_checksums`` checks each block's CRC as it is read; ``cache_bytes`` > 0 keeps
-    recently read blocks in a cache of that many bytes. Lookups and scans release the GIL.
+    recently read blocks in a cache of that many bytes. ``profile`` says which compression
+    each block type byte names: ``"auto"`` (Google's and Mojang's LevelDB alike: Minecraft
+    Bedrock's zlib and raw deflate, LevelDB's zstd), ``"leveldb"`` or ``"mojang"``. Lookups
+    and scans release the GIL.
     """
 
     def __init__(
-        self, path: StrPath, *, verify_checksums: bool = True, cache_bytes: int = 0
+        self,
+        path: StrPath,
+        *,
+        verify_checksums: bool = True,
+        cache_bytes: int = 0,
+        profile: str = "auto",
     ) -> None: ...
     def get(self, key: BytesLike) -> Optional[bytes]:
         """The value stored under ``key``, or ``None``."""
@@ -125,6 +133,7 @@ class Db:
         verify_checksums: bool = True,
         cache_bytes: int = 8388608,
         max_open_tables: Optional[int] = None,
+        profile: str = "auto",
     ) -> None: ...
     @classmethod
     def salvage(
@@ -134,6 +143,7 @@ class Db:
         verify_checksums: bool = True,
         cache_bytes: int = 8388608,
         max_open_tables: Optional[int] = None,
+        profile: str = "auto",
     ) -> "Db":
         """What LevelDB's RepairDB would recover, read without writing anything."""
     def get(self, key: BytesLike) -> Optional[bytes]: ...

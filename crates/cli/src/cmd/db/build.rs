@@ -8,12 +8,9 @@ use leveltable_db::{
     BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates, Error,
     ExternalSorter, Part, PartBuilder, commit,
 };
-use leveltable_table::Compression;
 
 use crate::cmd::Outcome;
-use crate::cmd::build::{
-    CompressionArg, ExtraFilter, Input, Progress, TableArgs, clean_up_on_signals, next_line,
-};
+use crate::cmd::build::{ExtraFilter, Input, Progress, TableArgs, clean_up_on_signals, next_line};
 use crate::cmd::db::db_error;
 use crate::error::{CliError, Result};
 use crate::lines::{DEFAULT_MAX_LINE, Encoding, LineReader, parse_entry};
@@ -125,10 +122,7 @@ impl BuildArgs {
         BulkOptions::default()
             .block_size(t.block_size)
             .restart_interval(bits(t.restart_interval))
-            .compression(match t.compression {
-                CompressionArg::Snappy => Compression::Snappy,
-                CompressionArg::None => Compression::None,
-            })
+            .compression(t.compression.into())
             .bloom_bits_per_key((t.bloom_bits > 0).then(|| bits(t.bloom_bits)))
             .cache_local_bits_per_key(
                 t.extra_filter.map(|ExtraFilter::LocalBloom| {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use leveltable_db::filename::{sst_table_file_name, table_file_name};
-use leveltable_db::{Db, DbOptions, Error};
+use leveltable_db::{Db, Error};
 
 use crate::cmd::Outcome;
 use crate::error::{CliError, Result};
@@ -68,9 +68,9 @@ fn open(dir: &Path, salvage: bool) -> Result<Db> {
         Ok(_) => {}
     }
     let opened = if salvage {
-        Db::salvage(dir, DbOptions::default())
+        Db::salvage(dir, crate::profile::db_options())
     } else {
-        Db::open(dir, DbOptions::default())
+        Db::open(dir, crate::profile::db_options())
     };
     opened.map_err(|e| db_error(dir, e))
 }

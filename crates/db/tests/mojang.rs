@@ -1,0 +1,169 @@
+//! Minecraft Bedrock worlds written by Mojang's LevelDB (amulet-leveldb, raw deflate
+//! blocks), read with this crate and compared with Mojang's own iteration: the database view
+//! of the world as Mojang left it (tables and an unflushed log), and the table view of a
+//! copy that Mojang's LevelDB reopened (its log recovered into a table).
+//!
+//! Needs a Python with amulet-leveldb: `LEVELTABLE_MOJANG_PYTHON` (or `python3`). Without
+//! one the test prints one `skipped:` line, unless `LEVELTABLE_MOJANG_PYTHON` or
+//! `LEVELTABLE_REQUIRE_SERVERS=1` is set.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::Path;
+use std::process::Command;
+
+use leveltable_db::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
+use leveltable_db::{Db, DbOptions};
+use leveltable_table::{Profile, Table};
+
+const SCRIPT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../python/tests/bedrock_world.py"
+);
+
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn python() -> Option<String> {
+    let explicit = std::env::var("LEVELTABLE_MOJANG_PYTHON").ok();
+    let python = explicit.clone().unwrap_or_else(|| "python3".into());
+    let ok = Command::new(&python)
+        .args(["-c", "import leveldb; leveldb.LevelDB"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(python);
+    }
+    if explicit.is_some() || std::env::var("LEVELTABLE_REQUIRE_SERVERS").as_deref() == Ok("1") {
+        panic!("{python} cannot import amulet-leveldb's `leveldb`");
+    }
+    eprintln!("skipped: amulet-leveldb (Mojang's LevelDB) is not installed for {python}");
+    None
+}
+
+fn run(python: &str, args: &[&str]) {
+    let out = Command::new(python)
+        .arg(SCRIPT)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn mojang_view(python: &str, dir: &Path) -> Entries {
+    let out = dir.with_extension("tsv");
+    run(
+        python,
+        &["dump", dir.to_str().unwrap(), out.to_str().unwrap()],
+    );
+    std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (k, v) = l.split_once('\t').unwrap();
+            (unhex(k), unhex(v))
+        })
+        .collect()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+fn tables(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut tables: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ldb"))
+        .collect();
+    tables.sort();
+    tables
+}
+
+#[test]
+fn mojang_worlds_read_as_mojang_reads_them() {
+    let Some(python) = python() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("db");
+    run(
+        &python,
+        &[
+            "write",
+            world.to_str().unwrap(),
+            "--megabytes",
+            "10",
+            "--seed",
+            "3",
+        ],
+    );
+    let copy = tmp.path().join("copy");
+    copy_dir(&world, &copy);
+    // Mojang's view, from the copy (opening it recovers the log into a table).
+    let want = mojang_view(&python, &copy);
+    assert!(want.len() > 1000);
+    assert!(tables(&world).len() >= 2);
+
+    // The database view: the world as Mojang left it, and the reopened copy.
+    for dir in [&world, &copy] {
+        for profile in [Profile::Auto, Profile::Mojang] {
+            let db = Db::open(dir, DbOptions::default().profile(profile)).unwrap();
+            let got: Entries = db.iter().map(Result::unwrap).collect();
+            assert_eq!(got.len(), want.len(), "{} {profile}", dir.display());
+            assert!(got == want, "{} {profile}", dir.display());
+            for (k, v) in want.iter().step_by(101) {
+                assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+            }
+            db.verify().unwrap();
+        }
+        let err = Db::open(dir, DbOptions::default().profile(Profile::LevelDb))
+            .and_then(|db| db.verify().map(|_| ()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unsupported block compression type 4"),
+            "{err}"
+        );
+    }
+
+    // The table view: in the reopened copy every version is in a table; the newest of each
+    // user key, deletions dropped, is Mojang's view.
+    let mut newest: BTreeMap<Vec<u8>, (u64, Option<Vec<u8>>)> = BTreeMap::new();
+    for path in tables(&copy) {
+        let options = ldb_read_options().profile(Profile::Auto);
+        let table = Table::open(File::open(&path).unwrap(), options).unwrap();
+        table.verify().unwrap();
+        for entry in table.entries() {
+            let (key, value) = entry.unwrap();
+            let parsed = ParsedInternalKey::parse(&key).unwrap();
+            let value = (parsed.value_type == ValueType::Value).then_some(value);
+            let slot = newest.entry(parsed.user_key.to_vec()).or_insert((0, None));
+            if parsed.sequence >= slot.0 {
+                *slot = (parsed.sequence, value);
+            }
+        }
+    }
+    let from_tables: Entries = newest
+        .into_iter()
+        .filter_map(|(k, (_, v))| Some((k, v?)))
+        .collect();
+    assert!(
+        from_tables == want,
+        "the tables' newest versions differ from Mojang's view"
+    );
+}
