@@ -17,6 +17,7 @@ use std::fmt::Display;
 use std::io::{self, BufWriter, Stderr, Stdout, Write};
 
 use crate::error::{CliError, Result};
+use crate::lines::Encoding;
 
 /// Buffer size of each stream.
 const BUFFER: usize = 64 * 1024;
@@ -25,6 +26,8 @@ const BUFFER: usize = 64 * 1024;
 pub struct Output {
     out: BufWriter<Stdout>,
     err: BufWriter<Stderr>,
+    /// A line being spelled, reused from line to line.
+    line: Vec<u8>,
 }
 
 impl Output {
@@ -33,6 +36,7 @@ impl Output {
         Output {
             out: BufWriter::with_capacity(BUFFER, io::stdout()),
             err: BufWriter::with_capacity(BUFFER, io::stderr()),
+            line: Vec::new(),
         }
     }
 
@@ -66,6 +70,30 @@ impl Output {
     /// As [`err`](Self::err).
     pub fn err_line(&mut self, line: impl Display) -> Result<()> {
         writeln!(self.err, "{line}").map_err(|e| CliError::stderr(&e))
+    }
+
+    /// Writes `prefix`, `field` spelled in `encoding` and a newline to standard error
+    /// (`not found: KEY`), without allocating once the first such line has been written.
+    /// A field that text mode cannot spell is written as it is.
+    ///
+    /// # Errors
+    /// As [`err`](Self::err).
+    pub fn err_field_line(
+        &mut self,
+        prefix: &[u8],
+        field: &[u8],
+        encoding: Encoding,
+    ) -> Result<()> {
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        line.extend_from_slice(prefix);
+        if encoding.encode(field, &mut line).is_err() {
+            line.extend_from_slice(field);
+        }
+        line.push(b'\n');
+        let written = self.err(&line);
+        self.line = line;
+        written
     }
 
     /// Writes out what both buffers hold, standard output first.

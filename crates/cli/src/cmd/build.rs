@@ -15,7 +15,9 @@ use leveltable_table::{DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE};
 
 use crate::cmd::Outcome;
 use crate::error::{CliError, Result, io_message};
-use crate::lines::{DEFAULT_MAX_LINE, Encoding, LineReader, ReadError, parse_entry};
+use crate::lines::{
+    DEFAULT_MAX_LINE, Encoding, LineReader, ReadError, parse_entry, parse_entry_into,
+};
 use crate::output::Output;
 
 /// The most bits per key a filter may be given here: far past any useful rate (30 bits give
@@ -218,10 +220,12 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         }
         lines.bytes_read()
     } else {
+        // Hex fields are decoded into these, reused from line to line.
+        let (mut key_buf, mut value_buf) = (Vec::new(), Vec::new());
         while let Some((number, line)) = next_line(&mut lines, &input.name)? {
-            let (key, value) = parse_entry(line, encoding)
+            let (key, value) = parse_entry_into(line, encoding, &mut key_buf, &mut value_buf)
                 .map_err(|e| CliError::new(format!("line {number}: {e}")))?;
-            builder.add(&key, &value, number)?;
+            builder.add(key, value, number)?;
             progress.update(lines.bytes_read());
         }
         lines.bytes_read()

@@ -72,9 +72,13 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         gets: 0,
         found: 0,
     };
-    for_each_key(&args.keys, encoding, output, |output, key| {
-        lookup.get(output, key)
-    })?;
+    if args.keys.is_empty() && lookup.internal.is_none() && !io::stdin().is_terminal() {
+        lookup.get_stdin_batches(output)?;
+    } else {
+        for_each_key(&args.keys, encoding, output, |output, key| {
+            lookup.get(output, key)
+        })?;
+    }
     let (gets, found) = (lookup.gets, lookup.found);
 
     if args.stats {
@@ -122,6 +126,7 @@ pub fn for_each_key(
     // Keys typed at a terminal get their answers before the next key is read.
     let interactive = io::stdin().is_terminal();
     let mut lines = LineReader::new(io::stdin().lock(), DEFAULT_MAX_LINE);
+    let mut key_buf = Vec::new();
     loop {
         if interactive {
             output.flush()?;
@@ -136,9 +141,9 @@ pub fn for_each_key(
                 )));
             }
         };
-        let key = decode_key(encoding, line)
+        let key = decode_key_into(encoding, line, &mut key_buf)
             .map_err(|e| CliError::new(format!("line {number} of standard input: {e}")))?;
-        f(output, &key)?;
+        f(output, key)?;
     }
 }
 
@@ -147,11 +152,8 @@ pub fn for_each_key(
 /// # Errors
 /// A failed write (quiet for a closed pipe).
 pub fn report(output: &mut Output, prefix: &[u8], key: &[u8], encoding: Encoding) -> Result<()> {
-    let mut message = prefix.to_vec();
     // The key was decoded from the same encoding, so it encodes back.
-    let _ = encoding.encode(key, &mut message);
-    message.push(b'\n');
-    output.err(&message)
+    output.err_field_line(prefix, key, encoding)
 }
 
 /// A key as typed: hex decoded, or in text mode checked to hold no tab or newline (it could
@@ -160,6 +162,17 @@ fn decode_key(encoding: Encoding, field: &[u8]) -> std::result::Result<Vec<u8>, 
     encoding
         .decode(field)
         .map(|k| k.into_owned())
+        .map_err(|e| format!("the key {e}{}", encoding.hex_hint()))
+}
+
+/// [`decode_key`] into `buf`, reused from key to key.
+fn decode_key_into<'a>(
+    encoding: Encoding,
+    field: &'a [u8],
+    buf: &'a mut Vec<u8>,
+) -> std::result::Result<&'a [u8], String> {
+    encoding
+        .decode_into(field, buf)
         .map_err(|e| format!("the key {e}{}", encoding.hex_hint()))
 }
 
@@ -178,6 +191,54 @@ fn arg_bytes(arg: &OsStr) -> std::result::Result<Vec<u8>, String> {
     }
 }
 
+/// Keys from standard input (not a terminal) are looked up this many at a time, or fewer
+/// when they hold [`BATCH_BYTES`]: one pass over the table in key order per batch, each data
+/// block read and decoded once for all of the batch's keys it holds.
+const BATCH_KEYS: usize = 1 << 18;
+
+/// The most bytes of keys in a batch (see [`BATCH_KEYS`]).
+const BATCH_BYTES: usize = 16 << 20;
+
+/// The most bytes of values a batch holds until it prints them; the values of keys found
+/// past this are looked up again, one key at a time, when their turn to print comes.
+const BATCH_VALUE_BYTES: usize = 64 << 20;
+
+/// A batch of keys from standard input and what the table answered for them.
+#[derive(Default)]
+struct Batch {
+    /// The keys, decoded, end to end.
+    bytes: Vec<u8>,
+    /// Where each key ends in `bytes`.
+    ends: Vec<usize>,
+    /// The values found, end to end.
+    values: Vec<u8>,
+    /// What the table answered for each key.
+    found: Vec<Answer>,
+    /// The keys in bytewise order: each key's first 16 bytes as a big-endian integer (zero
+    /// padded), and its position.
+    order: Vec<(u128, usize)>,
+}
+
+/// The first 16 bytes of `key`, zero padded, as a big-endian integer: integers in order
+/// belong to keys in bytewise order, and equal ones to keys that agree on those bytes.
+fn prefix(key: &[u8]) -> u128 {
+    let mut bytes = [0u8; 16];
+    let n = key.len().min(16);
+    bytes[..n].copy_from_slice(&key[..n]);
+    u128::from_be_bytes(bytes)
+}
+
+/// What the table answered for a key of a batch.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// Not found.
+    Missing,
+    /// Found; the value lies at this range of the batch's values.
+    Held(usize, usize),
+    /// Found, but the batch's values were full: look it up again.
+    Again,
+}
+
 struct Lookup<'a> {
     file: &'a TableFile,
     /// Set with `--internal`: lookups by user key in a database file.
@@ -190,6 +251,100 @@ struct Lookup<'a> {
 }
 
 impl Lookup<'_> {
+    /// Looks up the keys on standard input in batches ([`BATCH_KEYS`]), printing the answers
+    /// in input order, as [`get`](Self::get) prints them. A table error fails the batch
+    /// before any of its answers is printed.
+    fn get_stdin_batches(&mut self, output: &mut Output) -> Result<()> {
+        let mut lines = LineReader::new(io::stdin().lock(), DEFAULT_MAX_LINE);
+        let mut batch = Batch::default();
+        let mut key_buf = Vec::new();
+        loop {
+            let (number, line) = match lines.next_line() {
+                Ok(Some(next)) => next,
+                Ok(None) => return self.answer(output, &mut batch),
+                Err(ReadError::Io(e)) => return Err(CliError::stdin(&e)),
+                Err(ReadError::TooLong { line, max }) => {
+                    return Err(CliError::new(format!(
+                        "line {line} of standard input is longer than {max} bytes"
+                    )));
+                }
+            };
+            let key = decode_key_into(self.encoding, line, &mut key_buf)
+                .map_err(|e| CliError::new(format!("line {number} of standard input: {e}")))?;
+            batch.bytes.extend_from_slice(key);
+            batch.ends.push(batch.bytes.len());
+            if batch.ends.len() >= BATCH_KEYS || batch.bytes.len() >= BATCH_BYTES {
+                self.answer(output, &mut batch)?;
+            }
+        }
+    }
+
+    /// Answers the keys of `batch` and empties it.
+    fn answer(&mut self, output: &mut Output, batch: &mut Batch) -> Result<()> {
+        let Batch {
+            bytes,
+            ends,
+            values,
+            found,
+            order,
+        } = batch;
+        let mut start = 0;
+        let keys: Vec<&[u8]> = ends
+            .iter()
+            .map(|&end| {
+                let key = &bytes[start..end];
+                start = end;
+                key
+            })
+            .collect();
+        found.clear();
+        found.resize(keys.len(), Answer::Missing);
+        values.clear();
+        // Sorted here, comparing 16-byte prefixes as integers and whole keys only where those
+        // agree: for 100,000 keys this takes a fraction of the time of a sort comparing byte
+        // slices, and `get_many_with` does not sort keys that come in order.
+        order.clear();
+        order.extend(keys.iter().enumerate().map(|(i, key)| (prefix(key), i)));
+        order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| keys[a.1].cmp(keys[b.1])));
+        let sorted: Vec<&[u8]> = order.iter().map(|&(_, i)| keys[i]).collect();
+        self.file
+            .table
+            .get_many_with(&sorted, |j, value| {
+                let i = order[j].1;
+                if found[i] == Answer::Missing {
+                    found[i] = if values.len().saturating_add(value.len()) <= BATCH_VALUE_BYTES {
+                        let at = values.len();
+                        values.extend_from_slice(value);
+                        Answer::Held(at, values.len())
+                    } else {
+                        Answer::Again
+                    };
+                }
+            })
+            .map_err(|e| self.file.error(e))?;
+        let encoding = self.encoding;
+        for (key, answer) in keys.iter().zip(found.iter()) {
+            match *answer {
+                Answer::Held(from, to) => {
+                    self.gets += 1;
+                    self.line.clear();
+                    write_entry(key, &values[from..to], encoding, &mut self.line)
+                        .map_err(|_| unprintable_value(key, encoding))?;
+                    self.found += 1;
+                    output.out(&self.line)?;
+                }
+                Answer::Again => self.get(output, key)?,
+                Answer::Missing => {
+                    self.gets += 1;
+                    report(output, b"not found: ", key, encoding)?;
+                }
+            }
+        }
+        bytes.clear();
+        ends.clear();
+        Ok(())
+    }
+
     fn get(&mut self, output: &mut Output, key: &[u8]) -> Result<()> {
         self.gets += 1;
         let (encoding, line) = (self.encoding, &mut self.line);
@@ -213,12 +368,17 @@ impl Lookup<'_> {
                 self.found += 1;
                 output.out(&self.line)
             }
-            Some(Err(_)) => Err(CliError::new(format!(
-                "the value of key {} contains a tab or a newline{}",
-                encoding.show(key),
-                encoding.hex_hint()
-            ))),
+            Some(Err(_)) => Err(unprintable_value(key, encoding)),
             None => report(output, b"not found: ", key, encoding),
         }
     }
+}
+
+/// The error for a value that text mode cannot print.
+fn unprintable_value(key: &[u8], encoding: Encoding) -> CliError {
+    CliError::new(format!(
+        "the value of key {} contains a tab or a newline{}",
+        encoding.show(key),
+        encoding.hex_hint()
+    ))
 }
