@@ -274,7 +274,9 @@ impl Db {
         let mut log_infos: Vec<LogInfo> = Vec::new();
         for &number in &logs {
             let name = log_file_name(number);
-            let data = storage.read(&name).map_err(|e| Error::io(dir.join(&name), e))?;
+            let data = storage
+                .read(&name)
+                .map_err(|e| Error::io(dir.join(&name), e))?;
             let replayed = replay_log(number, &data, true, options.paranoid_checks, &user)?;
             if let Some(max) = replayed.max_sequence {
                 last_sequence = last_sequence.max(max);

@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 use leveltable_table::block_plan::stored_len;
 use leveltable_table::format::{BlockHandle, FOOTER_LEN, Footer};
-use leveltable_table::{Error as TableError, Table};
+use leveltable_table::{Comparator, Error as TableError, Table};
 
 use crate::remote::RemoteObject;
 use crate::tail::{OUTSIDE_TAIL, TailSource};
@@ -34,7 +34,7 @@ pub type Entry = (Vec<u8>, Vec<u8>);
 /// [`Error::Replaced`].
 pub struct AsyncTable {
     object: RemoteObject,
-    table: Table<Arc<TailSource>>,
+    table: Arc<Table<Arc<TailSource>>>,
     tail: Arc<TailSource>,
     options: ObjectReadOptions,
 }
@@ -71,7 +71,7 @@ impl AsyncTable {
                 Ok(table) => {
                     return Ok(AsyncTable {
                         object,
-                        table,
+                        table: Arc::new(table),
                         tail,
                         options,
                     });
@@ -255,6 +255,19 @@ impl AsyncTable {
         start: Bound<Vec<u8>>,
         end: Bound<Vec<u8>>,
     ) -> impl Stream<Item = Result<Entry>> + Send + '_ {
+        self.range_batches(start, end).flat_map(|r| match r {
+            Ok(v) => stream::iter(v.into_iter().map(Ok)).left_stream(),
+            Err(e) => stream::once(async move { Err(e) }).right_stream(),
+        })
+    }
+
+    /// [`range`](Self::range) in batches: the entries of each request's blocks together,
+    /// for consumers that take them a request at a time.
+    pub fn range_batches(
+        &self,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+    ) -> impl Stream<Item = Result<Vec<Entry>>> + Send + '_ {
         let planned = self
             .table
             .blocks_in_range(as_ref(&start), as_ref(&end))
@@ -270,11 +283,7 @@ impl AsyncTable {
                 let bounds = Arc::clone(&bounds);
                 async move { self.decode_run(run, &bounds).await }
             })
-            .buffered(self.options.readahead.max(1))
-            .flat_map(|r| match r {
-                Ok(v) => stream::iter(v.into_iter().map(Ok)).left_stream(),
-                Err(e) => stream::once(async move { Err(e) }).right_stream(),
-            });
+            .buffered(self.options.readahead.max(1));
         stream::iter(first_error.map(Err)).chain(fetched)
     }
 
@@ -302,26 +311,45 @@ impl AsyncTable {
         Ok(runs)
     }
 
-    /// Fetches one run and decodes the entries of its blocks that lie in `bounds`.
-    async fn decode_run(
-        &self,
-        run: Run,
-        bounds: &(Bound<Vec<u8>>, Bound<Vec<u8>>),
-    ) -> Result<Vec<Entry>> {
-        let bytes = match self
+    /// The stored bytes of one run: from the tail if held, else one request.
+    async fn fetch_run(&self, run: &Run) -> Result<Bytes> {
+        match self
             .tail
             .slice(run.range.start, run.range.end - run.range.start)
         {
-            Some(b) => b,
-            None => self.object.read(run.range.clone()).await?,
-        };
-        let cmp = self.table.comparator();
+            Some(b) => Ok(b),
+            None => self.object.read(run.range.clone()).await,
+        }
+    }
+
+    /// Fetches one run and decodes the entries of its blocks that lie in `bounds`.
+    async fn decode_run(&self, run: Run, bounds: &Bounds) -> Result<Vec<Entry>> {
+        let bytes = self.fetch_run(&run).await?;
         let mut out = Vec::new();
+        self.visit_run(&run, &bytes, bounds, &mut |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f` with each entry in `bounds` of the run's blocks, given the run's bytes,
+    /// until `f` returns `false`. Returns whether the scan goes on (the end bound was not
+    /// reached and `f` did not stop it).
+    fn visit_run(
+        &self,
+        run: &Run,
+        bytes: &[u8],
+        bounds: &Bounds,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<bool> {
+        let cmp = self.table.comparator();
         for h in &run.blocks {
             let from = (h.offset - run.range.start) as usize;
-            let to = from + stored_len(h).unwrap_or(usize::MAX - from);
-            let stored = bytes.get(from..to).unwrap_or(&[]);
-            let mut past_end = false;
+            let stored = stored_len(h)
+                .and_then(|n| bytes.get(from..from.checked_add(n)?))
+                .unwrap_or(&[]);
+            let mut go_on = true;
             self.table
                 .entries_of_block(h, stored, |k, v| {
                     let after_start = match &bounds.0 {
@@ -334,21 +362,102 @@ impl AsyncTable {
                         Bound::Excluded(e) => cmp.compare(k, e) == Ordering::Less,
                         Bound::Unbounded => true,
                     };
-                    if !before_end {
-                        past_end = true;
-                        return false;
-                    }
-                    if after_start {
-                        out.push((k.to_vec(), v.to_vec()));
-                    }
-                    true
+                    go_on = before_end && (!after_start || f(k, v));
+                    go_on
                 })
                 .map_err(|e| self.err(e))?;
-            if past_end {
-                break;
+            if !go_on {
+                return Ok(false);
             }
         }
-        Ok(out)
+        Ok(true)
+    }
+
+    /// Calls `f` with each entry in `(start, end)`, in order, borrowed (nothing is copied
+    /// out), until `f` returns `false`; returns the entries visited. The same requests as
+    /// [`range`](Self::range): runs fetched [`readahead`](ObjectReadOptions::readahead)
+    /// ahead while `f` works on the current one.
+    ///
+    /// # Errors
+    /// As [`get`](Self::get).
+    pub async fn scan(
+        &self,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<u64> {
+        let runs = self
+            .table
+            .blocks_in_range(as_ref(&start), as_ref(&end))
+            .map_err(|e| self.err(e))
+            .and_then(|blocks| self.scan_runs(blocks))?;
+        let bounds = (start, end);
+        // Fetched and decoded (checksums, decompression) ahead on the runtime's blocking
+        // threads, so decoding overlaps the transfers and the caller's work.
+        let mut fetched = stream::iter(runs)
+            .map(|run| async move {
+                let bytes = self.fetch_run(&run).await?;
+                let table = Arc::clone(&self.table);
+                let name = self.object.location.name.clone();
+                tokio::task::spawn_blocking(move || {
+                    run.blocks
+                        .iter()
+                        .map(|h| {
+                            let from = (h.offset - run.range.start) as usize;
+                            let stored = stored_len(h)
+                                .and_then(|n| bytes.get(from..from.checked_add(n)?))
+                                .unwrap_or(&[]);
+                            table.decode_block(h, stored)
+                        })
+                        .collect::<std::result::Result<Vec<_>, _>>()
+                        .map_err(|e| Error::table(&name, e))
+                })
+                .await
+                .map_err(|e| Error::Runtime(e.to_string()))?
+            })
+            .buffered(self.options.readahead.max(1));
+        let cmp = self.table.comparator();
+        let mut n = 0u64;
+        while let Some(next) = fetched.next().await {
+            for block in next? {
+                let mut go_on = true;
+                self.table
+                    .entries_of_decoded(&block, |k, v| {
+                        go_on = in_end_bound(&**cmp, k, &bounds.1)
+                            && (!in_start_bound(&**cmp, k, &bounds.0) || {
+                                n += 1;
+                                f(k, v)
+                            });
+                        go_on
+                    })
+                    .map_err(|e| self.err(e))?;
+                if !go_on {
+                    return Ok(n);
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// A scan's key bounds.
+type Bounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// Whether `k` is at or past the start bound.
+fn in_start_bound(cmp: &dyn Comparator, k: &[u8], b: &Bound<Vec<u8>>) -> bool {
+    match b {
+        Bound::Included(s) => cmp.compare(k, s) != Ordering::Less,
+        Bound::Excluded(s) => cmp.compare(k, s) == Ordering::Greater,
+        Bound::Unbounded => true,
+    }
+}
+
+/// Whether `k` is before the end bound.
+fn in_end_bound(cmp: &dyn Comparator, k: &[u8], b: &Bound<Vec<u8>>) -> bool {
+    match b {
+        Bound::Included(e) => cmp.compare(k, e) != Ordering::Greater,
+        Bound::Excluded(e) => cmp.compare(k, e) == Ordering::Less,
+        Bound::Unbounded => true,
     }
 }
 

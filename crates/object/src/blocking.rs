@@ -55,11 +55,25 @@ impl BlockingTable {
         block_on(self.inner.get_many(keys))?
     }
 
+    /// See [`AsyncTable::scan`]: each entry in `(start, end)` lent to `f`, nothing copied.
+    ///
+    /// # Errors
+    /// As [`AsyncTable::scan`].
+    pub fn scan(
+        &self,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+        f: impl FnMut(&[u8], &[u8]) -> bool + Send,
+    ) -> Result<u64> {
+        block_on(self.inner.scan(start, end, f))?
+    }
+
     /// The entries in `(start, end)` as an iterator (see [`AsyncTable::range`]); requests
     /// run ahead of it on the runtime.
     pub fn range(&self, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>) -> BlockingRange<'_> {
         BlockingRange {
-            stream: Box::pin(self.inner.range(start, end)),
+            stream: Box::pin(self.inner.range_batches(start, end)),
+            batch: Vec::new().into_iter(),
             done: false,
         }
     }
@@ -67,7 +81,9 @@ impl BlockingTable {
 
 /// An iterator over a [`BlockingTable::range`].
 pub struct BlockingRange<'t> {
-    stream: Pin<Box<dyn Stream<Item = Result<Entry>> + Send + 't>>,
+    stream: Pin<Box<dyn Stream<Item = Result<Vec<Entry>>> + Send + 't>>,
+    /// The entries of the last request, handed out one by one.
+    batch: std::vec::IntoIter<Entry>,
     done: bool,
 }
 
@@ -81,16 +97,22 @@ impl Iterator for BlockingRange<'_> {
     type Item = Result<Entry>;
 
     fn next(&mut self) -> Option<Result<Entry>> {
-        if self.done {
-            return None;
+        loop {
+            if let Some(entry) = self.batch.next() {
+                return Some(Ok(entry));
+            }
+            if self.done {
+                return None;
+            }
+            // One wait per request's worth of entries, not per entry.
+            match block_on(self.stream.next()) {
+                Ok(Some(Ok(batch))) => self.batch = batch.into_iter(),
+                Ok(Some(Err(e))) | Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                Ok(None) => self.done = true,
+            }
         }
-        let item = match block_on(self.stream.next()) {
-            Ok(item) => item,
-            Err(e) => Some(Err(e)),
-        };
-        if !matches!(item, Some(Ok(_))) {
-            self.done = true;
-        }
-        item
     }
 }

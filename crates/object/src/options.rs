@@ -32,9 +32,9 @@ impl Default for ObjectReadOptions {
             read: ReadOptions::default(),
             tail_len: 256 << 10,
             coalesce_gap: 64 << 10,
-            max_request: 8 << 20,
+            max_request: 4 << 20,
             scan_first_request: 1 << 20,
-            readahead: 4,
+            readahead: 8,
             concurrency: 16,
         }
     }

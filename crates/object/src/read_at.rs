@@ -125,7 +125,13 @@ impl ReadAt for ObjectReadAt {
             if offset == w.last_end && w.next_len > 0 {
                 let ahead = w.next_len;
                 w.next_len = (ahead * 2).min(MAX_READAHEAD);
-                end.max(offset.saturating_add(ahead)).min(self.object.size)
+                // Not into the tail, which is held already.
+                let cap = if end <= self.tail_start {
+                    self.tail_start
+                } else {
+                    self.object.size
+                };
+                end.max(offset.saturating_add(ahead).min(cap))
             } else {
                 w.next_len = FIRST_READAHEAD;
                 end

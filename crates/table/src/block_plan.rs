@@ -60,13 +60,30 @@ pub fn stored_len(handle: &BlockHandle) -> Option<usize> {
         .checked_add(BLOCK_TRAILER_LEN)
 }
 
+/// A data block decoded from its stored bytes (checksum checked if asked, decompressed),
+/// ready to iterate with [`Table::entries_of_decoded`]; decoding may run on another thread.
+#[derive(Clone)]
+pub struct DecodedBlock {
+    block: Arc<CachedBlock>,
+    handle: BlockHandle,
+}
+
+impl std::fmt::Debug for DecodedBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DecodedBlock")
+            .field("handle", &self.handle)
+            .field("len", &self.block.data.len())
+            .finish()
+    }
+}
+
 impl<R: ReadAt> Table<R> {
     /// The data block a get of `key` must read, or `None` when no read is needed: the key
     /// lies past the last block, or the filter rules it out. Consults the index and the
     /// filter only; reads nothing.
     ///
     /// # Errors
-    /// [`Error::Corruption`] for an index entry that does not decode.
+    /// [`Error::Corruption`](crate::Error::Corruption) for an index entry that does not decode.
     pub fn block_to_read(&self, key: &[u8]) -> Result<Option<BlockHandle>> {
         let Some(handle) = self.handle_for(key)? else {
             return Ok(None);
@@ -109,7 +126,7 @@ impl<R: ReadAt> Table<R> {
     /// Reads nothing.
     ///
     /// # Errors
-    /// [`Error::Corruption`] for an index entry that does not decode.
+    /// [`Error::Corruption`](crate::Error::Corruption) for an index entry that does not decode.
     pub fn blocks_in_range(
         &self,
         start: Bound<&[u8]>,
@@ -194,8 +211,8 @@ impl<R: ReadAt> Table<R> {
     /// same answer [`get`](Self::get) would.
     ///
     /// # Errors
-    /// [`Error::ChecksumMismatch`] or [`Error::Corruption`] for bad block bytes;
-    /// [`Error::Io`] when `stored` is shorter than the block.
+    /// [`Error::ChecksumMismatch`](crate::Error::ChecksumMismatch) or [`Error::Corruption`](crate::Error::Corruption) for bad block bytes;
+    /// [`Error::Io`](crate::Error::Io) when `stored` is shorter than the block.
     pub fn get_from_block(
         &self,
         key: &[u8],
@@ -226,9 +243,34 @@ impl<R: ReadAt> Table<R> {
         &self,
         handle: &BlockHandle,
         stored: &[u8],
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        let block = self.decode_block(handle, stored)?;
+        self.entries_of_decoded(&block, f)
+    }
+
+    /// Decodes the data block `handle` from its stored bytes, for
+    /// [`entries_of_decoded`](Self::entries_of_decoded).
+    ///
+    /// # Errors
+    /// As [`get_from_block`](Self::get_from_block).
+    pub fn decode_block(&self, handle: &BlockHandle, stored: &[u8]) -> Result<DecodedBlock> {
+        Ok(DecodedBlock {
+            block: self.block_from_stored(handle, stored)?,
+            handle: *handle,
+        })
+    }
+
+    /// Calls `f` with each entry of a decoded block, in order, until `f` returns `false`.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`](crate::Error::Corruption) for a malformed entry.
+    pub fn entries_of_decoded(
+        &self,
+        decoded: &DecodedBlock,
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let block = self.block_from_stored(handle, stored)?;
+        let (block, handle) = (&decoded.block, &decoded.handle);
         let cmp = &*self.comparator;
         let mut it = Block::from_parts(&block.data, block.layout).iter(cmp);
         it.seek_to_first();

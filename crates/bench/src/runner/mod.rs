@@ -21,6 +21,7 @@ mod get;
 mod harness;
 mod hash;
 pub mod memory;
+mod object_store;
 mod scan;
 mod table_build;
 mod tables;
@@ -52,7 +53,7 @@ pub struct Results {
 }
 
 /// The runner's workloads, by command-line name.
-pub const WORKLOADS: [&str; 11] = [
+pub const WORKLOADS: [&str; 12] = [
     "hash",
     "bloom",
     "filter-block",
@@ -64,6 +65,7 @@ pub const WORKLOADS: [&str; 11] = [
     "memory",
     "db",
     "db-build",
+    "object-store",
 ];
 
 /// Runs the named workloads (see [`WORKLOADS`]) and collects their results. `exe` is the
@@ -113,6 +115,7 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
                 config,
                 exe.ok_or("db-build needs the runner binary")?,
             )?),
+            "object-store" => results.sections.push(object_store::run(config)?),
             other => return Err(format!("unknown workload {other:?}").into()),
         }
     }
