@@ -11,6 +11,9 @@
 // database runs for every table it consults). The interop crate's
 // leveldb_internal.h declares them, as LevelDB 1.23 lays them out.
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -490,6 +493,280 @@ int ltb_db_scan(ltb_db* d, uint64_t* entries, uint64_t* bytes, char** err) {
   *entries = n;
   *bytes = b;
   return Report(it->status(), err);
+}
+
+}  // extern "C"
+
+// The same table read from several threads at once: leveldb::Table's
+// InternalGet and NewIterator are safe to call concurrently, and a block
+// cache, if any, is shared by all of them.
+extern "C" {
+
+// The queries split into `threads` contiguous parts, one thread each, every
+// thread running ltb_table_gets's loop; totals over all threads.
+int ltb_table_gets_threads(ltb_table* t, const uint8_t* queries,
+                           size_t key_len, size_t n, size_t threads,
+                           uint64_t* found, uint64_t* value_bytes,
+                           char** err) {
+  if (threads == 0) threads = 1;
+  std::vector<uint64_t> hits(threads, 0);
+  std::vector<uint64_t> bytes(threads, 0);
+  std::vector<std::string> errors(threads);
+  std::vector<std::thread> workers;
+  workers.reserve(threads);
+  for (size_t w = 0; w < threads; w++) {
+    workers.emplace_back([&, w] {
+      const size_t begin = n * w / threads;
+      const size_t end = n * (w + 1) / threads;
+      leveldb::ReadOptions ro;
+      const InternalGetFn get = InternalGet();
+      std::string value;
+      for (size_t i = begin; i < end; i++) {
+        GetState state{Record(queries, key_len, i), false, &value};
+        Status s = (t->table.get()->*get)(ro, state.key, &state, &SaveValue);
+        if (!s.ok()) {
+          errors[w] = s.ToString();
+          return;
+        }
+        if (state.found) {
+          hits[w]++;
+          bytes[w] += value.size();
+        }
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  uint64_t f = 0;
+  uint64_t b = 0;
+  for (size_t w = 0; w < threads; w++) {
+    if (!errors[w].empty()) {
+      if (err != nullptr) *err = CopyMessage(errors[w]);
+      return 1;
+    }
+    f += hits[w];
+    b += bytes[w];
+  }
+  *found = f;
+  *value_bytes = b;
+  return 0;
+}
+
+// Every one of `threads` threads iterates over the whole table; totals over
+// all threads.
+int ltb_table_scan_threads(ltb_table* t, size_t threads, uint64_t* entries,
+                           uint64_t* bytes, char** err) {
+  if (threads == 0) threads = 1;
+  std::vector<uint64_t> counts(threads, 0);
+  std::vector<uint64_t> sizes(threads, 0);
+  std::vector<std::string> errors(threads);
+  std::vector<std::thread> workers;
+  workers.reserve(threads);
+  for (size_t w = 0; w < threads; w++) {
+    workers.emplace_back([&, w] {
+      leveldb::ReadOptions ro;
+      std::unique_ptr<leveldb::Iterator> it(t->table->NewIterator(ro));
+      uint64_t k = 0;
+      uint64_t b = 0;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        k++;
+        b += it->key().size() + it->value().size();
+      }
+      if (!it->status().ok()) errors[w] = it->status().ToString();
+      counts[w] = k;
+      sizes[w] = b;
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  uint64_t k = 0;
+  uint64_t b = 0;
+  for (size_t w = 0; w < threads; w++) {
+    if (!errors[w].empty()) {
+      if (err != nullptr) *err = CopyMessage(errors[w]);
+      return 1;
+    }
+    k += counts[w];
+    b += sizes[w];
+  }
+  *entries = k;
+  *bytes = b;
+  return 0;
+}
+
+}  // extern "C"
+
+// The command-line tools' loops, written as a C++ tool over LevelDB would
+// write them, for the runner's `cli` workload: lines from standard input
+// through stdio (fully buffered, standard error too), hex decoded into and
+// encoded from reused strings, the same lines printed as `leveltable get
+// --hex` and read as `leveltable build --hex` reads them.
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool DecodeHex(const char* p, size_t n, std::string* out) {
+  out->clear();
+  if (n % 2 != 0) return false;
+  for (size_t i = 0; i < n; i += 2) {
+    const int hi = HexValue(p[i]);
+    const int lo = HexValue(p[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi << 4 | lo));
+  }
+  return true;
+}
+
+void AppendHex(const Slice& s, std::string* out) {
+  static const char kDigits[] = "0123456789abcdef";
+  for (size_t i = 0; i < s.size(); i++) {
+    const unsigned char b = static_cast<unsigned char>(s[i]);
+    out->push_back(kDigits[b >> 4]);
+    out->push_back(kDigits[b & 0xf]);
+  }
+}
+
+// Reads the next line of stdin without its newline into *line.
+bool NextLine(char** buf, size_t* cap, size_t* len) {
+  const ssize_t n = getline(buf, cap, stdin);
+  if (n < 0) return false;
+  *len = static_cast<size_t>(n);
+  if (*len > 0 && (*buf)[*len - 1] == '\n') (*len)--;
+  return true;
+}
+
+void BufferStreams() {
+  static char out[1 << 16];
+  static char err[1 << 16];
+  std::setvbuf(stdout, out, _IOFBF, sizeof out);
+  std::setvbuf(stderr, err, _IOFBF, sizeof err);
+}
+
+}  // namespace
+
+extern "C" {
+
+// `get --hex TABLE` with keys on stdin: KEY<TAB>VALUE on stdout for each key
+// found, `not found: KEY` on stderr for the others. Returns the exit code:
+// 0 all found, 1 some not found, 2 an error (message in *err).
+int ltb_cli_get(const char* path, char** err) {
+  BufferStreams();
+  ltb_table* t = nullptr;
+  if (ltb_table_open(path, 10, 0, &t, err) != 0) return 2;
+  std::unique_ptr<ltb_table> table(t);
+  leveldb::ReadOptions ro;
+  const InternalGetFn get = InternalGet();
+  char* buf = nullptr;
+  size_t cap = 0;
+  size_t len = 0;
+  std::string key;
+  std::string value;
+  std::string line;
+  int code = 0;
+  while (NextLine(&buf, &cap, &len)) {
+    if (!DecodeHex(buf, len, &key)) {
+      if (err != nullptr) *err = CopyMessage("a key is not hex");
+      code = 2;
+      break;
+    }
+    GetState state{Slice(key), false, &value};
+    Status s = (table->table.get()->*get)(ro, state.key, &state, &SaveValue);
+    if (!s.ok()) {
+      code = 2;
+      Report(s, err);
+      break;
+    }
+    line.clear();
+    if (state.found) {
+      AppendHex(key, &line);
+      line.push_back('\t');
+      AppendHex(value, &line);
+      line.push_back('\n');
+      std::fwrite(line.data(), 1, line.size(), stdout);
+    } else {
+      line.append("not found: ");
+      AppendHex(key, &line);
+      line.push_back('\n');
+      std::fwrite(line.data(), 1, line.size(), stderr);
+      code = 1;
+    }
+  }
+  std::free(buf);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  return code;
+}
+
+// `build --hex OUT -`: a table from KEY<TAB>VALUE lines on stdin, keys
+// strictly increasing, with `build`'s defaults (snappy, 10-bit Bloom filter,
+// 4 KiB blocks, a restart every 16 keys), written under a temporary name,
+// synced, renamed into place and its directory synced. Returns 0, or 2 with
+// a message in *err.
+int ltb_cli_build(const char* path, char** err) {
+  BufferStreams();
+  const std::string out(path);
+  const std::string temp = out + ".tmp";
+  ltb_builder* b = nullptr;
+  if (ltb_builder_new(temp.c_str(), 1, 10, &b, err) != 0) return 2;
+  std::unique_ptr<ltb_builder, void (*)(ltb_builder*)> builder(
+      b, ltb_builder_free);
+  char* buf = nullptr;
+  size_t cap = 0;
+  size_t len = 0;
+  std::string key;
+  std::string previous;
+  std::string value;
+  uint64_t entries = 0;
+  std::string problem;
+  while (NextLine(&buf, &cap, &len)) {
+    const char* tab = static_cast<const char*>(std::memchr(buf, '\t', len));
+    if (tab == nullptr || !DecodeHex(buf, tab - buf, &key) ||
+        !DecodeHex(tab + 1, len - (tab + 1 - buf), &value)) {
+      problem = "a line is not KEY<TAB>VALUE in hex";
+      break;
+    }
+    if (entries > 0 && Slice(key).compare(Slice(previous)) <= 0) {
+      problem = "keys out of order";
+      break;
+    }
+    builder->builder->Add(key, value);
+    previous.swap(key);
+    entries++;
+  }
+  std::free(buf);
+  if (!problem.empty()) {
+    if (err != nullptr) *err = CopyMessage(problem);
+    std::remove(temp.c_str());
+    return 2;
+  }
+  builder->finished = true;
+  Status s = builder->builder->Finish();
+  if (s.ok()) s = builder->file->Sync();
+  if (s.ok()) s = builder->file->Close();
+  const uint64_t size = builder->builder->FileSize();
+  if (!s.ok()) {
+    std::remove(temp.c_str());
+    return Report(s, err) * 2;
+  }
+  if (std::rename(temp.c_str(), out.c_str()) != 0) {
+    if (err != nullptr) *err = CopyMessage("cannot rename " + temp);
+    return 2;
+  }
+  const size_t slash = out.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : out.substr(0, slash);
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
+  std::fprintf(stderr, "wrote %s: %llu entries, file %llu bytes\n", path,
+               static_cast<unsigned long long>(entries),
+               static_cast<unsigned long long>(size));
+  std::fflush(stderr);
+  return 0;
 }
 
 }  // extern "C"

@@ -10,12 +10,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use leveltable_bench::report::{System, Target, render_table};
+use leveltable_bench::runner::cli;
 use leveltable_bench::runner::db_build::{self, SORT_COMMAND};
 use leveltable_bench::runner::memory::{self, CHILD_COMMAND};
 use leveltable_bench::runner::{self, Config, WORKLOADS};
 
 const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--db-entries N] [--db-build-bytes N] [--sort-budget N] [--dir DIR] WORKLOAD...
-workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory, db, db-build, object-store";
+workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory, db, db-build, threads, cli";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -50,6 +51,15 @@ fn main() -> ExitCode {
             Err(e) => {
                 eprintln!("{e}");
                 ExitCode::FAILURE
+            }
+        };
+    }
+    if args.first().map(String::as_str) == Some(cli::CHILD_COMMAND) {
+        return match cli::child(&args[1..]) {
+            Ok(code) => ExitCode::from(code),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
             }
         };
     }
@@ -180,6 +190,20 @@ fn header(config: &Config) -> String {
             })
         })
         .unwrap_or_else(|| "unknown CPU".into());
+    // Family and model tell the microarchitecture apart where the name does not (AMD EPYC
+    // family 25 is Zen 3, 26 Zen 5; Intel family 6 model 85 Skylake-SP/Cascade Lake).
+    let field = |name: &str| {
+        std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| {
+            c.lines().find_map(|l| {
+                let (key, value) = l.split_once(':')?;
+                (key.trim() == name).then(|| value.trim().to_string())
+            })
+        })
+    };
+    let model = match (field("cpu family"), field("model")) {
+        (Some(family), Some(number)) => format!("{model} (family {family}, model {number})"),
+        _ => model,
+    };
     format!(
         "leveltable-bench, {date}; {cpus} CPUs, {model}; LevelDB loops {}; best of {} rounds, systems interleaved in each round.\n",
         if leveltable_bench::leveldb::available() {

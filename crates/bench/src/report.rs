@@ -52,6 +52,9 @@ pub enum Unit {
     Millis,
     /// Mebibytes of memory (the work figure is the amount itself): lower is better.
     MiB,
+    /// How many times faster one configuration runs than another (the work figure is the
+    /// factor itself): higher is better.
+    Times,
 }
 
 impl Unit {
@@ -62,6 +65,7 @@ impl Unit {
             Unit::MbPerSec => "MB/s",
             Unit::Millis => "ms",
             Unit::MiB => "MiB",
+            Unit::Times => "×",
         }
     }
 
@@ -72,7 +76,7 @@ impl Unit {
             Unit::NsPerOp => nanos / work,
             Unit::MbPerSec => work * 1e3 / nanos,
             Unit::Millis => nanos / 1e6 / work,
-            Unit::MiB => work,
+            Unit::MiB | Unit::Times => work,
         }
     }
 
@@ -80,7 +84,7 @@ impl Unit {
     pub fn better(self, a: f64, b: f64) -> bool {
         match self {
             Unit::NsPerOp | Unit::Millis | Unit::MiB => a < b,
-            Unit::MbPerSec => a > b,
+            Unit::MbPerSec | Unit::Times => a > b,
         }
     }
 
@@ -88,7 +92,7 @@ impl Unit {
     pub fn speedup(self, a: f64, b: f64) -> f64 {
         match self {
             Unit::NsPerOp | Unit::Millis | Unit::MiB => b / a,
-            Unit::MbPerSec => a / b,
+            Unit::MbPerSec | Unit::Times => a / b,
         }
     }
 }

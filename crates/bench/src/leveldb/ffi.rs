@@ -149,4 +149,23 @@ unsafe extern "C" {
         bytes: *mut u64,
         err: *mut *mut c_char,
     ) -> c_int;
+    pub fn ltb_table_gets_threads(
+        t: *mut Table,
+        queries: *const u8,
+        key_len: usize,
+        n: usize,
+        threads: usize,
+        found: *mut u64,
+        value_bytes: *mut u64,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_table_scan_threads(
+        t: *mut Table,
+        threads: usize,
+        entries: *mut u64,
+        bytes: *mut u64,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_cli_get(path: *const c_char, err: *mut *mut c_char) -> c_int;
+    pub fn ltb_cli_build(path: *const c_char, err: *mut *mut c_char) -> c_int;
 }

@@ -130,6 +130,24 @@ mod imp {
         Ok(unsafe { ffi::ltb_hash_slices(data.as_ptr(), data.len(), slice, seed) })
     }
 
+    pub fn cli_get(path: &Path) -> Result<i32> {
+        let path = c_path(path)?;
+        let mut err = ptr::null_mut();
+        // SAFETY: `path` is NUL-terminated and outlives the call; `err` is an out-parameter.
+        let code = unsafe { ffi::ltb_cli_get(path.as_ptr(), &mut err) };
+        if code == 2 {
+            check(code, err)?;
+        }
+        Ok(code)
+    }
+
+    pub fn cli_build(path: &Path) -> Result<()> {
+        let path = c_path(path)?;
+        let mut err = ptr::null_mut();
+        // SAFETY: `path` is NUL-terminated and outlives the call; `err` is an out-parameter.
+        check(unsafe { ffi::ltb_cli_build(path.as_ptr(), &mut err) }, err)
+    }
+
     #[derive(Debug)]
     pub struct Bloom(NonNull<ffi::Policy>);
 
@@ -412,6 +430,43 @@ mod imp {
             };
             check(code, err).map(|()| (entries, bytes))
         }
+
+        pub fn gets_threads(&mut self, queries: Records<'_>, threads: usize) -> Result<(u64, u64)> {
+            let (mut found, mut bytes) = (0, 0);
+            let mut err = ptr::null_mut();
+            // SAFETY: the table is live and used by this call only (`&mut self`), whose
+            // threads only read it and are joined before it returns; the queries outlive
+            // the call; the rest are out-parameters.
+            let code = unsafe {
+                ffi::ltb_table_gets_threads(
+                    self.0.as_ptr(),
+                    queries.bytes().as_ptr(),
+                    queries.record_len(),
+                    queries.count(),
+                    threads,
+                    &mut found,
+                    &mut bytes,
+                    &mut err,
+                )
+            };
+            check(code, err).map(|()| (found, bytes))
+        }
+
+        pub fn scan_threads(&mut self, threads: usize) -> Result<(u64, u64)> {
+            let (mut entries, mut bytes) = (0, 0);
+            let mut err = ptr::null_mut();
+            // SAFETY: as in `gets_threads`; the rest are out-parameters.
+            let code = unsafe {
+                ffi::ltb_table_scan_threads(
+                    self.0.as_ptr(),
+                    threads,
+                    &mut entries,
+                    &mut bytes,
+                    &mut err,
+                )
+            };
+            check(code, err).map(|()| (entries, bytes))
+        }
     }
 
     impl Drop for Table {
@@ -546,6 +601,14 @@ mod imp {
         Err(Error::Unavailable)
     }
 
+    pub fn cli_get(_path: &Path) -> Result<i32> {
+        Err(Error::Unavailable)
+    }
+
+    pub fn cli_build(_path: &Path) -> Result<()> {
+        Err(Error::Unavailable)
+    }
+
     #[derive(Debug)]
     pub struct Bloom(());
 
@@ -608,6 +671,16 @@ mod imp {
         pub fn scan(&mut self, _verify: bool) -> Result<(u64, u64)> {
             Err(Error::Unavailable)
         }
+        pub fn gets_threads(
+            &mut self,
+            _queries: Records<'_>,
+            _threads: usize,
+        ) -> Result<(u64, u64)> {
+            Err(Error::Unavailable)
+        }
+        pub fn scan_threads(&mut self, _threads: usize) -> Result<(u64, u64)> {
+            Err(Error::Unavailable)
+        }
     }
 
     #[derive(Debug)]
@@ -655,6 +728,28 @@ mod imp {
 pub fn hash_slices(data: &[u8], slice: usize, seed: u32) -> Result<u32> {
     assert!(slice > 0, "bench: slices are not empty");
     imp::hash_slices(data, slice, seed)
+}
+
+/// `leveltable get --hex TABLE` written as a C++ tool over LevelDB: hex keys from standard
+/// input, `KEY<TAB>VALUE` on standard output for each key found, `not found: KEY` on standard
+/// error for the others, both streams fully buffered. Returns the exit code, 0 or 1.
+///
+/// # Errors
+///
+/// LevelDB's status, or a key that is not hex.
+pub fn cli_get(table: &Path) -> Result<i32> {
+    imp::cli_get(table)
+}
+
+/// `leveltable build --hex OUT -` written as a C++ tool over LevelDB: `KEY<TAB>VALUE` lines
+/// in hex from standard input, the table written under a temporary name, synced, renamed to
+/// `out` and its directory synced.
+///
+/// # Errors
+///
+/// LevelDB's status, a malformed line or keys out of order.
+pub fn cli_build(out: &Path) -> Result<()> {
+    imp::cli_build(out)
 }
 
 /// `leveldb::NewBloomFilterPolicy`.
@@ -778,6 +873,26 @@ impl Table {
     /// The iterator's status.
     pub fn scan(&mut self, verify_checksums: bool) -> Result<(u64, u64)> {
         self.0.scan(verify_checksums)
+    }
+
+    /// [`gets`](Self::gets) from `threads` threads at once, each asking a contiguous part of
+    /// the queries, without checksums; returns the totals.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status from a block read in any thread.
+    pub fn gets_threads(&mut self, queries: Records<'_>, threads: usize) -> Result<(u64, u64)> {
+        self.0.gets_threads(queries, threads)
+    }
+
+    /// [`scan`](Self::scan) of the whole table by each of `threads` threads at once, without
+    /// checksums; returns the totals.
+    ///
+    /// # Errors
+    ///
+    /// The status of any thread's iterator.
+    pub fn scan_threads(&mut self, threads: usize) -> Result<(u64, u64)> {
+        self.0.scan_threads(threads)
     }
 }
 

@@ -218,7 +218,7 @@ pub(super) fn rows(config: &Config) -> Result<Vec<Row>> {
             ),
             unit: Unit::NsPerOp,
             figures: matched,
-            target: Target::TimeAtMost(0.5),
+            target: Target::TimeAtMost(0.7),
         },
         Row {
             workload: format!(
@@ -228,7 +228,7 @@ pub(super) fn rows(config: &Config) -> Result<Vec<Row>> {
             ),
             unit: Unit::NsPerOp,
             figures: matched_batch,
-            target: Target::TimeAtMost(0.5),
+            target: Target::TimeAtMost(0.45),
         },
     ])
 }

@@ -12,6 +12,7 @@
 
 mod bloom;
 mod checksum;
+pub mod cli;
 mod config;
 pub mod db;
 pub mod db_build;
@@ -21,10 +22,10 @@ mod get;
 mod harness;
 mod hash;
 pub mod memory;
-mod object_store;
 mod scan;
 mod table_build;
 mod tables;
+mod threads;
 
 use std::path::Path;
 
@@ -53,7 +54,7 @@ pub struct Results {
 }
 
 /// The runner's workloads, by command-line name.
-pub const WORKLOADS: [&str; 12] = [
+pub const WORKLOADS: [&str; 13] = [
     "hash",
     "bloom",
     "filter-block",
@@ -65,7 +66,8 @@ pub const WORKLOADS: [&str; 12] = [
     "memory",
     "db",
     "db-build",
-    "object-store",
+    "threads",
+    "cli",
 ];
 
 /// Runs the named workloads (see [`WORKLOADS`]) and collects their results. `exe` is the
@@ -79,7 +81,7 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
     let mut fixture: Option<Fixture> = None;
     for &name in names {
         eprintln!("running {name} ...");
-        let needs_fixture = matches!(name, "get" | "scan" | "checksum");
+        let needs_fixture = matches!(name, "get" | "scan" | "checksum" | "threads" | "cli");
         if needs_fixture && fixture.is_none() {
             fixture = Some(Fixture::new(config)?);
         }
@@ -115,7 +117,15 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
                 config,
                 exe.ok_or("db-build needs the runner binary")?,
             )?),
-            "object-store" => results.sections.push(object_store::run(config)?),
+            "threads" => results.rows.extend(threads::rows(
+                config,
+                fixture.as_ref().expect("built above"),
+            )?),
+            "cli" => results.rows.extend(cli::rows(
+                config,
+                fixture.as_ref().expect("built above"),
+                exe.ok_or("cli needs the runner binary")?,
+            )?),
             other => return Err(format!("unknown workload {other:?}").into()),
         }
     }
