@@ -42,6 +42,12 @@ fn check_table(what: &str, loc: &Location, bytes: &[u8], ro: ReadOptions, filter
     let s0 = stats.snapshot();
     let t = BlockingTable::open(loc, options.clone()).unwrap();
     let opened = stats.snapshot() - s0;
+    println!(
+        "{what} ({} bytes): open {} requests, {} bytes",
+        bytes.len(),
+        opened.gets,
+        opened.bytes_read
+    );
     assert!(
         opened.gets <= 2,
         "{what}: open took {} requests",
@@ -115,6 +121,7 @@ fn check_gets(
         0,
         "{what}: a key past the end costs nothing"
     );
+    println!("{what}: {absent_free} of {absent} absent-key gets cost no request");
     if filtered {
         assert!(
             absent_free * 10 >= absent * 9,
@@ -134,6 +141,11 @@ fn check_gets(
     let d = stats.snapshot() - before;
     let want: Vec<Option<Vec<u8>>> = batch.iter().map(|k| local.get(k).unwrap()).collect();
     assert_eq!(got, want, "{what}");
+    println!(
+        "{what}: batch of {} neighbours, {} requests",
+        batch.len(),
+        d.gets
+    );
     assert!(
         d.gets <= 1,
         "{what}: a batch of neighbours took {} requests",
@@ -176,6 +188,10 @@ fn check_scans(
     assert_eq!(all.len(), entries.len(), "{what}");
     assert!(all == entries, "{what}: scan differs");
     let data = local.properties().data_size;
+    println!(
+        "{what}: full scan {} requests for {data} bytes of blocks",
+        d.gets
+    );
     let most = data.div_ceil(options.max_request) + 2;
     assert!(
         d.gets <= most,
