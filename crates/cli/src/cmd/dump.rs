@@ -99,7 +99,8 @@ fn dump_internal(args: &Args, encoding: Encoding) -> Result<Outcome> {
             .encode(key.user_key, &mut buf)
             .map_err(|_| unprintable("key"))?;
         let kind = if deleted { "del" } else { "put" };
-        buf.extend_from_slice(format!("\t{}\t{kind}\t", key.sequence).as_bytes());
+        // Writing into a Vec cannot fail.
+        let _ = write!(buf, "\t{}\t{kind}\t", key.sequence);
         encoding
             .encode(value, &mut buf)
             .map_err(|_| unprintable("value"))?;

@@ -259,18 +259,24 @@ impl Lookup<'_> {
         let mut batch = Batch::default();
         let mut key_buf = Vec::new();
         loop {
-            let (number, line) = match lines.next_line() {
-                Ok(Some(next)) => next,
+            // Input that cannot be read ends the command, but the keys before it are answered
+            // first, as one at a time they would have been.
+            let read = match lines.next_line() {
+                Ok(Some((number, line))) => decode_key_into(self.encoding, line, &mut key_buf)
+                    .map_err(|e| CliError::new(format!("line {number} of standard input: {e}"))),
                 Ok(None) => return self.answer(output, &mut batch),
-                Err(ReadError::Io(e)) => return Err(CliError::stdin(&e)),
-                Err(ReadError::TooLong { line, max }) => {
-                    return Err(CliError::new(format!(
-                        "line {line} of standard input is longer than {max} bytes"
-                    )));
+                Err(ReadError::Io(e)) => Err(CliError::stdin(&e)),
+                Err(ReadError::TooLong { line, max }) => Err(CliError::new(format!(
+                    "line {line} of standard input is longer than {max} bytes"
+                ))),
+            };
+            let key = match read {
+                Ok(key) => key,
+                Err(e) => {
+                    self.answer(output, &mut batch)?;
+                    return Err(e);
                 }
             };
-            let key = decode_key_into(self.encoding, line, &mut key_buf)
-                .map_err(|e| CliError::new(format!("line {number} of standard input: {e}")))?;
             batch.bytes.extend_from_slice(key);
             batch.ends.push(batch.bytes.len());
             if batch.ends.len() >= BATCH_KEYS || batch.bytes.len() >= BATCH_BYTES {

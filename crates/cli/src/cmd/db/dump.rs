@@ -1,6 +1,7 @@
 //! `leveltable db dump DIR`: the live view in key order, as `build` reads it; or every stored
 //! version.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use leveltable_db::dbformat::ValueType;
@@ -63,7 +64,8 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         line.clear();
         let fields = encoding.encode(&v.user_key, &mut line).and_then(|()| {
             let kind = if deleted { "del" } else { "put" };
-            line.extend_from_slice(format!("\t{}\t{kind}\t", v.sequence).as_bytes());
+            // Writing into a Vec cannot fail.
+            let _ = write!(line, "\t{}\t{kind}\t", v.sequence);
             encoding.encode(if deleted { b"" } else { &v.value }, &mut line)
         });
         fields.map_err(|_| {
@@ -79,9 +81,8 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
                 VersionStatus::Shadowed => "shadowed",
                 VersionStatus::Deleted => "deleted",
             };
-            line.extend_from_slice(
-                format!("\t{status}\t{}", file_name(&args.dir, v.origin)).as_bytes(),
-            );
+            // Writing into a Vec cannot fail.
+            let _ = write!(line, "\t{status}\t{}", file_name(&args.dir, v.origin));
         }
         line.push(b'\n');
         output.out(&line)?;
