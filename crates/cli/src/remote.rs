@@ -3,6 +3,7 @@
 //! `--stats` prints.
 
 use std::path::Path;
+#[cfg(feature = "object")]
 use std::sync::{Arc, Mutex};
 
 use leveltable_table::ReadAt;
@@ -10,6 +11,7 @@ use leveltable_table::ReadAt;
 use crate::error::{CliError, Result};
 
 /// The tail read with a table's first request: footer, index and filter usually fit.
+#[cfg(feature = "object")]
 const TAIL: u64 = 256 << 10;
 
 /// The counters of every location opened, for `--stats`.
@@ -63,6 +65,28 @@ pub fn open(url: &Path) -> Result<(Box<dyn ReadAt>, String)> {
 /// Without the `object` feature, a URL is refused.
 #[cfg(not(feature = "object"))]
 pub fn open(url: &Path) -> Result<(Box<dyn ReadAt>, String)> {
+    Err(CliError::new(format!(
+        "{}: this build reads no URLs (built without the `object` feature)",
+        url.display()
+    )))
+}
+
+/// Opens the database under the prefix `url` read-only.
+///
+/// # Errors
+/// A message for a bad URL, a missing or bad database, or a failed request.
+#[cfg(feature = "object")]
+pub fn open_db(url: &Path, options: leveltable_db::DbOptions) -> Result<leveltable_db::Db> {
+    let url = url
+        .to_str()
+        .ok_or_else(|| CliError::new("a URL must be valid Unicode"))?;
+    let location = location(url)?;
+    leveltable_object::open_db(&location, options).map_err(|e| CliError::new(e.to_string()))
+}
+
+/// Without the `object` feature, a URL is refused.
+#[cfg(not(feature = "object"))]
+pub fn open_db(url: &Path, _options: leveltable_db::DbOptions) -> Result<leveltable_db::Db> {
     Err(CliError::new(format!(
         "{}: this build reads no URLs (built without the `object` feature)",
         url.display()

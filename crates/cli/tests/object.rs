@@ -182,3 +182,51 @@ fn s3_urls_through_moto() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!stderr_of(&out).contains("cliSecretNeverShown"));
 }
+
+#[test]
+fn database_commands_take_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.tsv");
+    std::fs::write(&input, sorted_tsv(3000)).unwrap();
+    let db = dir.path().join("db");
+    leveltable()
+        .args(["db", "build"])
+        .arg(&db)
+        .arg(&input)
+        .assert()
+        .success();
+    // A file:// prefix is the directory itself, read through the object store layer.
+    let url = format!("file://{}", db.display());
+    let local = leveltable().args(["db", "dump"]).arg(&db).output().unwrap();
+    let remote = leveltable()
+        .args(["--stats", "db", "dump", &url])
+        .output()
+        .unwrap();
+    assert!(remote.status.success(), "{}", stderr_of(&remote));
+    assert_eq!(remote.stdout, local.stdout);
+    assert!(
+        stderr_of(&remote).contains("list 1"),
+        "{}",
+        stderr_of(&remote)
+    );
+    leveltable()
+        .args(["db", "get", &url])
+        .arg(first_key())
+        .assert()
+        .success();
+    leveltable().args(["db", "verify", &url]).assert().success();
+    let local = leveltable()
+        .args(["db", "stats"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let remote = leveltable().args(["db", "stats", &url]).output().unwrap();
+    assert!(remote.status.success(), "{}", stderr_of(&remote));
+    let text = String::from_utf8_lossy(&remote.stdout).replace(&url, &db.display().to_string());
+    assert_eq!(text, String::from_utf8_lossy(&local.stdout));
+    leveltable()
+        .args(["db", "dump", "--salvage", &url])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("local directory"));
+}

@@ -57,6 +57,14 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
 /// # Errors
 /// A message naming the file that is missing or bad.
 fn open(dir: &Path, salvage: bool) -> Result<Db> {
+    if crate::remote::is_url(dir) {
+        if salvage {
+            return Err(CliError::new(
+                "--salvage reads a local directory only; copy the database first",
+            ));
+        }
+        return crate::remote::open_db(dir, crate::profile::db_options());
+    }
     match std::fs::metadata(dir) {
         Ok(m) if !m.is_dir() => {
             return Err(CliError::new(format!(

@@ -116,8 +116,12 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
 /// The entries of table `number`, read straight from its file.
 fn count_entries(dir: &Path, number: u64) -> Result<u64> {
     let path = dir.join(table_name(dir, number));
-    let file = File::open(&path).map_err(|e| CliError::io("cannot open", &path, &e))?;
-    let table = InternalTable::open(file).map_err(|e| db_error(&path, e))?;
+    let source: Box<dyn leveltable_table::ReadAt> = if crate::remote::is_url(dir) {
+        crate::remote::open(&path)?.0
+    } else {
+        Box::new(File::open(&path).map_err(|e| CliError::io("cannot open", &path, &e))?)
+    };
+    let table = InternalTable::open(source).map_err(|e| db_error(&path, e))?;
     let mut entries = 0u64;
     let mut it = table.table().iter();
     it.seek_to_first();
