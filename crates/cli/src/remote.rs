@@ -93,6 +93,24 @@ pub fn open_db(url: &Path, _options: leveltable_db::DbOptions) -> Result<levelta
     )))
 }
 
+/// Uploads the database in the local directory `dir` to the prefix `url`, CURRENT last.
+///
+/// # Errors
+/// A message for a bad URL or a failed upload (CURRENT is then not written).
+#[cfg(feature = "object")]
+pub fn upload_db(dir: &Path, url: &str) -> Result<u64> {
+    let location = location(url)?;
+    leveltable_object::upload_db(dir, &location).map_err(|e| CliError::new(e.to_string()))
+}
+
+/// Without the `object` feature, a URL is refused.
+#[cfg(not(feature = "object"))]
+pub fn upload_db(_dir: &Path, url: &str) -> Result<u64> {
+    Err(CliError::new(format!(
+        "{url}: this build writes no URLs (built without the `object` feature)"
+    )))
+}
+
 /// Uploads the local file `from` to `url` in parts; the object appears only when complete.
 ///
 /// # Errors

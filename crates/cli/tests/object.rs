@@ -224,6 +224,19 @@ fn database_commands_take_urls() {
     assert!(remote.status.success(), "{}", stderr_of(&remote));
     let text = String::from_utf8_lossy(&remote.stdout).replace(&url, &db.display().to_string());
     assert_eq!(text, String::from_utf8_lossy(&local.stdout));
+    // Built straight to a prefix: the same entries.
+    let out = tempfile::tempdir().unwrap();
+    let prefix = format!("file://{}/copy", out.path().display());
+    std::fs::create_dir(out.path().join("copy")).unwrap();
+    leveltable()
+        .args(["db", "build", &prefix])
+        .arg(&input)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("uploaded"));
+    let copied = leveltable().args(["db", "dump", &prefix]).output().unwrap();
+    let local = leveltable().args(["db", "dump"]).arg(&db).output().unwrap();
+    assert_eq!(copied.stdout, local.stdout);
     leveltable()
         .args(["db", "dump", "--salvage", &url])
         .assert()

@@ -45,10 +45,51 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         Command::Dump(args) => dump::run(args, output),
         Command::Verify(args) => verify::run(args, output),
         Command::Stats(args) => stats::run(args, output),
+        Command::Build(mut args) if crate::remote::is_url(&args.dir) => {
+            let url = args.dir.clone();
+            let quiet = args.build.quiet;
+            to_url(&url, quiet, output, |dir, output| {
+                args.dir = dir;
+                build::run(args, output)
+            })
+        }
         Command::Build(args) => build::run(args, output),
         Command::BuildPart(args) => build::run_part(args, output),
+        Command::Commit(mut args) if crate::remote::is_url(&args.dir) => {
+            let url = args.dir.clone();
+            let quiet = args.quiet;
+            to_url(&url, quiet, output, |dir, output| {
+                args.dir = dir;
+                build::run_commit(args, output)
+            })
+        }
         Command::Commit(args) => build::run_commit(args, output),
     }
+}
+
+/// `db build` or `db commit` to a URL: the database is made in a temporary directory, then
+/// uploaded to the prefix with CURRENT last, so no reader sees a partial database there.
+fn to_url(
+    url: &Path,
+    quiet: bool,
+    output: &mut Output,
+    make: impl FnOnce(std::path::PathBuf, &mut Output) -> Result<Outcome>,
+) -> Result<Outcome> {
+    let tmp = tempfile::tempdir()
+        .map_err(|e| CliError::new(format!("cannot make a temporary directory: {e}")))?;
+    let dir = tmp.path().join("db");
+    let outcome = make(dir.clone(), output)?;
+    let url = url
+        .to_str()
+        .ok_or_else(|| CliError::new("a URL must be valid Unicode"))?;
+    let bytes = crate::remote::upload_db(&dir, url)?;
+    if !quiet {
+        output.err_line(format!(
+            "uploaded {bytes} bytes to {}",
+            crate::remote::shown(url)
+        ))?;
+    }
+    Ok(outcome)
 }
 
 /// Opens the database `dir` read-only, or with `salvage` reads what LevelDB's repair would
