@@ -7,8 +7,8 @@ differential tests and the world benchmark.
 
 Keys follow Bedrock's layout: chunk records are x and z as little-endian int32 (plus a
 dimension int32 outside the overworld), a tag byte and, for sub-chunks, a signed y index;
-players, actors and maps have string-prefixed keys. Values are palette-like: a short random
-head over long repetitive runs, so blocks compress as real chunks do (3-10x). The writer
+players, actors and maps have string-prefixed keys. Values are palette-like: a random quarter
+and repetitive runs, so blocks compress about as real chunks do (3-4x). The writer
 overwrites and deletes as a game does, compacts once, and leaves its newest writes in the
 log, unflushed.
 """
@@ -37,8 +37,9 @@ def chunk_key(x, z, dimension, tag, y=None):
 
 
 def palette_value(rng, size):
-    """A sub-chunk-like value: a random header, then runs of a few block ids."""
-    head = rng.randbytes(min(size, 64))
+    """A sub-chunk-like value: a random quarter (light and block-state data), then runs of
+    a few block ids (the palette indices)."""
+    head = rng.randbytes(size // 4)
     body = bytearray()
     ids = [rng.randbytes(4) for _ in range(rng.randrange(2, 9))]
     while len(body) < size - len(head):

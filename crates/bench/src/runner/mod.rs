@@ -26,6 +26,7 @@ mod scan;
 mod table_build;
 mod tables;
 mod threads;
+mod world;
 
 use std::path::Path;
 
@@ -54,7 +55,7 @@ pub struct Results {
 }
 
 /// The runner's workloads, by command-line name.
-pub const WORKLOADS: [&str; 13] = [
+pub const WORKLOADS: [&str; 14] = [
     "hash",
     "bloom",
     "filter-block",
@@ -68,6 +69,7 @@ pub const WORKLOADS: [&str; 13] = [
     "db-build",
     "threads",
     "cli",
+    "world",
 ];
 
 /// Runs the named workloads (see [`WORKLOADS`]) and collects their results. `exe` is the
@@ -126,6 +128,7 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
                 fixture.as_ref().expect("built above"),
                 exe.ok_or("cli needs the runner binary")?,
             )?),
+            "world" => results.rows.extend(world::rows(config)?),
             other => return Err(format!("unknown workload {other:?}").into()),
         }
     }
