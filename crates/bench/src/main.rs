@@ -16,7 +16,7 @@ use leveltable_bench::runner::memory::{self, CHILD_COMMAND};
 use leveltable_bench::runner::{self, Config, WORKLOADS};
 
 const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--db-entries N] [--db-build-bytes N] [--sort-budget N] [--dir DIR] WORKLOAD...
-workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory, db, db-build, threads, cli, world";
+workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory, db, db-build, threads, cli, world, object-store";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

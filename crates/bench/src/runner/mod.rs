@@ -22,6 +22,7 @@ mod get;
 mod harness;
 mod hash;
 pub mod memory;
+mod object_store;
 mod scan;
 mod table_build;
 mod tables;
@@ -55,7 +56,7 @@ pub struct Results {
 }
 
 /// The runner's workloads, by command-line name.
-pub const WORKLOADS: [&str; 14] = [
+pub const WORKLOADS: [&str; 15] = [
     "hash",
     "bloom",
     "filter-block",
@@ -70,6 +71,7 @@ pub const WORKLOADS: [&str; 14] = [
     "threads",
     "cli",
     "world",
+    "object-store",
 ];
 
 /// Runs the named workloads (see [`WORKLOADS`]) and collects their results. `exe` is the
@@ -129,6 +131,7 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
                 exe.ok_or("cli needs the runner binary")?,
             )?),
             "world" => results.rows.extend(world::rows(config)?),
+            "object-store" => results.sections.push(object_store::run(config)?),
             other => return Err(format!("unknown workload {other:?}").into()),
         }
     }
