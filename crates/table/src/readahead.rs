@@ -18,7 +18,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
@@ -39,6 +39,9 @@ pub(crate) struct Readahead {
     /// Set once a block of a slow codec was read; until then every read goes straight on.
     active: AtomicBool,
     state: Mutex<State>,
+    /// Blocks handed to a read from a slot: decoded by a worker, or by the reader before a
+    /// worker started on them.
+    taken: AtomicU64,
 }
 
 impl fmt::Debug for Readahead {
@@ -71,6 +74,7 @@ impl Readahead {
                 depth,
                 active: AtomicBool::new(false),
                 state: Mutex::new(State::default()),
+                taken: AtomicU64::new(0),
             })
         })
     }
@@ -115,6 +119,7 @@ impl Readahead {
                     let (_, slot) = state.pending.pop_front()?;
                     self.schedule(&mut state, source, file_size, verify, profile);
                     drop(state);
+                    self.taken.fetch_add(1, Ordering::Relaxed);
                     return Some(slot.resolve());
                 }
             }
@@ -361,6 +366,20 @@ mod tests {
             let plain: Vec<_> = table(compression, 0).iter_entries();
             let ahead = table(compression, 4);
             assert_eq!(ahead.iter_entries(), plain, "{compression:?}");
+            let taken = ahead
+                .decode
+                .readahead
+                .as_ref()
+                .unwrap()
+                .taken
+                .load(Ordering::Relaxed);
+            let blocks = ahead.properties().data_blocks;
+            if matches!(compression, Compression::None | Compression::Snappy) {
+                assert_eq!(taken, 0, "{compression:?}");
+            } else {
+                // All but the first two blocks of the scan come from the readahead.
+                assert!(taken + 2 >= blocks, "{compression:?}: {taken} of {blocks}");
+            }
             // Jumps, backwards scans and restarts mixed in.
             assert_eq!(ahead.range("k002000".."k002100").count(), 100);
             let back: Vec<_> = ahead.range::<&str>(..).rev().map(Result::unwrap).collect();
