@@ -154,6 +154,7 @@ impl<R: ReadAt> Table<R> {
 }
 
 #[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use crate::{BuildOptions, Cache, ReadOptions, TableBuilder};

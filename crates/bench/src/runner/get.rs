@@ -78,10 +78,7 @@ pub(super) fn rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
             unit: Unit::NsPerOp,
             figures,
             target: singles[usize::from(!present)].map_or(Target::None, |baseline| {
-                Target::SpeedupOver {
-                    baseline,
-                    at_least,
-                }
+                Target::SpeedupOver { baseline, at_least }
             }),
         });
     }
