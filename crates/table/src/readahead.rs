@@ -427,7 +427,13 @@ mod tests {
                 let want = plain.data_block(&handles[i]).unwrap();
                 assert_eq!(got.data(), want.data(), "{compression:?} block {i}");
             }
-            let taken = ahead.decode.readahead.as_ref().unwrap().taken.load(Ordering::Relaxed);
+            let taken = ahead
+                .decode
+                .readahead
+                .as_ref()
+                .unwrap()
+                .taken
+                .load(Ordering::Relaxed);
             assert!(taken >= 6, "{compression:?}: {taken}");
         }
     }
