@@ -262,22 +262,19 @@ impl Batch {
         self.head >= self.tail
     }
 
+    /// The key of entry `i`, which must be below `ends.len()`.
+    #[inline(always)]
+    fn key(&self, i: usize) -> &[u8] {
+        let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
+        &self.bytes[start..self.ends[i].0]
+    }
+
     /// Entry `i`, which must be below `ends.len()`.
     #[inline]
     fn entry(&self, i: usize) -> (&[u8], &[u8]) {
         let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
         let (key_end, end) = self.ends[i];
         (&self.bytes[start..key_end], &self.bytes[key_end..end])
-    }
-
-    #[inline]
-    fn first(&self) -> Option<(&[u8], &[u8])> {
-        (!self.is_empty()).then(|| self.entry(self.head))
-    }
-
-    #[inline]
-    fn last(&self) -> Option<(&[u8], &[u8])> {
-        (!self.is_empty()).then(|| self.entry(self.tail - 1))
     }
 
     #[inline]
@@ -327,18 +324,6 @@ struct Cursor {
     hi: Bound<Vec<u8>>,
     /// No entry of the source is left in `(lo, hi)`.
     drained: bool,
-}
-
-impl Cursor {
-    #[inline]
-    fn front_item(&self) -> Option<(&[u8], &[u8])> {
-        self.front.first().or_else(|| self.back.last())
-    }
-
-    #[inline]
-    fn back_item(&self) -> Option<(&[u8], &[u8])> {
-        self.back.first().or_else(|| self.front.last())
-    }
 }
 
 /// The merge of all sources within internal-key bounds, double-ended. Yields each entry,
@@ -421,13 +406,21 @@ impl Merger {
     /// The key of cursor `i`'s next entry on side `side`.
     #[inline(always)]
     fn key(&self, i: usize, side: usize) -> Option<&[u8]> {
+        // As `front_item`/`back_item`, but computing only the key: the merge asks for keys
+        // on every step, and a key alone comes back in registers.
         let c = &self.cursors[i];
-        let item = if side == FRONT {
-            c.front_item()
+        let (near, far) = if side == FRONT {
+            (&c.front, &c.back)
         } else {
-            c.back_item()
+            (&c.back, &c.front)
         };
-        item.map(|(k, _)| k)
+        if !near.is_empty() {
+            Some(near.key(near.head))
+        } else if !far.is_empty() {
+            Some(far.key(far.tail - 1))
+        } else {
+            None
+        }
     }
 
     /// Whether cursor `a`'s next entry on side `side` comes before cursor `b`'s (ties go
