@@ -3,8 +3,8 @@
 
 pub mod atomic_file;
 pub mod block;
-pub mod block_plan;
 pub mod block_builder;
+pub mod block_plan;
 mod cache;
 pub mod codec;
 pub mod comparator;
