@@ -1,11 +1,12 @@
-//! Batched lookups: many keys answered in one pass over the table in key order.
+//! Batched lookups: many keys answered in one pass over the table in file order.
 //!
 //! A single get is a chain of dependent memory accesses: the index search, then the filter's
-//! bits, then the data block. A batch breaks the chain. The keys are sorted once; every
-//! key's block is found through the index first (independent searches the processor
-//! overlaps); then the filter is asked about every key; then each data block that still has
-//! candidates is read and decoded once for all of them, the next block's bytes requested
-//! from memory while this one is searched.
+//! bits, then the data block. A batch breaks the chain: every key's block is found through
+//! the index first (independent searches the processor overlaps); then the filter is asked
+//! about every key; then each data block that still has candidates is read and decoded once
+//! for all of them, in file order (sorting by block offset brings a block's keys together
+//! with integer compares, not key compares), the next block's bytes requested from memory
+//! while this one is searched.
 
 #![deny(clippy::arithmetic_side_effects)]
 
@@ -28,7 +29,7 @@ struct Probe {
 
 impl<R: ReadAt> Table<R> {
     /// The values stored under `keys`, in the order given (duplicates and any order allowed):
-    /// what [`get`](Self::get) answers for each, found in one pass over the table in key
+    /// what [`get`](Self::get) answers for each, found in one pass over the table in file
     /// order, each data block read and decoded once for all the keys it may hold.
     ///
     /// # Errors
@@ -40,7 +41,7 @@ impl<R: ReadAt> Table<R> {
     }
 
     /// Like [`get_many`](Self::get_many), but lends each value found to `f` with the
-    /// position of its key in `keys`, in key order, instead of copying it.
+    /// position of its key in `keys`, in file order, instead of copying it.
     ///
     /// # Errors
     /// As [`get_many`](Self::get_many).
@@ -68,7 +69,7 @@ impl<R: ReadAt> Table<R> {
     /// [`internal_get`](Self::internal_get) for many keys: calls `f(i, key, value)` with
     /// the first entry at or after `keys[i]` in the data block that would hold it, for each
     /// `i` whose block the filter (if loaded) does not rule out and that has such an entry.
-    /// Calls come in key order, not in the order of `keys`.
+    /// Calls come in the file order of the keys' blocks, not in the order of `keys`.
     ///
     /// # Errors
     /// As [`internal_get`](Self::internal_get), if the lookup of any key fails; `f` may have
@@ -95,12 +96,6 @@ impl<R: ReadAt> Table<R> {
         let mut probes: Vec<Probe> = (0..keys.len())
             .map(|at| Probe { at, block: None })
             .collect();
-        let sorted = keys
-            .windows(2)
-            .all(|w| cmp.compare(w[0].as_ref(), w[1].as_ref()) != Ordering::Greater);
-        if !sorted {
-            probes.sort_by(|a, b| cmp.compare(key(a), key(b)));
-        }
         // Pass 1: each key's block, through the index. The searches do not depend on each
         // other, so their cache misses overlap.
         for p in &mut probes {
@@ -122,9 +117,11 @@ impl<R: ReadAt> Table<R> {
             bump(&self.counters.filter_checks, checked);
             bump(&self.counters.filter_negatives, negatives);
         }
-        // Pass 3: each block once, for the run of keys it may hold (keys are sorted, so a
-        // block's keys are adjacent), the next block's bytes prefetched.
-        let mut runs = probes.iter().filter(|p| p.block.is_some()).peekable();
+        // Pass 3: each block once, for the run of keys it may hold, in file order, the next
+        // block's bytes prefetched.
+        probes.retain(|p| p.block.is_some());
+        probes.sort_unstable_by_key(|p| p.block.map_or(0, |h| h.offset));
+        let mut runs = probes.iter().peekable();
         let mut key_buf = Vec::new();
         while let Some(first) = runs.next() {
             let Some(handle) = first.block else {
