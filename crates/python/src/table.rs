@@ -13,7 +13,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
 use crate::entries::{Chunk, ChunkSource, Entries, Mode, fill_from, iterate};
-use crate::errors::{os_error, table_error};
+use crate::errors::{CorruptionError, os_error, table_error};
 
 /// An open table and the path it was opened from.
 pub struct OpenTable {
@@ -43,13 +43,49 @@ impl TableChunks {
 impl ChunkSource for TableChunks {
     fn fill(&mut self, chunk: &mut Chunk) -> PyResult<()> {
         let open = &self.table;
+        let cmp = open.table.comparator();
         let range = open.table.range((self.start.clone(), self.stop.clone()));
-        fill_from(chunk, range, |e| table_error(&open.path, e))?;
+        // Each chunk restarts by seeking past the last key handed out, which only moves
+        // forward if the table's keys are in the order it is read with. A table that is not
+        // (a database's table read as a plain table, or a damaged one) would repeat
+        // entries forever: its first key out of order is an error instead.
+        let mut previous = match &self.start {
+            RangeBound::Excluded(k) => Some(k.clone()),
+            _ => None,
+        };
+        let checked = range.map(|entry| {
+            let (k, v) = entry.map_err(|e| table_error(&open.path, e))?;
+            if let Some(p) = &previous {
+                if cmp.compare(p, &k) != std::cmp::Ordering::Less {
+                    return Err(CorruptionError::new_err(format!(
+                        "{}: keys out of order for comparator {}: {} after {} (a table \
+                         of a LevelDB database holds internal keys: open the database \
+                         with leveltable.Db)",
+                        open.path.display(),
+                        cmp.name(),
+                        hex(&k),
+                        hex(p),
+                    )));
+                }
+            }
+            previous = Some(k.clone());
+            Ok((k, v))
+        });
+        fill_from(chunk, checked, |e| e)?;
         if let Some(last) = chunk.last_key() {
             self.start = RangeBound::Excluded(last.to_vec());
         }
         Ok(())
     }
+}
+
+/// `bytes` in hex, at most 64 bytes of them.
+fn hex(bytes: &[u8]) -> String {
+    let mut out: String = bytes.iter().take(64).map(|b| format!("{b:02x}")).collect();
+    if bytes.len() > 64 {
+        out.push_str("...");
+    }
+    out
 }
 
 /// A LevelDB table file (`.ldb`, `.sst`), read-only.

@@ -213,3 +213,23 @@ def test_views_equal_leveldbs_while_it_holds_the_database(tmp_path):
     with leveltable.Db(path) as db:
         assert list(db) == expected
     assert tree_hash(path) == after_close
+
+
+@needs_plyvel
+def test_a_database_table_read_as_a_plain_table_is_out_of_order(tmp_path):
+    # Two versions of one key in one table: newest first in the file, which is not bytewise
+    # order of the internal keys. Reading it as a plain bytewise table must fail, not loop.
+    path = tmp_path / "db"
+    db = plyvel.DB(str(path), create_if_missing=True)
+    for i in range(3000):
+        db.put(b"k%05d" % (i % 1500), b"v%d" % i)
+    db.close()
+    plyvel.DB(str(path)).close()  # the reopen writes the log into a table
+    tables = sorted(p for p in os.listdir(path) if p.endswith(".ldb"))
+    assert tables
+    with leveltable.Table(path / tables[0]) as table:
+        with pytest.raises(leveltable.CorruptionError, match="out of order"):
+            for _ in table:
+                pass
+    with leveltable.Db(path) as db:
+        assert len(list(db)) == 1500
