@@ -250,6 +250,12 @@ impl Cursor {
         data.get(value_at..value_at + h.value_len)
     }
 
+    /// Whether the current entry is the block's last.
+    #[inline]
+    pub(crate) fn at_last(&self) -> bool {
+        self.valid() && self.next >= self.layout.restarts_offset
+    }
+
     /// Offset in the block of the current entry.
     pub(crate) fn entry_offset(&self) -> usize {
         self.current

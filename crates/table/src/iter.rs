@@ -89,6 +89,13 @@ impl<R> TableIter<'_, R> {
         }
     }
 
+    /// Whether the current entry is the last of its data block, so that
+    /// [`next`](TableIter::next) reads another block.
+    #[inline]
+    pub fn at_block_end(&self) -> bool {
+        self.valid() && self.data.as_ref().is_some_and(|d| d.cursor.at_last())
+    }
+
     /// Ok unless the iteration stopped on an error.
     ///
     /// # Errors
@@ -128,6 +135,25 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
         if let Some(d) = &mut self.data {
             d.cursor
                 .seek(d.block.data(), &**self.table.comparator(), target);
+        }
+        self.skip_empty_forward();
+    }
+
+    /// Moves to the first entry of the data block after the one the index points `target`
+    /// to, without reading that block: resumes a forward pass that stopped at
+    /// [`at_block_end`](Self::at_block_end) with `target` the key it stopped at.
+    pub fn seek_past_block_of(&mut self, target: &[u8]) {
+        self.error = None;
+        self.table
+            .seek_index(&mut self.index, &**self.table.comparator(), target);
+        if self.index.valid() {
+            let (index, _) = self.table.index_parts();
+            self.index.next(index);
+        }
+        self.init_data_block();
+        self.prefetch_next_block();
+        if let Some(d) = &mut self.data {
+            d.cursor.seek_to_first(d.block.data());
         }
         self.skip_empty_forward();
     }

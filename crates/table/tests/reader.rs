@@ -93,6 +93,38 @@ fn ten_bit_filter_spares_98_percent_of_absent_reads() {
     assert_eq!(c.data_blocks_read, model.len().div_ceil(7) as u64);
 }
 
+/// `at_block_end` marks exactly the last entry of each data block (the entry after it is
+/// the first of another block), and `seek_past_block_of` at such an entry lands where
+/// `next` does.
+#[test]
+fn resuming_past_a_block_lands_where_next_does() {
+    let (bytes, model) = build(3_000, BuildOptions::default().block_size(256));
+    let table = Table::open(bytes, ReadOptions::default()).unwrap();
+    let blocks = table.properties().data_blocks;
+    let mut it = table.iter();
+    it.seek_to_first();
+    let (mut ends, mut seen) = (0u64, 0usize);
+    while it.valid() {
+        seen += 1;
+        if it.at_block_end() {
+            ends += 1;
+            let key = it.key().to_vec();
+            let mut resumed = table.iter();
+            resumed.seek_past_block_of(&key);
+            it.next();
+            assert_eq!(resumed.valid(), it.valid());
+            assert_eq!(resumed.key(), it.key());
+            assert_eq!(resumed.value(), it.value());
+            resumed.status().unwrap();
+        } else {
+            it.next();
+        }
+    }
+    it.status().unwrap();
+    assert_eq!(seen, model.len());
+    assert_eq!(ends, blocks);
+}
+
 #[test]
 fn cache_serves_repeated_reads_and_is_shared() {
     let (bytes, model) = build(
