@@ -29,6 +29,10 @@ pub(crate) type Taken<'a> = (&'a [u8], &'a [u8], usize);
 const BATCH_ENTRIES: usize = 512;
 /// A batch ends once its keys and values reach this many bytes.
 const BATCH_BYTES: usize = 64 << 10;
+/// A forward batch from a table goes on to the end of the data block it is in (so the
+/// next one starts at a block boundary and reads no block twice), up to this many times
+/// the limits above.
+const BATCH_SLACK: usize = 4;
 
 /// Where a version is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -99,15 +103,18 @@ fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 
 impl Store {
     /// Appends to `out` the next entries of source `i` within `(lo, hi)`, from the front
-    /// (ascending) or from the back (descending), up to a batch's worth.
+    /// (ascending) or from the back (descending), up to a batch's worth. `resume` is the
+    /// table where the previous forward batch ended at a block's last entry, the key `lo`
+    /// excludes. Returns the table where this batch ended so, if it did.
     fn fetch(
         &self,
         i: usize,
         lo: &Bound<Vec<u8>>,
         hi: &Bound<Vec<u8>>,
         forward: bool,
+        resume: Option<u64>,
         out: &mut Batch,
-    ) -> Result<()> {
+    ) -> Result<Option<u64>> {
         match &self.sources[i] {
             Source::Mem { table, .. } => {
                 let slice = table.range(as_ref(lo), as_ref(hi));
@@ -120,7 +127,7 @@ impl Store {
                 } else {
                     slice.iter().rev().all(&mut push);
                 }
-                Ok(())
+                Ok(None)
             }
             Source::Files { files, .. } => {
                 // Files are sorted and disjoint: skip those wholly outside the bounds by
@@ -128,10 +135,14 @@ impl Store {
                 let first = files.partition_point(|f| below(&self.icmp, &f.largest, lo));
                 let end = files.partition_point(|f| !above(&self.icmp, &f.smallest, hi));
                 let within = files.get(first..end.max(first)).unwrap_or(&[]);
+                let mut ended = None;
                 let mut visit = |f: &FileMetaData| -> Result<bool> {
                     let table = self.tables.get(f.number)?;
-                    self.fetch_table(table.table(), lo, hi, forward, out)
+                    let past_block = resume == Some(f.number);
+                    let at_end = self
+                        .fetch_table(table.table(), lo, hi, forward, past_block, out)
                         .map_err(|e| Error::from(e).in_table(table_file_name(f.number)))?;
+                    ended = at_end.then_some(f.number);
                     Ok(!out.full())
                 };
                 if forward {
@@ -147,25 +158,30 @@ impl Store {
                         }
                     }
                 }
-                Ok(())
+                Ok(ended)
             }
         }
     }
 
-    /// Appends entries of one table within `(lo, hi)` to `out` until it is full.
+    /// Appends entries of one table within `(lo, hi)` to `out` until it is full (forward:
+    /// and at the end of a data block, within the slack). With `past_block`, the key `lo`
+    /// excludes is the last of its data block, which is not read again. Returns whether a
+    /// forward batch ended at a block's last entry.
     fn fetch_table<R: leveltable_table::ReadAt>(
         &self,
         table: &leveltable_table::Table<R>,
         lo: &Bound<Vec<u8>>,
         hi: &Bound<Vec<u8>>,
         forward: bool,
+        past_block: bool,
         out: &mut Batch,
-    ) -> leveltable_table::Result<()> {
+    ) -> leveltable_table::Result<bool> {
         let icmp = &self.icmp;
         let mut it = table.iter();
         if forward {
             match lo {
                 Bound::Unbounded => it.seek_to_first(),
+                Bound::Excluded(k) if past_block => it.seek_past_block_of(k),
                 Bound::Included(k) | Bound::Excluded(k) => it.seek(k),
             }
             if let Bound::Excluded(k) = lo {
@@ -176,7 +192,11 @@ impl Store {
             while it.valid() && !above(icmp, it.key(), hi) {
                 out.push(it.key(), it.value());
                 if out.full() {
-                    break;
+                    let at_end = it.at_block_end();
+                    if at_end || out.overfull() {
+                        it.status()?;
+                        return Ok(at_end);
+                    }
                 }
                 it.next();
             }
@@ -201,7 +221,8 @@ impl Store {
                 it.prev();
             }
         }
-        it.status()
+        it.status()?;
+        Ok(false)
     }
 
     /// Where the entries of source `i` are stored.
@@ -255,6 +276,13 @@ impl Batch {
     #[inline]
     fn full(&self) -> bool {
         self.ends.len() >= BATCH_ENTRIES || self.bytes.len() >= BATCH_BYTES
+    }
+
+    /// Past the slack a batch may take to end at a block boundary.
+    #[inline]
+    fn overfull(&self) -> bool {
+        self.ends.len() >= BATCH_SLACK * BATCH_ENTRIES
+            || self.bytes.len() >= BATCH_SLACK * BATCH_BYTES
     }
 
     #[inline]
@@ -324,6 +352,9 @@ struct Cursor {
     hi: Bound<Vec<u8>>,
     /// No entry of the source is left in `(lo, hi)`.
     drained: bool,
+    /// The table whose data block the key `lo` excludes ends, when the last forward batch
+    /// stopped at a block's end: the next one starts at the block after it.
+    resume: Option<u64>,
 }
 
 /// The merge of all sources within internal-key bounds, double-ended. Yields each entry,
@@ -362,6 +393,7 @@ impl Merger {
                 lo: lo.clone(),
                 hi: hi.clone(),
                 drained: false,
+                resume: None,
             })
             .collect();
         let user = store.icmp.user_comparator();
@@ -394,7 +426,13 @@ impl Merger {
             return Ok(());
         }
         batch.clear();
-        self.store.fetch(i, &c.lo, &c.hi, side == FRONT, batch)?;
+        let resume = if side == FRONT { c.resume.take() } else { None };
+        let ended = self
+            .store
+            .fetch(i, &c.lo, &c.hi, side == FRONT, resume, batch)?;
+        if side == FRONT {
+            c.resume = ended;
+        }
         match batch.last_read_key() {
             None => c.drained = true,
             Some(last) if side == FRONT => exclude(&mut c.lo, last),
@@ -460,15 +498,19 @@ impl Merger {
             self.taken[side] = false;
         } else if self.taken[side] {
             self.taken[side] = false;
-            let i = self.order[side].remove(0);
+            let i = self.order[side][0];
             self.fill(i, side)?;
-            if self.key(i, side).is_some() {
-                let order = &self.order[side];
-                let at = order
+            let order = &self.order[side];
+            if self.key(i, side).is_none() {
+                self.order[side].remove(0);
+            } else if order.len() > 1 && !self.before(i, order[1], side) {
+                // It lost its place: move it behind the cursors now before it. Usually
+                // it keeps its place, and that costs the one comparison above.
+                let at = order[2..]
                     .iter()
                     .position(|&j| self.before(i, j, side))
-                    .unwrap_or(order.len());
-                self.order[side].insert(at, i);
+                    .map_or(order.len(), |p| p + 2);
+                self.order[side][..at].rotate_left(1);
             }
         }
         Ok(())

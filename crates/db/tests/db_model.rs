@@ -81,11 +81,19 @@ fn build(dir: &std::path::Path, ops: &[Op], cuts: [usize; 3]) {
         ops,
         cuts,
         &(Arc::new(BytewiseComparator) as Arc<dyn Comparator>),
+        3,
     );
 }
 
-/// As [`build`], under the user comparator `user`.
-fn build_with(dir: &std::path::Path, ops: &[Op], cuts: [usize; 3], user: &Arc<dyn Comparator>) {
+/// As [`build`], under the user comparator `user`, with up to `keys_per_file` user keys in
+/// each file of levels 1 and 2.
+fn build_with(
+    dir: &std::path::Path,
+    ops: &[Op],
+    cuts: [usize; 3],
+    user: &Arc<dyn Comparator>,
+    keys_per_file: usize,
+) {
     let mut next = 10u64;
     let mut edit = VersionEdit {
         comparator: Some(user.name().to_string()),
@@ -107,7 +115,7 @@ fn build_with(dir: &std::path::Path, ops: &[Op], cuts: [usize; 3], user: &Arc<dy
         let mut groups: Vec<_> = by_key.into_iter().collect();
         groups.sort_by(|a, b| user.compare(&a.0, &b.0));
         let groups: Vec<_> = groups.into_iter().map(|(_, g)| g).collect();
-        for chunk in groups.chunks(3) {
+        for chunk in groups.chunks(keys_per_file) {
             let f = write_table(dir, user, next, chunk.concat());
             next += 1;
             edit.new_files.push((level, f));
@@ -241,6 +249,68 @@ fn large_batches_agree_with_the_model() {
     }
 }
 
+/// Scans long enough to fill many batches from each source: large tables of small blocks
+/// at levels 2 and 1, two level-0 tables and a log over the same keys, values of mixed
+/// sizes (batches end on the entry limit, on the byte limit and at block ends), read
+/// forward, backward, from both ends at once and between bounds, at two snapshots.
+#[test]
+fn long_scans_agree_with_the_model() {
+    let ops: Vec<Op> = (0..6000u32)
+        .map(|i| {
+            let key = format!("k{:05}", u64::from(i) * 7919 % 4000).into_bytes();
+            let len = if i % 3 == 0 { i * 37 % 400 } else { i % 7 } as usize;
+            (key, (i % 11 != 0).then(|| vec![(i % 251) as u8; len]))
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let user: Arc<dyn Comparator> = Arc::new(BytewiseComparator);
+    build_with(dir.path(), &ops, [2500, 4000, 5500], &user, 1500);
+    let db = Db::open(dir.path(), DbOptions::default()).unwrap();
+    for sequence in [ops.len() as u64, 4700] {
+        let model: Vec<Entry> = visible(&ops, sequence).into_iter().collect();
+        let forward: Vec<Entry> = db.iter_at(sequence).collect::<Result<_, Error>>().unwrap();
+        assert_eq!(forward, model);
+        let mut backward: Vec<Entry> = db
+            .iter_at(sequence)
+            .rev()
+            .collect::<Result<_, Error>>()
+            .unwrap();
+        backward.reverse();
+        assert_eq!(backward, model);
+        // Both ends at once, in uneven turns, until they meet.
+        let mut it = db.iter_at(sequence);
+        let (mut front, mut back) = (Vec::new(), Vec::new());
+        for turn in 0usize.. {
+            let e = if turn % 5 < 3 {
+                it.next()
+            } else {
+                it.next_back()
+            };
+            match e {
+                Some(e) if turn % 5 < 3 => front.push(e.unwrap()),
+                Some(e) => back.push(e.unwrap()),
+                None => break,
+            }
+        }
+        back.reverse();
+        front.extend(back);
+        assert_eq!(front, model);
+        for (a, b) in [(17u64, 3333u64), (1000, 1001), (2999, 3900), (0, 4000)] {
+            let (lo, hi) = (format!("k{a:05}"), format!("k{b:05}"));
+            let want: Vec<Entry> = model
+                .iter()
+                .filter(|(k, _)| k[..] >= *lo.as_bytes() && k[..] < *hi.as_bytes())
+                .cloned()
+                .collect();
+            let got: Vec<Entry> = db
+                .range_at(lo.as_bytes()..hi.as_bytes(), sequence)
+                .collect::<Result<_, Error>>()
+                .unwrap();
+            assert_eq!(got, want, "{lo}..{hi} at {sequence}");
+        }
+    }
+}
+
 #[test]
 fn gets_from_many_threads() {
     let ops: Vec<Op> = (0..400u32)
@@ -298,7 +368,7 @@ proptest! {
         cuts.sort_unstable();
         let user: Arc<dyn Comparator> = Arc::new(Reverse);
         let dir = tempfile::tempdir().unwrap();
-        build_with(dir.path(), &ops, cuts, &user);
+        build_with(dir.path(), &ops, cuts, &user, 3);
         let refused = Db::open(dir.path(), DbOptions::default()).unwrap_err();
         let refused_by_name =
             matches!(refused, Error::UnknownComparator { ref name, .. } if name == "app.Reverse");
