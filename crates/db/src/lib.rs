@@ -23,6 +23,7 @@ mod part;
 mod recovery;
 mod repair;
 pub mod storage;
+mod syncer;
 pub mod table_cache;
 mod table_scan;
 pub mod table_source;

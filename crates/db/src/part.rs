@@ -25,6 +25,7 @@ use leveltable_table::{BuildOptions, TableBuilder};
 use crate::bulk_options::BulkOptions;
 use crate::dbformat::{TAG_LEN, ValueType, append_internal_key};
 use crate::filename::table_file_name;
+use crate::syncer::{SyncQueue, Syncer};
 use crate::{Error, Result};
 
 /// The name of a part's record in its staging directory.
@@ -179,6 +180,8 @@ pub struct PartBuilder {
     workers: Option<Workers>,
     /// Files built here (without workers).
     built: Vec<(u64, PartFile)>,
+    /// Syncs the finished files while the next ones are built.
+    syncer: Syncer,
 }
 
 impl std::fmt::Debug for PartBuilder {
@@ -216,8 +219,16 @@ impl PartBuilder {
             ));
         }
         let table_options = options.table_options();
-        let workers = (options.threads > 1)
-            .then(|| Workers::start(options.threads, staging.clone(), table_options.clone()));
+        let syncer = Syncer::start(SYNC_BACKLOG);
+        let workers = match syncer.queue() {
+            Some(syncs) if options.threads > 1 => Some(Workers::start(
+                options.threads,
+                staging.clone(),
+                table_options.clone(),
+                syncs,
+            )),
+            _ => None,
+        };
         Ok(PartBuilder {
             staging,
             max_file_size: options.max_file_size,
@@ -230,6 +241,7 @@ impl PartBuilder {
             entries: 0,
             workers,
             built: Vec::new(),
+            syncer,
         })
     }
 
@@ -284,7 +296,8 @@ impl PartBuilder {
         self.chunk_bytes = 0;
         let index = self.next_index;
         if let Some(writer) = self.current.take() {
-            self.built.push((index, writer.finish()?));
+            let syncs = self.syncer.queue().ok_or_else(sync_stopped)?;
+            self.built.push((index, writer.finish(&syncs)?));
         } else if !self.chunk.is_empty() {
             if let Some(workers) = &mut self.workers {
                 // The next chunk reuses the buffers of one a thread has finished with: its
@@ -310,6 +323,8 @@ impl PartBuilder {
             Some(workers) => workers.finish()?,
             None => std::mem::take(&mut self.built),
         };
+        // Every file durable before the record that lists them.
+        self.syncer.finish()?;
         files.sort_by_key(|(index, _)| *index);
         if files.len() as u64 != self.next_index {
             return Err(Error::InvalidArgument(
@@ -336,18 +351,28 @@ fn file_name(index: u64) -> String {
     table_file_name(index.saturating_add(1))
 }
 
-/// Writes `entries` (user keys in order) as the table `staging/<file_name(index)>`.
+/// Finished files waiting for the syncing thread, at most; a building thread finishing one
+/// more waits.
+const SYNC_BACKLOG: usize = 4;
+
+fn sync_stopped() -> Error {
+    Error::InvalidArgument("the syncing thread stopped".into())
+}
+
+/// Writes `entries` (user keys in order) as the table `staging/<file_name(index)>`, handed
+/// to `syncs` when written.
 fn write_table(
     staging: &Path,
     index: u64,
     options: &BuildOptions,
     entries: &Chunk,
+    syncs: &SyncQueue,
 ) -> Result<PartFile> {
     let mut writer = TableWriter::create(staging, index, options)?;
     for (key, value) in entries.iter() {
         writer.add(key, value)?;
     }
-    writer.finish()
+    writer.finish(syncs)
 }
 
 /// A file's worth of entries on their way to a worker: keys and values back to back in one
@@ -389,7 +414,7 @@ impl Chunk {
 }
 
 /// One table file of a part being written: user keys in order, each stored at sequence 0,
-/// synced when finished.
+/// handed to the syncing thread when finished.
 struct TableWriter {
     name: String,
     path: PathBuf,
@@ -427,7 +452,7 @@ impl TableWriter {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<PartFile> {
+    fn finish(mut self, syncs: &SyncQueue) -> Result<PartFile> {
         if self.builder.num_entries() == 0 {
             return Err(Error::InvalidArgument("a table file needs an entry".into()));
         }
@@ -442,7 +467,7 @@ impl TableWriter {
             .into_inner()
             .into_inner()
             .map_err(|e| io(e.into_error()))?;
-        file.sync_all().map_err(io)?;
+        syncs.sync(self.path, file)?;
         Ok(PartFile {
             name: self.name,
             size: summary.file_size,
@@ -495,10 +520,10 @@ struct Workers {
 }
 
 impl Workers {
-    fn start(threads: usize, staging: PathBuf, options: BuildOptions) -> Workers {
-        // A rendezvous channel: at most one chunk per thread is in memory besides the one
-        // being filled.
-        let (jobs, queue) = mpsc::sync_channel::<Job>(0);
+    fn start(threads: usize, staging: PathBuf, options: BuildOptions, syncs: SyncQueue) -> Workers {
+        // One chunk waits for the first thread that frees up: at most one chunk per thread,
+        // that one and the one being filled are in memory.
+        let (jobs, queue) = mpsc::sync_channel::<Job>(1);
         let queue = Arc::new(Mutex::new(queue));
         let (report, results) = mpsc::channel::<Built>();
         let handles = (0..threads)
@@ -507,11 +532,12 @@ impl Workers {
                 let report = report.clone();
                 let staging = staging.clone();
                 let options = options.clone();
+                let syncs = syncs.clone();
                 std::thread::spawn(move || {
                     loop {
                         let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
                         let Ok((index, mut entries)) = job else { break };
-                        let built = write_table(&staging, index, &options, &entries);
+                        let built = write_table(&staging, index, &options, &entries, &syncs);
                         entries.clear();
                         if report.send((index, built, entries)).is_err() {
                             break;

@@ -1,0 +1,131 @@
+//! Syncing finished files off the threads that build them: an `fsync` waits on the disk,
+//! and a building thread that waited with it would leave its core idle. Files are handed to
+//! one syncing thread; whoever needs them durable waits for it with [`Syncer::finish`].
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, SyncSender};
+use std::thread::JoinHandle;
+
+use crate::{Error, Result};
+
+/// A file to sync, and its path for the error.
+type Pending = (PathBuf, File);
+
+/// The thread that syncs files handed to it, in the order given.
+#[derive(Debug)]
+pub(crate) struct Syncer {
+    queue: Option<SyncQueue>,
+    thread: Option<JoinHandle<Result<()>>>,
+}
+
+/// Where files are handed to a [`Syncer`]; one per building thread.
+#[derive(Debug, Clone)]
+pub(crate) struct SyncQueue(SyncSender<Pending>);
+
+impl Syncer {
+    /// Starts the syncing thread. At most `backlog` files wait for it, their handles open; a
+    /// thread handing over one more waits.
+    pub(crate) fn start(backlog: usize) -> Syncer {
+        let (queue, pending) = mpsc::sync_channel::<Pending>(backlog);
+        let thread = std::thread::spawn(move || {
+            let mut first_error = None;
+            for (path, file) in pending {
+                // After a failure the rest are still taken (and closed), not synced.
+                if first_error.is_none() {
+                    if let Err(source) = file.sync_all() {
+                        first_error = Some(Error::Io { path, source });
+                    }
+                }
+            }
+            first_error.map_or(Ok(()), Err)
+        });
+        Syncer {
+            queue: Some(SyncQueue(queue)),
+            thread: Some(thread),
+        }
+    }
+
+    /// A queue to hand files over, for a building thread.
+    pub(crate) fn queue(&self) -> Option<SyncQueue> {
+        self.queue.clone()
+    }
+
+    /// Waits until every file handed over is synced. Every [`SyncQueue`] taken from this
+    /// syncer must be dropped first.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the first file whose sync failed.
+    pub(crate) fn finish(&mut self) -> Result<()> {
+        self.queue = None;
+        match self.thread.take().map(JoinHandle::join) {
+            None => Ok(()),
+            Some(Ok(synced)) => synced,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        // Abandoned: the files handed over are synced (or closed) before the thread ends.
+        self.queue = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl SyncQueue {
+    /// Hands `file` (at `path`) over to be synced.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the syncing thread has stopped.
+    pub(crate) fn sync(&self, path: PathBuf, file: File) -> Result<()> {
+        self.0
+            .send((path, file))
+            .map_err(|_| Error::InvalidArgument("the syncing thread stopped".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Files handed over are synced by `finish`, from several threads; a file that cannot
+    /// be synced is reported by its path.
+    #[test]
+    fn syncs_what_is_handed_over_and_names_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut syncer = Syncer::start(2);
+        std::thread::scope(|scope| {
+            for t in 0..3 {
+                let queue = syncer.queue().unwrap();
+                let dir = dir.path();
+                scope.spawn(move || {
+                    for i in 0..5 {
+                        let path = dir.join(format!("{t}-{i}"));
+                        let mut file = File::create(&path).unwrap();
+                        file.write_all(b"bytes").unwrap();
+                        queue.sync(path, file).unwrap();
+                    }
+                });
+            }
+        });
+        syncer.finish().unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 15);
+
+        // A pipe cannot be synced.
+        let (reader, _writer) = std::io::pipe().unwrap();
+        let pipe = File::from(std::os::fd::OwnedFd::from(reader));
+        let mut syncer = Syncer::start(1);
+        let queue = syncer.queue().unwrap();
+        queue.sync(PathBuf::from("the-pipe"), pipe).unwrap();
+        drop(queue);
+        match syncer.finish() {
+            Err(Error::Io { path, .. }) => assert_eq!(path, PathBuf::from("the-pipe")),
+            other => panic!("expected an I/O error naming the file, got {other:?}"),
+        }
+    }
+}
