@@ -25,7 +25,7 @@ use leveltable_table::{BuildOptions, TableBuilder};
 use crate::bulk_options::BulkOptions;
 use crate::dbformat::{TAG_LEN, ValueType, append_internal_key};
 use crate::filename::table_file_name;
-use crate::syncer::{SyncQueue, Syncer};
+use crate::syncer::{self, SyncQueue, Syncer};
 use crate::{Error, Result};
 
 /// The name of a part's record in its staging directory.
@@ -296,7 +296,7 @@ impl PartBuilder {
         self.chunk_bytes = 0;
         let index = self.next_index;
         if let Some(writer) = self.current.take() {
-            let syncs = self.syncer.queue().ok_or_else(sync_stopped)?;
+            let syncs = self.syncer.queue().ok_or_else(syncer::stopped)?;
             self.built.push((index, writer.finish(&syncs)?));
         } else if !self.chunk.is_empty() {
             if let Some(workers) = &mut self.workers {
@@ -354,10 +354,6 @@ fn file_name(index: u64) -> String {
 /// Finished files waiting for the syncing thread, at most; a building thread finishing one
 /// more waits.
 const SYNC_BACKLOG: usize = 4;
-
-fn sync_stopped() -> Error {
-    Error::InvalidArgument("the syncing thread stopped".into())
-}
 
 /// Writes `entries` (user keys in order) as the table `staging/<file_name(index)>`, handed
 /// to `syncs` when written.

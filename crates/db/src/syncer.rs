@@ -82,10 +82,13 @@ impl SyncQueue {
     /// # Errors
     /// [`Error::InvalidArgument`] if the syncing thread has stopped.
     pub(crate) fn sync(&self, path: PathBuf, file: File) -> Result<()> {
-        self.0
-            .send((path, file))
-            .map_err(|_| Error::InvalidArgument("the syncing thread stopped".into()))
+        self.0.send((path, file)).map_err(|_| stopped())
     }
+}
+
+/// The error when the syncing thread is gone.
+pub(crate) fn stopped() -> Error {
+    Error::InvalidArgument("the syncing thread stopped".into())
 }
 
 #[cfg(test)]
