@@ -150,12 +150,7 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
             let (index, _) = self.table.index_parts();
             self.index.next(index);
         }
-        self.init_data_block();
-        self.prefetch_next_block();
-        if let Some(d) = &mut self.data {
-            d.cursor.seek_to_first(d.block.data());
-        }
-        self.skip_empty_forward();
+        self.enter_block_forward();
     }
 
     /// Moves to the first entry.
@@ -163,6 +158,12 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
         self.error = None;
         let (index, _) = self.table.index_parts();
         self.index.seek_to_first(index);
+        self.enter_block_forward();
+    }
+
+    /// Moves to the first entry of the block the index stands at (or of the first
+    /// non-empty one after it), hinting the block after that.
+    fn enter_block_forward(&mut self) {
         self.init_data_block();
         self.prefetch_next_block();
         if let Some(d) = &mut self.data {
