@@ -14,7 +14,7 @@ use leveltable_table::{Cache, Comparator, ReadOptions};
 
 use crate::db_iter::{DbIter, Versions};
 use crate::dbformat::{
-    InternalFilterPolicy, InternalKeyComparator, LookupResult, MAX_SEQUENCE, ValueType,
+    InternalFilterPolicy, InternalKeyComparator, LookupKey, LookupResult, MAX_SEQUENCE, ValueType,
     append_internal_key, lookup_key,
 };
 use crate::filename::{FileType, log_file_name, parse_file_name, table_file_name};
@@ -415,12 +415,12 @@ impl Db {
     /// # Errors
     /// As [`get_at`](Self::get_at).
     pub fn lookup(&self, key: &[u8], sequence: u64) -> Result<LookupResult> {
-        let target = lookup_key(key, sequence)?;
+        let key = LookupKey::new(key, sequence)?;
         let mut best = LookupResult::NotFound;
         for source in &self.store.sources {
             let found = match source {
-                Source::Mem { table, .. } => table.get_at(key, sequence)?,
-                Source::Files { files, .. } => self.lookup_files(files, key, &target, sequence)?,
+                Source::Mem { table, .. } => table.lookup(&key)?,
+                Source::Files { files, .. } => self.lookup_files(files, &key)?,
             };
             let seq = |r: &LookupResult| match r {
                 LookupResult::Value { sequence, .. } | LookupResult::Deleted { sequence } => {
@@ -441,13 +441,8 @@ impl Db {
         Ok(best)
     }
 
-    fn lookup_files(
-        &self,
-        files: &[Arc<FileMetaData>],
-        key: &[u8],
-        target: &[u8],
-        sequence: u64,
-    ) -> Result<LookupResult> {
+    fn lookup_files(&self, files: &[Arc<FileMetaData>], key: &LookupKey) -> Result<LookupResult> {
+        let (target, user_key) = (key.target(), key.user_key());
         let icmp = &self.store.icmp;
         // The first file whose largest key is not below the target (LevelDB's FindFile).
         let i = files.partition_point(|f| icmp.compare(&f.largest, target) == Ordering::Less);
@@ -455,12 +450,12 @@ impl Db {
             return Ok(LookupResult::NotFound);
         };
         let smallest_user = &f.smallest[..f.smallest.len().saturating_sub(8)];
-        if self.user.compare(key, smallest_user) == Ordering::Less {
+        if self.user.compare(user_key, smallest_user) == Ordering::Less {
             return Ok(LookupResult::NotFound);
         }
         let table = self.store.tables.get(f.number)?;
         table
-            .get_at(key, sequence)
+            .lookup(key)
             .map_err(|e| e.in_table(table_file_name(f.number)))
     }
 

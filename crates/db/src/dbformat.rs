@@ -13,39 +13,10 @@
 //!   comparator and a user filter policy.
 //! - [`ldb_build_options`] and [`ldb_read_options`]: options for tables exactly as a LevelDB
 //!   database with the bytewise comparator and (optionally) its Bloom filter writes them.
-//! - [`InternalTable`]: a `.ldb` file answering lookups as LevelDB does within one file
-//!   ([`LookupResult`]), and listing its entries parsed ([`InternalEntry`]).
+//! - [`LookupKey`]: the two keys that bound a lookup of one user key at a snapshot;
+//!   [`LookupResult`]: what a lookup finds in one source.
 //!
-//! ```
-//! use leveltable_table::TableBuilder;
-//! use leveltable_db::dbformat::{
-//!     InternalTable, LookupResult, ValueType, append_internal_key, ldb_build_options,
-//! };
-//!
-//! // Entries in internal-key order: per user key, newest first.
-//! let mut builder = TableBuilder::new(Vec::new(), ldb_build_options(Some(10)))?;
-//! let mut key = Vec::new();
-//! for (user_key, sequence, value_type, value) in [
-//!     ("apple", 7, ValueType::Value, "green"),
-//!     ("apple", 3, ValueType::Value, "red"),
-//!     ("banana", 9, ValueType::Deletion, ""),
-//!     ("banana", 2, ValueType::Value, "yellow"),
-//! ] {
-//!     key.clear();
-//!     append_internal_key(&mut key, user_key.as_bytes(), sequence, value_type)?;
-//!     builder.add(&key, value.as_bytes())?;
-//! }
-//! builder.finish()?;
-//!
-//! let table = InternalTable::open(builder.into_inner())?;
-//! assert_eq!(table.get(b"apple")?, LookupResult::Value { sequence: 7, value: b"green".to_vec() });
-//! assert_eq!(table.get_at(b"apple", 5)?.into_value(), Some(b"red".to_vec()));
-//! assert_eq!(table.get(b"banana")?, LookupResult::Deleted { sequence: 9 });
-//! assert_eq!(table.get_at(b"banana", 8)?.into_value(), Some(b"yellow".to_vec()));
-//! assert_eq!(table.get(b"cherry")?, LookupResult::NotFound);
-//! assert_eq!(table.entries().count(), 4);
-//! # Ok::<(), leveltable_db::Error>(())
-//! ```
+//! [`InternalTable`](crate::internal_table::InternalTable) reads a `.ldb` file with them.
 //!
 //! The encoding is drawn byte by byte in `docs/format.md` ("Internal keys").
 
@@ -54,10 +25,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
+use smallvec::SmallVec;
 
-use leveltable_table::{
-    BuildOptions, BytewiseComparator, Comparator, Range, ReadAt, ReadOptions, Table,
-};
+use leveltable_table::{BuildOptions, BytewiseComparator, Comparator, ReadOptions};
 
 use crate::{Error, Result};
 
@@ -104,7 +74,7 @@ impl ValueType {
 
 /// A misuse of the table layer: this module's keys and tables are the table crate's, so its
 /// argument errors read as that crate's (`table: invalid argument: …`).
-fn invalid_argument(message: String) -> Error {
+pub(crate) fn invalid_argument(message: String) -> Error {
     Error::Table(leveltable_table::Error::InvalidArgument(message.into()))
 }
 
@@ -148,6 +118,53 @@ pub fn lookup_key(user_key: &[u8], sequence: u64) -> Result<Vec<u8>> {
     let mut key = Vec::with_capacity(user_key.len() + TAG_LEN);
     append_internal_key(&mut key, user_key, sequence, ValueType::FOR_SEEK)?;
     Ok(key)
+}
+
+/// User keys up to this length make a [`LookupKey`] without allocating.
+const LOOKUP_INLINE_USER_KEY: usize = 56;
+
+/// The two internal keys that bound the versions of one user key a lookup at a snapshot may
+/// return (LevelDB's `LookupKey`), built once per lookup and shared by the memtable and every
+/// table consulted: [`target`](Self::target), `user_key @ sequence`, where the search starts,
+/// and [`floor`](Self::floor), `user_key @ 0` (type deletion), the last internal key of
+/// `user_key`. The first entry at or after the target is a version of `user_key` exactly
+/// when it sorts at or before the floor.
+#[derive(Debug, Clone)]
+pub struct LookupKey {
+    /// `target ++ floor`.
+    bytes: SmallVec<[u8; 2 * (LOOKUP_INLINE_USER_KEY + TAG_LEN)]>,
+}
+
+impl LookupKey {
+    /// The keys of a lookup of `user_key` at `sequence`.
+    ///
+    /// # Errors
+    /// an invalid-argument error if `sequence` exceeds [`MAX_SEQUENCE`].
+    pub fn new(user_key: &[u8], sequence: u64) -> Result<Self> {
+        let seek = pack_tag(sequence, ValueType::FOR_SEEK)?;
+        let mut bytes = SmallVec::with_capacity(2 * (user_key.len() + TAG_LEN));
+        bytes.extend_from_slice(user_key);
+        bytes.extend_from_slice(&seek.to_le_bytes());
+        bytes.extend_from_slice(user_key);
+        bytes.extend_from_slice(&u64::from(ValueType::Deletion.to_byte()).to_le_bytes());
+        Ok(LookupKey { bytes })
+    }
+
+    /// `user_key @ sequence`: every version of the user key at or below the sequence sorts
+    /// at or after it, every newer one before.
+    pub fn target(&self) -> &[u8] {
+        &self.bytes[..self.bytes.len() / 2]
+    }
+
+    /// `user_key @ 0`, type deletion: the last internal key of the user key.
+    pub fn floor(&self) -> &[u8] {
+        &self.bytes[self.bytes.len() / 2..]
+    }
+
+    /// The user key.
+    pub fn user_key(&self) -> &[u8] {
+        &self.bytes[..self.bytes.len() / 2 - TAG_LEN]
+    }
 }
 
 /// The user key of an internal key (all but the last 8 bytes); `None` if it is shorter than
@@ -513,217 +530,6 @@ impl LookupResult {
         }
     }
 }
-
-/// One entry of a table of internal keys, taken apart.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct InternalEntry {
-    /// The user key.
-    pub user_key: Vec<u8>,
-    /// The sequence number.
-    pub sequence: u64,
-    /// Value or deletion.
-    pub value_type: ValueType,
-    /// The value (empty for deletions as LevelDB writes them, but whatever the file holds).
-    pub value: Vec<u8>,
-}
-
-impl InternalEntry {
-    /// The entry's key as a borrowed [`ParsedInternalKey`].
-    pub fn key(&self) -> ParsedInternalKey<'_> {
-        ParsedInternalKey::new(&self.user_key, self.sequence, self.value_type)
-    }
-}
-
-/// A table of internal keys (a `.ldb` file of a LevelDB database), read as LevelDB reads it.
-///
-/// [`get_at`](Self::get_at) answers as LevelDB's `Version::Get` does for one file, through
-/// `Table::InternalGet`: the index and the filter (on the user key) pick the one data block
-/// that can hold the key, and the first entry there at or after the lookup key decides.
-/// [`entries`](Self::entries) lists the entries parsed, in file order.
-pub struct InternalTable<R> {
-    table: Table<R>,
-}
-
-impl<R> fmt::Debug for InternalTable<R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("InternalTable")
-            .field("table", &self.table)
-            .finish()
-    }
-}
-
-impl<R: ReadAt> InternalTable<R> {
-    /// Opens a `.ldb` file of a database with the bytewise comparator, with
-    /// [`ldb_read_options`].
-    ///
-    /// # Errors
-    /// As [`Table::open`].
-    pub fn open(source: R) -> Result<Self> {
-        Ok(InternalTable {
-            table: Table::open(source, ldb_read_options())?,
-        })
-    }
-
-    /// Uses a table opened with other options: an [`InternalKeyComparator`] (over any user
-    /// comparator), and for the filter, a policy wrapped in [`InternalFilterPolicy`] (a bare
-    /// user policy would test whole internal keys and miss keys that are there).
-    ///
-    /// # Errors
-    /// an invalid-argument error if the table's comparator is not named
-    /// `leveldb.InternalKeyComparator`.
-    pub fn from_table(table: Table<R>) -> Result<Self> {
-        let name = table.comparator().name();
-        if name != INTERNAL_KEY_COMPARATOR_NAME {
-            return Err(invalid_argument(format!(
-                "a table of internal keys needs {INTERNAL_KEY_COMPARATOR_NAME}, not {name}"
-            )));
-        }
-        Ok(InternalTable { table })
-    }
-
-    /// The newest version of `user_key` in the file: [`get_at`](Self::get_at) with
-    /// [`MAX_SEQUENCE`].
-    ///
-    /// # Errors
-    /// As [`get_at`](Self::get_at).
-    pub fn get(&self, user_key: &[u8]) -> Result<LookupResult> {
-        self.get_at(user_key, MAX_SEQUENCE)
-    }
-
-    /// The newest version of `user_key` with a sequence number `<= sequence` (a snapshot),
-    /// as LevelDB finds it in this file.
-    ///
-    /// # Errors
-    /// an invalid-argument error if `sequence` exceeds [`MAX_SEQUENCE`];
-    /// a corruption error if the entry that decides is not an internal key (LevelDB's
-    /// "corrupted key"); otherwise as [`Table::internal_get`].
-    pub fn get_at(&self, user_key: &[u8], sequence: u64) -> Result<LookupResult> {
-        // One buffer holds the lookup key `user_key @ sequence` and the floor `user_key @ 0`
-        // (type deletion): the last internal key of `user_key`. The first entry at or after
-        // the lookup key has our user key exactly when it sorts at or before the floor, a
-        // test that needs only the table's comparator.
-        let len = user_key.len() + TAG_LEN;
-        let mut keys = Vec::with_capacity(2 * len);
-        append_internal_key(&mut keys, user_key, sequence, ValueType::FOR_SEEK)?;
-        append_internal_key(&mut keys, user_key, 0, ValueType::Deletion)?;
-        let (lookup, floor) = keys.split_at(len);
-        let cmp = self.table.comparator();
-        let found = self.table.internal_get(
-            lookup,
-            |key, value| -> std::result::Result<LookupResult, InternalKeyError> {
-                // As LevelDB's `SaveValue`: a key that does not parse is an error even when its
-                // user key differs.
-                let parsed = ParsedInternalKey::parse(key)?;
-                if cmp.compare(key, floor) == Ordering::Greater {
-                    return Ok(LookupResult::NotFound);
-                }
-                Ok(match parsed.value_type {
-                    ValueType::Value => LookupResult::Value {
-                        sequence: parsed.sequence,
-                        value: value.to_vec(),
-                    },
-                    ValueType::Deletion => LookupResult::Deleted {
-                        sequence: parsed.sequence,
-                    },
-                })
-            },
-        )?;
-        match found {
-            None => Ok(LookupResult::NotFound),
-            Some(Ok(result)) => Ok(result),
-            Some(Err(e)) => Err(e.corruption_at(self.table.approximate_offset_of(lookup))),
-        }
-    }
-
-    /// Every entry in file order, parsed; double-ended.
-    pub fn entries(&self) -> Entries<'_, R> {
-        Entries {
-            table: &self.table,
-            inner: self.table.entries(),
-            done: false,
-        }
-    }
-}
-
-impl<R> InternalTable<R> {
-    /// The table, for everything else (raw entries, properties, counters, verify).
-    pub fn table(&self) -> &Table<R> {
-        &self.table
-    }
-
-    /// Gives back the table.
-    pub fn into_table(self) -> Table<R> {
-        self.table
-    }
-}
-
-/// The entries of an [`InternalTable`] in file order, parsed. Made by
-/// [`InternalTable::entries`].
-///
-/// An error is yielded once as `Some(Err(..))` and ends the iteration: an I/O or block error
-/// as [`Table::entries`] reports it, or for a key that is not an internal key,
-/// a corruption error at the offset of its data block.
-pub struct Entries<'t, R> {
-    table: &'t Table<R>,
-    inner: Range<'t, R>,
-    done: bool,
-}
-
-impl<R> fmt::Debug for Entries<'_, R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Entries")
-            .field("inner", &self.inner)
-            .field("done", &self.done)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<R: ReadAt> Entries<'_, R> {
-    fn parse(
-        &mut self,
-        item: Option<leveltable_table::Result<(Vec<u8>, Vec<u8>)>>,
-    ) -> Option<Result<InternalEntry>> {
-        let result = item?.map_err(Error::from).and_then(|(mut key, value)| {
-            let (sequence, value_type) = match ParsedInternalKey::parse(&key) {
-                Ok(parsed) => (parsed.sequence, parsed.value_type),
-                Err(e) => return Err(e.corruption_at(self.table.approximate_offset_of(&key))),
-            };
-            key.truncate(key.len() - TAG_LEN);
-            Ok(InternalEntry {
-                user_key: key,
-                sequence,
-                value_type,
-                value,
-            })
-        });
-        self.done = result.is_err();
-        Some(result)
-    }
-}
-
-impl<R: ReadAt> Iterator for Entries<'_, R> {
-    type Item = Result<InternalEntry>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let item = self.inner.next();
-        self.parse(item)
-    }
-}
-
-impl<R: ReadAt> DoubleEndedIterator for Entries<'_, R> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let item = self.inner.next_back();
-        self.parse(item)
-    }
-}
-
-impl<R: ReadAt> std::iter::FusedIterator for Entries<'_, R> {}
 
 #[cfg(test)]
 mod tests;

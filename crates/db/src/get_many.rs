@@ -9,10 +9,10 @@ use leveltable_table::{Comparator, ReadAt};
 use crate::Result;
 use crate::db::Db;
 use crate::dbformat::{
-    InternalKeyError, InternalTable, LookupResult, ParsedInternalKey, TAG_LEN, ValueType,
-    append_internal_key,
+    InternalKeyError, LookupResult, ParsedInternalKey, TAG_LEN, ValueType, append_internal_key,
 };
 use crate::filename::table_file_name;
+use crate::internal_table::InternalTable;
 use crate::merger::Source;
 use crate::version_edit::FileMetaData;
 

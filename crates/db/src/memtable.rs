@@ -8,8 +8,8 @@ use std::sync::Arc;
 use leveltable_table::Comparator;
 
 use crate::dbformat::{
-    InternalKeyComparator, LookupResult, MAX_SEQUENCE, ParsedInternalKey, ValueType,
-    append_internal_key, lookup_key,
+    InternalKeyComparator, LookupKey, LookupResult, MAX_SEQUENCE, ParsedInternalKey, ValueType,
+    append_internal_key,
 };
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
@@ -206,8 +206,27 @@ impl MemTable {
     /// # Errors
     /// an invalid-argument error if `sequence` exceeds 2^56 - 1.
     pub fn get_at(&self, user_key: &[u8], sequence: u64) -> Result<LookupResult> {
-        let target = lookup_key(user_key, sequence)?;
-        let i = self.first_at_or_after(&target);
+        self.lookup(&LookupKey::new(user_key, sequence)?)
+    }
+
+    /// [`get_at`](Self::get_at) with the keys of the lookup built by the caller.
+    ///
+    /// # Errors
+    /// an invalid-argument error if the deciding entry's key does not parse (entries come
+    /// from [`MemTableBuilder::add`], which builds them, so none should).
+    pub fn lookup(&self, key: &LookupKey) -> Result<LookupResult> {
+        let user_key = key.user_key();
+        let target = key.target();
+        let i = match self.prefix_run(target) {
+            // No entry's view has the target's prefix, so no entry's view equals the
+            // target's, and different views mean different user keys: decided without
+            // following a pointer to any entry's key.
+            Some((lo, hi)) if lo == hi => return Ok(LookupResult::NotFound),
+            Some((lo, hi)) => {
+                lo + self.entries[lo..hi].partition_point(|(k, _)| self.below(k, target))
+            }
+            None => self.entries.partition_point(|(k, _)| self.below(k, target)),
+        };
         let Some((key, value)) = self.entries.get(i) else {
             return Ok(LookupResult::NotFound);
         };
@@ -233,16 +252,30 @@ impl MemTable {
         })
     }
 
+    /// Whether the internal key `key` sorts before `target`.
+    fn below(&self, key: &[u8], target: &[u8]) -> bool {
+        self.icmp.compare(key, target) == Ordering::Less
+    }
+
+    /// The run of entries whose view has the same 8-byte prefix as `target`'s, if the
+    /// comparator has views: entries before it sort before the target, entries after it
+    /// after. Only the run needs the comparator.
+    fn prefix_run(&self, target: &[u8]) -> Option<(usize, usize)> {
+        Some(
+            self.prefixes
+                .as_ref()?
+                .candidates(self.icmp.bytewise_view(target)?),
+        )
+    }
+
     /// The index of the first entry whose key is `>= target`.
+    #[cfg(test)]
     fn first_at_or_after(&self, target: &[u8]) -> usize {
-        let below = |(k, _): &(Vec<u8>, Vec<u8>)| self.icmp.compare(k, target) == Ordering::Less;
-        let view = self.icmp.bytewise_view(target);
-        let (Some(prefixes), Some(view)) = (&self.prefixes, view) else {
-            return self.entries.partition_point(below);
-        };
-        // Only the run of entries whose prefix equals the target's needs the comparator.
-        let (lo, hi) = prefixes.candidates(view);
-        lo + self.entries[lo..hi].partition_point(below)
+        let below = |(k, _): &(Vec<u8>, Vec<u8>)| self.below(k, target);
+        match self.prefix_run(target) {
+            Some((lo, hi)) => lo + self.entries[lo..hi].partition_point(below),
+            None => self.entries.partition_point(below),
+        }
     }
 
     /// The entries within internal-key bounds.
@@ -278,6 +311,7 @@ impl MemTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dbformat::{extract_user_key, lookup_key};
     use crate::write_batch::WriteBatchBuilder;
     use leveltable_table::BytewiseComparator;
 
@@ -383,6 +417,24 @@ mod tests {
                     .entries
                     .partition_point(|(k, _)| m.icmp.compare(k, &target) == Ordering::Less);
                 assert_eq!(m.first_at_or_after(&target), want, "{u:?} @ {seq}");
+                // The lookup, which decides misses from the prefixes alone, agrees with
+                // the entry the plain search finds.
+                let decided = match m.entries.get(want) {
+                    Some((k, v)) if extract_user_key(k) == Some(&u[..]) => {
+                        let p = ParsedInternalKey::parse(k).unwrap();
+                        match p.value_type {
+                            ValueType::Value => LookupResult::Value {
+                                sequence: p.sequence,
+                                value: v.clone(),
+                            },
+                            ValueType::Deletion => LookupResult::Deleted {
+                                sequence: p.sequence,
+                            },
+                        }
+                    }
+                    _ => LookupResult::NotFound,
+                };
+                assert_eq!(m.get_at(&u, seq).unwrap(), decided, "{u:?} @ {seq}");
             }
         }
     }

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use leveltable_table::{ReadOptions, Table};
 
-use crate::dbformat::InternalTable;
 use crate::filename::{sst_table_file_name, table_file_name};
+use crate::internal_table::InternalTable;
 use crate::storage::{LocalDir, Storage};
 use crate::table_source::TableSource;
 use crate::{Error, Result};

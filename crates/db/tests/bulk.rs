@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::path::Path;
 
-use leveltable_db::dbformat::{InternalTable, ParsedInternalKey, ValueType};
+use leveltable_db::InternalTable;
+use leveltable_db::dbformat::{ParsedInternalKey, ValueType};
 use leveltable_db::log_reader::LogReader;
 use leveltable_db::version_edit::VersionEdit;
 use leveltable_db::{

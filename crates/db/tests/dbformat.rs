@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use leveltable_db::dbformat::{
-    self, InternalEntry, InternalFilterPolicy, InternalKeyComparator, InternalTable, LookupResult,
-    MAX_SEQUENCE, ParsedInternalKey, ValueType, append_internal_key, ldb_build_options,
-    ldb_read_options, lookup_key,
+    self, InternalFilterPolicy, InternalKeyComparator, LookupResult, MAX_SEQUENCE,
+    ParsedInternalKey, ValueType, append_internal_key, ldb_build_options, ldb_read_options,
+    lookup_key,
 };
+use leveltable_db::internal_table::{InternalEntry, InternalTable};
 use leveltable_table::{
     BloomFilterPolicy, BuildOptions, BytewiseComparator, Comparator, Compression, Error,
     ReadOptions, Table, TableBuilder,

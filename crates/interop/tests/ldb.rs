@@ -22,9 +22,9 @@ use std::path::Path;
 
 use common::hex;
 use leveltable_db::dbformat::{
-    InternalEntry, InternalTable, LookupResult, MAX_SEQUENCE, ParsedInternalKey, ValueType,
-    ldb_build_options, lookup_key,
+    LookupResult, MAX_SEQUENCE, ParsedInternalKey, ValueType, ldb_build_options, lookup_key,
 };
+use leveltable_db::internal_table::{InternalEntry, InternalTable};
 use leveltable_interop::db::{Db, DbOptions};
 use leveltable_interop::require_leveldb;
 use leveltable_interop::table::{

@@ -5,7 +5,8 @@ use std::fs::File;
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 
-use leveltable_db::dbformat::{InternalTable, LookupResult, ldb_read_options};
+use leveltable_db::InternalTable;
+use leveltable_db::dbformat::{LookupResult, ldb_read_options};
 
 use crate::cmd::Outcome;
 use crate::error::{CliError, Result};

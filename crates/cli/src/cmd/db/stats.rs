@@ -3,7 +3,8 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use leveltable_db::dbformat::{InternalTable, extract_user_key};
+use leveltable_db::InternalTable;
+use leveltable_db::dbformat::extract_user_key;
 use serde::Serialize;
 
 use crate::cmd::Outcome;
