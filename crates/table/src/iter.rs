@@ -114,6 +114,17 @@ impl<R> TableIter<'_, R> {
     }
 }
 
+/// A block read for the iterator (not cached, not borrowed from memory) returns its buffer
+/// to the thread, so the next block read, by this or any cursor, decompresses into it
+/// instead of a fresh, zero-filled allocation.
+impl<R> Drop for TableIter<'_, R> {
+    fn drop(&mut self) {
+        if let Some(d) = self.data.take() {
+            d.block.give_back();
+        }
+    }
+}
+
 impl<'t, R: ReadAt> TableIter<'t, R> {
     pub(crate) fn new(table: &'t Table<R>) -> TableIter<'t, R> {
         let (_, layout) = table.index_parts();
@@ -222,6 +233,7 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
     fn drop_data(&mut self) {
         if let Some(d) = self.data.take() {
             self.spare_key = d.cursor.into_key_buf();
+            d.block.give_back();
         }
     }
 
