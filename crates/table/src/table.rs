@@ -574,23 +574,36 @@ mod tests {
     use super::*;
     use crate::{BuildOptions, Compression, TableBuilder};
 
+    /// The `i`th value of [`mixed_snappy_table`]: runs of 25 tiny values, then 25 values of
+    /// 9,000 bytes, compressible.
+    fn mixed_value(i: usize) -> Vec<u8> {
+        let len = if i % 50 < 25 { 3 } else { 9000 };
+        (0..len)
+            .map(|j| b"abcdefgh"[i.wrapping_add(j / 7) % 8])
+            .collect()
+    }
+
+    /// A snappy table of `n` keys `000000`, `000001`, … with [`mixed_value`]s, so that its
+    /// blocks are of very different sizes; and its keys.
+    fn mixed_snappy_table(n: usize) -> (Table<Vec<u8>>, Vec<Vec<u8>>) {
+        let keys: Vec<Vec<u8>> = (0..n).map(|i| format!("{i:06}").into_bytes()).collect();
+        let options = BuildOptions::default().compression(Compression::Snappy);
+        let mut builder = TableBuilder::new(Vec::new(), options).unwrap();
+        for (i, k) in keys.iter().enumerate() {
+            builder.add(k, &mixed_value(i)).unwrap();
+        }
+        builder.finish().unwrap();
+        let table = Table::open(builder.into_inner(), ReadOptions::default()).unwrap();
+        (table, keys)
+    }
+
     /// Uncached gets of snappy blocks share one decompression buffer: blocks of very
     /// different sizes, read in turn and from inside another get's callback, each read back
     /// exactly.
     #[test]
     fn uncached_snappy_blocks_of_mixed_sizes() {
-        let value = |i: usize| -> Vec<u8> {
-            let len = if i % 50 < 25 { 3 } else { 9000 };
-            (0..len).map(|j| b"abcdefgh"[(i + j / 7) % 8]).collect()
-        };
-        let keys: Vec<Vec<u8>> = (0..400).map(|i| format!("{i:06}").into_bytes()).collect();
-        let options = BuildOptions::default().compression(Compression::Snappy);
-        let mut builder = TableBuilder::new(Vec::new(), options).unwrap();
-        for (i, k) in keys.iter().enumerate() {
-            builder.add(k, &value(i)).unwrap();
-        }
-        builder.finish().unwrap();
-        let table = Table::open(builder.into_inner(), ReadOptions::default()).unwrap();
+        let value = mixed_value;
+        let (table, keys) = mixed_snappy_table(400);
         for (i, k) in keys.iter().enumerate().rev().chain(keys.iter().enumerate()) {
             let other = (i * 37) % keys.len();
             let (got, nested) = table
@@ -609,18 +622,8 @@ mod tests {
     /// the thread a buffer for the next read.
     #[test]
     fn cursors_return_their_block_buffers() {
-        let value = |i: usize| -> Vec<u8> {
-            let len = if i % 40 < 20 { 5 } else { 7000 };
-            (0..len).map(|j| b"stuvwxyz"[(i + j / 5) % 8]).collect()
-        };
-        let keys: Vec<Vec<u8>> = (0..300).map(|i| format!("{i:06}").into_bytes()).collect();
-        let options = BuildOptions::default().compression(Compression::Snappy);
-        let mut builder = TableBuilder::new(Vec::new(), options).unwrap();
-        for (i, k) in keys.iter().enumerate() {
-            builder.add(k, &value(i)).unwrap();
-        }
-        builder.finish().unwrap();
-        let table = Table::open(builder.into_inner(), ReadOptions::default()).unwrap();
+        let value = mixed_value;
+        let (table, keys) = mixed_snappy_table(300);
         let mut forward = table.iter();
         let mut backward = table.iter();
         forward.seek_to_first();
