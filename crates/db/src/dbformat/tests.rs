@@ -103,6 +103,7 @@ fn sequences_beyond_56_bits_are_refused() {
     assert!(append_internal_key(&mut dst, b"k", u64::MAX, Deletion).is_err());
     assert_eq!(dst, b"keep", "dst unchanged on error");
     assert!(lookup_key(b"k", MAX_SEQUENCE + 1).is_err());
+    assert!(LookupKey::new(b"k", MAX_SEQUENCE + 1).is_err());
     assert!(
         ParsedInternalKey::new(b"k", MAX_SEQUENCE + 1, Value)
             .encode()
@@ -258,4 +259,35 @@ fn value_types() {
     );
     assert_eq!(LookupResult::Deleted { sequence: 1 }.into_value(), None);
     assert_eq!(LookupResult::NotFound.into_value(), None);
+}
+
+/// A lookup key holds the seek key and the floor of its user key, inline or not: empty
+/// keys, keys at the inline limit and past it, at the lowest and highest sequences.
+#[test]
+fn lookup_keys_bound_the_versions_of_their_user_key() {
+    for len in [
+        0,
+        1,
+        16,
+        LOOKUP_INLINE_USER_KEY,
+        LOOKUP_INLINE_USER_KEY + 1,
+        1000,
+    ] {
+        let user: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        for sequence in [0, 1, 77, MAX_SEQUENCE] {
+            let k = LookupKey::new(&user, sequence).unwrap();
+            assert_eq!(k.user_key(), &user[..]);
+            assert_eq!(k.target(), &lookup_key(&user, sequence).unwrap()[..]);
+            assert_eq!(k.floor(), &ikey(&user, 0, Deletion)[..]);
+            let icmp = InternalKeyComparator::bytewise();
+            // Every version at or below the sequence lies in [target, floor].
+            for v in [0, sequence / 2, sequence] {
+                for t in [Value, Deletion] {
+                    let version = ikey(&user, v, t);
+                    assert_ne!(icmp.compare(&version, k.target()), Ordering::Less);
+                    assert_ne!(icmp.compare(&version, k.floor()), Ordering::Greater);
+                }
+            }
+        }
+    }
 }
