@@ -25,7 +25,7 @@ use leveltable_table::{BuildOptions, TableBuilder};
 use crate::bulk_options::BulkOptions;
 use crate::dbformat::{TAG_LEN, ValueType, append_internal_key};
 use crate::filename::table_file_name;
-use crate::syncer::{self, SyncQueue, Syncer};
+use crate::syncer::{SyncQueue, Syncer};
 use crate::{Error, Result};
 
 /// The name of a part's record in its staging directory.
@@ -180,6 +180,9 @@ pub struct PartBuilder {
     workers: Option<Workers>,
     /// Files built here (without workers).
     built: Vec<(u64, PartFile)>,
+    /// Where files finished here go to be synced. Dropped before `syncer` (fields drop in
+    /// order), which waits for every queue to go.
+    syncs: SyncQueue,
     /// Syncs the finished files while the next ones are built.
     syncer: Syncer,
 }
@@ -219,16 +222,15 @@ impl PartBuilder {
             ));
         }
         let table_options = options.table_options();
-        let syncer = Syncer::start(SYNC_BACKLOG);
-        let workers = match syncer.queue() {
-            Some(syncs) if options.threads > 1 => Some(Workers::start(
+        let (syncer, syncs) = Syncer::start(SYNC_BACKLOG);
+        let workers = (options.threads > 1).then(|| {
+            Workers::start(
                 options.threads,
                 staging.clone(),
                 table_options.clone(),
-                syncs,
-            )),
-            _ => None,
-        };
+                syncs.clone(),
+            )
+        });
         Ok(PartBuilder {
             staging,
             max_file_size: options.max_file_size,
@@ -241,6 +243,7 @@ impl PartBuilder {
             entries: 0,
             workers,
             built: Vec::new(),
+            syncs,
             syncer,
         })
     }
@@ -296,8 +299,7 @@ impl PartBuilder {
         self.chunk_bytes = 0;
         let index = self.next_index;
         if let Some(writer) = self.current.take() {
-            let syncs = self.syncer.queue().ok_or_else(syncer::stopped)?;
-            self.built.push((index, writer.finish(&syncs)?));
+            self.built.push((index, writer.finish(&self.syncs)?));
         } else if !self.chunk.is_empty() {
             if let Some(workers) = &mut self.workers {
                 // The next chunk reuses the buffers of one a thread has finished with: its
@@ -323,7 +325,9 @@ impl PartBuilder {
             Some(workers) => workers.finish()?,
             None => std::mem::take(&mut self.built),
         };
-        // Every file durable before the record that lists them.
+        // Every file durable before the record that lists them: the workers' queues went
+        // with them, this is the last.
+        drop(self.syncs);
         self.syncer.finish()?;
         files.sort_by_key(|(index, _)| *index);
         if files.len() as u64 != self.next_index {

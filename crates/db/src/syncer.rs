@@ -15,18 +15,18 @@ type Pending = (PathBuf, File);
 /// The thread that syncs files handed to it, in the order given.
 #[derive(Debug)]
 pub(crate) struct Syncer {
-    queue: Option<SyncQueue>,
     thread: Option<JoinHandle<Result<()>>>,
 }
 
-/// Where files are handed to a [`Syncer`]; one per building thread.
+/// Where files are handed to a [`Syncer`]; cloned for each building thread. The syncing
+/// thread ends when every clone is dropped.
 #[derive(Debug, Clone)]
 pub(crate) struct SyncQueue(SyncSender<Pending>);
 
 impl Syncer {
-    /// Starts the syncing thread. At most `backlog` files wait for it, their handles open; a
-    /// thread handing over one more waits.
-    pub(crate) fn start(backlog: usize) -> Syncer {
+    /// Starts the syncing thread, and returns the queue that feeds it. At most `backlog`
+    /// files wait for it, their handles open; a thread handing over one more waits.
+    pub(crate) fn start(backlog: usize) -> (Syncer, SyncQueue) {
         let (queue, pending) = mpsc::sync_channel::<Pending>(backlog);
         let thread = std::thread::spawn(move || {
             let mut first_error = None;
@@ -40,24 +40,18 @@ impl Syncer {
             }
             first_error.map_or(Ok(()), Err)
         });
-        Syncer {
-            queue: Some(SyncQueue(queue)),
+        let syncer = Syncer {
             thread: Some(thread),
-        }
+        };
+        (syncer, SyncQueue(queue))
     }
 
-    /// A queue to hand files over, for a building thread.
-    pub(crate) fn queue(&self) -> Option<SyncQueue> {
-        self.queue.clone()
-    }
-
-    /// Waits until every file handed over is synced. Every [`SyncQueue`] taken from this
-    /// syncer must be dropped first.
+    /// Waits until every file handed over is synced. Every [`SyncQueue`] of this syncer must
+    /// be dropped first: the thread runs until then.
     ///
     /// # Errors
     /// [`Error::Io`] naming the first file whose sync failed.
     pub(crate) fn finish(&mut self) -> Result<()> {
-        self.queue = None;
         match self.thread.take().map(JoinHandle::join) {
             None => Ok(()),
             Some(Ok(synced)) => synced,
@@ -68,8 +62,8 @@ impl Syncer {
 
 impl Drop for Syncer {
     fn drop(&mut self) {
-        // Abandoned: the files handed over are synced (or closed) before the thread ends.
-        self.queue = None;
+        // Abandoned, its queues dropped before it: the files handed over are synced (or
+        // closed) before the thread ends.
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -82,13 +76,10 @@ impl SyncQueue {
     /// # Errors
     /// [`Error::InvalidArgument`] if the syncing thread has stopped.
     pub(crate) fn sync(&self, path: PathBuf, file: File) -> Result<()> {
-        self.0.send((path, file)).map_err(|_| stopped())
+        self.0
+            .send((path, file))
+            .map_err(|_| Error::InvalidArgument("the syncing thread stopped".into()))
     }
-}
-
-/// The error when the syncing thread is gone.
-pub(crate) fn stopped() -> Error {
-    Error::InvalidArgument("the syncing thread stopped".into())
 }
 
 #[cfg(test)]
@@ -101,10 +92,10 @@ mod tests {
     #[test]
     fn syncs_what_is_handed_over_and_names_a_failure() {
         let dir = tempfile::tempdir().unwrap();
-        let mut syncer = Syncer::start(2);
+        let (mut syncer, queue) = Syncer::start(2);
         std::thread::scope(|scope| {
             for t in 0..3 {
-                let queue = syncer.queue().unwrap();
+                let queue = queue.clone();
                 let dir = dir.path();
                 scope.spawn(move || {
                     for i in 0..5 {
@@ -116,14 +107,14 @@ mod tests {
                 });
             }
         });
+        drop(queue);
         syncer.finish().unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 15);
 
         // A pipe cannot be synced.
         let (reader, _writer) = std::io::pipe().unwrap();
         let pipe = File::from(std::os::fd::OwnedFd::from(reader));
-        let mut syncer = Syncer::start(1);
-        let queue = syncer.queue().unwrap();
+        let (mut syncer, queue) = Syncer::start(1);
         queue.sync(PathBuf::from("the-pipe"), pipe).unwrap();
         drop(queue);
         match syncer.finish() {
