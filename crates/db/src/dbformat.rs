@@ -522,6 +522,20 @@ pub enum LookupResult {
 }
 
 impl LookupResult {
+    /// What a lookup finds when the version that decides it is `key`, holding `value`: the
+    /// value, or the deletion, with the version's sequence number.
+    pub fn decided_by(key: &ParsedInternalKey<'_>, value: &[u8]) -> LookupResult {
+        match key.value_type {
+            ValueType::Value => LookupResult::Value {
+                sequence: key.sequence,
+                value: value.to_vec(),
+            },
+            ValueType::Deletion => LookupResult::Deleted {
+                sequence: key.sequence,
+            },
+        }
+    }
+
     /// The value, if the result is one.
     pub fn into_value(self) -> Option<Vec<u8>> {
         match self {

@@ -72,15 +72,7 @@ impl<R: ReadAt> InternalTable<R> {
             if cmp.compare(key, floor) == Ordering::Greater {
                 return;
             }
-            out[i] = match parsed.value_type {
-                ValueType::Value => LookupResult::Value {
-                    sequence: parsed.sequence,
-                    value: value.to_vec(),
-                },
-                ValueType::Deletion => LookupResult::Deleted {
-                    sequence: parsed.sequence,
-                },
-            };
+            out[i] = LookupResult::decided_by(&parsed, value);
         })?;
         match bad {
             None => Ok(()),

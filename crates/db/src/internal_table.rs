@@ -149,15 +149,7 @@ impl<R: ReadAt> InternalTable<R> {
                 if cmp.compare(key, floor) == Ordering::Greater {
                     return Ok(LookupResult::NotFound);
                 }
-                Ok(match parsed.value_type {
-                    ValueType::Value => LookupResult::Value {
-                        sequence: parsed.sequence,
-                        value: value.to_vec(),
-                    },
-                    ValueType::Deletion => LookupResult::Deleted {
-                        sequence: parsed.sequence,
-                    },
-                })
+                Ok(LookupResult::decided_by(&parsed, value))
             },
         )?;
         match found {

@@ -241,15 +241,7 @@ impl MemTable {
         {
             return Ok(LookupResult::NotFound);
         }
-        Ok(match parsed.value_type {
-            ValueType::Value => LookupResult::Value {
-                sequence: parsed.sequence,
-                value: value.clone(),
-            },
-            ValueType::Deletion => LookupResult::Deleted {
-                sequence: parsed.sequence,
-            },
-        })
+        Ok(LookupResult::decided_by(&parsed, value))
     }
 
     /// Whether the internal key `key` sorts before `target`.
