@@ -65,6 +65,15 @@ impl<R> fmt::Debug for TableIter<'_, R> {
 }
 
 impl<R> TableIter<'_, R> {
+    /// Leaves the current block: its key buffer is kept for the next, its block buffer goes
+    /// back to the thread.
+    fn drop_data(&mut self) {
+        if let Some(d) = self.data.take() {
+            self.spare_key = d.cursor.into_key_buf();
+            d.block.give_back();
+        }
+    }
+
     /// Whether the cursor is at an entry.
     #[inline]
     pub fn valid(&self) -> bool {
@@ -119,9 +128,7 @@ impl<R> TableIter<'_, R> {
 /// instead of a fresh, zero-filled allocation.
 impl<R> Drop for TableIter<'_, R> {
     fn drop(&mut self) {
-        if let Some(d) = self.data.take() {
-            d.block.give_back();
-        }
+        self.drop_data();
     }
 }
 
@@ -228,13 +235,6 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
     fn fail(&mut self, e: Error) {
         self.error = Some(e);
         self.drop_data();
-    }
-
-    fn drop_data(&mut self) {
-        if let Some(d) = self.data.take() {
-            self.spare_key = d.cursor.into_key_buf();
-            d.block.give_back();
-        }
     }
 
     /// Points `data` at the block of the current index entry (keeping it if it is already
