@@ -64,6 +64,60 @@ impl<C: Comparator + ?Sized> Comparator for &C {
     }
 }
 
+/// Orders `a` and `b` as `a.cmp(b)` does (unsigned bytes, then length), comparing keys of
+/// up to 32 common bytes inline, eight bytes at a time, instead of through a call to
+/// `memcmp`: a scan or a block search compares short keys millions of times, and a call's
+/// dispatch costs more than the few loads these need.
+#[inline]
+pub fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len().min(b.len());
+    let (x, y) = (&a[..n], &b[..n]);
+    let common = if n > 32 {
+        x.cmp(y)
+    } else {
+        compare_short(x, y)
+    };
+    common.then(a.len().cmp(&b.len()))
+}
+
+/// Orders two slices of the same length, at most 32.
+#[inline]
+fn compare_short(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len();
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            let o = be64(a, i).cmp(&be64(b, i));
+            if o != Ordering::Equal {
+                return o;
+            }
+            i += 8;
+        }
+        // The last eight bytes, overlapping ones already found equal.
+        return be64(a, n - 8).cmp(&be64(b, n - 8));
+    }
+    if n >= 4 {
+        // The first four bytes and the last four, overlapping when n < 8.
+        let join = |s: &[u8]| (u64::from(be32(s, 0)) << 32) | u64::from(be32(s, n - 4));
+        return join(a).cmp(&join(b));
+    }
+    a.cmp(b)
+}
+
+#[inline(always)]
+fn be64(s: &[u8], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&s[i..i + 8]);
+    u64::from_be_bytes(w)
+}
+
+#[inline(always)]
+fn be32(s: &[u8], i: usize) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&s[i..i + 4]);
+    u32::from_be_bytes(w)
+}
+
 /// The name of [`BytewiseComparator`], as LevelDB spells it.
 pub const BYTEWISE_COMPARATOR_NAME: &str = "leveldb.BytewiseComparator";
 
@@ -78,7 +132,7 @@ impl Comparator for BytewiseComparator {
 
     #[inline]
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        a.cmp(b)
+        compare_bytes(a, b)
     }
 
     fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
@@ -131,6 +185,29 @@ mod tests {
         let mut k = key.to_vec();
         BytewiseComparator.find_short_successor(&mut k);
         k
+    }
+
+    /// Every pair of lengths up to 40, differing at every position (and not at all), in
+    /// either direction and with bytes whose order flips with a signed compare: the order
+    /// of `a.cmp(b)`.
+    #[test]
+    fn compare_bytes_orders_as_slices_do() {
+        let base: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
+        for la in 0..=40 {
+            for lb in 0..=40 {
+                let (a, b) = (&base[..la], &base[..lb]);
+                assert_eq!(compare_bytes(a, b), a.cmp(b), "{la} {lb}");
+                for at in 0..la.min(lb) {
+                    for (x, y) in [(0x00, 0xff), (0x7f, 0x80), (b'a', b'b')] {
+                        let (mut a, mut b) = (a.to_vec(), b.to_vec());
+                        a[at] = x;
+                        b[at] = y;
+                        assert_eq!(compare_bytes(&a, &b), Ordering::Less, "{la} {lb} {at}");
+                        assert_eq!(compare_bytes(&b, &a), Ordering::Greater, "{la} {lb} {at}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
