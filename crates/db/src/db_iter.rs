@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
+use leveltable_table::comparator::compare_bytes;
 use leveltable_table::{BytewiseComparator, Comparator};
 
 use crate::dbformat::{ParsedInternalKey, TAG_LEN, ValueType};
@@ -53,6 +54,9 @@ pub struct DbIter {
     current: Vec<u8>,
     /// The value of the version that decides `current`, its buffer reused likewise.
     value: Vec<u8>,
+    /// The key found last is the merge's held entry (its only version), lent from there
+    /// instead of `current` and `value`.
+    lent: bool,
 }
 
 impl fmt::Debug for DbIter {
@@ -74,6 +78,61 @@ impl DbIter {
             done: false,
             current: Vec::new(),
             value: Vec::new(),
+            lent: false,
+        }
+    }
+
+    fn same_user_key(&self, a: &[u8], b: &[u8]) -> bool {
+        if self.bytewise {
+            compare_bytes(a, b) == Ordering::Equal
+        } else {
+            self.user.compare(a, b) == Ordering::Equal
+        }
+    }
+
+    /// Resolves the next user key from the front that has a live value. A key of one
+    /// version, the usual case, is decided without copying it: the merge still holds the
+    /// entry once it has made the next one ready, and `lent` says to read it there.
+    fn step_front(&mut self) -> Result<bool> {
+        loop {
+            let Some((key, _, source)) = self.merger.next_front()? else {
+                return Ok(false);
+            };
+            let (visible, value_type) = match ParsedInternalKey::parse(key) {
+                Ok(p) => (p.sequence <= self.sequence, p.value_type),
+                Err(e) => {
+                    let key = key.to_vec();
+                    return Err(bad_key(&self.merger, &key, source, e));
+                }
+            };
+            self.merger.ready_front()?;
+            let (key, value) = self.merger.held();
+            let more = self
+                .merger
+                .front_key()
+                .is_some_and(|next| self.same_user_key(user_key(key), user_key(next)));
+            if !more {
+                if visible && value_type == ValueType::Value {
+                    self.lent = true;
+                    return Ok(true);
+                }
+                // A deletion, or no version at or below the snapshot.
+                continue;
+            }
+            // Older versions follow: copy this one out and take them all.
+            self.current.clear();
+            self.current.extend_from_slice(user_key(key));
+            let mut chosen = None;
+            if visible {
+                chosen = Some(value_type);
+                self.value.clear();
+                self.value.extend_from_slice(value);
+            }
+            self.take_versions(true, &mut chosen)?;
+            if chosen == Some(ValueType::Value) {
+                self.lent = false;
+                return Ok(true);
+            }
         }
     }
 
@@ -118,35 +177,39 @@ impl DbIter {
         Ok(Some(()))
     }
 
-    /// Resolves the next user key from the front (or back) that has a live value, into
-    /// `current` and `value`. `false` when there is none.
-    fn step(&mut self, forward: bool) -> Result<bool> {
+    /// Resolves the next user key from the back that has a live value, into `current` and
+    /// `value`. `false` when there is none.
+    fn step_back(&mut self) -> Result<bool> {
         loop {
             let mut chosen = None;
-            if self.take(forward, &mut chosen, true)?.is_none() {
+            if self.take(false, &mut chosen, true)?.is_none() {
                 return Ok(false);
             }
-            // Every other version of the key is taken now.
-            loop {
-                let next = if forward {
-                    self.merger.peek_front()?
-                } else {
-                    self.merger.peek_back()?
-                };
-                let same = match next {
-                    Some(k) if self.bytewise => self.current == user_key(k),
-                    Some(k) => self.user.compare(&self.current, user_key(k)) == Ordering::Equal,
-                    None => false,
-                };
-                if !same {
-                    break;
-                }
-                if self.take(forward, &mut chosen, false)?.is_none() {
-                    break;
-                }
-            }
+            self.take_versions(false, &mut chosen)?;
             if chosen == Some(ValueType::Value) {
+                self.lent = false;
                 return Ok(true);
+            }
+        }
+    }
+
+    /// Takes every other version of the key `current` from the front (or back).
+    fn take_versions(&mut self, forward: bool, chosen: &mut Option<ValueType>) -> Result<()> {
+        loop {
+            let next = if forward {
+                self.merger.peek_front()?
+            } else {
+                self.merger.peek_back()?
+            };
+            let same = match next {
+                Some(k) if self.bytewise => {
+                    compare_bytes(&self.current, user_key(k)) == Ordering::Equal
+                }
+                Some(k) => self.user.compare(&self.current, user_key(k)) == Ordering::Equal,
+                None => false,
+            };
+            if !same || self.take(forward, chosen, false)?.is_none() {
+                return Ok(());
             }
         }
     }
@@ -155,7 +218,16 @@ impl DbIter {
         if self.done {
             return None;
         }
-        match self.step(forward) {
+        let step = if forward {
+            self.step_front()
+        } else {
+            self.step_back()
+        };
+        match step {
+            Ok(true) if self.lent => {
+                let (key, value) = self.merger.held();
+                Some(Ok((user_key(key), value)))
+            }
             Ok(true) => Some(Ok((&self.current, &self.value))),
             Ok(false) => {
                 self.done = true;

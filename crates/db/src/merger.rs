@@ -305,24 +305,6 @@ impl Batch {
         (&self.bytes[start..key_end], &self.bytes[key_end..end])
     }
 
-    #[inline]
-    fn pop_first(&mut self) -> Option<(&[u8], &[u8])> {
-        if self.is_empty() {
-            return None;
-        }
-        self.head += 1;
-        Some(self.entry(self.head - 1))
-    }
-
-    #[inline]
-    fn pop_last(&mut self) -> Option<(&[u8], &[u8])> {
-        if self.is_empty() {
-            return None;
-        }
-        self.tail -= 1;
-        Some(self.entry(self.tail))
-    }
-
     /// The key of the entry read last (the one at the end of `ends`).
     fn last_read_key(&self) -> Option<&[u8]> {
         self.ends.len().checked_sub(1).map(|i| self.entry(i).0)
@@ -345,9 +327,12 @@ fn exclude(bound: &mut Bound<Vec<u8>>, key: &[u8]) {
 /// The unread part of one source.
 #[derive(Debug)]
 struct Cursor {
-    front: Batch,
-    /// Descending: the largest unread entry read from the back first.
-    back: Batch,
+    /// Per side (front, back): the batch read from that side (from the back: largest
+    /// unread entry first).
+    batches: [Batch; 2],
+    /// Per side: a batch kept aside, holding the entry taken last (see [`Held`]) while
+    /// that side reads on, or an empty buffer to reuse.
+    spares: [Batch; 2],
     lo: Bound<Vec<u8>>,
     hi: Bound<Vec<u8>>,
     /// No entry of the source is left in `(lo, hi)`.
@@ -378,7 +363,20 @@ pub(crate) struct Merger {
     /// Per direction: the first cursor of `order` lost its entry and must be refilled and
     /// put back in place before `order` is used.
     taken: [bool; 2],
+    /// The entry taken last, readable until the next take.
+    held: Option<Held>,
     failed: bool,
+}
+
+/// Where the entry taken last is: entry `index` of cursor `cursor`'s batch on side `side`,
+/// or of its spare on that side. When that batch is to be read into again, it becomes the
+/// spare first, so the entry stays where it is until the next take.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    cursor: usize,
+    side: usize,
+    index: usize,
+    spare: bool,
 }
 
 const FRONT: usize = 0;
@@ -388,8 +386,8 @@ impl Merger {
     pub(crate) fn new(store: Arc<Store>, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>) -> Self {
         let cursors = (0..store.sources.len())
             .map(|_| Cursor {
-                front: Batch::default(),
-                back: Batch::default(),
+                batches: Default::default(),
+                spares: Default::default(),
                 lo: lo.clone(),
                 hi: hi.clone(),
                 drained: false,
@@ -406,6 +404,7 @@ impl Merger {
             order: [Vec::new(), Vec::new()],
             ordered: [false; 2],
             taken: [false; 2],
+            held: None,
             failed: false,
         }
     }
@@ -417,14 +416,16 @@ impl Merger {
     /// Reads the next batch of cursor `i` on side `side` if that side's batch is used up.
     fn fill(&mut self, i: usize, side: usize) -> Result<()> {
         let c = &mut self.cursors[i];
-        let batch = if side == FRONT {
-            &mut c.front
-        } else {
-            &mut c.back
-        };
-        if !batch.is_empty() || c.drained {
+        if !c.batches[side].is_empty() || c.drained {
             return Ok(());
         }
+        if let Some(h) = &mut self.held {
+            if h.cursor == i && h.side == side && !h.spare {
+                std::mem::swap(&mut c.batches[side], &mut c.spares[side]);
+                h.spare = true;
+            }
+        }
+        let batch = &mut c.batches[side];
         batch.clear();
         let resume = if side == FRONT { c.resume.take() } else { None };
         let ended = self
@@ -447,11 +448,7 @@ impl Merger {
         // As `front_item`/`back_item`, but computing only the key: the merge asks for keys
         // on every step, and a key alone comes back in registers.
         let c = &self.cursors[i];
-        let (near, far) = if side == FRONT {
-            (&c.front, &c.back)
-        } else {
-            (&c.back, &c.front)
-        };
+        let (near, far) = (&c.batches[side], &c.batches[1 - side]);
         if !near.is_empty() {
             Some(near.key(near.head))
         } else if !far.is_empty() {
@@ -517,7 +514,16 @@ impl Merger {
     }
 
     /// The index of the cursor holding the next entry on side `side`.
+    #[inline]
     fn pick(&mut self, side: usize) -> Result<Option<usize>> {
+        if self.ordered[side] && !self.taken[side] && !self.failed {
+            return Ok(self.order[side].first().copied());
+        }
+        self.pick_slow(side)
+    }
+
+    #[inline(never)]
+    fn pick_slow(&mut self, side: usize) -> Result<Option<usize>> {
         if self.failed {
             return Ok(None);
         }
@@ -538,35 +544,74 @@ impl Merger {
         Ok(self.pick(BACK)?.and_then(|i| self.key(i, BACK)))
     }
 
+    /// Makes the next entry from the front ready for [`front_key`](Self::front_key).
+    pub(crate) fn ready_front(&mut self) -> Result<()> {
+        self.pick(FRONT).map(drop)
+    }
+
+    /// The key of the next entry from the front, as of the last
+    /// [`ready_front`](Self::ready_front) or [`peek_front`](Self::peek_front) (`None` also
+    /// when a take came after it).
+    pub(crate) fn front_key(&self) -> Option<&[u8]> {
+        if !self.ordered[FRONT] || self.taken[FRONT] {
+            return None;
+        }
+        self.order[FRONT].first().and_then(|&i| self.key(i, FRONT))
+    }
+
+    /// The entry taken last (empty before the first take): still readable after the merge
+    /// moved on to make the next entry ready, until the next take.
+    pub(crate) fn held(&self) -> (&[u8], &[u8]) {
+        let Some(h) = self.held else {
+            return (&[], &[]);
+        };
+        let c = &self.cursors[h.cursor];
+        let batch = if h.spare {
+            &c.spares[h.side]
+        } else {
+            &c.batches[h.side]
+        };
+        batch.entry(h.index)
+    }
+
     /// Takes the next entry from the front: its key, value and source.
     pub(crate) fn next_front(&mut self) -> Result<Option<Taken<'_>>> {
-        let Some(i) = self.pick(FRONT)? else {
-            return Ok(None);
-        };
-        self.taken[FRONT] = true;
-        self.ordered[BACK] = false;
-        let c = &mut self.cursors[i];
-        let entry = if c.front.is_empty() {
-            c.back.pop_last()
-        } else {
-            c.front.pop_first()
-        };
-        Ok(entry.map(|(k, v)| (k, v, i)))
+        self.take(FRONT)
     }
 
     /// Takes the next entry from the back: its key, value and source.
     pub(crate) fn next_back(&mut self) -> Result<Option<Taken<'_>>> {
-        let Some(i) = self.pick(BACK)? else {
+        self.take(BACK)
+    }
+
+    #[inline]
+    fn take(&mut self, side: usize) -> Result<Option<Taken<'_>>> {
+        let Some(i) = self.pick(side)? else {
             return Ok(None);
         };
-        self.taken[BACK] = true;
-        self.ordered[FRONT] = false;
+        self.taken[side] = true;
+        self.ordered[1 - side] = false;
         let c = &mut self.cursors[i];
-        let entry = if c.back.is_empty() {
-            c.front.pop_last()
+        // The near batch's first entry, or (once it is used up) the far batch's last.
+        let (held_side, index) = if !c.batches[side].is_empty() {
+            let b = &mut c.batches[side];
+            b.head += 1;
+            (side, b.head - 1)
         } else {
-            c.back.pop_first()
+            let b = &mut c.batches[1 - side];
+            if b.is_empty() {
+                return Ok(None);
+            }
+            b.tail -= 1;
+            (1 - side, b.tail)
         };
-        Ok(entry.map(|(k, v)| (k, v, i)))
+        self.held = Some(Held {
+            cursor: i,
+            side: held_side,
+            index,
+            spare: false,
+        });
+        let (k, v) = self.cursors[i].batches[held_side].entry(index);
+        Ok(Some((k, v, i)))
     }
 }

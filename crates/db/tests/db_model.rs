@@ -311,6 +311,58 @@ fn long_scans_agree_with_the_model() {
     }
 }
 
+/// Values larger than a merge batch's byte budget, so a batch holds one entry and each
+/// step reads a new one: keys of several versions in every source (the log's included),
+/// read forward, backward and from both ends, at every snapshot.
+#[test]
+fn values_larger_than_a_batch_agree_with_the_model() {
+    let ops: Vec<Op> = (0..48u32)
+        .map(|i| {
+            let key = format!("k{}", i % 5).into_bytes();
+            let len = if i % 2 == 0 {
+                70_000 + i as usize
+            } else {
+                i as usize
+            };
+            (key, (i % 7 != 3).then(|| vec![i as u8; len]))
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &ops, [12, 24, 36]);
+    let db = Db::open(dir.path(), DbOptions::default()).unwrap();
+    for sequence in 0..=ops.len() as u64 {
+        let model: Vec<Entry> = visible(&ops, sequence).into_iter().collect();
+        let forward: Vec<Entry> = db.iter_at(sequence).collect::<Result<_, Error>>().unwrap();
+        assert_eq!(forward, model, "forward at {sequence}");
+        let mut backward: Vec<Entry> = db
+            .iter_at(sequence)
+            .rev()
+            .collect::<Result<_, Error>>()
+            .unwrap();
+        backward.reverse();
+        assert_eq!(backward, model, "backward at {sequence}");
+        let mut it = db.iter_at(sequence);
+        let (mut front, mut back) = (Vec::new(), Vec::new());
+        for turn in 0usize.. {
+            match (
+                turn % 3 == 2,
+                if turn % 3 == 2 {
+                    it.next_back()
+                } else {
+                    it.next()
+                },
+            ) {
+                (_, None) => break,
+                (false, Some(e)) => front.push(e.unwrap()),
+                (true, Some(e)) => back.push(e.unwrap()),
+            }
+        }
+        back.reverse();
+        front.extend(back);
+        assert_eq!(front, model, "both ends at {sequence}");
+    }
+}
+
 #[test]
 fn gets_from_many_threads() {
     let ops: Vec<Op> = (0..400u32)
