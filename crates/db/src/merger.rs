@@ -33,6 +33,11 @@ const BATCH_BYTES: usize = 64 << 10;
 /// next one starts at a block boundary and reads no block twice), up to this many times
 /// the limits above.
 const BATCH_SLACK: usize = 4;
+/// A merge adds the blocks it reads to the block cache until it has read this fraction of
+/// the cache's capacity from tables; past that it is a long scan, which would only evict
+/// what the lookups use, and it reads on without filling the cache (into one reused
+/// buffer, where a cached block needs an allocation of its own).
+const FILL_CACHE_FRACTION: u64 = 4;
 
 /// Where a version is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -75,6 +80,18 @@ pub(crate) struct Store {
     pub(crate) sources: Vec<Source>,
 }
 
+/// How a batch is read from a source.
+#[derive(Debug, Clone, Copy)]
+struct Fetch {
+    /// From the front (ascending), or from the back (descending).
+    forward: bool,
+    /// The table where the previous forward batch ended at a block's last entry, the key
+    /// `lo` excludes.
+    resume: Option<u64>,
+    /// Whether blocks read from tables go into the block cache.
+    fill_cache: bool,
+}
+
 /// Whether `key` is below the lower bound `lo`.
 fn below(icmp: &InternalKeyComparator, key: &[u8], lo: &Bound<Vec<u8>>) -> bool {
     match lo {
@@ -102,19 +119,20 @@ fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 }
 
 impl Store {
-    /// Appends to `out` the next entries of source `i` within `(lo, hi)`, from the front
-    /// (ascending) or from the back (descending), up to a batch's worth. `resume` is the
-    /// table where the previous forward batch ended at a block's last entry, the key `lo`
-    /// excludes. Returns the table where this batch ended so, if it did.
+    /// Appends to `out` the next entries of source `i` within `(lo, hi)`, up to a batch's
+    /// worth, read as `how` says. Returns the table where this batch ended at a block's
+    /// last entry, if it did.
     fn fetch(
         &self,
         i: usize,
         lo: &Bound<Vec<u8>>,
         hi: &Bound<Vec<u8>>,
-        forward: bool,
-        resume: Option<u64>,
+        how: Fetch,
         out: &mut Batch,
     ) -> Result<Option<u64>> {
+        let Fetch {
+            forward, resume, ..
+        } = how;
         match &self.sources[i] {
             Source::Mem { table, .. } => {
                 let slice = table.range(as_ref(lo), as_ref(hi));
@@ -140,7 +158,7 @@ impl Store {
                     let table = self.tables.get(f.number)?;
                     let past_block = resume == Some(f.number);
                     let at_end = self
-                        .fetch_table(table.table(), lo, hi, forward, past_block, out)
+                        .fetch_table(table.table(), lo, hi, how, past_block, out)
                         .map_err(|e| Error::from(e).in_table(table_file_name(f.number)))?;
                     ended = at_end.then_some(f.number);
                     Ok(!out.full())
@@ -172,12 +190,13 @@ impl Store {
         table: &leveltable_table::Table<R>,
         lo: &Bound<Vec<u8>>,
         hi: &Bound<Vec<u8>>,
-        forward: bool,
+        how: Fetch,
         past_block: bool,
         out: &mut Batch,
     ) -> leveltable_table::Result<bool> {
         let icmp = &self.icmp;
-        let mut it = table.iter();
+        let mut it = table.iter().fill_cache(how.fill_cache);
+        let forward = how.forward;
         if forward {
             match lo {
                 Bound::Unbounded => it.seek_to_first(),
@@ -365,6 +384,10 @@ pub(crate) struct Merger {
     taken: [bool; 2],
     /// The entry taken last, readable until the next take.
     held: Option<Held>,
+    /// Bytes of entries read from tables so far, and how many may be read into the block
+    /// cache (see [`FILL_CACHE_FRACTION`]).
+    table_bytes: u64,
+    fill_budget: u64,
     failed: bool,
 }
 
@@ -394,6 +417,7 @@ impl Merger {
                 resume: None,
             })
             .collect();
+        let fill_budget = store.tables.block_cache_capacity() / FILL_CACHE_FRACTION;
         let user = store.icmp.user_comparator();
         let bytewise =
             (user.name() == BytewiseComparator.name()).then(InternalKeyComparator::bytewise);
@@ -405,6 +429,8 @@ impl Merger {
             ordered: [false; 2],
             taken: [false; 2],
             held: None,
+            table_bytes: 0,
+            fill_budget,
             failed: false,
         }
     }
@@ -428,11 +454,17 @@ impl Merger {
         let batch = &mut c.batches[side];
         batch.clear();
         let resume = if side == FRONT { c.resume.take() } else { None };
-        let ended = self
-            .store
-            .fetch(i, &c.lo, &c.hi, side == FRONT, resume, batch)?;
+        let how = Fetch {
+            forward: side == FRONT,
+            resume,
+            fill_cache: self.table_bytes < self.fill_budget,
+        };
+        let ended = self.store.fetch(i, &c.lo, &c.hi, how, batch)?;
         if side == FRONT {
             c.resume = ended;
+        }
+        if matches!(self.store.sources[i], Source::Files { .. }) {
+            self.table_bytes += batch.bytes.len() as u64;
         }
         match batch.last_read_key() {
             None => c.drained = true,

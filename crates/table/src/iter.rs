@@ -52,6 +52,8 @@ pub struct TableIter<'t, R> {
     error: Option<Error>,
     /// A key buffer kept from the last data block for the next one.
     spare_key: Vec<u8>,
+    /// Whether blocks read from the file go into the block cache.
+    fill_cache: bool,
 }
 
 impl<R> fmt::Debug for TableIter<'_, R> {
@@ -141,7 +143,18 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
             data: None,
             error: None,
             spare_key: Vec::new(),
+            fill_cache: table.fill_cache,
         }
+    }
+
+    /// Sets whether the data blocks this cursor reads from the file are added to the block
+    /// cache (default: the table's [`ReadOptions::fill_cache`](crate::ReadOptions::fill_cache)).
+    /// Blocks already cached are read from the cache either way. A long scan that leaves
+    /// the cache alone leaves it to the lookups, and reads each block into one reused
+    /// buffer instead of a fresh allocation.
+    pub fn fill_cache(mut self, fill: bool) -> Self {
+        self.fill_cache = fill;
+        self
     }
 
     /// Moves to the first entry with a key `>= target`.
@@ -264,9 +277,10 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
         if self.data.as_ref().is_some_and(|d| d.handle == handle) {
             return;
         }
-        match self.table.data_block(&handle) {
+        // The block left goes first: its buffer, if it has the thread's, takes the next.
+        self.drop_data();
+        match self.table.data_block_with(&handle, self.fill_cache) {
             Ok(block) => {
-                self.drop_data();
                 let cursor = Cursor::new(block.layout(), std::mem::take(&mut self.spare_key));
                 self.data = Some(DataPos {
                     block,

@@ -417,6 +417,12 @@ impl<R: ReadAt> Table<R> {
     /// A data block, from the cache or the source (then cached if configured). A handle
     /// pointing outside the file is reported at the index block.
     pub(crate) fn data_block(&self, handle: &BlockHandle) -> Result<BlockRef<'_>> {
+        self.data_block_with(handle, self.fill_cache)
+    }
+
+    /// As [`data_block`](Self::data_block), adding a block read from the file to the cache
+    /// only if `fill` (and there is a cache).
+    pub(crate) fn data_block_with(&self, handle: &BlockHandle, fill: bool) -> Result<BlockRef<'_>> {
         if let Some(cache) = &self.cache {
             if let Some(block) = cache.get(self.cache_id, handle.offset) {
                 bump(&self.counters.cache_hits, 1);
@@ -431,7 +437,7 @@ impl<R: ReadAt> Table<R> {
             handle.size.saturating_add(BLOCK_TRAILER_LEN as u64),
         );
         let index_at = self.properties.footer.index.offset;
-        let cached = self.cache.is_some() && self.fill_cache;
+        let cached = self.cache.is_some() && fill;
         // A block bound for the cache gets a buffer of its own size; others borrow the
         // thread's buffer, which `give_back` returns.
         let out = if cached { Vec::new() } else { take_block_buf() };
@@ -447,7 +453,7 @@ impl<R: ReadAt> Table<R> {
         Ok(match contents {
             Cow::Borrowed(data) => BlockRef::Borrowed { data, layout },
             Cow::Owned(data) => match &self.cache {
-                Some(cache) if self.fill_cache => {
+                Some(cache) if fill => {
                     let block = Arc::new(CachedBlock {
                         data,
                         layout,

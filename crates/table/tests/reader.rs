@@ -177,6 +177,41 @@ fn cache_serves_repeated_reads_and_is_shared() {
     }
     assert!(cache2.is_empty());
     assert_eq!(c2.counters().cache_hits, 0);
+
+    // A cursor told not to fill the cache reads what is cached from the cache and adds
+    // nothing; by default it fills the cache as the table's options say.
+    let cache3 = Cache::shared(64 << 20);
+    let d = Table::open(
+        opaque_source(),
+        ReadOptions::default().block_cache(Arc::clone(&cache3)),
+    )
+    .unwrap();
+    let first = model.keys().next().unwrap();
+    assert!(d.get(first).unwrap().is_some());
+    assert_eq!(cache3.len(), 1);
+    let mut it = d.iter().fill_cache(false);
+    it.seek_to_first();
+    let mut seen = 0;
+    while it.valid() {
+        assert_eq!(model.get(it.key()).map(Vec::as_slice), Some(it.value()));
+        seen += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(seen, model.len());
+    assert_eq!(cache3.len(), 1);
+    assert_eq!(
+        d.counters().cache_hits,
+        1,
+        "the cached block came from the cache"
+    );
+    assert_eq!(d.counters().data_blocks_read, blocks);
+    let mut it = d.iter();
+    it.seek_to_first();
+    while it.valid() {
+        it.next();
+    }
+    assert_eq!(cache3.len() as u64, blocks);
 }
 
 #[test]
