@@ -43,6 +43,9 @@ fn user_key(key: &[u8]) -> &[u8] {
 ///
 /// An error (a table that cannot be read, or deleted since the open) is yielded once as
 /// `Some(Err(..))`; the iteration then ends.
+///
+/// The blocks it reads go into the block cache until it has read a quarter of the cache's
+/// capacity; a longer scan reads on without filling the cache, leaving it to the lookups.
 pub struct DbIter {
     merger: Merger,
     sequence: u64,

@@ -88,6 +88,14 @@ impl TableCache {
         self.capacity
     }
 
+    /// The capacity in bytes of the block cache the tables share (0 without one).
+    pub fn block_cache_capacity(&self) -> u64 {
+        self.options
+            .block_cache
+            .as_ref()
+            .map_or(0, |c| c.capacity())
+    }
+
     /// Opens a table without caching it.
     ///
     /// # Errors

@@ -1,0 +1,70 @@
+//! How scans use the block cache: a short scan fills it like a get; a long one stops
+//! filling it once it has read a quarter of its capacity, so it does not evict what the
+//! lookups use.
+
+use std::sync::Arc;
+
+use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions, Error};
+use leveltable_table::Cache;
+
+const ENTRIES: u64 = 40_000;
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{i:08}").into_bytes()
+}
+
+/// 200 bytes that snappy halves: blocks are stored compressed, and only blocks
+/// decompressed into memory of their own are cached (uncompressed ones are read in place
+/// from the memory map).
+fn value(i: u64) -> Vec<u8> {
+    let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..200)
+        .map(|j| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if j < 100 { x as u8 } else { b'v' }
+        })
+        .collect()
+}
+
+#[test]
+fn long_scans_leave_the_cache_to_lookups() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut builder = DbBuilder::create(dir.path(), BulkOptions::default()).unwrap();
+    for i in 0..ENTRIES {
+        builder.add(&key(i), &value(i)).unwrap();
+    }
+    builder.finish().unwrap();
+    // About 8.6 MB of entries against a 4 MiB cache: a scan that filled the cache would
+    // leave it full.
+    let capacity = 4u64 << 20;
+    let cache = Cache::shared(capacity);
+    let options = DbOptions::default().block_cache(Arc::clone(&cache));
+    let db = Db::open(dir.path(), options).unwrap();
+
+    // A short scan fills the cache as gets do.
+    let short: Vec<_> = db
+        .range(key(100)..key(400))
+        .collect::<Result<_, Error>>()
+        .unwrap();
+    assert_eq!(short.len(), 300);
+    let after_short = cache.weight();
+    assert!(after_short > 0, "a short scan fills the cache");
+
+    let mut n = 0;
+    let mut iter = db.iter();
+    while let Some(entry) = iter.next_entry() {
+        let (k, v) = entry.unwrap();
+        assert_eq!((k, v), (&key(n)[..], &value(n)[..]));
+        n += 1;
+    }
+    assert_eq!(n, ENTRIES);
+    // Filled up to a quarter of the capacity, and at most one batch (256 KiB) past it.
+    let weight = cache.weight();
+    assert!(
+        weight <= capacity / 4 + (256 << 10) + after_short,
+        "{weight} bytes cached after a scan of the whole database"
+    );
+    assert!(weight > after_short, "the scan's first blocks are cached");
+}
