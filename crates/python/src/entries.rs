@@ -1,8 +1,16 @@
 //! Iteration from Python in chunks: each crossing into Rust (with the GIL released) reads a
 //! batch of entries, so a Python loop does not pay for a crossing per entry.
+//!
+//! A long iteration reads ahead: from its third chunk on, a thread of the iterator's own
+//! reads the next chunk while Python makes objects of the entries of the last one, so the
+//! reading (merging, decompressing) and Python's work overlap on two cores instead of
+//! taking turns on one.
 
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Mutex, PoisonError};
+use std::thread;
 
+use pyo3::exceptions::{PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
@@ -98,10 +106,61 @@ pub fn fill_from<E>(
     Ok(())
 }
 
+/// Where an iterator's next chunk comes from.
+enum Feed {
+    /// Read in the calling thread, with the GIL released; `read` chunks so far.
+    Here {
+        source: Box<dyn ChunkSource>,
+        read: usize,
+    },
+    /// Read ahead by a thread of the iterator's own.
+    Ahead(ReadAhead),
+    /// The source ended, or failed.
+    Ended,
+}
+
+/// The two ends of a read-ahead thread. Dropping them ends the thread once it has read the
+/// chunk it is reading (its next hand-over fails).
+struct ReadAhead {
+    /// Filled chunks in order, handed over one at a time; an empty chunk or an error is the
+    /// last.
+    full: Receiver<PyResult<Chunk>>,
+    /// Chunks whose entries were handed out, back to the thread to be filled again.
+    used: Sender<Chunk>,
+}
+
+/// Chunks an iteration reads in the calling thread before it starts reading ahead: a short
+/// iteration never starts a thread.
+const CHUNKS_BEFORE_READ_AHEAD: usize = 2;
+
+impl ReadAhead {
+    /// Starts a thread that fills chunks from `source`, one ahead of the caller.
+    fn start(mut source: Box<dyn ChunkSource>) -> PyResult<ReadAhead> {
+        // A rendezvous: the thread hands over a chunk when the caller asks for it, and reads
+        // the next one meanwhile.
+        let (give, full): (SyncSender<PyResult<Chunk>>, _) = mpsc::sync_channel(0);
+        let (used, reuse) = mpsc::channel::<Chunk>();
+        thread::Builder::new()
+            .name("leveltable-read-ahead".into())
+            .spawn(move || {
+                loop {
+                    let mut chunk = reuse.try_recv().unwrap_or_default();
+                    chunk.clear();
+                    let filled = source.fill(&mut chunk).map(|()| chunk);
+                    let last = !matches!(&filled, Ok(c) if !c.ends.is_empty());
+                    if give.send(filled).is_err() || last {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| PyOSError::new_err(format!("cannot start a read-ahead thread: {e}")))?;
+        Ok(ReadAhead { full, used })
+    }
+}
+
 struct State {
-    source: Box<dyn ChunkSource>,
+    feed: Feed,
     chunk: Chunk,
-    done: bool,
 }
 
 /// An iterator over entries in key order, yielding `(key, value)` tuples, keys or values.
@@ -117,9 +176,11 @@ impl Entries {
         Entries {
             mode,
             state: Mutex::new(State {
-                source: Box::new(source),
+                feed: Feed::Here {
+                    source: Box::new(source),
+                    read: 0,
+                },
                 chunk: Chunk::default(),
-                done: false,
             }),
         }
     }
@@ -156,19 +217,56 @@ impl Entries {
 }
 
 impl State {
-    /// Reads the next chunk, with the GIL released, if the current one is used up.
+    /// Gets the next chunk if the current one is used up: read with the GIL released, or
+    /// handed over by the read-ahead thread. The chunk stays empty at the end, and after
+    /// an error (raised once).
     fn refill(&mut self, py: Python<'_>) -> PyResult<()> {
-        if !self.chunk.is_empty() || self.done {
+        if !self.chunk.is_empty() {
             return Ok(());
         }
-        let (source, chunk) = (&mut self.source, &mut self.chunk);
-        chunk.clear();
-        if let Err(e) = py.detach(|| source.fill(chunk)) {
-            self.done = true;
-            return Err(e);
+        match std::mem::replace(&mut self.feed, Feed::Ended) {
+            Feed::Ended => Ok(()),
+            Feed::Here { source, read } if read >= CHUNKS_BEFORE_READ_AHEAD => {
+                self.feed = Feed::Ahead(ReadAhead::start(source)?);
+                self.refill(py)
+            }
+            Feed::Here { mut source, read } => {
+                let chunk = &mut self.chunk;
+                chunk.clear();
+                py.detach(|| source.fill(chunk))?;
+                if !chunk.is_empty() {
+                    self.feed = Feed::Here {
+                        source,
+                        read: read + 1,
+                    };
+                }
+                Ok(())
+            }
+            Feed::Ahead(ahead) => {
+                let used = std::mem::take(&mut self.chunk);
+                // The thread may have ended (it reads on only while it has chunks to hand
+                // over); a chunk it does not take back is merely not reused.
+                let _ = ahead.used.send(used);
+                let (ahead, received) = py.detach(move || {
+                    let received = ahead.full.recv();
+                    (ahead, received)
+                });
+                match received {
+                    Ok(filled) => {
+                        self.chunk = filled?;
+                        if !self.chunk.is_empty() {
+                            self.feed = Feed::Ahead(ahead);
+                        }
+                        Ok(())
+                    }
+                    // It hands over an empty chunk or an error before it ends: ending
+                    // without one, it failed.
+                    Err(_) => Err(PyRuntimeError::new_err(
+                        "the read-ahead thread stopped before the end of the entries",
+                    )),
+                }
+            }
         }
-        self.done = chunk.is_empty();
-        Ok(())
     }
 }
 

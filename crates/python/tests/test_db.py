@@ -233,3 +233,60 @@ def test_a_database_table_read_as_a_plain_table_is_out_of_order(tmp_path):
                 pass
     with leveltable.Db(path) as db:
         assert len(list(db)) == 1500
+
+
+def thread_count():
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_long_iterations_read_ahead_and_stop_when_dropped(tmp_path):
+    # Many chunks (a thread reads ahead from the third on): exact entries, in order, with
+    # two iterations taking turns; an abandoned iterator's thread ends.
+    items = entries(30_000, seed=5)
+    path = tmp_path / "db"
+    leveltable.build_db(str(path), iter(items), max_file_size=64 << 10)
+    with leveltable.Db(path) as db:
+        before = thread_count()
+        a, b = db.items(), iter(db.keys())
+        got_a, got_b = [], []
+        for x, y in zip(a, b):
+            got_a.append(x)
+            got_b.append(y)
+        assert got_a == items
+        assert got_b == [k for k, _ in items]
+        del a, b
+        for _ in range(8):
+            it = db.items()
+            for i, entry in enumerate(it):
+                assert entry == items[i]
+                if i == 5000:
+                    break
+            del it
+        for _ in range(100):
+            if thread_count() <= before:
+                break
+            time.sleep(0.05)
+        assert thread_count() <= before
+
+
+def test_corruption_deep_in_a_long_iteration_is_raised(tmp_path):
+    # A data block of the last table damaged: the iteration hands out every entry before
+    # it, raises, and then ends.
+    items = [(b"k%06d" % i, b"v" * 40) for i in range(30_000)]
+    path = tmp_path / "db"
+    leveltable.build_db(str(path), iter(items), max_file_size=64 << 10, compression="none")
+    last = sorted(p for p in os.listdir(path) if p.endswith(".ldb"))[-1]
+    with open(path / last, "r+b") as f:
+        f.seek(100)
+        byte = f.read(1)
+        f.seek(100)
+        f.write(bytes([byte[0] ^ 0x40]))
+    with leveltable.Db(path) as db:
+        it = db.items()
+        got = []
+        with pytest.raises(leveltable.CorruptionError, match=last):
+            for entry in it:
+                got.append(entry)
+        assert got == items[: len(got)]
+        assert len(got) > 20_000
+        assert list(it) == []
