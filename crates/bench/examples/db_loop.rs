@@ -6,7 +6,8 @@
 //! perf record -e cpu-clock target/release/examples/db_loop get-present 20
 //! ```
 //!
-//! Workloads: `get-present`, `get-absent` (200,000 gets in random order), `scan`, `open`,
+//! Workloads: `get-present`, `get-absent` (200,000 gets in random order), `get-many` (the
+//! present keys in batches of 1,000), `scan`, `open`,
 //! and `build-1` / `build-2`: a bulk build of 300 MB of the runner's entries with one or two
 //! threads.
 //! The database is the runner's `db` fixture (1M entries written by LevelDB, over several
@@ -36,7 +37,7 @@ fn main() -> Result<()> {
     }
     let n = 1_000_000;
     let queries = match workload.as_str() {
-        "get-present" => get_queries(n, GET_QUERIES, true),
+        "get-present" | "get-many" => get_queries(n, GET_QUERIES, true),
         "get-absent" => get_queries(n, GET_QUERIES, false),
         "scan" | "open" | "build-1" | "build-2" => Vec::new(),
         other => return Err(format!("unknown workload {other:?}").into()),
@@ -78,6 +79,19 @@ fn main() -> Result<()> {
                 let ms = start.elapsed().as_secs_f64() * 1e3;
                 drop(db);
                 (ms, "ms")
+            }
+            "get-many" => {
+                let mut found = 0u64;
+                for batch in
+                    queries.chunks(std::env::var("BATCH").map_or(1000, |b| b.parse().unwrap()))
+                {
+                    found += db.get_many(batch)?.iter().filter(|v| v.is_some()).count() as u64;
+                }
+                std::hint::black_box(found);
+                (
+                    start.elapsed().as_secs_f64() * 1e9 / queries.len() as f64,
+                    "ns/op",
+                )
             }
             _ => {
                 let mut found = 0u64;
