@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 use crate::block::Cursor;
 use crate::comparator::{BytewiseComparator, Comparator};
 use crate::counters::bump;
-use crate::format::BlockHandle;
+use crate::table::Located;
 use crate::{ReadAt, Result, Table};
 
 /// One key of a batch on its way through the passes.
@@ -24,7 +24,7 @@ struct Probe {
     at: usize,
     /// The data block that may hold it, `None` past the last block or when the filter rules
     /// it out.
-    block: Option<BlockHandle>,
+    block: Option<Located>,
 }
 
 impl<R: ReadAt> Table<R> {
@@ -106,9 +106,9 @@ impl<R: ReadAt> Table<R> {
             let mut checked = 0u64;
             let mut negatives = 0u64;
             for p in &mut probes {
-                if let Some(handle) = &p.block {
+                if let Some(at) = &p.block {
                     checked = checked.saturating_add(1);
-                    if !filter.key_may_match(handle.offset, key(p)) {
+                    if !filter.key_may_match(at.handle.offset, key(p)) {
                         negatives = negatives.saturating_add(1);
                         p.block = None;
                     }
@@ -120,14 +120,15 @@ impl<R: ReadAt> Table<R> {
         // Pass 3: each block once, for the run of keys it may hold, in file order, the next
         // block's bytes prefetched.
         probes.retain(|p| p.block.is_some());
-        probes.sort_unstable_by_key(|p| p.block.map_or(0, |h| h.offset));
+        probes.sort_unstable_by_key(|p| p.block.map_or(0, |at| at.handle.offset));
         let mut runs = probes.iter().peekable();
         let mut key_buf = Vec::new();
         while let Some(first) = runs.next() {
-            let Some(handle) = first.block else {
+            let Some(at) = first.block else {
                 continue;
             };
-            let block = self.data_block(&handle)?;
+            let handle = at.handle;
+            let block = self.data_block_at(&at)?;
             let data = block.data();
             let mut cursor = Cursor::new(block.layout(), std::mem::take(&mut key_buf));
             let mut probe = Some(first);
@@ -138,10 +139,10 @@ impl<R: ReadAt> Table<R> {
                 } else if let Err(e) = cursor.status() {
                     return Err(block.locate(e, &handle));
                 }
-                probe = runs.next_if(|next| next.block == Some(handle));
+                probe = runs.next_if(|next| next.block == Some(at));
             }
             if let Some(next) = runs.peek().and_then(|p| p.block.as_ref()) {
-                self.prefetch_block(next);
+                self.prefetch_block(&next.handle);
             }
             key_buf = cursor.into_key_buf();
             block.give_back();

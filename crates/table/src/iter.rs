@@ -279,7 +279,7 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
         }
         // The block left goes first: its buffer, if it has the thread's, takes the next.
         self.drop_data();
-        match self.table.data_block_with(&handle, self.fill_cache) {
+        match self.table.data_block_with(&handle, None, self.fill_cache) {
             Ok(block) => {
                 let cursor = Cursor::new(block.layout(), std::mem::take(&mut self.spare_key));
                 self.data = Some(DataPos {

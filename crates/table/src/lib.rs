@@ -24,6 +24,7 @@ mod read_block;
 mod readahead;
 mod table;
 mod table_builder;
+mod verified;
 mod verify;
 
 pub use atomic_file::{AtomicTableFile, create_table};

@@ -136,6 +136,8 @@ impl Decode {
 pub(crate) enum Check<'a> {
     Verify(bool),
     With(&'a Decode),
+    /// A table's [`Decode`] for bytes whose checksum an earlier read already checked.
+    Checked(&'a Decode),
 }
 
 impl From<bool> for Check<'static> {
@@ -178,6 +180,7 @@ pub(crate) fn read_block_contents_into<'s, 'c, R: ReadAt + ?Sized>(
     let (verify, profile, readahead) = match check.into() {
         Check::Verify(verify) => (verify, Profile::default(), None),
         Check::With(d) => (d.verify, d.profile, d.readahead.as_deref()),
+        Check::Checked(d) => (false, d.profile, d.readahead.as_deref()),
     };
     if let Some(ahead) = readahead {
         if let Some(done) = ahead.block(source, file_size, handle, verify, profile) {
@@ -291,5 +294,91 @@ pub(crate) fn decode_raw<'s>(
             handle.offset,
         )),
         Err(e) => Err(e.into_error(compression, handle.offset)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BuildOptions, Compression, ReadOptions, Table, TableBuilder};
+
+    /// The `i`th value of [`mixed_snappy_table`]: runs of 25 tiny values, then 25 values of
+    /// 9,000 bytes, compressible.
+    fn mixed_value(i: usize) -> Vec<u8> {
+        let len = if i % 50 < 25 { 3 } else { 9000 };
+        (0..len)
+            .map(|j| b"abcdefgh"[i.wrapping_add(j / 7) % 8])
+            .collect()
+    }
+
+    /// A snappy table of `n` keys `000000`, `000001`, … with [`mixed_value`]s, so that its
+    /// blocks are of very different sizes; and its keys.
+    fn mixed_snappy_table(n: usize) -> (Table<Vec<u8>>, Vec<Vec<u8>>) {
+        let keys: Vec<Vec<u8>> = (0..n).map(|i| format!("{i:06}").into_bytes()).collect();
+        let options = BuildOptions::default().compression(Compression::Snappy);
+        let mut builder = TableBuilder::new(Vec::new(), options).unwrap();
+        for (i, k) in keys.iter().enumerate() {
+            builder.add(k, &mixed_value(i)).unwrap();
+        }
+        builder.finish().unwrap();
+        let table = Table::open(builder.into_inner(), ReadOptions::default()).unwrap();
+        (table, keys)
+    }
+
+    /// Uncached gets of snappy blocks share one decompression buffer: blocks of very
+    /// different sizes, read in turn and from inside another get's callback, each read back
+    /// exactly.
+    #[test]
+    fn uncached_snappy_blocks_of_mixed_sizes() {
+        let value = mixed_value;
+        let (table, keys) = mixed_snappy_table(400);
+        for (i, k) in keys.iter().enumerate().rev().chain(keys.iter().enumerate()) {
+            let other = (i * 37) % keys.len();
+            let (got, nested) = table
+                .get_with(k, |v| (v.to_vec(), table.get(&keys[other]).unwrap()))
+                .unwrap()
+                .unwrap();
+            assert_eq!(got, value(i), "key {i}");
+            assert_eq!(nested, Some(value(other)), "key {other} inside key {i}");
+        }
+        assert_eq!(table.get(b"000400").unwrap(), None);
+    }
+
+    /// Cursors hand their blocks' buffers back to the thread: two cursors over snappy
+    /// blocks of very different sizes, one forward and one backward, with gets between
+    /// their steps, each read every entry exactly; and a cursor dropped inside a block leaves
+    /// the thread a buffer for the next read.
+    #[test]
+    fn cursors_return_their_block_buffers() {
+        let value = mixed_value;
+        let (table, keys) = mixed_snappy_table(300);
+        let mut forward = table.iter();
+        let mut backward = table.iter();
+        forward.seek_to_first();
+        backward.seek_to_last();
+        for i in 0..keys.len() {
+            let j = keys.len() - 1 - i;
+            assert_eq!(
+                (forward.key(), forward.value()),
+                (&keys[i][..], &value(i)[..])
+            );
+            assert_eq!(
+                (backward.key(), backward.value()),
+                (&keys[j][..], &value(j)[..])
+            );
+            let other = (i * 53) % keys.len();
+            assert_eq!(table.get(&keys[other]).unwrap(), Some(value(other)));
+            forward.next();
+            backward.prev();
+        }
+        assert!(!forward.valid() && !backward.valid());
+        forward.status().unwrap();
+        backward.status().unwrap();
+        // A cursor dropped inside a block gives that block's buffer back.
+        let mut it = table.iter();
+        it.seek_to_first();
+        drop(take_block_buf());
+        drop(it);
+        assert!(take_block_buf().capacity() > 0);
     }
 }

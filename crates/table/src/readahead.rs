@@ -423,8 +423,8 @@ mod tests {
             assert!(handles.len() > 10);
             let order = [0, 1, 2, 3, 3, 4, 5, 5, 5, 6, 9, 10, 11, 11, 12];
             for i in order {
-                let got = ahead.data_block(&handles[i]).unwrap();
-                let want = plain.data_block(&handles[i]).unwrap();
+                let got = ahead.data_block_with(&handles[i], None, true).unwrap();
+                let want = plain.data_block_with(&handles[i], None, true).unwrap();
                 assert_eq!(got.data(), want.data(), "{compression:?} block {i}");
             }
             let taken = ahead

@@ -18,7 +18,10 @@ use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer};
 use crate::options::ReadOptions;
 use crate::properties::{FilterInfo, TableProperties, read_filter_entries};
 pub(crate) use crate::read_block::BlockRef;
-use crate::read_block::{locate, read_block_contents, read_block_contents_into, take_block_buf};
+use crate::read_block::{
+    Check, locate, read_block_contents, read_block_contents_into, take_block_buf,
+};
+use crate::verified::Verified;
 use crate::{Error, ReadAt, Result};
 use leveltable_prefetch as prefetch;
 
@@ -84,6 +87,17 @@ pub struct Table<R> {
     pub(crate) filter: Option<LoadedFilter>,
     pub(crate) properties: TableProperties,
     pub(crate) counters: CounterCells,
+    /// The data blocks whose checksums were checked, for a table in memory that checks
+    /// them and whose index positions its fence gives.
+    pub(crate) verified: Option<Verified>,
+}
+
+/// A data block found through the index: its handle and, when the fence gave it, its
+/// position among the table's data blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Located {
+    pub(crate) handle: BlockHandle,
+    pub(crate) position: Option<usize>,
 }
 
 const _: () = {
@@ -179,6 +193,10 @@ impl<R: ReadAt> Table<R> {
             filter_size,
             filters,
         };
+        let index_all_restarts = data_blocks == index_layout.num_restarts as u64;
+        let verified =
+            (verify.verify && index_all_restarts && fence.is_some() && source.as_bytes().is_some())
+                .then(|| Verified::new(index_layout.num_restarts));
         Ok(Table {
             source,
             file_size,
@@ -193,10 +211,11 @@ impl<R: ReadAt> Table<R> {
             index_layout,
             index_compressed,
             fence,
-            index_all_restarts: data_blocks == index_layout.num_restarts as u64,
+            index_all_restarts,
             filter,
             properties,
             counters: CounterCells::default(),
+            verified,
         })
     }
 
@@ -256,18 +275,27 @@ impl<R: ReadAt> Table<R> {
         &self,
         cmp: &C,
         key: &[u8],
-    ) -> Result<Option<BlockHandle>> {
+    ) -> Result<Option<Located>> {
         let first = self.fence_first(cmp, key);
-        // The fence holds handles only when every index entry is its own restart point.
-        if let Some(handle) = first.and_then(|i| self.fence.as_ref()?.handle(i)) {
-            return Ok(Some(handle));
+        // The fence holds handles only when every index entry is its own restart point, so
+        // its restart point is the block's position.
+        if let Some((i, handle)) = first.and_then(|i| Some((i, self.fence.as_ref()?.handle(i)?))) {
+            return Ok(Some(Located {
+                handle,
+                position: Some(i),
+            }));
         }
         let mut index = Cursor::new(self.index_layout, INDEX_KEY.take());
         self.seek_index_from(&mut index, cmp, key, first);
         let handle = if index.valid() {
             let mut value = index.value(&self.index);
             BlockHandle::decode_from(&mut value)
-                .map(Some)
+                .map(|handle| {
+                    Some(Located {
+                        handle,
+                        position: None,
+                    })
+                })
                 .map_err(|e| self.locate_in_index(e, index.entry_offset()))
         } else {
             index
@@ -285,8 +313,8 @@ impl<R: ReadAt> Table<R> {
     /// # Errors
     /// [`Error::Corruption`] for an index entry that does not decode.
     pub fn data_block_offset_for(&self, key: &[u8]) -> Result<Option<u64>> {
-        let handle = with_comparator!(self, |cmp| self.block_for(cmp, key))?;
-        Ok(handle.map(|h| h.offset))
+        let found = with_comparator!(self, |cmp| self.block_for(cmp, key))?;
+        Ok(found.map(|at| at.handle.offset))
     }
 
     /// Reads the filter block `info` lists (one of [`TableProperties::filters`]), checking
@@ -309,9 +337,10 @@ impl<R: ReadAt> Table<R> {
         key: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> T,
     ) -> Result<Option<T>> {
-        let Some(handle) = self.block_for(cmp, key)? else {
+        let Some(at) = self.block_for(cmp, key)? else {
             return Ok(None);
         };
+        let handle = at.handle;
 
         if let Some(filter) = &self.filter {
             bump(&self.counters.filter_checks, 1);
@@ -321,7 +350,7 @@ impl<R: ReadAt> Table<R> {
             }
         }
 
-        let block = self.data_block(&handle)?;
+        let block = self.data_block_at(&at)?;
         let data = block.data();
         let mut cursor = Cursor::new(block.layout(), DATA_KEY.take());
         cursor.seek(data, cmp, key);
@@ -414,15 +443,22 @@ impl<R: ReadAt> Table<R> {
         )
     }
 
-    /// A data block, from the cache or the source (then cached if configured). A handle
-    /// pointing outside the file is reported at the index block.
-    pub(crate) fn data_block(&self, handle: &BlockHandle) -> Result<BlockRef<'_>> {
-        self.data_block_with(handle, self.fill_cache)
+    /// [`data_block_with`](Self::data_block_with) of a block found through the index,
+    /// filling the cache as the options say.
+    pub(crate) fn data_block_at(&self, at: &Located) -> Result<BlockRef<'_>> {
+        self.data_block_with(&at.handle, at.position, self.fill_cache)
     }
 
-    /// As [`data_block`](Self::data_block), adding a block read from the file to the cache
-    /// only if `fill` (and there is a cache).
-    pub(crate) fn data_block_with(&self, handle: &BlockHandle, fill: bool) -> Result<BlockRef<'_>> {
+    /// A data block, from the cache or the source, added to the cache if `fill` (and there
+    /// is a cache). A handle pointing outside the file is reported at the index block. A
+    /// block whose `position` among the data blocks is known has its checksum checked only
+    /// the first time it is read from memory (see [`Verified`]).
+    pub(crate) fn data_block_with(
+        &self,
+        handle: &BlockHandle,
+        position: Option<usize>,
+        fill: bool,
+    ) -> Result<BlockRef<'_>> {
         if let Some(cache) = &self.cache {
             if let Some(block) = cache.get(self.cache_id, handle.offset) {
                 bump(&self.counters.cache_hits, 1);
@@ -441,14 +477,16 @@ impl<R: ReadAt> Table<R> {
         // A block bound for the cache gets a buffer of its own size; others borrow the
         // thread's buffer, which `give_back` returns.
         let out = if cached { Vec::new() } else { take_block_buf() };
-        let (contents, compressed) = read_block_contents_into(
-            &self.source,
-            self.file_size,
-            handle,
-            index_at,
-            &self.decode,
-            out,
-        )?;
+        let verified = position.zip(self.verified.as_ref());
+        let check = match verified {
+            Some((i, v)) if v.contains(i) => Check::Checked(&self.decode),
+            _ => Check::With(&self.decode),
+        };
+        let (contents, compressed) =
+            read_block_contents_into(&self.source, self.file_size, handle, index_at, check, out)?;
+        if let Some((i, v)) = verified {
+            v.insert(i);
+        }
         let layout = Layout::parse(&contents).map_err(|e| locate(e, handle.offset, compressed))?;
         Ok(match contents {
             Cow::Borrowed(data) => BlockRef::Borrowed { data, layout },
@@ -573,90 +611,4 @@ fn scan_index(
         size,
         handles_at_restarts: handles_at_restarts && blocks == layout.num_restarts as u64,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{BuildOptions, Compression, TableBuilder};
-
-    /// The `i`th value of [`mixed_snappy_table`]: runs of 25 tiny values, then 25 values of
-    /// 9,000 bytes, compressible.
-    fn mixed_value(i: usize) -> Vec<u8> {
-        let len = if i % 50 < 25 { 3 } else { 9000 };
-        (0..len)
-            .map(|j| b"abcdefgh"[i.wrapping_add(j / 7) % 8])
-            .collect()
-    }
-
-    /// A snappy table of `n` keys `000000`, `000001`, … with [`mixed_value`]s, so that its
-    /// blocks are of very different sizes; and its keys.
-    fn mixed_snappy_table(n: usize) -> (Table<Vec<u8>>, Vec<Vec<u8>>) {
-        let keys: Vec<Vec<u8>> = (0..n).map(|i| format!("{i:06}").into_bytes()).collect();
-        let options = BuildOptions::default().compression(Compression::Snappy);
-        let mut builder = TableBuilder::new(Vec::new(), options).unwrap();
-        for (i, k) in keys.iter().enumerate() {
-            builder.add(k, &mixed_value(i)).unwrap();
-        }
-        builder.finish().unwrap();
-        let table = Table::open(builder.into_inner(), ReadOptions::default()).unwrap();
-        (table, keys)
-    }
-
-    /// Uncached gets of snappy blocks share one decompression buffer: blocks of very
-    /// different sizes, read in turn and from inside another get's callback, each read back
-    /// exactly.
-    #[test]
-    fn uncached_snappy_blocks_of_mixed_sizes() {
-        let value = mixed_value;
-        let (table, keys) = mixed_snappy_table(400);
-        for (i, k) in keys.iter().enumerate().rev().chain(keys.iter().enumerate()) {
-            let other = (i * 37) % keys.len();
-            let (got, nested) = table
-                .get_with(k, |v| (v.to_vec(), table.get(&keys[other]).unwrap()))
-                .unwrap()
-                .unwrap();
-            assert_eq!(got, value(i), "key {i}");
-            assert_eq!(nested, Some(value(other)), "key {other} inside key {i}");
-        }
-        assert_eq!(table.get(b"000400").unwrap(), None);
-    }
-
-    /// Cursors hand their blocks' buffers back to the thread: two cursors over snappy
-    /// blocks of very different sizes, one forward and one backward, with gets between
-    /// their steps, each read every entry exactly; and a cursor dropped inside a block leaves
-    /// the thread a buffer for the next read.
-    #[test]
-    fn cursors_return_their_block_buffers() {
-        let value = mixed_value;
-        let (table, keys) = mixed_snappy_table(300);
-        let mut forward = table.iter();
-        let mut backward = table.iter();
-        forward.seek_to_first();
-        backward.seek_to_last();
-        for i in 0..keys.len() {
-            let j = keys.len() - 1 - i;
-            assert_eq!(
-                (forward.key(), forward.value()),
-                (&keys[i][..], &value(i)[..])
-            );
-            assert_eq!(
-                (backward.key(), backward.value()),
-                (&keys[j][..], &value(j)[..])
-            );
-            let other = (i * 53) % keys.len();
-            assert_eq!(table.get(&keys[other]).unwrap(), Some(value(other)));
-            forward.next();
-            backward.prev();
-        }
-        assert!(!forward.valid() && !backward.valid());
-        forward.status().unwrap();
-        backward.status().unwrap();
-        // A cursor dropped inside a block gives that block's buffer back.
-        let mut it = table.iter();
-        it.seek_to_first();
-        drop(crate::read_block::take_block_buf());
-        drop(it);
-        assert!(crate::read_block::take_block_buf().capacity() > 0);
-    }
 }

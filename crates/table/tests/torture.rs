@@ -199,3 +199,54 @@ fn every_truncation() {
         println!("{compression:?}: {} truncations, none opened", table.len());
     }
 }
+
+/// A table in memory checks each block's checksum the first time it reads it and
+/// remembers it, block by block: with every other block read (and checked) first, a get
+/// from the one block whose stored checksum is wrong (its contents intact, so only the
+/// checksum tells) still fails, every time, single or batched; the others still answer.
+#[test]
+fn blocks_checked_once_are_remembered_one_by_one() {
+    for compression in [Compression::None, Compression::Snappy] {
+        let (mut bytes, model) = build(2000, compression, true);
+        let keys: Vec<&Vec<u8>> = model.keys().collect();
+        let probe = Table::open(bytes.clone(), ReadOptions::default()).unwrap();
+        let block_of = |k: &[u8]| probe.data_block_offset_for(k).unwrap();
+        let victim = keys[1000];
+        let offset = block_of(victim).unwrap();
+        // Blocks are stored end to end, each followed by its type byte and checksum: the
+        // next block starts right after this one's checksum.
+        let next = keys
+            .iter()
+            .filter_map(|k| block_of(k))
+            .find(|&o| o > offset)
+            .unwrap();
+        bytes[next as usize - 1] ^= 0x10;
+        let unchecked = ReadOptions::default().verify_checksums(false);
+        let unchecked = Table::open(bytes.clone(), unchecked).unwrap();
+        assert_eq!(unchecked.get(victim).unwrap().as_ref(), model.get(victim));
+        let options = ReadOptions::default()
+            .verify_checksums(true)
+            .filter_policy(BloomFilterPolicy::new(10));
+        let table = Table::open(bytes, options).unwrap();
+        let healthy: Vec<&Vec<u8>> = keys
+            .iter()
+            .copied()
+            .filter(|k| block_of(k) != Some(offset))
+            .collect();
+        assert!(healthy.len() < keys.len() && healthy.len() > 1900);
+        for _ in 0..2 {
+            for k in &healthy {
+                assert_eq!(
+                    table.get(k).unwrap().as_ref(),
+                    model.get(*k),
+                    "{compression:?}"
+                );
+            }
+            assert!(table.get(victim).is_err(), "{compression:?}");
+            assert!(
+                table.get_many(&[keys[0], victim]).is_err(),
+                "{compression:?}"
+            );
+        }
+    }
+}
