@@ -137,7 +137,9 @@ pub struct ReadOptions {
     /// them is; only the chosen filter block is loaded.
     pub extra_filter_policies: Vec<Arc<dyn FilterPolicy>>,
     /// Check each block's crc32c when it is read from the source (blocks found in the cache
-    /// were checked when they were read). Default: true.
+    /// were checked when they were read; a table in memory, such as a memory map, checks
+    /// each data block a lookup reads once, the first time, and remembers it). Default:
+    /// true.
     pub verify_checksums: bool,
     /// A block cache, possibly shared by many tables. Default: none.
     pub block_cache: Option<Arc<Cache>>,
