@@ -593,6 +593,7 @@ impl Merger {
 
     /// The entry taken last (empty before the first take): still readable after the merge
     /// moved on to make the next entry ready, until the next take.
+    #[inline]
     pub(crate) fn held(&self) -> (&[u8], &[u8]) {
         let Some(h) = self.held else {
             return (&[], &[]);
