@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Workloads: `get-present-none`, `get-absent-none`, `get-present-snappy`,
-//! `get-absent-snappy` (200,000 gets with the Bloom filter, no cache, checksums off),
+//! `get-absent-snappy` (200,000 gets with the Bloom filter, no cache, checksums off), the
+//! same as `get_many` in batches of 64 (`many-present-none`, …, `many-absent-snappy`),
 //! `scan-none`, `scan-snappy`, `bloom-create` (1M keys in batches of 1,000), `bloom-match`
 //! and `bloom-batch` (1M queries against a 1M-key filter, one at a time or through
 //! `keys_may_match`). The tables are the runner's million-entry tables, written by
@@ -76,6 +77,23 @@ fn pass(workload: &str) -> Result<(f64, &'static str)> {
             }
             iter.status()?;
             Ok((bytes as f64 / start.elapsed().as_secs_f64() / 1e6, "MB/s"))
+        }
+        _ if workload.starts_with("many-") => {
+            // The runner's get_many rows: batches of 64 keys.
+            let present = workload.starts_with("many-present");
+            let queries = get_queries(TABLE_ENTRIES, GET_QUERIES, present);
+            let table = open(compression)?;
+            let start = Instant::now();
+            let mut found = 0usize;
+            for batch in queries.chunks(64) {
+                table.get_many_with(batch, |_, _| found += 1)?;
+            }
+            let elapsed = start.elapsed().as_secs_f64();
+            let want = if present { queries.len() } else { 0 };
+            if found != want {
+                return Err(format!("found {found} keys, expected {want}").into());
+            }
+            Ok((elapsed * 1e9 / queries.len() as f64, "ns/get"))
         }
         _ if workload.starts_with("get-") => {
             let present = workload.starts_with("get-present");
