@@ -99,6 +99,30 @@ impl LoadedFilter {
     pub(crate) fn key_may_match(&self, block_offset: u64, key: &[u8]) -> bool {
         FilterBlockReader::new(&*self.policy, &self.data).key_may_match(block_offset, key)
     }
+
+    /// The filter covering the data block at `block_offset` (see
+    /// [`FilterBlockReader::filter_for`]), its cache lines requested from memory: a
+    /// batch finds every key's filter first, then asks them, their misses overlapping.
+    #[inline]
+    pub(crate) fn filter_for(&self, block_offset: u64) -> Option<&[u8]> {
+        let filter = FilterBlockReader::new(&*self.policy, &self.data).filter_for(block_offset);
+        if let Some(f) = filter {
+            leveltable_prefetch::lines(f);
+        }
+        filter
+    }
+
+    /// [`key_may_match`](Self::key_may_match) given the block's filter as
+    /// [`filter_for`](Self::filter_for) found it.
+    #[inline]
+    pub(crate) fn filter_may_match(&self, filter: Option<&[u8]>, key: &[u8]) -> bool {
+        match filter {
+            // An empty filter covers a range without keys.
+            Some([]) => false,
+            Some(f) => self.policy.key_may_match(key, f),
+            None => true,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -101,14 +101,20 @@ impl<R: ReadAt> Table<R> {
         for p in &mut probes {
             p.block = self.block_for(cmp, key(p))?;
         }
-        // Pass 2: the filter, likewise independent per key.
+        // Pass 2: the filter. Every key's filter is found (and requested from memory)
+        // before any is asked, so the misses of a batch overlap instead of each waiting for
+        // the last.
         if let Some(filter) = &self.filter {
+            let found: Vec<Option<&[u8]>> = probes
+                .iter()
+                .map(|p| p.block.and_then(|at| filter.filter_for(at.handle.offset)))
+                .collect();
             let mut checked = 0u64;
             let mut negatives = 0u64;
-            for p in &mut probes {
-                if let Some(at) = &p.block {
+            for (p, f) in probes.iter_mut().zip(found) {
+                if p.block.is_some() {
                     checked = checked.saturating_add(1);
-                    if !filter.key_may_match(at.handle.offset, key(p)) {
+                    if !filter.filter_may_match(f, key(p)) {
                         negatives = negatives.saturating_add(1);
                         p.block = None;
                     }
