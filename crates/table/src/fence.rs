@@ -250,6 +250,35 @@ impl Fence {
                 .map_or(0, |leaf| count_below(&leaf.prefixes, target))
     }
 
+    /// [`rank`](Self::rank) of many targets (`None`s skipped): the tree is walked a level at
+    /// a time for all of them, so the cache misses of different targets overlap instead of
+    /// each search waiting for the one before.
+    #[expect(
+        clippy::arithmetic_side_effects,
+        reason = "as in rank, for each target"
+    )]
+    fn ranks(&self, targets: &[Option<u64>]) -> Vec<Option<usize>> {
+        let mut at = vec![0usize; targets.len()];
+        for level in self.upper.iter().rev() {
+            for (a, t) in at.iter_mut().zip(targets) {
+                if let Some(t) = *t {
+                    *a = *a * FANOUT + level.get(*a).map_or(0, |line| count_below(&line.0, t));
+                }
+            }
+        }
+        at.iter()
+            .zip(targets)
+            .map(|(&a, t)| {
+                let t = (*t)?;
+                let leaf = self
+                    .leaves
+                    .get(a)
+                    .map_or(0, |leaf| count_below(&leaf.prefixes, t));
+                Some(a * LEAF + leaf)
+            })
+            .collect()
+    }
+
     /// Prefix `i` (`i < len`).
     #[inline]
     fn prefix(&self, i: usize) -> u64 {
@@ -273,8 +302,35 @@ impl Fence {
         target: &[u8],
         is_less: impl Fn(usize) -> Option<bool>,
     ) -> usize {
+        self.first_at_or_after_ranked(target, None, is_less)
+    }
+
+    /// [`first_at_or_after`](Self::first_at_or_after) for many targets: `is_less(j, i)`
+    /// compares restart key `i` with target `j`.
+    pub(crate) fn first_at_or_after_many(
+        &self,
+        targets: &[&[u8]],
+        is_less: impl Fn(usize, usize) -> Option<bool>,
+    ) -> Vec<usize> {
+        let prefixes: Vec<Option<u64>> = targets.iter().map(|t| self.target_prefix(t)).collect();
+        let ranks = self.ranks(&prefixes);
+        targets
+            .iter()
+            .zip(ranks)
+            .enumerate()
+            .map(|(j, (t, rank))| self.first_at_or_after_ranked(t, rank, |i| is_less(j, i)))
+            .collect()
+    }
+
+    /// [`first_at_or_after`](Self::first_at_or_after), given the target's rank if known.
+    fn first_at_or_after_ranked(
+        &self,
+        target: &[u8],
+        rank: Option<usize>,
+        is_less: impl Fn(usize) -> Option<bool>,
+    ) -> usize {
         let m = self.len;
-        let found = self.search_fenced(target, &is_less);
+        let found = self.search_fenced(target, rank, &is_less);
         if found < m || !self.tail {
             return found;
         }
@@ -290,7 +346,21 @@ impl Fence {
         }
     }
 
-    fn search_fenced(&self, target: &[u8], is_less: &impl Fn(usize) -> Option<bool>) -> usize {
+    /// The 8 bytes of `target` the tree is searched with, or `None` when the common prefix
+    /// alone places it (before or after every fenced key).
+    fn target_prefix(&self, target: &[u8]) -> Option<u64> {
+        let c = self.common.len();
+        let head = &target[..target.len().min(c)];
+        // A target shorter than the common prefix and a prefix of it sorts first.
+        (head == &self.common[..] && target.len() >= c).then(|| prefix_at(target, c))
+    }
+
+    fn search_fenced(
+        &self,
+        target: &[u8],
+        rank: Option<usize>,
+        is_less: &impl Fn(usize) -> Option<bool>,
+    ) -> usize {
         let m = self.len;
         let c = self.common.len();
         let head = &target[..target.len().min(c)];
@@ -303,7 +373,7 @@ impl Fence {
         }
         let tp = prefix_at(target, c);
         // Keys before `lo` are < target (their prefixes are smaller).
-        let lo = self.rank(tp);
+        let lo = rank.unwrap_or_else(|| self.rank(tp));
         if lo == m || self.prefix(lo) != tp {
             // Prefix at `lo` is greater (or `lo == m`): that key is the first >= target.
             return lo;
@@ -349,13 +419,18 @@ mod tests {
         let restart_keys: Vec<&[u8]> = (0..layout.num_restarts)
             .map(|i| restart_key(&data, layout, i).unwrap())
             .collect();
-        for &t in probes.iter().chain(keys) {
+        let targets: Vec<&[u8]> = probes.iter().chain(keys).copied().collect();
+        let many = fence.first_at_or_after_many(&targets, |j, i| {
+            Some(restart_key(&data, layout, i)? < targets[j])
+        });
+        for (&t, got_many) in targets.iter().zip(many) {
             let want = restart_keys
                 .iter()
                 .position(|k| *k >= t)
                 .unwrap_or(restart_keys.len());
             let got = fence.first_at_or_after(t, |i| Some(restart_key(&data, layout, i)? < t));
             assert_eq!(got, want, "target {t:?}");
+            assert_eq!(got_many, want, "target {t:?} in a batch");
         }
     }
 

@@ -96,10 +96,11 @@ impl<R: ReadAt> Table<R> {
         let mut probes: Vec<Probe> = (0..keys.len())
             .map(|at| Probe { at, block: None })
             .collect();
-        // Pass 1: each key's block, through the index. The searches do not depend on each
-        // other, so their cache misses overlap.
-        for p in &mut probes {
-            p.block = self.block_for(cmp, key(p))?;
+        // Pass 1: each key's block, through the index, the fence searched a level at a time
+        // for all the keys, so their cache misses overlap.
+        let all: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
+        for (p, block) in probes.iter_mut().zip(self.blocks_for(cmp, &all)?) {
+            p.block = block;
         }
         // Pass 2: the filter. Every key's filter is found (and requested from memory)
         // before any is asked, so the misses of a batch overlap instead of each waiting for

@@ -276,7 +276,44 @@ impl<R: ReadAt> Table<R> {
         cmp: &C,
         key: &[u8],
     ) -> Result<Option<Located>> {
-        let first = self.fence_first(cmp, key);
+        self.block_for_from(cmp, key, self.fence_first(cmp, key))
+    }
+
+    /// [`block_for`](Self::block_for) of each key, the fence searched for all of them at
+    /// once (see [`Fence::first_at_or_after_many`]).
+    pub(crate) fn blocks_for<C: Comparator + ?Sized>(
+        &self,
+        cmp: &C,
+        keys: &[&[u8]],
+    ) -> Result<Vec<Option<Located>>> {
+        let views: Option<Vec<&[u8]>> = keys.iter().map(|k| cmp.bytewise_view(k)).collect();
+        let firsts: Vec<Option<usize>> = match (&self.fence, views) {
+            (Some(fence), Some(views)) => {
+                let (index, layout) = (&self.index[..], self.index_layout);
+                fence
+                    .first_at_or_after_many(&views, |j, i| {
+                        restart_key(index, layout, i)
+                            .map(|k| cmp.compare(k, keys[j]) == Ordering::Less)
+                    })
+                    .into_iter()
+                    .map(Some)
+                    .collect()
+            }
+            _ => keys.iter().map(|k| self.fence_first(cmp, k)).collect(),
+        };
+        keys.iter()
+            .zip(firsts)
+            .map(|(k, first)| self.block_for_from(cmp, k, first))
+            .collect()
+    }
+
+    /// [`block_for`](Self::block_for), given the fence's answer for `key` if there is one.
+    fn block_for_from<C: Comparator + ?Sized>(
+        &self,
+        cmp: &C,
+        key: &[u8],
+        first: Option<usize>,
+    ) -> Result<Option<Located>> {
         // The fence holds handles only when every index entry is its own restart point, so
         // its restart point is the block's position.
         if let Some((i, handle)) = first.and_then(|i| Some((i, self.fence.as_ref()?.handle(i)?))) {
