@@ -15,7 +15,11 @@ use std::cmp::Ordering;
 use crate::block::Cursor;
 use crate::comparator::{BytewiseComparator, Comparator};
 use crate::counters::bump;
+use crate::format::BlockHandle;
 use crate::table::Located;
+
+/// How many blocks ahead a batch requests the ends of the blocks it will search.
+const BLOCKS_AHEAD: usize = 4;
 use crate::{ReadAt, Result, Table};
 
 /// One key of a batch on its way through the passes.
@@ -124,16 +128,30 @@ impl<R: ReadAt> Table<R> {
             bump(&self.counters.filter_checks, checked);
             bump(&self.counters.filter_negatives, negatives);
         }
-        // Pass 3: each block once, for the run of keys it may hold, in file order, the next
-        // block's bytes prefetched.
+        // Pass 3: each block once, for the run of keys it may hold, in file order: the end
+        // of the block a few ahead (where its search starts) and the whole next block
+        // (for its checksum or decompression) requested from memory meanwhile.
         probes.retain(|p| p.block.is_some());
         probes.sort_unstable_by_key(|p| p.block.map_or(0, |at| at.handle.offset));
+        let mut blocks: Vec<BlockHandle> = probes
+            .iter()
+            .filter_map(|p| p.block.map(|at| at.handle))
+            .collect();
+        blocks.dedup();
+        for h in blocks.iter().take(BLOCKS_AHEAD) {
+            self.prefetch_block_end(h);
+        }
         let mut runs = probes.iter().peekable();
         let mut key_buf = Vec::new();
+        let mut b = 0usize;
         while let Some(first) = runs.next() {
             let Some(at) = first.block else {
                 continue;
             };
+            if let Some(far) = blocks.get(b.saturating_add(BLOCKS_AHEAD)) {
+                self.prefetch_block_end(far);
+            }
+            b = b.saturating_add(1);
             let handle = at.handle;
             let block = self.data_block_at(&at)?;
             let data = block.data();

@@ -419,6 +419,21 @@ impl<R: ReadAt> Table<R> {
         }
     }
 
+    /// Hints the last cache line of the stored block `handle` points to and its trailer,
+    /// when the source is in memory: where a search of the block starts (its restart array).
+    pub(crate) fn prefetch_block_end(&self, handle: &BlockHandle) {
+        let Some(all) = self.source.as_bytes() else {
+            return;
+        };
+        if let Some(end) = handle
+            .end_with_trailer()
+            .and_then(|e| usize::try_from(e).ok())
+        {
+            prefetch::line(all, end.saturating_sub(BLOCK_TRAILER_LEN + 1));
+            prefetch::line(all, end.saturating_sub(1));
+        }
+    }
+
     /// Positions `cursor` (over the index block) at the first entry `>= key`.
     pub(crate) fn seek_index<C: Comparator + ?Sized>(
         &self,
