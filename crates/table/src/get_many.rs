@@ -2,11 +2,12 @@
 //!
 //! A single get is a chain of dependent memory accesses: the index search, then the filter's
 //! bits, then the data block. A batch breaks the chain: every key's block is found through
-//! the index first (independent searches the processor overlaps); then the filter is asked
-//! about every key; then each data block that still has candidates is read and decoded once
+//! the index first, the fence's tree walked a level at a time for all the keys, so that each
+//! level's misses overlap; then every key's filter is found and requested from memory, and
+//! only then asked; then each data block that still has candidates is read and decoded once
 //! for all of them, in file order (sorting by block offset brings a block's keys together
-//! with integer compares, not key compares), the next block's bytes requested from memory
-//! while this one is searched.
+//! with integer compares, not key compares), the end of the block four ahead and the whole
+//! next block requested from memory while this one is searched.
 
 #![deny(clippy::arithmetic_side_effects)]
 
