@@ -131,12 +131,15 @@ impl Db {
         }
         let share = keys.len().div_ceil(threads);
         std::thread::scope(|scope| {
-            let parts: Vec<_> = keys
-                .chunks(share)
+            // The calling thread looks up the first share itself: one thread fewer to start.
+            let mut parts = keys.chunks(share);
+            let first = parts.next().unwrap_or_default();
+            let others: Vec<_> = parts
                 .map(|part| scope.spawn(move || self.lookup_many_here(part, sequence)))
                 .collect();
             let mut out = Vec::with_capacity(keys.len());
-            for part in parts {
+            out.extend(self.lookup_many_here(first, sequence)?);
+            for part in others {
                 let found = part
                     .join()
                     .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
