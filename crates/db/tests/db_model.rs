@@ -249,6 +249,38 @@ fn large_batches_agree_with_the_model() {
     }
 }
 
+/// Reads the whole database at `sequence` forward, backward, and from both ends at once
+/// until they meet (`turns.0` steps from the front in every `turns.1`), each equal to
+/// `model`.
+fn read_every_way(db: &Db, sequence: u64, model: &[Entry], turns: (usize, usize)) {
+    let forward: Vec<Entry> = db.iter_at(sequence).collect::<Result<_, Error>>().unwrap();
+    assert_eq!(forward, model, "forward at {sequence}");
+    let mut backward: Vec<Entry> = db
+        .iter_at(sequence)
+        .rev()
+        .collect::<Result<_, Error>>()
+        .unwrap();
+    backward.reverse();
+    assert_eq!(backward, model, "backward at {sequence}");
+    let mut it = db.iter_at(sequence);
+    let (mut front, mut back) = (Vec::new(), Vec::new());
+    for turn in 0usize.. {
+        let from_front = turn % turns.1 < turns.0;
+        match if from_front {
+            it.next()
+        } else {
+            it.next_back()
+        } {
+            Some(e) if from_front => front.push(e.unwrap()),
+            Some(e) => back.push(e.unwrap()),
+            None => break,
+        }
+    }
+    back.reverse();
+    front.extend(back);
+    assert_eq!(front, model, "both ends at {sequence}");
+}
+
 /// Scans long enough to fill many batches from each source: large tables of small blocks
 /// at levels 2 and 1, two level-0 tables and a log over the same keys, values of mixed
 /// sizes (batches end on the entry limit, on the byte limit and at block ends), read
@@ -268,33 +300,8 @@ fn long_scans_agree_with_the_model() {
     let db = Db::open(dir.path(), DbOptions::default()).unwrap();
     for sequence in [ops.len() as u64, 4700] {
         let model: Vec<Entry> = visible(&ops, sequence).into_iter().collect();
-        let forward: Vec<Entry> = db.iter_at(sequence).collect::<Result<_, Error>>().unwrap();
-        assert_eq!(forward, model);
-        let mut backward: Vec<Entry> = db
-            .iter_at(sequence)
-            .rev()
-            .collect::<Result<_, Error>>()
-            .unwrap();
-        backward.reverse();
-        assert_eq!(backward, model);
-        // Both ends at once, in uneven turns, until they meet.
-        let mut it = db.iter_at(sequence);
-        let (mut front, mut back) = (Vec::new(), Vec::new());
-        for turn in 0usize.. {
-            let e = if turn % 5 < 3 {
-                it.next()
-            } else {
-                it.next_back()
-            };
-            match e {
-                Some(e) if turn % 5 < 3 => front.push(e.unwrap()),
-                Some(e) => back.push(e.unwrap()),
-                None => break,
-            }
-        }
-        back.reverse();
-        front.extend(back);
-        assert_eq!(front, model);
+        // Both ends at once: three steps from the front, then two from the back.
+        read_every_way(&db, sequence, &model, (3, 5));
         for (a, b) in [(17u64, 3333u64), (1000, 1001), (2999, 3900), (0, 4000)] {
             let (lo, hi) = (format!("k{a:05}"), format!("k{b:05}"));
             let want: Vec<Entry> = model
@@ -332,34 +339,7 @@ fn values_larger_than_a_batch_agree_with_the_model() {
     let db = Db::open(dir.path(), DbOptions::default()).unwrap();
     for sequence in 0..=ops.len() as u64 {
         let model: Vec<Entry> = visible(&ops, sequence).into_iter().collect();
-        let forward: Vec<Entry> = db.iter_at(sequence).collect::<Result<_, Error>>().unwrap();
-        assert_eq!(forward, model, "forward at {sequence}");
-        let mut backward: Vec<Entry> = db
-            .iter_at(sequence)
-            .rev()
-            .collect::<Result<_, Error>>()
-            .unwrap();
-        backward.reverse();
-        assert_eq!(backward, model, "backward at {sequence}");
-        let mut it = db.iter_at(sequence);
-        let (mut front, mut back) = (Vec::new(), Vec::new());
-        for turn in 0usize.. {
-            match (
-                turn % 3 == 2,
-                if turn % 3 == 2 {
-                    it.next_back()
-                } else {
-                    it.next()
-                },
-            ) {
-                (_, None) => break,
-                (false, Some(e)) => front.push(e.unwrap()),
-                (true, Some(e)) => back.push(e.unwrap()),
-            }
-        }
-        back.reverse();
-        front.extend(back);
-        assert_eq!(front, model, "both ends at {sequence}");
+        read_every_way(&db, sequence, &model, (2, 3));
     }
 }
 
