@@ -217,16 +217,14 @@ impl MemTable {
     pub fn lookup(&self, key: &LookupKey) -> Result<LookupResult> {
         let user_key = key.user_key();
         let target = key.target();
-        let i = match self.prefix_run(target) {
+        let run = self.prefix_run(target);
+        if run.is_some_and(|(lo, hi)| lo == hi) {
             // No entry's view has the target's prefix, so no entry's view equals the
             // target's, and different views mean different user keys: decided without
             // following a pointer to any entry's key.
-            Some((lo, hi)) if lo == hi => return Ok(LookupResult::NotFound),
-            Some((lo, hi)) => {
-                lo + self.entries[lo..hi].partition_point(|(k, _)| self.below(k, target))
-            }
-            None => self.entries.partition_point(|(k, _)| self.below(k, target)),
-        };
+            return Ok(LookupResult::NotFound);
+        }
+        let i = self.search(target, run);
         let Some((key, value)) = self.entries.get(i) else {
             return Ok(LookupResult::NotFound);
         };
@@ -260,14 +258,20 @@ impl MemTable {
         )
     }
 
-    /// The index of the first entry whose key is `>= target`.
-    #[cfg(test)]
-    fn first_at_or_after(&self, target: &[u8]) -> usize {
+    /// The index of the first entry whose key is `>= target`, given the target's
+    /// [`prefix_run`](Self::prefix_run).
+    fn search(&self, target: &[u8], run: Option<(usize, usize)>) -> usize {
         let below = |(k, _): &(Vec<u8>, Vec<u8>)| self.below(k, target);
-        match self.prefix_run(target) {
+        match run {
             Some((lo, hi)) => lo + self.entries[lo..hi].partition_point(below),
             None => self.entries.partition_point(below),
         }
+    }
+
+    /// The index of the first entry whose key is `>= target`.
+    #[cfg(test)]
+    fn first_at_or_after(&self, target: &[u8]) -> usize {
+        self.search(target, self.prefix_run(target))
     }
 
     /// The entries within internal-key bounds.
@@ -413,16 +417,7 @@ mod tests {
                 // the entry the plain search finds.
                 let decided = match m.entries.get(want) {
                     Some((k, v)) if extract_user_key(k) == Some(&u[..]) => {
-                        let p = ParsedInternalKey::parse(k).unwrap();
-                        match p.value_type {
-                            ValueType::Value => LookupResult::Value {
-                                sequence: p.sequence,
-                                value: v.clone(),
-                            },
-                            ValueType::Deletion => LookupResult::Deleted {
-                                sequence: p.sequence,
-                            },
-                        }
+                        LookupResult::decided_by(&ParsedInternalKey::parse(k).unwrap(), v)
                     }
                     _ => LookupResult::NotFound,
                 };
