@@ -57,7 +57,14 @@ impl<'a, P: FilterPolicy> FilterBlockReader<'a, P> {
 
     /// Returns `false` only if `key` is certainly not in the data block at `block_offset`.
     pub fn key_may_match(&self, block_offset: u64, key: &[u8]) -> bool {
-        match self.filter_for(block_offset) {
+        self.filter_may_match(self.filter_for(block_offset), key)
+    }
+
+    /// [`key_may_match`](Self::key_may_match) given what [`filter_for`](Self::filter_for)
+    /// answered for the block: a caller that finds many keys' filters first (so their
+    /// cache misses overlap) asks them afterwards.
+    pub fn filter_may_match(&self, filter: Option<&[u8]>, key: &[u8]) -> bool {
+        match filter {
             // An empty filter covers a range without keys.
             Some([]) => false,
             Some(filter) => self.policy.key_may_match(key, filter),

@@ -116,12 +116,7 @@ impl LoadedFilter {
     /// [`filter_for`](Self::filter_for) found it.
     #[inline]
     pub(crate) fn filter_may_match(&self, filter: Option<&[u8]>, key: &[u8]) -> bool {
-        match filter {
-            // An empty filter covers a range without keys.
-            Some([]) => false,
-            Some(f) => self.policy.key_may_match(key, f),
-            None => true,
-        }
+        FilterBlockReader::new(&*self.policy, &self.data).filter_may_match(filter, key)
     }
 }
 
