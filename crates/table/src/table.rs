@@ -288,17 +288,11 @@ impl<R: ReadAt> Table<R> {
     ) -> Result<Vec<Option<Located>>> {
         let views: Option<Vec<&[u8]>> = keys.iter().map(|k| cmp.bytewise_view(k)).collect();
         let firsts: Vec<Option<usize>> = match (&self.fence, views) {
-            (Some(fence), Some(views)) => {
-                let (index, layout) = (&self.index[..], self.index_layout);
-                fence
-                    .first_at_or_after_many(&views, |j, i| {
-                        restart_key(index, layout, i)
-                            .map(|k| cmp.compare(k, keys[j]) == Ordering::Less)
-                    })
-                    .into_iter()
-                    .map(Some)
-                    .collect()
-            }
+            (Some(fence), Some(views)) => fence
+                .first_at_or_after_many(&views, |j, i| self.restart_key_below(cmp, i, keys[j]))
+                .into_iter()
+                .map(Some)
+                .collect(),
             _ => keys.iter().map(|k| self.fence_first(cmp, k)).collect(),
         };
         keys.iter()
@@ -407,14 +401,7 @@ impl<R: ReadAt> Table<R> {
     /// Hints every cache line of the stored block `handle` points to, trailer included, when
     /// the source is in memory.
     pub(crate) fn prefetch_block(&self, handle: &BlockHandle) {
-        let Some(all) = self.source.as_bytes() else {
-            return;
-        };
-        let range = handle.end_with_trailer().and_then(|end| {
-            let start = usize::try_from(handle.offset).ok()?;
-            all.get(start..usize::try_from(end).ok()?)
-        });
-        if let Some(bytes) = range {
+        if let Some(bytes) = self.stored_in_memory(handle) {
             prefetch::lines(bytes);
         }
     }
@@ -422,16 +409,18 @@ impl<R: ReadAt> Table<R> {
     /// Hints the last cache line of the stored block `handle` points to and its trailer,
     /// when the source is in memory: where a search of the block starts (its restart array).
     pub(crate) fn prefetch_block_end(&self, handle: &BlockHandle) {
-        let Some(all) = self.source.as_bytes() else {
-            return;
-        };
-        if let Some(end) = handle
-            .end_with_trailer()
-            .and_then(|e| usize::try_from(e).ok())
-        {
-            prefetch::line(all, end.saturating_sub(BLOCK_TRAILER_LEN + 1));
-            prefetch::line(all, end.saturating_sub(1));
+        if let Some(bytes) = self.stored_in_memory(handle) {
+            prefetch::line(bytes, bytes.len().saturating_sub(BLOCK_TRAILER_LEN + 1));
+            prefetch::line(bytes, bytes.len().saturating_sub(1));
         }
+    }
+
+    /// The stored bytes of the block `handle` points to, trailer included, when the source
+    /// is in memory and the handle lies inside it.
+    fn stored_in_memory(&self, handle: &BlockHandle) -> Option<&[u8]> {
+        let all = self.source.as_bytes()?;
+        let end = usize::try_from(handle.end_with_trailer()?).ok()?;
+        all.get(usize::try_from(handle.offset).ok()?..end)
     }
 
     /// Positions `cursor` (over the index block) at the first entry `>= key`.
@@ -449,10 +438,19 @@ impl<R: ReadAt> Table<R> {
     fn fence_first<C: Comparator + ?Sized>(&self, cmp: &C, key: &[u8]) -> Option<usize> {
         let fence = self.fence.as_ref()?;
         let view = cmp.bytewise_view(key)?;
-        let (index, layout) = (&self.index[..], self.index_layout);
-        Some(fence.first_at_or_after(view, |i| {
-            restart_key(index, layout, i).map(|k| cmp.compare(k, key) == Ordering::Less)
-        }))
+        Some(fence.first_at_or_after(view, |i| self.restart_key_below(cmp, i, key)))
+    }
+
+    /// Whether restart key `i` of the index sorts before `key` (`None` if it does not
+    /// decode): the fence's full comparison, for ties and the tail.
+    fn restart_key_below<C: Comparator + ?Sized>(
+        &self,
+        cmp: &C,
+        i: usize,
+        key: &[u8],
+    ) -> Option<bool> {
+        restart_key(&self.index, self.index_layout, i)
+            .map(|k| cmp.compare(k, key) == Ordering::Less)
     }
 
     /// [`seek_index`](Self::seek_index), given the fence's answer `first` if there is one.
