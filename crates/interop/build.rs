@@ -37,7 +37,11 @@ fn main() {
     }
     let required = env::var("LEVELTABLE_REQUIRE_LEVELDB").is_ok_and(|v| v == "1");
 
-    match build() {
+    let built = build();
+    if built.is_err() {
+        watch_for_install();
+    }
+    match built {
         Ok(()) => println!("cargo::rustc-cfg=leveldb_available"),
         Err(reason) if required => {
             panic!("LEVELTABLE_REQUIRE_LEVELDB=1 but LevelDB 1.23 is unusable: {reason}")
@@ -47,6 +51,27 @@ fn main() {
              are skipped and the bench runner leaves it out; to run them: \
              apt-get install libleveldb-dev libsnappy-dev"
         ),
+    }
+}
+
+/// Asks Cargo to run this script again when LevelDB is installed after a build that found it
+/// missing: it watches the directory its headers go to (`leveldb/` under the include
+/// directory once that exists, the include directory itself before), whose contents change
+/// when the package is installed. Without this, the first build's verdict would stand until
+/// the script itself changed. (A `libleveldb.a` missing beside present headers is not
+/// watched: both come in one package.)
+fn watch_for_install() {
+    let include_dir = dir_from_env("LEVELDB_INCLUDE_DIR", DEFAULT_INCLUDE_DIR);
+    let headers = include_dir.join("leveldb");
+    let watched = if headers.is_dir() {
+        headers
+    } else {
+        include_dir
+    };
+    // A path that does not exist would make Cargo run the script, and rebuild this crate and
+    // its dependents, on every build.
+    if watched.is_dir() {
+        println!("cargo::rerun-if-changed={}", watched.display());
     }
 }
 
