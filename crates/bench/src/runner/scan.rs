@@ -28,10 +28,11 @@ pub(super) fn row(compression: Compression, verify: bool, figures: [Option<f64>;
         ),
         unit: Unit::MbPerSec,
         figures,
+        // 1.5× was the first target; on both CPU families the table scans are held to 1.7×.
         target: if verify {
             Target::None
         } else {
-            Target::ThroughputAtLeast(1.5)
+            Target::ThroughputAtLeast(1.7)
         },
     }
 }

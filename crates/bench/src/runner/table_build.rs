@@ -61,7 +61,8 @@ pub(super) fn rows(config: &Config) -> Result<Vec<Row>> {
             workload: format!("table build, {label}, 10-bit Bloom (input bytes)"),
             unit: Unit::MbPerSec,
             figures,
-            target: Target::ThroughputAtLeast(1.5),
+            // 1.5× was the first target; on both CPU families builds are held to 2×.
+            target: Target::ThroughputAtLeast(2.0),
         });
     }
     Ok(rows)
