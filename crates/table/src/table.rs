@@ -381,7 +381,17 @@ impl<R: ReadAt> Table<R> {
             }
         }
 
-        let block = self.data_block_at(&at)?;
+        let block = match self.cached_block(&handle) {
+            Some(block) => block,
+            None => {
+                // Every line of the block at once: the trailer, the restart array, the restart
+                // keys the search compares and the entries it reads are otherwise each a miss
+                // that waits for the one before (in a memory map, the first reaches the file's
+                // page too), and snappy's input is read in data-dependent steps.
+                self.prefetch_block(&handle);
+                self.read_data_block(&handle, at.position, self.fill_cache)?
+            }
+        };
         let data = block.data();
         let mut cursor = Cursor::new(block.layout(), DATA_KEY.take());
         cursor.seek(data, cmp, key);
@@ -509,12 +519,27 @@ impl<R: ReadAt> Table<R> {
         position: Option<usize>,
         fill: bool,
     ) -> Result<BlockRef<'_>> {
-        if let Some(cache) = &self.cache {
-            if let Some(block) = cache.get(self.cache_id, handle.offset) {
-                bump(&self.counters.cache_hits, 1);
-                return Ok(BlockRef::Cached(block));
-            }
+        match self.cached_block(handle) {
+            Some(block) => Ok(block),
+            None => self.read_data_block(handle, position, fill),
         }
+    }
+
+    /// The data block `handle` points to if the block cache holds it.
+    fn cached_block(&self, handle: &BlockHandle) -> Option<BlockRef<'_>> {
+        let block = self.cache.as_ref()?.get(self.cache_id, handle.offset)?;
+        bump(&self.counters.cache_hits, 1);
+        Some(BlockRef::Cached(block))
+    }
+
+    /// [`data_block_with`](Self::data_block_with) of a block the cache does not hold: read
+    /// from the source.
+    fn read_data_block(
+        &self,
+        handle: &BlockHandle,
+        position: Option<usize>,
+        fill: bool,
+    ) -> Result<BlockRef<'_>> {
         bump(&self.counters.data_blocks_read, 1);
         // The handle comes from the file and is checked only by the read below: its size
         // may be anything up to 2^64 - 1.
