@@ -416,15 +416,6 @@ impl<R: ReadAt> Table<R> {
         }
     }
 
-    /// Hints the last cache line of the stored block `handle` points to and its trailer,
-    /// when the source is in memory: where a search of the block starts (its restart array).
-    pub(crate) fn prefetch_block_end(&self, handle: &BlockHandle) {
-        if let Some(bytes) = self.stored_in_memory(handle) {
-            prefetch::line(bytes, bytes.len().saturating_sub(BLOCK_TRAILER_LEN + 1));
-            prefetch::line(bytes, bytes.len().saturating_sub(1));
-        }
-    }
-
     /// The stored bytes of the block `handle` points to, trailer included, when the source
     /// is in memory and the handle lies inside it.
     fn stored_in_memory(&self, handle: &BlockHandle) -> Option<&[u8]> {
