@@ -44,11 +44,23 @@ struct Leaf {
 }
 
 /// How many of `slots` are `< target`. The slots are sorted and padding is `u64::MAX`, so
-/// this is the position of `target` among them; counting (rather than searching) compiles
-/// to compares and adds without branches.
+/// this is the position of `target` among them: a binary search without branches (each
+/// step a compare and a conditional move; `N` is a power of two).
 #[inline]
-fn count_below(slots: &[u64], target: u64) -> usize {
-    slots.iter().map(|&p| usize::from(p < target)).sum()
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "i + half <= N - 1 at every step and i <= N - 1 at the end"
+)]
+fn count_below<const N: usize>(slots: &[u64; N], target: u64) -> usize {
+    let mut i = 0;
+    let mut half = N / 2;
+    while half > 0 {
+        if slots[i + half - 1] < target {
+            i += half;
+        }
+        half /= 2;
+    }
+    i + usize::from(slots[i] < target)
 }
 
 /// A handle that does not pack (or is unknown).
