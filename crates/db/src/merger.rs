@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use leveltable_table::{BytewiseComparator, Comparator};
+use leveltable_table::{BytewiseComparator, Comparator, MapAhead};
 
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::table_file_name;
@@ -90,6 +90,17 @@ struct Fetch {
     resume: Option<u64>,
     /// Whether blocks read from tables go into the block cache.
     fill_cache: bool,
+    /// The table the previous forward batch read last, and how far its source was asked to
+    /// map itself in: the next batch of that table carries it on.
+    mapped: Option<(u64, MapAhead)>,
+}
+
+/// What a batch leaves for the next one of its source.
+struct Fetched {
+    /// The table where the batch ended at a block's last entry, if it did.
+    ended: Option<u64>,
+    /// The table a forward batch read last, and how far it was mapped in.
+    mapped: Option<(u64, MapAhead)>,
 }
 
 /// Whether `key` is below the lower bound `lo`.
@@ -120,8 +131,7 @@ fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 
 impl Store {
     /// Appends to `out` the next entries of source `i` within `(lo, hi)`, up to a batch's
-    /// worth, read as `how` says. Returns the table where this batch ended at a block's
-    /// last entry, if it did.
+    /// worth, read as `how` says.
     fn fetch(
         &self,
         i: usize,
@@ -129,9 +139,12 @@ impl Store {
         hi: &Bound<Vec<u8>>,
         how: Fetch,
         out: &mut Batch,
-    ) -> Result<Option<u64>> {
+    ) -> Result<Fetched> {
         let Fetch {
-            forward, resume, ..
+            forward,
+            resume,
+            mapped,
+            ..
         } = how;
         match &self.sources[i] {
             Source::Mem { table, .. } => {
@@ -145,7 +158,10 @@ impl Store {
                 } else {
                     slice.iter().rev().all(&mut push);
                 }
-                Ok(None)
+                Ok(Fetched {
+                    ended: None,
+                    mapped: None,
+                })
             }
             Source::Files { files, .. } => {
                 // Files are sorted and disjoint: skip those wholly outside the bounds by
@@ -153,14 +169,22 @@ impl Store {
                 let first = files.partition_point(|f| below(&self.icmp, &f.largest, lo));
                 let end = files.partition_point(|f| !above(&self.icmp, &f.smallest, hi));
                 let within = files.get(first..end.max(first)).unwrap_or(&[]);
-                let mut ended = None;
+                let mut fetched = Fetched {
+                    ended: None,
+                    mapped: None,
+                };
                 let mut visit = |f: &FileMetaData| -> Result<bool> {
                     let table = self.tables.get(f.number)?;
                     let past_block = resume == Some(f.number);
-                    let at_end = self
-                        .fetch_table(table.table(), lo, hi, how, past_block, out)
+                    let map = mapped
+                        .filter(|&(number, _)| number == f.number)
+                        .map(|(_, map)| map)
+                        .unwrap_or_default();
+                    let (at_end, map) = self
+                        .fetch_table(table.table(), lo, hi, (how, map), past_block, out)
                         .map_err(|e| Error::from(e).in_table(table_file_name(f.number)))?;
-                    ended = at_end.then_some(f.number);
+                    fetched.ended = at_end.then_some(f.number);
+                    fetched.mapped = forward.then_some((f.number, map));
                     Ok(!out.full())
                 };
                 if forward {
@@ -176,26 +200,27 @@ impl Store {
                         }
                     }
                 }
-                Ok(ended)
+                Ok(fetched)
             }
         }
     }
 
     /// Appends entries of one table within `(lo, hi)` to `out` until it is full (forward:
-    /// and at the end of a data block, within the slack). With `past_block`, the key `lo`
-    /// excludes is the last of its data block, which is not read again. Returns whether a
-    /// forward batch ended at a block's last entry.
+    /// and at the end of a data block, within the slack), a forward read carrying on the
+    /// mapping-in `map` of the batch before. With `past_block`, the key `lo` excludes is the
+    /// last of its data block, which is not read again. Returns whether a forward batch
+    /// ended at a block's last entry, and how far the table is now mapped in.
     fn fetch_table<R: leveltable_table::ReadAt>(
         &self,
         table: &leveltable_table::Table<R>,
         lo: &Bound<Vec<u8>>,
         hi: &Bound<Vec<u8>>,
-        how: Fetch,
+        (how, map): (Fetch, MapAhead),
         past_block: bool,
         out: &mut Batch,
-    ) -> leveltable_table::Result<bool> {
+    ) -> leveltable_table::Result<(bool, MapAhead)> {
         let icmp = &self.icmp;
-        let mut it = table.iter().fill_cache(how.fill_cache);
+        let mut it = table.iter().fill_cache(how.fill_cache).with_map_ahead(map);
         let forward = how.forward;
         if forward {
             match lo {
@@ -214,7 +239,7 @@ impl Store {
                     let at_end = it.at_block_end();
                     if at_end || out.overfull() {
                         it.status()?;
-                        return Ok(at_end);
+                        return Ok((at_end, it.map_ahead()));
                     }
                 }
                 it.next();
@@ -241,7 +266,7 @@ impl Store {
             }
         }
         it.status()?;
-        Ok(false)
+        Ok((false, it.map_ahead()))
     }
 
     /// Where the entries of source `i` are stored.
@@ -359,6 +384,8 @@ struct Cursor {
     /// The table whose data block the key `lo` excludes ends, when the last forward batch
     /// stopped at a block's end: the next one starts at the block after it.
     resume: Option<u64>,
+    /// The table the last forward batch read last, and how far it was mapped in.
+    mapped: Option<(u64, MapAhead)>,
 }
 
 /// The merge of all sources within internal-key bounds, double-ended. Yields each entry,
@@ -415,6 +442,7 @@ impl Merger {
                 hi: hi.clone(),
                 drained: false,
                 resume: None,
+                mapped: None,
             })
             .collect();
         let fill_budget = store.tables.block_cache_capacity() / FILL_CACHE_FRACTION;
@@ -453,15 +481,21 @@ impl Merger {
         }
         let batch = &mut c.batches[side];
         batch.clear();
-        let resume = if side == FRONT { c.resume.take() } else { None };
+        let (resume, mapped) = if side == FRONT {
+            (c.resume.take(), c.mapped.take())
+        } else {
+            (None, None)
+        };
         let how = Fetch {
             forward: side == FRONT,
             resume,
             fill_cache: self.table_bytes < self.fill_budget,
+            mapped,
         };
-        let ended = self.store.fetch(i, &c.lo, &c.hi, how, batch)?;
+        let fetched = self.store.fetch(i, &c.lo, &c.hi, how, batch)?;
         if side == FRONT {
-            c.resume = ended;
+            c.resume = fetched.ended;
+            c.mapped = fetched.mapped;
         }
         if matches!(self.store.sources[i], Source::Files { .. }) {
             self.table_bytes += batch.bytes.len() as u64;

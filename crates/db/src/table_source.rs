@@ -87,6 +87,14 @@ impl ReadAt for TableSource {
             TableSource::Other(s) => s.as_bytes(),
         }
     }
+
+    fn will_read(&self, offset: u64, len: u64) {
+        match self {
+            TableSource::File(_) => {}
+            TableSource::Map(m) => m.will_read(offset, len),
+            TableSource::Other(s) => s.will_read(offset, len),
+        }
+    }
 }
 
 #[cfg(test)]

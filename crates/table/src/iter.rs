@@ -54,6 +54,50 @@ pub struct TableIter<'t, R> {
     spare_key: Vec<u8>,
     /// Whether blocks read from the file go into the block cache.
     fill_cache: bool,
+    /// How far ahead of a forward scan the source has been asked to map itself in.
+    map: MapAhead,
+}
+
+/// The first stretch a forward scan asks its source to map in ahead, and the most: each
+/// request doubles the next, as readahead grows, so a short range scan maps in little and
+/// a long one makes a system call every 2 MiB.
+const MAP_WINDOW_FIRST: u64 = 128 << 10;
+const MAP_WINDOW_MAX: u64 = 2 << 20;
+
+/// How far ahead of a forward scan a table's source has been asked to map itself in
+/// ([`ReadAt::will_read`]), and how much it asks for next.
+///
+/// A scan read through several cursors in turn, each reading a stretch of the table (as a
+/// database's merge reads its sources in batches), passes it from each cursor to the next
+/// ([`TableIter::map_ahead`], [`TableIter::with_map_ahead`]), so that the source maps in
+/// as for one long scan instead of each cursor starting small again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapAhead {
+    mapped_to: u64,
+    window: u64,
+}
+
+impl Default for MapAhead {
+    /// Nothing mapped in yet.
+    fn default() -> Self {
+        MapAhead {
+            mapped_to: 0,
+            window: MAP_WINDOW_FIRST,
+        }
+    }
+}
+
+impl MapAhead {
+    /// Before reading the block `handle` points to: if it ends past what was mapped in,
+    /// asks `source` to map in the next stretch from it.
+    fn before_reading(&mut self, source: &impl ReadAt, handle: &BlockHandle) {
+        if handle.end_with_trailer().unwrap_or(u64::MAX) > self.mapped_to {
+            let start = handle.offset.max(self.mapped_to);
+            source.will_read(start, self.window);
+            self.mapped_to = start.saturating_add(self.window);
+            self.window = self.window.saturating_mul(2).min(MAP_WINDOW_MAX);
+        }
+    }
 }
 
 impl<R> fmt::Debug for TableIter<'_, R> {
@@ -144,7 +188,21 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
             error: None,
             spare_key: Vec::new(),
             fill_cache: table.fill_cache,
+            map: MapAhead::default(),
         }
+    }
+
+    /// Continues the mapping-in of an earlier cursor's forward scan of this table (see
+    /// [`MapAhead`]).
+    pub fn with_map_ahead(mut self, map: MapAhead) -> Self {
+        self.map = map;
+        self
+    }
+
+    /// How far this cursor's forward reading has had the source map itself in, for the
+    /// cursor that continues the scan.
+    pub fn map_ahead(&self) -> MapAhead {
+        self.map
     }
 
     /// Sets whether the data blocks this cursor reads from the file are added to the block
@@ -292,14 +350,17 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
         }
     }
 
-    /// Hints the data block after the current one, so that a forward scan finds it in cache.
-    fn prefetch_next_block(&self) {
+    /// Hints the data block after the current one, so that a forward scan finds it in cache;
+    /// first, when that block lies past what the source was asked to map in, asks it to map
+    /// in the next stretch (the prefetch of a page not yet mapped does nothing).
+    fn prefetch_next_block(&mut self) {
         let (index, _) = self.table.index_parts();
         let handle = self
             .index
             .peek_next_value(index)
             .and_then(|mut v| BlockHandle::decode_from(&mut v).ok());
         if let Some(handle) = handle {
+            self.map.before_reading(self.table.source(), &handle);
             self.table.prefetch_block(&handle);
         }
     }

@@ -33,7 +33,7 @@ pub use comparator::{BytewiseComparator, Comparator};
 pub use counters::Counters;
 pub use error::Error;
 pub use format::Compression;
-pub use iter::{Range, TableIter};
+pub use iter::{MapAhead, Range, TableIter};
 pub use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
 pub use options::{
     BuildOptions, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE, DEFAULT_READAHEAD_BLOCKS,

@@ -34,6 +34,15 @@ pub trait ReadAt: Send + Sync {
     fn as_bytes(&self) -> Option<&[u8]> {
         None
     }
+
+    /// Hints that the bytes at `offset..offset + len` are about to be read in order, as a
+    /// forward scan reads them. A memory map maps them in at once (`MADV_POPULATE_READ` on
+    /// Linux): one system call where touching them would fault, a few pages at a time,
+    /// and leave the cursor's prefetches of pages not yet mapped without effect. The range
+    /// may run past the end. Default: nothing.
+    fn will_read(&self, offset: u64, len: u64) {
+        let _ = (offset, len);
+    }
 }
 
 /// Reads `buf.len()` bytes at `offset` from an in-memory source.
@@ -76,9 +85,39 @@ read_at_in_memory!(
     Vec<u8>,
     #[cfg(feature = "bytes")]
     bytes::Bytes,
-    #[cfg(feature = "mmap")]
-    memmap2::Mmap,
 );
+
+#[cfg(feature = "mmap")]
+impl ReadAt for memmap2::Mmap {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.len() as u64)
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        read_slice_at(self, buf, offset)
+    }
+    fn as_bytes(&self) -> Option<&[u8]> {
+        Some(self)
+    }
+    fn will_read(&self, offset: u64, len: u64) {
+        #[cfg(target_os = "linux")]
+        {
+            let Ok(offset) = usize::try_from(offset) else {
+                return;
+            };
+            let len = usize::try_from(len)
+                .unwrap_or(usize::MAX)
+                .min(self.len().saturating_sub(offset));
+            if len > 0 {
+                // A hint: kernels before 5.14 refuse the advice, and a range the file no
+                // longer covers fails to map; either way the reads that follow fault as
+                // they would have.
+                let _ = self.advise_range(memmap2::Advice::PopulateRead, offset, len);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (offset, len);
+    }
+}
 
 macro_rules! forward_read_at {
     ($($ptr:ty),*) => {$(
@@ -94,6 +133,10 @@ macro_rules! forward_read_at {
             #[inline]
             fn as_bytes(&self) -> Option<&[u8]> {
                 (**self).as_bytes()
+            }
+            #[inline]
+            fn will_read(&self, offset: u64, len: u64) {
+                (**self).will_read(offset, len);
             }
         }
     )*};
@@ -195,6 +238,32 @@ mod tests {
         assert_eq!(&buf, b"123");
         assert_eq!(ReadAt::size(&map).unwrap(), 10);
         assert!(map.read_exact_at(&mut buf, 9).is_err());
+    }
+
+    #[test]
+    #[cfg(feature = "mmap")]
+    fn maps_take_read_hints_anywhere() {
+        let mut map = memmap2::MmapMut::map_anon(3 * 4096 + 10).unwrap();
+        for (i, b) in map.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let map = map.make_read_only().unwrap();
+        let len = map.len() as u64;
+        // Within, across the end, past it, unaligned, empty and absurd ranges: hints only.
+        for (offset, n) in [
+            (0, len),
+            (4095, 2),
+            (5000, 1 << 40),
+            (len, 1),
+            (len + 4096, 10),
+            (7, 0),
+            (u64::MAX, u64::MAX),
+        ] {
+            map.will_read(offset, n);
+        }
+        let mut buf = vec![0u8; map.len()];
+        map.read_exact_at(&mut buf, 0).unwrap();
+        assert!(buf.iter().enumerate().all(|(i, &b)| b == i as u8));
     }
 
     #[test]
