@@ -62,9 +62,10 @@ fn read_slice_at(src: &[u8], buf: &mut [u8], offset: u64) -> io::Result<()> {
 }
 
 /// Implements [`ReadAt`] for types holding their bytes in memory: reads copy from them, and
-/// readers borrow blocks from [`as_bytes`](ReadAt::as_bytes).
+/// readers borrow blocks from [`as_bytes`](ReadAt::as_bytes). A type may add methods of its
+/// own in braces.
 macro_rules! read_at_in_memory {
-    ($($(#[$attr:meta])* $ty:ty),* $(,)?) => {$(
+    ($($(#[$attr:meta])* $ty:ty $({ $($extra:item)* })?),* $(,)?) => {$(
         $(#[$attr])*
         impl ReadAt for $ty {
             fn size(&self) -> io::Result<u64> {
@@ -76,6 +77,7 @@ macro_rules! read_at_in_memory {
             fn as_bytes(&self) -> Option<&[u8]> {
                 Some(self)
             }
+            $($($extra)*)?
         }
     )*};
 }
@@ -85,39 +87,29 @@ read_at_in_memory!(
     Vec<u8>,
     #[cfg(feature = "bytes")]
     bytes::Bytes,
-);
-
-#[cfg(feature = "mmap")]
-impl ReadAt for memmap2::Mmap {
-    fn size(&self) -> io::Result<u64> {
-        Ok(self.len() as u64)
-    }
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        read_slice_at(self, buf, offset)
-    }
-    fn as_bytes(&self) -> Option<&[u8]> {
-        Some(self)
-    }
-    fn will_read(&self, offset: u64, len: u64) {
-        #[cfg(target_os = "linux")]
-        {
-            let Ok(offset) = usize::try_from(offset) else {
-                return;
-            };
-            let len = usize::try_from(len)
-                .unwrap_or(usize::MAX)
-                .min(self.len().saturating_sub(offset));
-            if len > 0 {
-                // A hint: kernels before 5.14 refuse the advice, and a range the file no
-                // longer covers fails to map; either way the reads that follow fault as
-                // they would have.
-                let _ = self.advise_range(memmap2::Advice::PopulateRead, offset, len);
+    #[cfg(feature = "mmap")]
+    memmap2::Mmap {
+        fn will_read(&self, offset: u64, len: u64) {
+            #[cfg(target_os = "linux")]
+            {
+                let Ok(offset) = usize::try_from(offset) else {
+                    return;
+                };
+                let len = usize::try_from(len)
+                    .unwrap_or(usize::MAX)
+                    .min(self.len().saturating_sub(offset));
+                if len > 0 {
+                    // A hint: kernels before 5.14 refuse the advice, and a range the file
+                    // no longer covers fails to map; either way the reads that follow
+                    // fault as they would have.
+                    let _ = self.advise_range(memmap2::Advice::PopulateRead, offset, len);
+                }
             }
+            #[cfg(not(target_os = "linux"))]
+            let _ = (offset, len);
         }
-        #[cfg(not(target_os = "linux"))]
-        let _ = (offset, len);
-    }
-}
+    },
+);
 
 macro_rules! forward_read_at {
     ($($ptr:ty),*) => {$(

@@ -58,6 +58,27 @@ fn table() -> Table<Recorder> {
     Table::open(source, ReadOptions::default()).unwrap()
 }
 
+/// Reads the whole table, forward or backward; returns the entries read.
+fn scan(t: &Table<Recorder>, forward: bool) -> u32 {
+    let mut it = t.iter();
+    if forward {
+        it.seek_to_first();
+    } else {
+        it.seek_to_last();
+    }
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        if forward {
+            it.next();
+        } else {
+            it.prev();
+        }
+    }
+    it.status().unwrap();
+    n
+}
+
 /// Checks that `asked` are back-to-back windows of 128 KiB doubling to 2 MiB, the first
 /// starting within the first block read.
 fn assert_growing_windows(asked: &[(u64, u64)]) {
@@ -75,15 +96,7 @@ fn assert_growing_windows(asked: &[(u64, u64)]) {
 fn a_forward_scan_maps_in_ahead_in_growing_windows() {
     let t = table();
     let data_end = t.properties().footer.metaindex.offset;
-    let mut it = t.iter();
-    it.seek_to_first();
-    let mut n = 0;
-    while it.valid() {
-        n += 1;
-        it.next();
-    }
-    it.status().unwrap();
-    assert_eq!(n, ENTRIES);
+    assert_eq!(scan(&t, true), ENTRIES);
     let asked = t.source().take();
     assert!(asked.len() >= 4, "{asked:?}");
     assert_growing_windows(&asked);
@@ -95,11 +108,7 @@ fn a_forward_scan_maps_in_ahead_in_growing_windows() {
 #[test]
 fn a_continued_scan_asks_what_one_long_scan_asks() {
     let t = table();
-    let mut it = t.iter();
-    it.seek_to_first();
-    while it.valid() {
-        it.next();
-    }
+    assert_eq!(scan(&t, true), ENTRIES);
     let whole = t.source().take();
 
     // The same scan through cursors of 7,000 entries each, each handing on its mapping-in.
@@ -150,14 +159,7 @@ fn a_continued_scan_asks_what_one_long_scan_asks() {
 #[test]
 fn backward_scans_and_gets_ask_nothing() {
     let t = table();
-    let mut it = t.iter();
-    it.seek_to_last();
-    let mut n = 0;
-    while it.valid() {
-        n += 1;
-        it.prev();
-    }
-    assert_eq!(n, ENTRIES);
+    assert_eq!(scan(&t, false), ENTRIES);
     for i in (0..ENTRIES).step_by(997) {
         assert!(t.get(&key(i)).unwrap().is_some());
     }
