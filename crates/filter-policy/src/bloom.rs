@@ -193,11 +193,12 @@ fn match_groups<const K: usize>(
 ) {
     out.reserve(keys.len());
     let mut hashes = [0u32; QUERY_GROUP];
+    let mut answers = [false; QUERY_GROUP];
     for group in keys.chunks(QUERY_GROUP) {
         for (h, key) in hashes.iter_mut().zip(group) {
             *h = hash(key, BLOOM_SEED);
         }
-        for &h in &hashes[..group.len()] {
+        for (answer, &h) in answers.iter_mut().zip(&hashes[..group.len()]) {
             let mut h = h;
             let delta = h.rotate_right(17);
             let mut all = 1u8;
@@ -206,8 +207,9 @@ fn match_groups<const K: usize>(
                 all &= array[bit / 8] >> (bit % 8);
                 h = h.wrapping_add(delta);
             }
-            out.push(all & 1 != 0);
+            *answer = all & 1 != 0;
         }
+        out.extend_from_slice(&answers[..group.len()]);
     }
 }
 
