@@ -184,6 +184,9 @@ pub(crate) struct Cursor {
     next: usize,
     /// The restart block holding `current`; `num_restarts` when not valid.
     restart_index: usize,
+    /// Where the restart block after `restart_index` starts (`usize::MAX` past the last):
+    /// read once per restart block, not once per entry.
+    next_restart: usize,
     key: Vec<u8>,
     value_at: usize,
     value_len: usize,
@@ -201,6 +204,7 @@ impl Cursor {
             current: layout.restarts_offset,
             next: layout.restarts_offset,
             restart_index: layout.num_restarts,
+            next_restart: usize::MAX,
             key: key_buf,
             value_at: 0,
             value_len: 0,
@@ -272,6 +276,18 @@ impl Cursor {
         self.current = self.layout.restarts_offset;
         self.next = self.layout.restarts_offset;
         self.restart_index = self.layout.num_restarts;
+        self.next_restart = usize::MAX;
+    }
+
+    /// Makes `index` the current restart block.
+    fn set_restart(&mut self, data: &[u8], index: usize) {
+        self.restart_index = index;
+        self.next_restart = match index.checked_add(1) {
+            Some(after) if after < self.layout.num_restarts => {
+                self.layout.restart_point(data, after)
+            }
+            _ => usize::MAX,
+        };
     }
 
     fn corruption(&mut self, at: usize) {
@@ -283,7 +299,7 @@ impl Cursor {
 
     fn seek_to_restart(&mut self, data: &[u8], index: usize) {
         self.key.clear();
-        self.restart_index = index;
+        self.set_restart(data, index);
         self.next = self.layout.restart_point(data, index);
     }
 
@@ -320,10 +336,8 @@ impl Cursor {
         self.value_at = delta_at + h.non_shared;
         self.value_len = h.value_len;
         self.next = self.value_at + h.value_len;
-        while self.restart_index + 1 < self.layout.num_restarts
-            && self.layout.restart_point(data, self.restart_index + 1) <= self.current
-        {
-            self.restart_index += 1;
+        while self.next_restart <= self.current {
+            self.set_restart(data, self.restart_index + 1);
         }
         true
     }
@@ -366,7 +380,7 @@ impl Cursor {
                 self.next = e.next;
                 self.value_at = e.value_at;
                 self.value_len = e.value_len;
-                self.restart_index = e.restart_index;
+                self.set_restart(data, e.restart_index);
                 self.key.clear();
                 self.key
                     .extend_from_slice(&self.prev_cache.keys[e.key_start..]);
