@@ -3,6 +3,8 @@
 
 #![deny(clippy::arithmetic_side_effects)]
 
+use core::ops::Range;
+
 use crate::format::{OFFSET_SIZE, Trailer, fixed32_at};
 
 /// The filters listed by a filter block, read leniently: a block that does not decode lists
@@ -68,6 +70,14 @@ impl<'a> Filters<'a> {
     /// the last filter or where the filter's bounds do not decode.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&'a [u8]> {
+        let range = self.range(i)?;
+        self.block.get(range)
+    }
+
+    /// Where filter `i` lies in the block: [`get`](Self::get)'s answer as a range of the
+    /// block's bytes (`0..0` for an empty filter).
+    #[inline]
+    pub fn range(&self, i: usize) -> Option<Range<usize>> {
         let trailer = self.trailer?;
         if i >= trailer.num_filters {
             return None;
@@ -85,9 +95,9 @@ impl<'a> Filters<'a> {
         let start = fixed32_at(self.block, entry)? as usize;
         let limit = fixed32_at(self.block, next)? as usize;
         if start <= limit && limit <= trailer.array_offset {
-            Some(&self.block[start..limit])
+            Some(start..limit)
         } else if start == limit {
-            Some(&[])
+            Some(0..0)
         } else {
             None
         }
@@ -119,6 +129,10 @@ mod tests {
         assert_eq!(filters.get(1), None);
         assert_eq!(filters.get(2), Some(&[2, 3][..]));
         assert_eq!(filters.iter().count(), 3);
+        assert_eq!(filters.range(0), Some(0..3));
+        assert_eq!(filters.range(1), None);
+        assert_eq!(filters.range(2), Some(1..3));
+        assert_eq!(filters.range(3), None);
     }
 
     #[test]
@@ -139,5 +153,8 @@ mod tests {
         assert_eq!(filters.get(3), None);
         assert_eq!(filters.get(4), None);
         assert_eq!(filters.get(usize::MAX), None);
+        // The empty filter out of the block's bounds lies nowhere in particular.
+        assert_eq!(filters.range(0), Some(0..0));
+        assert_eq!(filters.range(3), None);
     }
 }

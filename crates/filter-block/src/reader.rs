@@ -1,5 +1,7 @@
 #![deny(clippy::arithmetic_side_effects)]
 
+use core::ops::Range;
+
 use leveltable_filter_policy::FilterPolicy;
 
 use crate::filters::Filters;
@@ -49,10 +51,22 @@ impl<'a, P: FilterPolicy> FilterBlockReader<'a, P> {
     ///
     /// An empty slice means no key was added for that range.
     pub fn filter_for(&self, block_offset: u64) -> Option<&'a [u8]> {
+        self.filters.get(self.filter_index(block_offset)?)
+    }
+
+    /// Where [`filter_for`](Self::filter_for)'s filter lies among the block's bytes, as a
+    /// range of them (`0..0` for an empty filter): a reader that looks up the same blocks
+    /// often can keep it.
+    pub fn filter_range_for(&self, block_offset: u64) -> Option<Range<usize>> {
+        self.filters.range(self.filter_index(block_offset)?)
+    }
+
+    /// The filter covering `block_offset`.
+    fn filter_index(&self, block_offset: u64) -> Option<usize> {
         // LevelDB shifts by the stored base_lg; a byte of 64 or more is undefined there and
         // masked by the hardware, which wrapping_shr reproduces.
         let index = block_offset.wrapping_shr(u32::from(self.filters.base_lg()?));
-        self.filters.get(usize::try_from(index).ok()?)
+        usize::try_from(index).ok()
     }
 
     /// Returns `false` only if `key` is certainly not in the data block at `block_offset`.

@@ -20,6 +20,20 @@ pub fn line(bytes: &[u8], at: usize) {
     }
 }
 
+/// Hints that the cache line where `value` starts will be read soon: for a value of a type
+/// aligned to its cache line, such as a line of a search tree, the whole value.
+///
+/// ```
+/// #[repr(align(64))]
+/// struct Line([u64; 8]);
+/// let lines = [Line([0; 8]), Line([1; 8])];
+/// leveltable_prefetch::start_of(&lines[1]);
+/// ```
+#[inline(always)]
+pub fn start_of<T>(value: &T) {
+    hint(value);
+}
+
 /// Hints that every cache line of `bytes` will be read soon, whatever the slice's alignment.
 ///
 /// ```
@@ -46,7 +60,7 @@ fn line_offsets(len: usize) -> impl Iterator<Item = usize> {
     unsafe_code,
     reason = "the prefetch instruction has no safe wrapper in std"
 )]
-fn hint(b: &u8) {
+fn hint<T>(b: &T) {
     use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
     // SAFETY: `_mm_prefetch` needs SSE, which every x86_64 CPU has (it is part of the
     // architecture's baseline, enabled for every x86_64 target). The instruction only hints
@@ -57,7 +71,7 @@ fn hint(b: &u8) {
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn hint(b: &u8) {
+fn hint<T>(b: &T) {
     let _ = b;
 }
 

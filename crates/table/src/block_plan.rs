@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::block::{Block, Cursor, Layout};
 use crate::cache::CachedBlock;
-use crate::counters::bump;
+use crate::counters::Counter;
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle};
 use crate::read_block::{Decode, locate, read_block_contents};
 use crate::{ReadAt, Result, Table};
@@ -89,9 +89,9 @@ impl<R: ReadAt> Table<R> {
             return Ok(None);
         };
         if let Some(filter) = &self.filter {
-            bump(&self.counters.filter_checks, 1);
+            self.counters.bump(Counter::FilterChecks, 1);
             if !filter.key_may_match(handle.offset, key) {
-                bump(&self.counters.filter_negatives, 1);
+                self.counters.bump(Counter::FilterNegatives, 1);
                 return Ok(None);
             }
         }
@@ -169,12 +169,12 @@ impl<R: ReadAt> Table<R> {
             .as_ref()
             .and_then(|c| c.get(self.cache_id, handle.offset))
         {
-            bump(&self.counters.cache_hits, 1);
+            self.counters.bump(Counter::CacheHits, 1);
             return Ok(block);
         }
-        bump(&self.counters.data_blocks_read, 1);
-        bump(
-            &self.counters.data_bytes_read,
+        self.counters.bump(Counter::DataBlocksRead, 1);
+        self.counters.bump(
+            Counter::DataBytesRead,
             handle.size.saturating_add(BLOCK_TRAILER_LEN as u64),
         );
         let placed = Placed {

@@ -1,6 +1,6 @@
 //! A table's read counters: blocks and bytes read, cache hits, filter checks.
 
-use std::ops::Deref;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::Table;
@@ -22,61 +22,136 @@ pub struct Counters {
     pub filter_negatives: u64,
 }
 
-/// One set of the live counters, on a cache line of its own.
-#[derive(Default)]
-#[repr(align(128))]
-pub(crate) struct CounterShard {
-    pub(crate) data_blocks_read: AtomicU64,
-    pub(crate) data_bytes_read: AtomicU64,
-    pub(crate) cache_hits: AtomicU64,
-    pub(crate) filter_checks: AtomicU64,
-    pub(crate) filter_negatives: AtomicU64,
+/// One of the counters.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Counter {
+    DataBlocksRead,
+    DataBytesRead,
+    CacheHits,
+    FilterChecks,
+    FilterNegatives,
 }
 
-/// Shards of the live counters. Threads bump different shards, so gets from several threads
+const KINDS: usize = 5;
+
+/// One set of the live counters, on cache lines of its own.
+#[derive(Default)]
+#[repr(align(128))]
+struct CounterShard([AtomicU64; KINDS]);
+
+/// Shards of the live counters. Gets from several threads bump different shards, so they
 /// do not pass one cache line back and forth between cores on every read; reading the
 /// counters sums the shards.
 const SHARDS: usize = 8;
+/// The shard threads share once every other shard has an owner; it alone is bumped with
+/// atomic read-modify-writes.
+const SHARED: usize = SHARDS - 1;
 
-/// The live counters of a table, bumped from any thread: `counters.filter_checks` is the
-/// calling thread's shard's (through `Deref`).
+/// The live counters of a table, bumped from any thread.
+///
+/// A thread that owns a shard bumps it with a plain load and store: no other thread writes
+/// there, and a locked add would cost each get tens of cycles and, as a full barrier on
+/// x86, hold back the loads of the next get until it completes. Resets never write the
+/// shards: they record the sums as the new zero.
 #[derive(Default)]
 pub(crate) struct CounterCells {
     shards: [CounterShard; SHARDS],
+    zero: [AtomicU64; KINDS],
 }
 
-/// A small number per thread, handed out in the order threads first bump a counter.
-fn thread_slot() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
+/// The calling thread's shard and whether the thread owns it. Shards `0..SHARED` are each
+/// owned by one live thread at a time, handed out as threads first bump a counter and taken
+/// back when they exit; threads beyond those share [`SHARED`].
+fn thread_slot() -> Slot {
     thread_local! {
-        static SLOT: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+        static SLOT: SlotGuard = SlotGuard::take();
     }
-    SLOT.with(|s| *s)
+    SLOT.try_with(|s| s.0).unwrap_or(Slot {
+        index: SHARED,
+        owned: false,
+    })
 }
 
-impl Deref for CounterCells {
-    type Target = CounterShard;
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    index: usize,
+    owned: bool,
+}
 
-    #[inline]
-    fn deref(&self) -> &CounterShard {
-        &self.shards[thread_slot()]
+/// Owned shards given back by threads that exited. The lock also orders an exited owner's
+/// last stores before the next owner's first loads.
+static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// Owned shards never handed out start here.
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+struct SlotGuard(Slot);
+
+impl SlotGuard {
+    fn take() -> Self {
+        let reused = FREE.lock().map_or(None, |mut free| free.pop());
+        let index = reused.or_else(|| {
+            NEXT.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < SHARED).then_some(n + 1)
+            })
+            .ok()
+        });
+        Self(match index {
+            Some(index) => Slot { index, owned: true },
+            None => Slot {
+                index: SHARED,
+                owned: false,
+            },
+        })
+    }
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        if self.0.owned {
+            if let Ok(mut free) = FREE.lock() {
+                free.push(self.0.index);
+            }
+        }
     }
 }
 
 impl CounterCells {
-    /// The sum over the shards of one counter.
-    fn sum(&self, field: impl Fn(&CounterShard) -> &AtomicU64) -> u64 {
+    /// Adds `by` to `counter`. Relaxed: the counters order nothing, they only count.
+    #[inline]
+    pub(crate) fn bump(&self, counter: Counter, by: u64) {
+        let slot = thread_slot();
+        let cell = &self.shards[slot.index].0[counter as usize];
+        if slot.owned {
+            cell.store(
+                cell.load(Ordering::Relaxed).wrapping_add(by),
+                Ordering::Relaxed,
+            );
+        } else {
+            cell.fetch_add(by, Ordering::Relaxed);
+        }
+    }
+
+    /// The sum over the shards of one counter since the last reset.
+    fn sum(&self, counter: Counter) -> u64 {
+        let k = counter as usize;
         self.shards
             .iter()
-            .map(|s| field(s).load(Ordering::Relaxed))
+            .map(|s| s.0[k].load(Ordering::Relaxed))
             .fold(0, u64::wrapping_add)
+            .wrapping_sub(self.zero[k].load(Ordering::Relaxed))
     }
-}
 
-/// Adds `by` to a counter. Relaxed: the counters order nothing, they only count.
-#[inline]
-pub(crate) fn bump(cell: &AtomicU64, by: u64) {
-    cell.fetch_add(by, Ordering::Relaxed);
+    /// Makes the counts so far the new zero.
+    fn reset(&self) {
+        for k in 0..KINDS {
+            let total = self
+                .shards
+                .iter()
+                .map(|s| s.0[k].load(Ordering::Relaxed))
+                .fold(0, u64::wrapping_add);
+            self.zero[k].store(total, Ordering::Relaxed);
+        }
+    }
 }
 
 impl<R> Table<R> {
@@ -84,27 +159,17 @@ impl<R> Table<R> {
     pub fn counters(&self) -> Counters {
         let c = self.counter_cells();
         Counters {
-            data_blocks_read: c.sum(|s| &s.data_blocks_read),
-            data_bytes_read: c.sum(|s| &s.data_bytes_read),
-            cache_hits: c.sum(|s| &s.cache_hits),
-            filter_checks: c.sum(|s| &s.filter_checks),
-            filter_negatives: c.sum(|s| &s.filter_negatives),
+            data_blocks_read: c.sum(Counter::DataBlocksRead),
+            data_bytes_read: c.sum(Counter::DataBytesRead),
+            cache_hits: c.sum(Counter::CacheHits),
+            filter_checks: c.sum(Counter::FilterChecks),
+            filter_negatives: c.sum(Counter::FilterNegatives),
         }
     }
 
     /// Sets every counter back to 0.
     pub fn reset_counters(&self) {
-        for s in &self.counter_cells().shards {
-            for a in [
-                &s.data_blocks_read,
-                &s.data_bytes_read,
-                &s.cache_hits,
-                &s.filter_checks,
-                &s.filter_negatives,
-            ] {
-                a.store(0, Ordering::Relaxed);
-            }
-        }
+        self.counter_cells().reset();
     }
 }
 
@@ -112,23 +177,33 @@ impl<R> Table<R> {
 mod tests {
     use super::*;
 
-    /// Counts bumped from many threads (more than there are shards) all add up.
+    /// Counts bumped from many threads (more than there are shards, some of them after
+    /// others exited) all add up, and a reset starts them from 0.
     #[test]
     fn shards_add_up() {
         let cells = CounterCells::default();
-        std::thread::scope(|s| {
-            for _ in 0..2 * SHARDS + 1 {
-                s.spawn(|| {
-                    for _ in 0..1000 {
-                        bump(&cells.filter_checks, 2);
-                        bump(&cells.cache_hits, 1);
-                    }
-                });
-            }
-        });
-        let n = (2 * SHARDS + 1) as u64 * 1000;
-        assert_eq!(cells.sum(|s| &s.filter_checks), 2 * n);
-        assert_eq!(cells.sum(|s| &s.cache_hits), n);
-        assert_eq!(cells.sum(|s| &s.data_blocks_read), 0);
+        let bump_from_threads = |threads: usize| {
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|| {
+                        for _ in 0..1000 {
+                            cells.bump(Counter::FilterChecks, 2);
+                            cells.bump(Counter::CacheHits, 1);
+                        }
+                    });
+                }
+            });
+        };
+        bump_from_threads(2 * SHARDS + 1);
+        bump_from_threads(3);
+        let n = (2 * SHARDS + 4) as u64 * 1000;
+        assert_eq!(cells.sum(Counter::FilterChecks), 2 * n);
+        assert_eq!(cells.sum(Counter::CacheHits), n);
+        assert_eq!(cells.sum(Counter::DataBlocksRead), 0);
+        cells.reset();
+        assert_eq!(cells.sum(Counter::FilterChecks), 0);
+        bump_from_threads(2);
+        assert_eq!(cells.sum(Counter::FilterChecks), 4000);
+        assert_eq!(cells.sum(Counter::CacheHits), 2000);
     }
 }

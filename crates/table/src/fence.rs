@@ -14,8 +14,10 @@
 //! comparator's. So the fence answers exactly the question binary search over the block
 //! answers.
 //!
-//! Next to each prefix the fence can hold the block handle of its index entry, packed into
-//! 64 bits, so that a lookup finds the data block without touching the index block at all.
+//! Beside each prefix the fence can hold the block handle of its index entry, packed into
+//! 64 bits, so that a lookup finds the data block without touching the index block at all,
+//! and where to find that block's filter, so that a lookup the filter turns away touches
+//! neither the index nor the filter block's offset array.
 
 #![deny(clippy::arithmetic_side_effects)]
 
@@ -24,24 +26,14 @@ use std::cmp::Ordering;
 use crate::block::{Layout, restart_entry, restart_key};
 use crate::format::BlockHandle;
 
-/// Prefixes per line of the upper levels: one 64-byte cache line of `u64`s.
+/// Values per line: one 64-byte cache line of `u64`s.
 const FANOUT: usize = 8;
-/// Prefixes per leaf line, each beside its packed handle.
-const LEAF: usize = 4;
 
-/// One cache line of sorted prefixes; unused slots hold `u64::MAX`.
+/// One cache line of sorted prefixes (unused slots hold `u64::MAX`), or of the handles or
+/// filters beside a line of leaves.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 struct Line([u64; FANOUT]);
-
-/// One cache line of the bottom level: sorted prefixes (unused slots `u64::MAX`) and the
-/// packed handles of their index entries ([`NO_HANDLE`] where unknown).
-#[derive(Debug, Clone, Copy)]
-#[repr(C, align(64))]
-struct Leaf {
-    prefixes: [u64; LEAF],
-    handles: [u64; LEAF],
-}
 
 /// How many of `slots` are `< target`. The slots are sorted and padding is `u64::MAX`, so
 /// this is the position of `target` among them: a binary search without branches (each
@@ -80,20 +72,60 @@ fn unpack_handle(packed: u64) -> Option<BlockHandle> {
         .then(|| BlockHandle::new(packed >> SIZE_BITS, packed & ((1 << SIZE_BITS) - 1)))
 }
 
+/// Where a data block's filter lies in the filter block, as the filter block's reader
+/// answers for the block's offset: `start << 32 | limit` for the bytes `start..limit`
+/// (both offsets in the block are 32-bit), or [`FILTER_UNDECIDED`].
+pub(crate) type PackedFilter = u64;
+
+/// The reader cannot decide (no such filter, or its bounds do not decode): a start past
+/// the limit.
+pub(crate) const FILTER_UNDECIDED: PackedFilter = 1 << 32;
+
+/// A filter not recorded: the filter block must be asked.
+const NO_FILTER: PackedFilter = u64::MAX;
+
+/// `range` packed, if its ends fit in 32 bits.
+pub(crate) fn pack_filter(range: Option<std::ops::Range<usize>>) -> PackedFilter {
+    let Some(range) = range else {
+        return FILTER_UNDECIDED;
+    };
+    match (u32::try_from(range.start), u32::try_from(range.end)) {
+        (Ok(start), Ok(limit)) if start <= limit => u64::from(start) << 32 | u64::from(limit),
+        _ => NO_FILTER,
+    }
+}
+
+/// The range [`pack_filter`] packed (`None` where undecided).
+pub(crate) fn unpack_filter(packed: PackedFilter) -> Option<std::ops::Range<usize>> {
+    let (start, limit) = (
+        (packed >> 32) as usize,
+        (packed & u64::from(u32::MAX)) as usize,
+    );
+    (start <= limit).then_some(start..limit)
+}
+
 /// 8 bytes of each restart key of an index block, after their common prefix, as a search
 /// tree of cache lines.
 ///
-/// The leaves hold the prefixes in order, 4 to a line beside their handles. Each level above
-/// holds the last prefix of every line of the level below, 8 to a line, until one line
-/// remains. A search reads one line per level, top down — a few compares per line instead of
-/// one dependent load per halving — and the upper levels are small enough to stay in cache.
-/// For a million-entry table's 25,642 data blocks that is 6 lines (the top ones hot) where
-/// binary search reads 15 entries, and the leaf line that answers also holds the handle.
+/// The leaves hold the prefixes in order, 8 to a line; the handles and filters of a leaf
+/// line, when kept, are one line each in arrays of their own. Each level above holds the last
+/// prefix of every line of the level below, 8 to a line, until one line remains. A search
+/// reads one line per level, top down — a few compares per line instead of one dependent load
+/// per halving — and the upper levels are small enough to stay in cache. Once the level above
+/// the leaves has chosen a leaf line, its handle and filter lines are requested too, so their
+/// misses overlap the leaf's instead of following it. For a million-entry table's 25,642 data
+/// blocks that is 5 lines of prefixes (the top ones hot) where binary search reads 15
+/// entries.
 #[derive(Debug, Clone)]
 pub(crate) struct Fence {
     /// The prefix every fenced restart key (hence every key before the tail) starts with.
     common: Vec<u8>,
-    leaves: Vec<Leaf>,
+    leaves: Vec<Line>,
+    /// Packed handles ([`NO_HANDLE`] where unknown), a line for each line of `leaves`;
+    /// empty when the fence keeps none.
+    handles: Vec<Line>,
+    /// Packed filters ([`NO_FILTER`] where unknown), likewise.
+    filters: Vec<Line>,
     /// Upper levels, bottom up; the last is a single line. Every level below the top (the
     /// leaves included) ends with an extra line of `u64::MAX`, so that a search whose target
     /// exceeds a whole level lands on a line that counts nothing.
@@ -114,6 +146,21 @@ fn prefix_at(key: &[u8], skip: usize) -> u64 {
     let n = rest.len().min(8);
     buf[..n].copy_from_slice(&rest[..n]);
     u64::from_be_bytes(buf)
+}
+
+/// What the fence keeps beside the prefixes.
+#[derive(Debug, Clone, Copy)]
+struct Keep {
+    handles: bool,
+    filters: bool,
+}
+
+/// One fenced restart point: its prefix, packed handle and packed filter.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    prefix: u64,
+    handle: u64,
+    filter: PackedFilter,
 }
 
 fn common_prefix<'k>(a: &'k [u8], b: &[u8]) -> &'k [u8] {
@@ -143,8 +190,9 @@ impl Fence {
     /// corruption) or has no view.
     ///
     /// With `handles`, the caller has checked that every index entry sits at its own restart
-    /// point and that every handle packs ([`pack_handle`]); the fence then keeps the handles
-    /// and [`handle`](Self::handle) answers from them.
+    /// point; the fence then keeps the handles that pack ([`pack_handle`]) and
+    /// [`handle`](Self::handle) answers from them. With `handles` and `filter_of` it also
+    /// keeps, for each handle, `filter_of(handle)`, which [`filter`](Self::filter) answers.
     #[expect(
         clippy::arithmetic_side_effects,
         reason = "n >= 1 (a parsed layout), n >= 2 where 2 is taken, and tail implies n >= 2"
@@ -153,6 +201,7 @@ impl Fence {
         data: &[u8],
         layout: Layout,
         handles: bool,
+        filter_of: Option<&dyn Fn(&BlockHandle) -> PackedFilter>,
         view: impl Fn(&[u8]) -> Option<&[u8]>,
     ) -> Option<Fence> {
         let n = layout.num_restarts;
@@ -175,56 +224,72 @@ impl Fence {
             if !k.starts_with(common) {
                 return None;
             }
-            let handle = if handles {
-                BlockHandle::decode_from(&mut &v[..])
-                    .ok()
-                    .as_ref()
-                    .and_then(pack_handle)
-                    .unwrap_or(NO_HANDLE)
-            } else {
-                NO_HANDLE
+            let (handle, filter) = match handles.then(|| BlockHandle::decode_from(&mut &v[..])) {
+                Some(Ok(handle)) => (
+                    pack_handle(&handle).unwrap_or(NO_HANDLE),
+                    filter_of.map_or(NO_FILTER, |f| f(&handle)),
+                ),
+                _ => (NO_HANDLE, NO_FILTER),
             };
-            Some((prefix_at(k, skip), handle))
+            Some(Entry {
+                prefix: prefix_at(k, skip),
+                handle,
+                filter,
+            })
         };
-        Fence::from_entries(common.to_vec(), fenced, tail, entry)
+        let keep = Keep {
+            handles,
+            filters: handles && filter_of.is_some(),
+        };
+        Fence::from_entries(common.to_vec(), fenced, tail, keep, entry)
     }
 
-    /// The fence over `len` entries, `entry(i)` giving the `i`-th sorted prefix and its
-    /// packed handle; `None` if an entry is `None`. Builds the lines in place: an index of
-    /// half a million blocks allocates its 8 MB of leaves and nothing else of that size.
+    /// The fence over `len` entries, `entry(i)` giving the `i`-th (sorted) entry; `None` if an
+    /// entry is `None`. Builds the lines in place: an index of half a million blocks allocates
+    /// its 4 MB of leaves (and as much for each of handles and filters) and nothing else of
+    /// that size.
     fn from_entries(
         common: Vec<u8>,
         len: usize,
         tail: bool,
-        entry: impl Fn(usize) -> Option<(u64, u64)>,
+        keep: Keep,
+        entry: impl Fn(usize) -> Option<Entry>,
     ) -> Option<Fence> {
-        let empty = Leaf {
-            prefixes: [u64::MAX; LEAF],
-            handles: [NO_HANDLE; LEAF],
-        };
-        // Room for the sentinel leaf from the start: growing the vector later would copy it.
+        // Room for the sentinel line from the start: growing the vectors later would copy.
         #[expect(
             clippy::arithmetic_side_effects,
-            reason = "len.div_ceil(4) is at most usize::MAX / 4 + 1"
+            reason = "len.div_ceil(8) is at most usize::MAX / 8 + 1"
         )]
-        let mut leaves = Vec::with_capacity(len.div_ceil(LEAF) + 1);
-        leaves.resize(len.div_ceil(LEAF), empty);
+        let lines_for = |kept: bool, fill: u64| {
+            let n = if kept { len.div_ceil(FANOUT) } else { 0 };
+            let mut v = Vec::with_capacity(n + 1);
+            v.resize(n, Line([fill; FANOUT]));
+            v
+        };
+        let mut leaves = lines_for(true, u64::MAX);
+        let mut handles = lines_for(keep.handles, NO_HANDLE);
+        let mut filters = lines_for(keep.filters, NO_FILTER);
         for i in 0..len {
-            let (prefix, handle) = entry(i)?;
-            let leaf = &mut leaves[i / LEAF];
-            leaf.prefixes[i % LEAF] = prefix;
-            leaf.handles[i % LEAF] = handle;
+            let e = entry(i)?;
+            let (line, slot) = (i / FANOUT, i % FANOUT);
+            leaves[line].0[slot] = e.prefix;
+            if let Some(h) = handles.get_mut(line) {
+                h.0[slot] = e.handle;
+            }
+            if let Some(f) = filters.get_mut(line) {
+                f.0[slot] = e.filter;
+            }
         }
         let mut upper: Vec<Vec<Line>> = Vec::new();
         if leaves.len() > 1 {
-            upper.push(lines(leaves.iter().map(|leaf| leaf.prefixes[LEAF - 1])));
+            upper.push(lines(leaves.iter().map(|leaf| leaf.0[FANOUT - 1])));
             while let [.., below] = &upper[..]
                 && below.len() > 1
             {
                 let maxes = below.iter().map(|line| line.0[FANOUT - 1]);
                 upper.push(lines(maxes));
             }
-            leaves.push(empty);
+            leaves.push(Line([u64::MAX; FANOUT]));
             // Every level but the top (the last) gets a sentinel line.
             if let Some((_top, below_top)) = upper.split_last_mut() {
                 for level in below_top {
@@ -235,6 +300,8 @@ impl Fence {
         Some(Fence {
             common,
             leaves,
+            handles,
+            filters,
             upper,
             len,
             tail,
@@ -249,17 +316,37 @@ impl Fence {
                   invariant below), at most len"
     )]
     fn rank(&self, target: u64) -> usize {
+        let at = self.leaf_line(target);
+        self.request_beside(at);
+        at * FANOUT
+            + self
+                .leaves
+                .get(at)
+                .map_or(0, |leaf| count_below(&leaf.0, target))
+    }
+
+    /// The leaf line the upper levels choose for `target`.
+    #[inline]
+    #[expect(clippy::arithmetic_side_effects, reason = "as in rank")]
+    fn leaf_line(&self, target: u64) -> usize {
         let mut at = 0;
         for level in self.upper.iter().rev() {
             // In bounds: `at` counts entries of the level above, one per line of this level
             // (sentinel excluded), so it is at most the index of the sentinel line.
             at = at * FANOUT + level.get(at).map_or(0, |line| count_below(&line.0, target));
         }
-        at * LEAF
-            + self
-                .leaves
-                .get(at)
-                .map_or(0, |leaf| count_below(&leaf.prefixes, target))
+        at
+    }
+
+    /// Requests the handle and filter lines beside leaf line `at` from memory.
+    #[inline]
+    fn request_beside(&self, at: usize) {
+        if let Some(line) = self.handles.get(at) {
+            leveltable_prefetch::start_of(line);
+        }
+        if let Some(line) = self.filters.get(at) {
+            leveltable_prefetch::start_of(line);
+        }
     }
 
     /// [`rank`](Self::rank) of many targets (`None`s skipped): the tree is walked a level at
@@ -282,11 +369,9 @@ impl Fence {
             .zip(targets)
             .map(|(&a, t)| {
                 let t = (*t)?;
-                let leaf = self
-                    .leaves
-                    .get(a)
-                    .map_or(0, |leaf| count_below(&leaf.prefixes, t));
-                Some(a * LEAF + leaf)
+                self.request_beside(a);
+                let leaf = self.leaves.get(a).map_or(0, |leaf| count_below(&leaf.0, t));
+                Some(a * FANOUT + leaf)
             })
             .collect()
     }
@@ -294,7 +379,7 @@ impl Fence {
     /// Prefix `i` (`i < len`).
     #[inline]
     fn prefix(&self, i: usize) -> u64 {
-        self.leaves[i / LEAF].prefixes[i % LEAF]
+        self.leaves[i / FANOUT].0[i % FANOUT]
     }
 
     /// The handle of the index entry at restart point `i`, if the fence holds it.
@@ -303,7 +388,17 @@ impl Fence {
         if i >= self.len {
             return None;
         }
-        unpack_handle(self.leaves[i / LEAF].handles[i % LEAF])
+        unpack_handle(self.handles.get(i / FANOUT)?.0[i % FANOUT])
+    }
+
+    /// Where the filter of the data block at restart point `i` lies, if the fence holds it.
+    #[inline]
+    pub(crate) fn filter(&self, i: usize) -> Option<PackedFilter> {
+        if i >= self.len {
+            return None;
+        }
+        let packed = self.filters.get(i / FANOUT)?.0[i % FANOUT];
+        (packed != NO_FILTER).then_some(packed)
     }
 
     /// The first restart point whose key is `>= target` (`num_restarts` if none), given
@@ -416,247 +511,4 @@ impl Fence {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::block_builder::BlockBuilder;
-
-    fn check(keys: &[&[u8]], interval: usize, probes: &[&[u8]]) {
-        let mut b = BlockBuilder::new(interval);
-        for k in keys {
-            b.add(k, b"");
-        }
-        let data = b.finish().to_vec();
-        let layout = Layout::parse(&data).unwrap();
-        let fence = Fence::build(&data, layout, false, |k| Some(k)).unwrap();
-        let restart_keys: Vec<&[u8]> = (0..layout.num_restarts)
-            .map(|i| restart_key(&data, layout, i).unwrap())
-            .collect();
-        let targets: Vec<&[u8]> = probes.iter().chain(keys).copied().collect();
-        let many = fence.first_at_or_after_many(&targets, |j, i| {
-            Some(restart_key(&data, layout, i)? < targets[j])
-        });
-        for (&t, got_many) in targets.iter().zip(many) {
-            let want = restart_keys
-                .iter()
-                .position(|k| *k >= t)
-                .unwrap_or(restart_keys.len());
-            let got = fence.first_at_or_after(t, |i| Some(restart_key(&data, layout, i)? < t));
-            assert_eq!(got, want, "target {t:?}");
-            assert_eq!(got_many, want, "target {t:?} in a batch");
-        }
-    }
-
-    /// Internal-key style ordering: the key without its last 8 bytes bytewise, then those 8
-    /// bytes (little-endian) descending, viewed through the first part only.
-    struct Suffixed;
-
-    impl crate::Comparator for Suffixed {
-        fn name(&self) -> &str {
-            "test.Suffixed"
-        }
-        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-            let ((au, at), (bu, bt)) = (
-                a.split_at(a.len().saturating_sub(8)),
-                b.split_at(b.len().saturating_sub(8)),
-            );
-            au.cmp(bu)
-                .then_with(|| bt.iter().rev().cmp(at.iter().rev()))
-        }
-        fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
-        fn find_short_successor(&self, _: &mut Vec<u8>) {}
-        fn bytewise_view<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
-            key.len().checked_sub(8).map(|n| &key[..n])
-        }
-    }
-
-    /// With a comparator whose view is a part of the key, the fence still finds what a
-    /// linear search with the comparator finds: runs of one user key under many tags tie on
-    /// the view and are resolved with the comparator.
-    #[test]
-    fn views_agree_with_linear_search_by_comparator() {
-        use crate::Comparator;
-        let with_tag = |user: &[u8], tag: u64| {
-            let mut k = user.to_vec();
-            k.extend_from_slice(&tag.to_le_bytes());
-            k
-        };
-        let users: Vec<Vec<u8>> = [&b"a"[..], b"a\x00", b"ab", b"abcdefgh", b"abcdefghi", b"b"]
-            .iter()
-            .map(|u| u.to_vec())
-            .chain((0..60).map(|i| format!("user{:05}", i * 3).into_bytes()))
-            .collect();
-        let mut keys: Vec<Vec<u8>> = users
-            .iter()
-            .flat_map(|u| [9u64, 5, 1].map(|t| with_tag(u, t << 8 | 1)))
-            .collect();
-        keys.sort_by(|a, b| Suffixed.compare(a, b));
-        let probes: Vec<Vec<u8>> = users
-            .iter()
-            .cloned()
-            .chain([
-                b"".to_vec(),
-                b"a\x00\x00".to_vec(),
-                b"user00004".to_vec(),
-                b"z".to_vec(),
-            ])
-            .flat_map(|u| [u64::MAX, 6 << 8 | 1, 0].map(|t| with_tag(&u, t)))
-            .collect();
-        for interval in [1, 2, 5] {
-            let mut b = BlockBuilder::new(interval);
-            for k in &keys {
-                b.add(k, b"");
-            }
-            let data = b.finish().to_vec();
-            let layout = Layout::parse(&data).unwrap();
-            let fence = Fence::build(&data, layout, false, |k| Suffixed.bytewise_view(k)).unwrap();
-            let restart_keys: Vec<&[u8]> = (0..layout.num_restarts)
-                .map(|i| restart_key(&data, layout, i).unwrap())
-                .collect();
-            for t in &probes {
-                let want = restart_keys
-                    .iter()
-                    .position(|k| Suffixed.compare(k, t) != Ordering::Less)
-                    .unwrap_or(restart_keys.len());
-                let view = Suffixed.bytewise_view(t).unwrap();
-                let got = fence.first_at_or_after(view, |i| {
-                    Some(Suffixed.compare(restart_key(&data, layout, i)?, t) == Ordering::Less)
-                });
-                assert_eq!(got, want, "interval {interval}, target {t:?}");
-            }
-        }
-    }
-
-    /// The line tree counts exactly what a binary search over the sorted prefixes counts,
-    /// for every size from one line to four levels, with runs of equal prefixes and prefixes
-    /// of `u64::MAX` (which equal the padding).
-    #[test]
-    fn rank_agrees_with_partition_point() {
-        let mut state = 7u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            state >> 20
-        };
-        for len in (1..=80).chain([511, 512, 513, 4095, 4096, 4097, 5000]) {
-            let mut prefixes: Vec<u64> = (0..len).map(|_| next() % 1000 * 3).collect();
-            if len % 3 == 0 {
-                prefixes[len - 1] = u64::MAX;
-            }
-            prefixes.sort_unstable();
-            let fence =
-                Fence::from_entries(Vec::new(), len, false, |i| Some((prefixes[i], i as u64)))
-                    .unwrap();
-            if let Some(top) = fence.upper.last() {
-                assert_eq!(top.len(), 1);
-            }
-            for t in (0..3002).chain([u64::MAX - 1, u64::MAX]) {
-                let want = prefixes.partition_point(|&p| p < t);
-                assert_eq!(fence.rank(t), want, "len {len}, target {t}");
-                if want < len {
-                    assert_eq!(fence.prefix(want), prefixes[want]);
-                    assert_eq!(fence.handle(want), Some(BlockHandle::new(0, want as u64)));
-                } else {
-                    assert_eq!(fence.handle(want), None);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn agrees_with_linear_search() {
-        let decimal: Vec<Vec<u8>> = (0..300)
-            .map(|i| format!("{:016}", i * 7).into_bytes())
-            .collect();
-        let keys: Vec<&[u8]> = decimal.iter().map(|k| &k[..]).collect();
-        let probes: Vec<Vec<u8>> = (0..2200)
-            .map(|i| format!("{:016}", i).into_bytes())
-            .chain([
-                b"".to_vec(),
-                b"0".to_vec(),
-                b"00000000000000000".to_vec(),
-                b"1".to_vec(),
-            ])
-            .collect();
-        let probes: Vec<&[u8]> = probes.iter().map(|k| &k[..]).collect();
-        for interval in [1, 3, 16] {
-            check(&keys, interval, &probes);
-        }
-        // Keys with zero bytes and lengths around the 8-byte window.
-        let odd: Vec<&[u8]> = vec![
-            b"a",
-            b"a\x00",
-            b"a\x00\x00",
-            b"a\x00\x00\x00\x00\x00\x00\x00\x00\x01",
-            b"a\x01",
-            b"ab",
-            b"abcdefgh",
-            b"abcdefghi",
-            b"abcdefghij",
-            b"b",
-            b"\xff\xff",
-        ];
-        let probes: Vec<&[u8]> = vec![b"", b"a\x00\x00\x00", b"abcdefgh\x00", b"c", b"\xff"];
-        for interval in [1, 2] {
-            check(&odd, interval, &probes);
-        }
-        // All keys identical up to the end of the shortest: common prefix is a whole key.
-        check(
-            &[b"same", b"same1", b"same2"],
-            1,
-            &[b"sam", b"same0", b"same3"],
-        );
-        check(&[b"only"], 1, &[b"", b"only", b"zz"]);
-        // A short-successor tail, as the index of a table of decimal keys ends.
-        check(
-            &[
-                b"0000000000000000",
-                b"0000000000000074",
-                b"0000000001999998",
-                b"1",
-            ],
-            1,
-            &[
-                b"0",
-                b"00000000019999989",
-                b"05",
-                b"1",
-                b"10",
-                b"2",
-                b"0000000000000075",
-            ],
-        );
-        check(&[b"a", b"b"], 1, &[b"", b"a", b"a0", b"b", b"c"]);
-        // Long runs of restart keys whose 8 fenced bytes are equal, ending in different
-        // lengths and bytes past the window: ties are resolved on the full keys.
-        let mut tied: Vec<Vec<u8>> = vec![b"k".to_vec()];
-        for run in [b"aaaaaaaa", b"aaaaaaab", b"bbbbbbbb"] {
-            for i in 0..40u32 {
-                let mut k = b"k".to_vec();
-                k.extend_from_slice(run);
-                k.extend_from_slice(format!("{i:03}").as_bytes());
-                tied.push(k);
-            }
-        }
-        tied.push(b"kzzzzzzzzzz".to_vec());
-        tied.push(b"l".to_vec());
-        let tied_keys: Vec<&[u8]> = tied.iter().map(|k| &k[..]).collect();
-        let mut tied_probes: Vec<Vec<u8>> = tied
-            .iter()
-            .flat_map(|k| {
-                let mut after = k.clone();
-                after.push(b'5');
-                [k[..k.len() - 1].to_vec(), after]
-            })
-            .collect();
-        tied_probes.extend([
-            b"kaaaaaaaa".to_vec(),
-            b"kaaaaaaab999".to_vec(),
-            b"kb".to_vec(),
-        ]);
-        let tied_probes: Vec<&[u8]> = tied_probes.iter().map(|k| &k[..]).collect();
-        for interval in [1, 2, 7] {
-            check(&tied_keys, interval, &tied_probes);
-        }
-    }
-}
+mod tests;

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use leveltable_filter_block::{FilterBlockBuilder, FilterBlockReader};
 use leveltable_filter_policy::FilterPolicy;
 
+use crate::fence::{PackedFilter, pack_filter, unpack_filter};
 use crate::{Error, Result};
 
 /// Prefix of a filter block's name in the metaindex.
@@ -112,6 +113,21 @@ impl LoadedFilter {
         filter
     }
 
+    /// Where the filter covering the data block at `block_offset` lies, for the fence.
+    pub(crate) fn packed_for(&self, block_offset: u64) -> PackedFilter {
+        pack_filter(
+            FilterBlockReader::new(&*self.policy, &self.data).filter_range_for(block_offset),
+        )
+    }
+
+    /// [`key_may_match`](Self::key_may_match) given where the block's filter lies, as
+    /// [`packed_for`](Self::packed_for) answered.
+    #[inline]
+    pub(crate) fn packed_may_match(&self, packed: PackedFilter, key: &[u8]) -> bool {
+        let filter = unpack_filter(packed).and_then(|range| self.data.get(range));
+        self.filter_may_match(filter, key)
+    }
+
     /// [`key_may_match`](Self::key_may_match) given the block's filter as
     /// [`filter_for`](Self::filter_for) found it.
     #[inline]
@@ -138,6 +154,48 @@ mod tests {
             filter_meta_key(a.name()),
             "filter.leveldb.BuiltinBloomFilter2"
         );
+    }
+
+    /// What the fence records of a filter answers what the filter block answers, for every
+    /// block offset of intact and damaged filter blocks.
+    #[test]
+    fn packed_filters_answer_as_the_block_does() {
+        let policy: Arc<dyn FilterPolicy> = Arc::new(BloomFilterPolicy::new(10));
+        let mut set = FilterSet::new(Some(&policy), &[]).unwrap();
+        let keys: Vec<Vec<u8>> = (0..60).map(|i| format!("key{i:03}").into_bytes()).collect();
+        for (i, k) in keys.iter().enumerate() {
+            set.add_key(k);
+            if i % 7 == 6 {
+                set.start_block(i as u64 * 1000).unwrap();
+            }
+        }
+        let intact = set.finish().remove(0).1;
+        let mut blocks = vec![intact.clone()];
+        // Every byte of the offset array and trailer overwritten in turn.
+        for at in intact.len().saturating_sub(60)..intact.len() {
+            for byte in [0x00, 0x07, 0xff] {
+                let mut damaged = intact.clone();
+                damaged[at] = byte;
+                blocks.push(damaged);
+            }
+        }
+        let probes: Vec<Vec<u8>> = keys.iter().cloned().chain([b"nope".to_vec()]).collect();
+        for data in blocks {
+            let loaded = LoadedFilter {
+                policy: Arc::clone(&policy),
+                data,
+            };
+            for offset in (0..70_000).step_by(333).chain([u64::MAX, 1 << 40]) {
+                let packed = loaded.packed_for(offset);
+                for k in &probes {
+                    assert_eq!(
+                        loaded.packed_may_match(packed, k),
+                        loaded.key_may_match(offset, k),
+                        "offset {offset}, key {k:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

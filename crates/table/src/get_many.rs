@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 
 use crate::block::Cursor;
 use crate::comparator::{BytewiseComparator, Comparator};
-use crate::counters::bump;
+use crate::counters::Counter;
 use crate::format::BlockHandle;
 use crate::table::Located;
 
@@ -129,8 +129,8 @@ impl<R: ReadAt> Table<R> {
                     }
                 }
             }
-            bump(&self.counters.filter_checks, checked);
-            bump(&self.counters.filter_negatives, negatives);
+            self.counters.bump(Counter::FilterChecks, checked);
+            self.counters.bump(Counter::FilterNegatives, negatives);
         }
         // Pass 3: each block once, for the run of keys it may hold, in file order, the blocks
         // a few ahead requested from memory meanwhile (every line: the trailer, the restart

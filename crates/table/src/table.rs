@@ -11,8 +11,8 @@ use std::sync::Arc;
 use crate::block::{Block, Cursor, Layout, restart_key};
 use crate::cache::{Cache, CachedBlock};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
-use crate::counters::{CounterCells, bump};
-use crate::fence::{Fence, pack_handle};
+use crate::counters::{Counter, CounterCells};
+use crate::fence::{FILTER_UNDECIDED, Fence, PackedFilter, pack_handle};
 use crate::filter::LoadedFilter;
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer};
 use crate::options::ReadOptions;
@@ -92,12 +92,13 @@ pub struct Table<R> {
     pub(crate) verified: Option<Verified>,
 }
 
-/// A data block found through the index: its handle and, when the fence gave it, its
-/// position among the table's data blocks.
+/// A data block found through the index: its handle and, when the fence gave them, its
+/// position among the table's data blocks and where its filter lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Located {
     pub(crate) handle: BlockHandle,
     pub(crate) position: Option<usize>,
+    pub(crate) filter: Option<PackedFilter>,
 }
 
 const _: () = {
@@ -178,9 +179,20 @@ impl<R: ReadAt> Table<R> {
         )?;
         let (data_blocks, data_size) = (scan.blocks, scan.size);
         let bytewise = is_bytewise(&*options.comparator);
-        let fence = Fence::build(&index, index_layout, scan.handles_at_restarts, |k| {
-            options.comparator.bytewise_view(k)
-        });
+        let filter_of = |handle: &BlockHandle| {
+            filter
+                .as_ref()
+                .map_or(FILTER_UNDECIDED, |f| f.packed_for(handle.offset))
+        };
+        let fence = Fence::build(
+            &index,
+            index_layout,
+            scan.handles_at_restarts,
+            filter
+                .is_some()
+                .then_some(&filter_of as &dyn Fn(&BlockHandle) -> PackedFilter),
+            |k| options.comparator.bytewise_view(k),
+        );
         let cache_id = options.block_cache.as_ref().map_or(0, |c| c.new_id());
         let properties = TableProperties {
             file_size,
@@ -310,10 +322,14 @@ impl<R: ReadAt> Table<R> {
     ) -> Result<Option<Located>> {
         // The fence holds handles only when every index entry is its own restart point, so
         // its restart point is the block's position.
-        if let Some((i, handle)) = first.and_then(|i| Some((i, self.fence.as_ref()?.handle(i)?))) {
+        if let Some(fence) = &self.fence
+            && let Some(i) = first
+            && let Some(handle) = fence.handle(i)
+        {
             return Ok(Some(Located {
                 handle,
                 position: Some(i),
+                filter: fence.filter(i),
             }));
         }
         let mut index = Cursor::new(self.index_layout, INDEX_KEY.take());
@@ -325,6 +341,7 @@ impl<R: ReadAt> Table<R> {
                     Some(Located {
                         handle,
                         position: None,
+                        filter: None,
                     })
                 })
                 .map_err(|e| self.locate_in_index(e, index.entry_offset()))
@@ -374,9 +391,13 @@ impl<R: ReadAt> Table<R> {
         let handle = at.handle;
 
         if let Some(filter) = &self.filter {
-            bump(&self.counters.filter_checks, 1);
-            if !filter.key_may_match(handle.offset, key) {
-                bump(&self.counters.filter_negatives, 1);
+            self.counters.bump(Counter::FilterChecks, 1);
+            let may_match = match at.filter {
+                Some(packed) => filter.packed_may_match(packed, key),
+                None => filter.key_may_match(handle.offset, key),
+            };
+            if !may_match {
+                self.counters.bump(Counter::FilterNegatives, 1);
                 return Ok(None);
             }
         }
@@ -519,7 +540,7 @@ impl<R: ReadAt> Table<R> {
     /// The data block `handle` points to if the block cache holds it.
     fn cached_block(&self, handle: &BlockHandle) -> Option<BlockRef<'_>> {
         let block = self.cache.as_ref()?.get(self.cache_id, handle.offset)?;
-        bump(&self.counters.cache_hits, 1);
+        self.counters.bump(Counter::CacheHits, 1);
         Some(BlockRef::Cached(block))
     }
 
@@ -531,11 +552,11 @@ impl<R: ReadAt> Table<R> {
         position: Option<usize>,
         fill: bool,
     ) -> Result<BlockRef<'_>> {
-        bump(&self.counters.data_blocks_read, 1);
+        self.counters.bump(Counter::DataBlocksRead, 1);
         // The handle comes from the file and is checked only by the read below: its size
         // may be anything up to 2^64 - 1.
-        bump(
-            &self.counters.data_bytes_read,
+        self.counters.bump(
+            Counter::DataBytesRead,
             handle.size.saturating_add(BLOCK_TRAILER_LEN as u64),
         );
         let index_at = self.properties.footer.index.offset;
