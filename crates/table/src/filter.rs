@@ -124,8 +124,25 @@ impl LoadedFilter {
     /// [`packed_for`](Self::packed_for) answered.
     #[inline]
     pub(crate) fn packed_may_match(&self, packed: PackedFilter, key: &[u8]) -> bool {
-        let filter = unpack_filter(packed).and_then(|range| self.data.get(range));
-        self.filter_may_match(filter, key)
+        self.filter_may_match(self.unpacked(packed), key)
+    }
+
+    /// The filter [`packed_for`](Self::packed_for) answered, as
+    /// [`filter_for`](Self::filter_for) finds it.
+    #[inline]
+    fn unpacked(&self, packed: PackedFilter) -> Option<&[u8]> {
+        unpack_filter(packed).and_then(|range| self.data.get(range))
+    }
+
+    /// [`filter_for`](Self::filter_for) given where the filter lies: its cache lines
+    /// requested from memory.
+    #[inline]
+    pub(crate) fn requested(&self, packed: PackedFilter) -> Option<&[u8]> {
+        let filter = self.unpacked(packed);
+        if let Some(f) = filter {
+            leveltable_prefetch::lines(f);
+        }
+        filter
     }
 
     /// [`key_may_match`](Self::key_may_match) given the block's filter as

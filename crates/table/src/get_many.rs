@@ -116,7 +116,13 @@ impl<R: ReadAt> Table<R> {
         if let Some(filter) = &self.filter {
             let found: Vec<Option<&[u8]>> = probes
                 .iter()
-                .map(|p| p.block.and_then(|at| filter.filter_for(at.handle.offset)))
+                .map(|p| {
+                    let at = p.block?;
+                    match at.filter {
+                        Some(packed) => filter.requested(packed),
+                        None => filter.filter_for(at.handle.offset),
+                    }
+                })
                 .collect();
             let mut checked = 0u64;
             let mut negatives = 0u64;
