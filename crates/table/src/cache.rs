@@ -5,6 +5,7 @@
 //! (decompressed, checksum-verified, restart-array-checked) blocks. Eviction is
 //! [`quick_cache`]'s CLOCK-Pro, weighted by block size.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,12 +33,78 @@ impl quick_cache::Weighter<(u64, u64), Arc<CachedBlock>> for Weigher {
     }
 }
 
+/// Blocks an insert pushed out of the cache, let go of after the shard's lock is released.
+#[derive(Default)]
+struct Evicted {
+    one: Option<Arc<CachedBlock>>,
+    more: Vec<Arc<CachedBlock>>,
+}
+
+/// Hands evicted blocks to the inserting thread instead of dropping them under the lock.
+#[derive(Clone, Copy, Default)]
+struct Recycle;
+
+impl quick_cache::Lifecycle<(u64, u64), Arc<CachedBlock>> for Recycle {
+    type RequestState = Evicted;
+
+    fn on_evict(&self, state: &mut Evicted, _key: (u64, u64), block: Arc<CachedBlock>) {
+        if state.one.is_none() {
+            state.one = Some(block);
+        } else {
+            state.more.push(block);
+        }
+    }
+}
+
+/// Buffers of evicted blocks a thread keeps for the next blocks it caches.
+const SPARES: usize = 4;
+
+thread_local! {
+    /// The thread's spare block buffers: a block read for the cache takes one, and the
+    /// blocks its insert evicts (when nothing else holds them) become the next ones. A
+    /// cache that is full and missing thus reads into the memory it frees, instead of
+    /// allocating a block and freeing another, often one another thread allocated, on
+    /// every miss.
+    static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An empty buffer for a block bound for the cache: a spare if the thread has one.
+pub(crate) fn take_spare() -> Vec<u8> {
+    let mut buf = SPARE
+        .try_with(|s| s.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    buf.clear();
+    buf
+}
+
+/// Keeps the buffer of an evicted block nobody else holds as one of the thread's spares.
+fn recycle(block: Arc<CachedBlock>) {
+    let Ok(block) = Arc::try_unwrap(block) else {
+        return;
+    };
+    // A thread exiting drops the buffer instead.
+    let _ = SPARE.try_with(|s| {
+        let mut spares = s.borrow_mut();
+        if spares.len() < SPARES {
+            spares.push(block.data);
+        }
+    });
+}
+
 /// A concurrent cache of decoded blocks holding at most about `capacity` bytes.
 ///
 /// Share one between tables by putting the same `Arc<Cache>` in their
 /// [`ReadOptions`](crate::ReadOptions).
 pub struct Cache {
-    inner: quick_cache::sync::Cache<(u64, u64), Arc<CachedBlock>, Weigher>,
+    inner: quick_cache::sync::Cache<
+        (u64, u64),
+        Arc<CachedBlock>,
+        Weigher,
+        quick_cache::DefaultHashBuilder,
+        Recycle,
+    >,
     next_id: AtomicU64,
     capacity: u64,
 }
@@ -50,8 +117,18 @@ impl Cache {
         let estimated_items = usize::try_from(capacity / 4096)
             .unwrap_or(usize::MAX)
             .max(16);
+        let options = quick_cache::OptionsBuilder::new()
+            .estimated_items_capacity(estimated_items)
+            .weight_capacity(capacity)
+            .build()
+            .expect("both capacities are set");
         Cache {
-            inner: quick_cache::sync::Cache::with_weighter(estimated_items, capacity, Weigher),
+            inner: quick_cache::sync::Cache::with_options(
+                options,
+                Weigher,
+                quick_cache::DefaultHashBuilder::default(),
+                Recycle,
+            ),
             next_id: AtomicU64::new(1),
             capacity,
         }
@@ -96,8 +173,14 @@ impl Cache {
         self.inner.get(&(id, offset))
     }
 
+    /// Caches `block`; the buffers of the blocks it evicts become the thread's spares.
     pub(crate) fn insert(&self, id: u64, offset: u64, block: Arc<CachedBlock>) {
-        self.inner.insert((id, offset), block);
+        let mut evicted = Evicted::default();
+        self.inner
+            .insert_with_lifecycle((id, offset), block, &mut evicted);
+        for block in evicted.one.into_iter().chain(evicted.more) {
+            recycle(block);
+        }
     }
 }
 
@@ -138,6 +221,29 @@ mod tests {
         assert_eq!(cache.len(), 1);
         cache.clear();
         assert!(cache.is_empty());
+    }
+
+    /// Blocks evicted by this thread's inserts become its spare buffers, empty when taken;
+    /// a block still held elsewhere is left to its holder.
+    #[test]
+    fn evicted_blocks_become_spares() {
+        SPARE.with(|s| s.borrow_mut().clear());
+        let cache = Cache::new(64 * 1024);
+        for i in 0..100 {
+            cache.insert(1, i, block(4000));
+        }
+        assert_eq!(SPARE.with(|s| s.borrow().len()), SPARES);
+        let spare = take_spare();
+        assert!(spare.is_empty() && spare.capacity() >= 4008);
+        assert_eq!(SPARE.with(|s| s.borrow().len()), SPARES - 1);
+        assert!(cache.weight() <= 64 * 1024);
+
+        let held = block(4000);
+        recycle(Arc::clone(&held));
+        assert_eq!(SPARE.with(|s| s.borrow().len()), SPARES - 1);
+        assert_eq!(Arc::strong_count(&held), 1);
+        recycle(held);
+        assert_eq!(SPARE.with(|s| s.borrow().len()), SPARES);
     }
 
     #[test]

@@ -125,7 +125,12 @@ pub(crate) fn decompress_into(
                 return Err(CodecError::TooLarge { limit });
             }
             // `out` keeps its length from an earlier block, so sizing it zero-fills only
-            // what it grows by.
+            // what it grows by. Its bytes are all overwritten, so a buffer too small is
+            // replaced by one of exactly the size rather than grown (which would copy them
+            // and round the capacity up).
+            if len > out.capacity() {
+                *out = Vec::with_capacity(len);
+            }
             out.resize(len, 0);
             let written = snap::raw::Decoder::new()
                 .decompress(input, out)

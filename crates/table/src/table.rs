@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::block::{Block, Cursor, Layout, restart_key};
-use crate::cache::{Cache, CachedBlock};
+use crate::cache::{Cache, CachedBlock, take_spare};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
 use crate::counters::{Counter, CounterCells};
 use crate::fence::{FILTER_UNDECIDED, Fence, PackedFilter, pack_handle};
@@ -563,7 +563,11 @@ impl<R: ReadAt> Table<R> {
         let cached = self.cache.is_some() && fill;
         // A block bound for the cache gets a buffer of its own size; others borrow the
         // thread's buffer, which `give_back` returns.
-        let out = if cached { Vec::new() } else { take_block_buf() };
+        let out = if cached {
+            take_spare()
+        } else {
+            take_block_buf()
+        };
         let verified = position.zip(self.verified.as_ref());
         let check = match verified {
             Some((i, v)) if v.contains(i) => Check::Checked(&self.decode),
@@ -577,8 +581,12 @@ impl<R: ReadAt> Table<R> {
         let layout = Layout::parse(&contents).map_err(|e| locate(e, handle.offset, compressed))?;
         Ok(match contents {
             Cow::Borrowed(data) => BlockRef::Borrowed { data, layout },
-            Cow::Owned(data) => match &self.cache {
+            Cow::Owned(mut data) => match &self.cache {
                 Some(cache) if fill => {
+                    // A spare much larger than the block would be charged (and held) in full.
+                    if data.capacity() > data.len().saturating_add(data.len() / 4) {
+                        data.shrink_to_fit();
+                    }
                     let block = Arc::new(CachedBlock {
                         data,
                         layout,
