@@ -15,10 +15,10 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::block::{Block, Cursor, Layout};
-use crate::cache::CachedBlock;
+use crate::cache::{CachedBlock, fit, take_spare};
 use crate::counters::Counter;
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle};
-use crate::read_block::{Decode, locate, read_block_contents};
+use crate::read_block::{Decode, locate, read_block_contents_into};
 use crate::{ReadAt, Result, Table};
 
 /// A block's stored bytes (contents and trailer) placed at the block's offset in a file of
@@ -189,19 +189,21 @@ impl<R: ReadAt> Table<R> {
             profile: self.decode.profile,
             readahead: None,
         };
+        // A block bound for the cache decodes into one of the thread's spare buffers.
+        let fill = self.cache.is_some() && self.fill_cache;
+        let out = if fill { take_spare() } else { Vec::new() };
         let (contents, compressed) =
-            read_block_contents(&placed, self.file_size, handle, index_at, &decode)?;
-        let data = contents.into_owned();
+            read_block_contents_into(&placed, self.file_size, handle, index_at, &decode, out)?;
+        let mut data = contents.into_owned();
+        fit(&mut data);
         let layout = Layout::parse(&data).map_err(|e| locate(e, handle.offset, compressed))?;
         let block = Arc::new(CachedBlock {
             data,
             layout,
             compressed,
         });
-        if let Some(cache) = &self.cache {
-            if self.fill_cache {
-                cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
-            }
+        if let Some(cache) = self.cache.as_ref().filter(|_| fill) {
+            cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
         }
         Ok(block)
     }

@@ -79,6 +79,14 @@ pub(crate) fn take_spare() -> Vec<u8> {
     buf
 }
 
+/// Trims a block decoded into a spare much larger than itself, which the cache would
+/// otherwise charge (and hold) in full.
+pub(crate) fn fit(data: &mut Vec<u8>) {
+    if data.capacity() > data.len().saturating_add(data.len() / 4) {
+        data.shrink_to_fit();
+    }
+}
+
 /// Keeps the buffer of an evicted block nobody else holds as one of the thread's spares.
 fn recycle(block: Arc<CachedBlock>) {
     let Ok(block) = Arc::try_unwrap(block) else {

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::block::{Block, Cursor, Layout, restart_key};
-use crate::cache::{Cache, CachedBlock, take_spare};
+use crate::cache::{Cache, CachedBlock, fit, take_spare};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
 use crate::counters::{Counter, CounterCells};
 use crate::fence::{FILTER_UNDECIDED, Fence, PackedFilter, pack_handle};
@@ -583,10 +583,7 @@ impl<R: ReadAt> Table<R> {
             Cow::Borrowed(data) => BlockRef::Borrowed { data, layout },
             Cow::Owned(mut data) => match &self.cache {
                 Some(cache) if fill => {
-                    // A spare much larger than the block would be charged (and held) in full.
-                    if data.capacity() > data.len().saturating_add(data.len() / 4) {
-                        data.shrink_to_fit();
-                    }
+                    fit(&mut data);
                     let block = Arc::new(CachedBlock {
                         data,
                         layout,
