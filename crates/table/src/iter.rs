@@ -89,11 +89,11 @@ impl Default for MapAhead {
 
 impl MapAhead {
     /// Before reading the block `handle` points to: if it ends past what was mapped in,
-    /// asks `source` to map in the next stretch from it.
-    fn before_reading(&mut self, source: &impl ReadAt, handle: &BlockHandle) {
+    /// asks `table`'s source to map in the next stretch from it.
+    fn before_reading<R: ReadAt>(&mut self, table: &Table<R>, handle: &BlockHandle) {
         if handle.end_with_trailer().unwrap_or(u64::MAX) > self.mapped_to {
             let start = handle.offset.max(self.mapped_to);
-            source.will_read(start, self.window);
+            table.map_in(start, self.window);
             self.mapped_to = start.saturating_add(self.window);
             self.window = self.window.saturating_mul(2).min(MAP_WINDOW_MAX);
         }
@@ -360,7 +360,7 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
             .peek_next_value(index)
             .and_then(|mut v| BlockHandle::decode_from(&mut v).ok());
         if let Some(handle) = handle {
-            self.map.before_reading(self.table.source(), &handle);
+            self.map.before_reading(self.table, &handle);
             self.table.prefetch_block(&handle);
         }
     }

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 pub mod atomic_file;
+mod bits;
 pub mod block;
 pub mod block_builder;
 pub mod block_plan;
@@ -24,7 +25,6 @@ mod read_block;
 mod readahead;
 mod table;
 mod table_builder;
-mod verified;
 mod verify;
 
 pub use atomic_file::{AtomicTableFile, create_table};

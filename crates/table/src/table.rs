@@ -8,6 +8,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::bits::Bits;
 use crate::block::{Block, Cursor, Layout, restart_key};
 use crate::cache::{Cache, CachedBlock, fit, take_spare};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
@@ -21,7 +22,6 @@ pub(crate) use crate::read_block::BlockRef;
 use crate::read_block::{
     Check, locate, read_block_contents, read_block_contents_into, take_block_buf,
 };
-use crate::verified::Verified;
 use crate::{Error, ReadAt, Result};
 use leveltable_prefetch as prefetch;
 
@@ -87,10 +87,21 @@ pub struct Table<R> {
     pub(crate) filter: Option<LoadedFilter>,
     pub(crate) properties: TableProperties,
     pub(crate) counters: CounterCells,
-    /// The data blocks whose checksums were checked, for a table in memory that checks
-    /// them and whose index positions its fence gives.
-    pub(crate) verified: Option<Verified>,
+    /// The data blocks whose checksums were checked, one bit per block by its position in
+    /// the index, for a table in memory that checks them and whose index positions its
+    /// fence gives. A block read from memory (a memory map, a buffer) is the same bytes at
+    /// every read: once its checksum has matched, checking it again proves nothing new, yet
+    /// costs a pass over the whole block, where a lookup in an uncompressed block otherwise
+    /// touches a few cache lines.
+    pub(crate) verified: Option<Bits>,
+    /// For a source in memory: the stretches of [`MAP_CHUNK`] bytes some scan has asked it
+    /// to map in ([`ReadAt::will_read`]), so that scans of one table from several threads
+    /// do not each ask for the same pages, waiting on each other in the kernel.
+    pub(crate) mapped: Option<Bits>,
 }
+
+/// The granularity at which a table remembers what scans asked its source to map in.
+pub(crate) const MAP_CHUNK: u64 = 128 << 10;
 
 /// A data block found through the index: its handle and, when the fence gave them, its
 /// position among the table's data blocks and where its filter lies.
@@ -208,7 +219,11 @@ impl<R: ReadAt> Table<R> {
         let index_all_restarts = data_blocks == index_layout.num_restarts as u64;
         let verified =
             (verify.verify && index_all_restarts && fence.is_some() && source.as_bytes().is_some())
-                .then(|| Verified::new(index_layout.num_restarts));
+                .then(|| Bits::new(index_layout.num_restarts));
+        let mapped = source.as_bytes().map(|bytes| {
+            let chunks = (bytes.len() as u64).div_ceil(MAP_CHUNK);
+            Bits::new(usize::try_from(chunks).unwrap_or(0))
+        });
         Ok(Table {
             source,
             file_size,
@@ -228,6 +243,7 @@ impl<R: ReadAt> Table<R> {
             properties,
             counters: CounterCells::default(),
             verified,
+            mapped,
         })
     }
 
@@ -437,6 +453,28 @@ impl<R: ReadAt> Table<R> {
         }
     }
 
+    /// Asks the source to map in `len` bytes from `offset` ([`ReadAt::will_read`]), unless
+    /// earlier requests (from any scan of this table) covered every [`MAP_CHUNK`] of them.
+    pub(crate) fn map_in(&self, offset: u64, len: u64) {
+        if let Some(mapped) = &self.mapped {
+            let first = offset / MAP_CHUNK;
+            let last = offset.saturating_add(len).saturating_sub(1) / MAP_CHUNK;
+            let mut fresh = false;
+            for chunk in first..=last {
+                let Ok(i) = usize::try_from(chunk) else { break };
+                // Two scans arriving together may both find a chunk fresh and both ask:
+                // harmless, and rare once one runs ahead.
+                if !mapped.contains(i) && mapped.insert(i) {
+                    fresh = true;
+                }
+            }
+            if !fresh {
+                return;
+            }
+        }
+        self.source.will_read(offset, len);
+    }
+
     /// The stored bytes of the block `handle` points to, trailer included, when the source
     /// is in memory and the handle lies inside it.
     fn stored_in_memory(&self, handle: &BlockHandle) -> Option<&[u8]> {
@@ -524,7 +562,7 @@ impl<R: ReadAt> Table<R> {
     /// A data block, from the cache or the source, added to the cache if `fill` (and there
     /// is a cache). A handle pointing outside the file is reported at the index block. A
     /// block whose `position` among the data blocks is known has its checksum checked only
-    /// the first time it is read from memory (see [`Verified`]).
+    /// the first time it is read from memory (see `Table::verified`).
     pub(crate) fn data_block_with(
         &self,
         handle: &BlockHandle,

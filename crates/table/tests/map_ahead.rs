@@ -1,6 +1,7 @@
 //! A forward scan asks its source to map in the stretch ahead of it (`ReadAt::will_read`),
 //! in windows that grow from 128 KiB to 2 MiB, and a scan continued by another cursor
-//! (`TableIter::with_map_ahead`) asks exactly what one long scan would.
+//! (`TableIter::with_map_ahead`) asks exactly what one long scan would. Stretches that an
+//! earlier scan of the same table (from any thread) asked for are not asked again.
 
 use std::io;
 use std::sync::Mutex;
@@ -107,16 +108,19 @@ fn a_forward_scan_maps_in_ahead_in_growing_windows() {
 
 #[test]
 fn a_continued_scan_asks_what_one_long_scan_asks() {
-    let t = table();
-    assert_eq!(scan(&t, true), ENTRIES);
-    let whole = t.source().take();
+    let whole = {
+        let t = table();
+        assert_eq!(scan(&t, true), ENTRIES);
+        t.source().take()
+    };
 
-    // The same scan through cursors of 7,000 entries each, each handing on its mapping-in.
+    // The same scan, of a table opened afresh, through cursors of 7,000 entries each, each handing on its mapping-in.
+    let t_continued = table();
     let mut map = MapAhead::default();
     let mut from: Option<Vec<u8>> = None;
     let mut n = 0;
     loop {
-        let mut it = t.iter().with_map_ahead(map);
+        let mut it = t_continued.iter().with_map_ahead(map);
         match &from {
             None => it.seek_to_first(),
             Some(k) => {
@@ -137,23 +141,46 @@ fn a_continued_scan_asks_what_one_long_scan_asks() {
         }
     }
     assert_eq!(n, ENTRIES);
-    assert_eq!(t.source().take(), whole);
+    assert_eq!(t_continued.source().take(), whole);
 
-    // Fresh cursors each start again at the smallest window.
-    for _ in 0..3 {
+    // Fresh cursors each start again at the smallest window, from different places.
+    let t = table();
+    for i in 0..3 {
         let mut it = t.iter();
-        it.seek(&key(ENTRIES / 2));
+        it.seek(&key(ENTRIES / 4 * (i + 1)));
         for _ in 0..100 {
             it.next();
         }
     }
     let asked = t.source().take();
     assert_eq!(asked.len(), 3, "{asked:?}");
-    assert!(
-        asked
-            .iter()
-            .all(|&(at, len)| at == asked[0].0 && len == 128 << 10)
-    );
+    assert!(asked.iter().all(|&(_, len)| len == 128 << 10), "{asked:?}");
+}
+
+/// What one scan asked for, a second scan of the table does not ask again; scans from two
+/// threads at once ask for each stretch once, or twice where they reach it together.
+#[test]
+fn stretches_already_asked_for_are_not_asked_again() {
+    let t = table();
+    assert_eq!(scan(&t, true), ENTRIES);
+    let first = t.source().take();
+    assert!(!first.is_empty());
+    assert_eq!(scan(&t, true), ENTRIES);
+    assert_eq!(t.source().take(), vec![], "a second scan asks again");
+
+    let t = table();
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| assert_eq!(scan(&t, true), ENTRIES));
+        }
+    });
+    // Two scans in step may both ask for a window they reach together, never more.
+    let asked = t.source().take();
+    for window in &first {
+        let times = asked.iter().filter(|w| *w == window).count();
+        assert!((1..=2).contains(&times), "{window:?} asked {times} times");
+    }
+    assert!(asked.iter().all(|w| first.contains(w)), "{asked:?}");
 }
 
 #[test]
