@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Workloads: `get-present-none`, `get-absent-none`, `get-present-snappy`,
-//! `get-absent-snappy` (200,000 gets with the Bloom filter, no cache, checksums off), the
+//! `get-absent-snappy` (200,000 gets with the Bloom filter, no cache, checksums off; add
+//! `-cache` for a fresh 8 MiB block cache each pass, as the runner's cached rows have), the
 //! same as `get_many` in batches of 64 (`many-present-none`, …, `many-absent-snappy`),
 //! `scan-none`, `scan-snappy`, `bloom-create` (1M keys in batches of 1,000), `bloom-match`
 //! and `bloom-batch` (1M queries against a 1M-key filter, one at a time or through
@@ -25,7 +26,7 @@ use leveltable_bench::workload::{
     GET_QUERIES, TABLE_ENTRIES, bloom_queries, get_queries, key, table_entries,
 };
 use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
-use leveltable_table::{BuildOptions, Compression, ReadOptions, Table, TableBuilder};
+use leveltable_table::{BuildOptions, Cache, Compression, ReadOptions, Table, TableBuilder};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -57,6 +58,9 @@ fn main() -> Result<()> {
 
 /// One timed pass: (figure, unit).
 fn pass(workload: &str) -> Result<(f64, &'static str)> {
+    // A `-cache` suffix: the table gets a fresh 8 MiB block cache, as the runner's rows do.
+    let cached = workload.ends_with("-cache");
+    let workload = workload.trim_end_matches("-cache");
     let compression = if workload.ends_with("snappy") {
         Compression::Snappy
     } else {
@@ -66,7 +70,7 @@ fn pass(workload: &str) -> Result<(f64, &'static str)> {
         "bloom-create" => Ok((bloom_create(), "ns/key")),
         "bloom-match" | "bloom-batch" => Ok((bloom_match(workload == "bloom-batch"), "ns/query")),
         _ if workload.starts_with("scan-") => {
-            let table = open(compression)?;
+            let table = open(compression, cached)?;
             let start = Instant::now();
             let mut iter = table.iter();
             iter.seek_to_first();
@@ -82,7 +86,7 @@ fn pass(workload: &str) -> Result<(f64, &'static str)> {
             // The runner's get_many rows: batches of 64 keys.
             let present = workload.starts_with("many-present");
             let queries = get_queries(TABLE_ENTRIES, GET_QUERIES, present);
-            let table = open(compression)?;
+            let table = open(compression, cached)?;
             let start = Instant::now();
             let mut found = 0usize;
             for batch in queries.chunks(64) {
@@ -98,7 +102,7 @@ fn pass(workload: &str) -> Result<(f64, &'static str)> {
         _ if workload.starts_with("get-") => {
             let present = workload.starts_with("get-present");
             let queries = get_queries(TABLE_ENTRIES, GET_QUERIES, present);
-            let table = open(compression)?;
+            let table = open(compression, cached)?;
             let mut value = Vec::with_capacity(128);
             let start = Instant::now();
             let mut found = 0usize;
@@ -121,7 +125,7 @@ fn pass(workload: &str) -> Result<(f64, &'static str)> {
 }
 
 /// The benchmark table of `compression`, built on first use and mapped afresh.
-fn open(compression: Compression) -> Result<Table<memmap2::Mmap>> {
+fn open(compression: Compression, cached: bool) -> Result<Table<memmap2::Mmap>> {
     let name = match compression {
         Compression::Snappy => "snappy",
         _ => "none",
@@ -140,9 +144,12 @@ fn open(compression: Compression) -> Result<Table<memmap2::Mmap>> {
         builder.into_inner().flush()?;
         std::fs::rename(&partial, &path)?;
     }
-    let options = ReadOptions::default()
+    let mut options = ReadOptions::default()
         .verify_checksums(false)
         .filter_policy(BloomFilterPolicy::new(BITS_PER_KEY));
+    if cached {
+        options = options.block_cache(Cache::shared(8 << 20));
+    }
     Ok(Table::open(mmap::map(&path)?, options)?)
 }
 
