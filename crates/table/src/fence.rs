@@ -29,6 +29,10 @@ use crate::format::BlockHandle;
 /// Values per line: one 64-byte cache line of `u64`s.
 const FANOUT: usize = 8;
 
+/// The most targets one batched search walks the tree with together: enough for their
+/// misses to overlap, and small enough for its working arrays to live on the stack.
+pub(crate) const BATCH: usize = 64;
+
 /// One cache line of sorted prefixes (unused slots hold `u64::MAX`), or of the handles or
 /// filters beside a line of leaves.
 #[derive(Debug, Clone, Copy)]
@@ -356,8 +360,9 @@ impl Fence {
         clippy::arithmetic_side_effects,
         reason = "as in rank, for each target"
     )]
-    fn ranks(&self, targets: &[Option<u64>]) -> Vec<Option<usize>> {
-        let mut at = vec![0usize; targets.len()];
+    fn ranks(&self, targets: &[Option<u64>], out: &mut [Option<usize>]) {
+        let mut at = [0usize; BATCH];
+        let at = &mut at[..targets.len().min(BATCH)];
         for level in self.upper.iter().rev() {
             for (a, t) in at.iter_mut().zip(targets) {
                 if let Some(t) = *t {
@@ -365,15 +370,13 @@ impl Fence {
                 }
             }
         }
-        at.iter()
-            .zip(targets)
-            .map(|(&a, t)| {
-                let t = (*t)?;
+        for ((rank, &a), t) in out.iter_mut().zip(&*at).zip(targets) {
+            *rank = t.map(|t| {
                 self.request_beside(a);
                 let leaf = self.leaves.get(a).map_or(0, |leaf| count_below(&leaf.0, t));
-                Some(a * FANOUT + leaf)
-            })
-            .collect()
+                a * FANOUT + leaf
+            });
+        }
     }
 
     /// Prefix `i` (`i < len`).
@@ -412,21 +415,25 @@ impl Fence {
         self.first_at_or_after_ranked(target, None, is_less)
     }
 
-    /// [`first_at_or_after`](Self::first_at_or_after) for many targets: `is_less(j, i)`
+    /// [`first_at_or_after`](Self::first_at_or_after) for up to [`BATCH`] targets at once,
+    /// into `out` (as long as `targets`; targets past [`BATCH`] are left out): `is_less(j, i)`
     /// compares restart key `i` with target `j`.
-    pub(crate) fn first_at_or_after_many(
+    pub(crate) fn first_at_or_after_batch(
         &self,
         targets: &[&[u8]],
         is_less: impl Fn(usize, usize) -> Option<bool>,
-    ) -> Vec<usize> {
-        let prefixes: Vec<Option<u64>> = targets.iter().map(|t| self.target_prefix(t)).collect();
-        let ranks = self.ranks(&prefixes);
-        targets
-            .iter()
-            .zip(ranks)
-            .enumerate()
-            .map(|(j, (t, rank))| self.first_at_or_after_ranked(t, rank, |i| is_less(j, i)))
-            .collect()
+        out: &mut [usize],
+    ) {
+        let n = targets.len().min(BATCH);
+        let mut prefixes = [None; BATCH];
+        for (p, t) in prefixes.iter_mut().zip(&targets[..n]) {
+            *p = self.target_prefix(t);
+        }
+        let mut ranks = [None; BATCH];
+        self.ranks(&prefixes[..n], &mut ranks[..n]);
+        for (j, ((first, t), rank)) in out.iter_mut().zip(targets).zip(ranks).enumerate() {
+            *first = self.first_at_or_after_ranked(t, rank, |i| is_less(j, i));
+        }
     }
 
     /// [`first_at_or_after`](Self::first_at_or_after), given the target's rank if known.

@@ -6,8 +6,9 @@
 //! level's misses overlap; then every key's filter is found and requested from memory, and
 //! only then asked; then each data block that still has candidates is read and decoded once
 //! for all of them, in file order (sorting by block offset brings a block's keys together
-//! with integer compares, not key compares), the end of the block four ahead and the whole
-//! next block requested from memory while this one is searched.
+//! with integer compares, not key compares), every line of the block four ahead requested
+//! from memory while this one is searched. The first two passes take up to 64 keys at a time,
+//! their working arrays on the stack; a batch allocates only its list of candidates.
 
 #![deny(clippy::arithmetic_side_effects)]
 
@@ -16,7 +17,7 @@ use std::cmp::Ordering;
 use crate::block::Cursor;
 use crate::comparator::{BytewiseComparator, Comparator};
 use crate::counters::Counter;
-use crate::format::BlockHandle;
+use crate::fence::BATCH;
 use crate::table::Located;
 
 /// How many blocks ahead a batch requests every line of the blocks it will search. Two to
@@ -26,13 +27,12 @@ use crate::table::Located;
 const BLOCKS_AHEAD: usize = 4;
 use crate::{ReadAt, Result, Table};
 
-/// One key of a batch on its way through the passes.
+/// One key of a batch that may be in the table: what is left for the pass over the blocks.
 struct Probe {
     /// Its position in the caller's slice.
     at: usize,
-    /// The data block that may hold it, `None` past the last block or when the filter rules
-    /// it out.
-    block: Option<Located>,
+    /// The data block that may hold it (the filter did not rule it out).
+    block: Located,
 }
 
 impl<R: ReadAt> Table<R> {
@@ -101,80 +101,91 @@ impl<R: ReadAt> Table<R> {
         mut f: impl FnMut(usize, &[u8], &[u8]),
     ) -> Result<()> {
         let key = |p: &Probe| keys[p.at].as_ref();
-        let mut probes: Vec<Probe> = (0..keys.len())
-            .map(|at| Probe { at, block: None })
-            .collect();
-        // Pass 1: each key's block, through the index, the fence searched a level at a time
-        // for all the keys, so their cache misses overlap.
-        let all: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
-        for (p, block) in probes.iter_mut().zip(self.blocks_for(cmp, &all)?) {
-            p.block = block;
-        }
-        // Pass 2: the filter. Every key's filter is found (and requested from memory)
-        // before any is asked, so the misses of a batch overlap instead of each waiting for
-        // the last.
-        if let Some(filter) = &self.filter {
-            let found: Vec<Option<&[u8]>> = probes
-                .iter()
-                .map(|p| {
-                    let at = p.block?;
-                    match at.filter {
+        let mut probes: Vec<Probe> = Vec::with_capacity(keys.len());
+        let (mut checked, mut negatives) = (0u64, 0u64);
+        // Passes 1 and 2, for up to BATCH keys at a time (the working arrays on the stack).
+        for (c, chunk) in keys.chunks(BATCH).enumerate() {
+            let base = c.saturating_mul(BATCH);
+            let n = chunk.len();
+            let mut refs: [&[u8]; BATCH] = [&[]; BATCH];
+            for (r, k) in refs.iter_mut().zip(chunk) {
+                *r = k.as_ref();
+            }
+            let refs = &refs[..n];
+            // Pass 1: each key's block, through the index, the fence searched a level at a
+            // time for all the keys, so their cache misses overlap.
+            let mut located: [Option<Located>; BATCH] = [None; BATCH];
+            let located = &mut located[..n];
+            self.blocks_for(cmp, refs, located)?;
+            // Pass 2: the filter. Every key's filter is found (and requested from memory)
+            // before any is asked, so the misses of a batch overlap instead of each waiting
+            // for the last.
+            if let Some(filter) = &self.filter {
+                let mut found: [Option<&[u8]>; BATCH] = [None; BATCH];
+                for (f, at) in found.iter_mut().zip(&*located) {
+                    *f = at.and_then(|at| match at.filter {
                         Some(packed) => filter.requested(packed),
                         None => filter.filter_for(at.handle.offset),
-                    }
-                })
-                .collect();
-            let mut checked = 0u64;
-            let mut negatives = 0u64;
-            for (p, f) in probes.iter_mut().zip(found) {
-                if p.block.is_some() {
-                    checked = checked.saturating_add(1);
-                    if !filter.filter_may_match(f, key(p)) {
-                        negatives = negatives.saturating_add(1);
-                        p.block = None;
+                    });
+                }
+                for ((at, f), k) in located.iter_mut().zip(found).zip(refs) {
+                    if at.is_some() {
+                        checked = checked.saturating_add(1);
+                        if !filter.filter_may_match(f, k) {
+                            negatives = negatives.saturating_add(1);
+                            *at = None;
+                        }
                     }
                 }
             }
+            for (j, at) in located.iter().enumerate() {
+                if let Some(block) = *at {
+                    probes.push(Probe {
+                        at: base.saturating_add(j),
+                        block,
+                    });
+                }
+            }
+        }
+        if self.filter.is_some() {
             self.counters.bump(Counter::FilterChecks, checked);
             self.counters.bump(Counter::FilterNegatives, negatives);
         }
         // Pass 3: each block once, for the run of keys it may hold, in file order, the blocks
         // a few ahead requested from memory meanwhile (every line: the trailer, the restart
         // array, the keys the search compares, the input of a checksum or decompression).
-        probes.retain(|p| p.block.is_some());
-        probes.sort_unstable_by_key(|p| p.block.map_or(0, |at| at.handle.offset));
-        let mut blocks: Vec<BlockHandle> = probes
-            .iter()
-            .filter_map(|p| p.block.map(|at| at.handle))
-            .collect();
-        blocks.dedup();
-        for h in blocks.iter().take(BLOCKS_AHEAD) {
-            self.prefetch_block(h);
-        }
-        let mut runs = probes.iter().peekable();
-        let mut key_buf = Vec::new();
-        let mut b = 0usize;
-        while let Some(first) = runs.next() {
-            let Some(at) = first.block else {
-                continue;
-            };
-            if let Some(far) = blocks.get(b.saturating_add(BLOCKS_AHEAD)) {
-                self.prefetch_block(far);
+        probes.sort_unstable_by_key(|p| p.block.handle.offset);
+        // `ahead` is the first probe of the next block to request.
+        let mut ahead = 0usize;
+        let request_next = |ahead: &mut usize| {
+            if let Some(p) = probes.get(*ahead) {
+                let handle = p.block.handle;
+                self.prefetch_block(&handle);
+                while probes.get(*ahead).is_some_and(|q| q.block.handle == handle) {
+                    *ahead = ahead.saturating_add(1);
+                }
             }
-            b = b.saturating_add(1);
+        };
+        for _ in 0..BLOCKS_AHEAD {
+            request_next(&mut ahead);
+        }
+        let mut key_buf = Vec::new();
+        let mut i = 0usize;
+        while let Some(first) = probes.get(i) {
+            request_next(&mut ahead);
+            let at = first.block;
             let handle = at.handle;
             let block = self.data_block_at(&at)?;
             let data = block.data();
             let mut cursor = Cursor::new(block.layout(), std::mem::take(&mut key_buf));
-            let mut probe = Some(first);
-            while let Some(p) = probe {
+            while let Some(p) = probes.get(i).filter(|p| p.block.handle == handle) {
                 cursor.seek(data, cmp, key(p));
                 if cursor.valid() {
                     f(p.at, cursor.key(), cursor.value(data));
                 } else if let Err(e) = cursor.status() {
                     return Err(block.locate(e, &handle));
                 }
-                probe = runs.next_if(|next| next.block == Some(at));
+                i = i.saturating_add(1);
             }
             key_buf = cursor.into_key_buf();
             block.give_back();

@@ -13,7 +13,7 @@ use crate::block::{Block, Cursor, Layout, restart_key};
 use crate::cache::{Cache, CachedBlock, fit, take_spare};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
 use crate::counters::{Counter, CounterCells};
-use crate::fence::{FILTER_UNDECIDED, Fence, PackedFilter, pack_handle};
+use crate::fence::{BATCH, FILTER_UNDECIDED, Fence, PackedFilter, pack_handle};
 use crate::filter::LoadedFilter;
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer};
 use crate::options::ReadOptions;
@@ -307,26 +307,42 @@ impl<R: ReadAt> Table<R> {
         self.block_for_from(cmp, key, self.fence_first(cmp, key))
     }
 
-    /// [`block_for`](Self::block_for) of each key, the fence searched for all of them at
-    /// once (see [`Fence::first_at_or_after_many`]).
+    /// [`block_for`](Self::block_for) of up to [`BATCH`] keys, into `out` (as long as
+    /// `keys`), the fence searched for all of them at once (see
+    /// [`Fence::first_at_or_after_batch`]).
     pub(crate) fn blocks_for<C: Comparator + ?Sized>(
         &self,
         cmp: &C,
         keys: &[&[u8]],
-    ) -> Result<Vec<Option<Located>>> {
-        let views: Option<Vec<&[u8]>> = keys.iter().map(|k| cmp.bytewise_view(k)).collect();
-        let firsts: Vec<Option<usize>> = match (&self.fence, views) {
-            (Some(fence), Some(views)) => fence
-                .first_at_or_after_many(&views, |j, i| self.restart_key_below(cmp, i, keys[j]))
-                .into_iter()
-                .map(Some)
-                .collect(),
-            _ => keys.iter().map(|k| self.fence_first(cmp, k)).collect(),
+        out: &mut [Option<Located>],
+    ) -> Result<()> {
+        let n = keys.len().min(BATCH);
+        let mut views: [&[u8]; BATCH] = [&[]; BATCH];
+        let viewed = views
+            .iter_mut()
+            .zip(&keys[..n])
+            .all(|(view, k)| cmp.bytewise_view(k).map(|v| *view = v).is_some());
+        let mut firsts = [0usize; BATCH];
+        let batched = match &self.fence {
+            Some(fence) if viewed => {
+                fence.first_at_or_after_batch(
+                    &views[..n],
+                    |j, i| self.restart_key_below(cmp, i, keys[j]),
+                    &mut firsts[..n],
+                );
+                true
+            }
+            _ => false,
         };
-        keys.iter()
-            .zip(firsts)
-            .map(|(k, first)| self.block_for_from(cmp, k, first))
-            .collect()
+        for (j, (located, k)) in out.iter_mut().zip(&keys[..n]).enumerate() {
+            let first = if batched {
+                Some(firsts[j])
+            } else {
+                self.fence_first(cmp, k)
+            };
+            *located = self.block_for_from(cmp, k, first)?;
+        }
+        Ok(())
     }
 
     /// [`block_for`](Self::block_for), given the fence's answer for `key` if there is one.

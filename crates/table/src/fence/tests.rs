@@ -16,9 +16,14 @@ fn check(keys: &[&[u8]], interval: usize, probes: &[&[u8]]) {
         .map(|i| restart_key(&data, layout, i).unwrap())
         .collect();
     let targets: Vec<&[u8]> = probes.iter().chain(keys).copied().collect();
-    let many = fence.first_at_or_after_many(&targets, |j, i| {
-        Some(restart_key(&data, layout, i)? < targets[j])
-    });
+    let mut many = vec![0; targets.len()];
+    for (chunk, out) in targets.chunks(BATCH).zip(many.chunks_mut(BATCH)) {
+        fence.first_at_or_after_batch(
+            chunk,
+            |j, i| Some(restart_key(&data, layout, i)? < chunk[j]),
+            out,
+        );
+    }
     for (&t, got_many) in targets.iter().zip(many) {
         let want = restart_keys
             .iter()
@@ -147,6 +152,9 @@ fn rank_agrees_with_partition_point() {
         for t in (0..3002).chain([u64::MAX - 1, u64::MAX]) {
             let want = prefixes.partition_point(|&p| p < t);
             assert_eq!(fence.rank(t), want, "len {len}, target {t}");
+            let mut batched = [None; 3];
+            fence.ranks(&[Some(t), None, Some(t)], &mut batched);
+            assert_eq!(batched, [Some(want), None, Some(want)]);
             if want < len {
                 assert_eq!(fence.prefix(want), prefixes[want]);
                 assert_eq!(fence.handle(want), Some(BlockHandle::new(0, want as u64)));
