@@ -36,10 +36,10 @@ pub trait ReadAt: Send + Sync {
     }
 
     /// Hints that the bytes at `offset..offset + len` are about to be read in order, as a
-    /// forward scan reads them. A memory map maps them in at once (`MADV_POPULATE_READ` on
-    /// Linux): one system call where touching them would fault, a few pages at a time,
-    /// and leave the cursor's prefetches of pages not yet mapped without effect. The range
-    /// may run past the end. Default: nothing.
+    /// forward scan reads them. A memory map maps them in ahead of the reads (on Linux): left
+    /// to the reads, each fault would stop the scan where it stands, and the cursor's
+    /// prefetches of pages not yet mapped do nothing. The range may run past the end.
+    /// Default: nothing.
     fn will_read(&self, offset: u64, len: u64) {
         let _ = (offset, len);
     }
@@ -60,6 +60,14 @@ fn read_slice_at(src: &[u8], buf: &mut [u8], offset: u64) -> io::Result<()> {
         )),
     }
 }
+
+/// The stride at which [`ReadAt::will_read`] reads a memory map: Linux's default
+/// `fault_around_bytes`. Measured against `MADV_POPULATE_READ` over the same windows, whose
+/// per-page bookkeeping (`get_user_pages`) cost more than the faults it spares: forward
+/// scans of a mapped 108 MB table, uncompressed 5.6–6.1 → 6.7–7.5 GB/s, snappy 4.5–4.6 →
+/// 4.7–4.9 GB/s (`read_loop scan-none`, `scan-snappy`).
+#[cfg(all(feature = "mmap", target_os = "linux"))]
+const FAULT_AROUND: usize = 64 << 10;
 
 /// Implements [`ReadAt`] for types holding their bytes in memory: reads copy from them, and
 /// readers borrow blocks from [`as_bytes`](ReadAt::as_bytes). A type may add methods of its
@@ -98,11 +106,16 @@ read_at_in_memory!(
                 let len = usize::try_from(len)
                     .unwrap_or(usize::MAX)
                     .min(self.len().saturating_sub(offset));
-                if len > 0 {
-                    // A hint: kernels before 5.14 refuse the advice, and a range the file
-                    // no longer covers fails to map; either way the reads that follow
-                    // fault as they would have.
-                    let _ = self.advise_range(memmap2::Advice::PopulateRead, offset, len);
+                // One read in each aligned FAULT_AROUND bytes the range touches: a read of a
+                // page not yet mapped faults, and the fault maps the pages of that aligned
+                // stretch the page cache holds (Linux's fault-around, 64 KiB unless
+                // configured otherwise). The reads are of bytes the map holds, as the
+                // scan's own reads will be.
+                let end = offset.saturating_add(len);
+                let mut at = offset;
+                while let Some(&byte) = self.get(at).filter(|_| at < end) {
+                    std::hint::black_box(byte);
+                    at = (at / FAULT_AROUND).saturating_add(1).saturating_mul(FAULT_AROUND);
                 }
             }
             #[cfg(not(target_os = "linux"))]
