@@ -304,6 +304,7 @@ impl Cursor {
     }
 
     /// Decodes the entry at `self.next`. Returns whether the cursor is valid afterwards.
+    #[inline]
     #[expect(
         clippy::arithmetic_side_effects,
         reason = "offsets stay within the entry decode_entry checked; restart_index < \
