@@ -110,7 +110,8 @@ read_at_in_memory!(
                 // page not yet mapped faults, and the fault maps the pages of that aligned
                 // stretch the page cache holds (Linux's fault-around, 64 KiB unless
                 // configured otherwise). The reads are of bytes the map holds, as the
-                // scan's own reads will be.
+                // scan's own reads will be (a file shrunk under its map faults here as it
+                // would there: see `memory_map(false)` in the database crate).
                 let end = offset.saturating_add(len);
                 let mut at = offset;
                 while let Some(&byte) = self.get(at).filter(|_| at < end) {
