@@ -18,6 +18,7 @@ pub mod read_at;
 mod counters;
 mod get_many;
 mod iter;
+mod locate;
 mod options;
 mod profile;
 mod properties;
