@@ -314,13 +314,19 @@ impl Fence {
 
     /// How many fenced prefixes are `< target`.
     #[inline]
+    fn rank(&self, target: u64) -> usize {
+        self.rank_from_leaf(self.leaf_line(target), target)
+    }
+
+    /// [`rank`](Self::rank) given the leaf line the upper levels chose: the handle and
+    /// filter lines beside it requested, its prefixes below `target` counted.
+    #[inline]
     #[expect(
         clippy::arithmetic_side_effects,
         reason = "each level's position is below the count of prefixes it covers (the \
-                  invariant below), at most len"
+                  invariant in leaf_line), at most len"
     )]
-    fn rank(&self, target: u64) -> usize {
-        let at = self.leaf_line(target);
+    fn rank_from_leaf(&self, at: usize, target: u64) -> usize {
         self.request_beside(at);
         at * FANOUT
             + self
@@ -331,7 +337,7 @@ impl Fence {
 
     /// The leaf line the upper levels choose for `target`.
     #[inline]
-    #[expect(clippy::arithmetic_side_effects, reason = "as in rank")]
+    #[expect(clippy::arithmetic_side_effects, reason = "as in rank_from_leaf")]
     fn leaf_line(&self, target: u64) -> usize {
         let mut at = 0;
         for level in self.upper.iter().rev() {
@@ -358,7 +364,7 @@ impl Fence {
     /// each search waiting for the one before.
     #[expect(
         clippy::arithmetic_side_effects,
-        reason = "as in rank, for each target"
+        reason = "as in rank_from_leaf, for each target"
     )]
     fn ranks(&self, targets: &[Option<u64>], out: &mut [Option<usize>]) {
         let mut at = [0usize; BATCH];
@@ -371,11 +377,7 @@ impl Fence {
             }
         }
         for ((rank, &a), t) in out.iter_mut().zip(&*at).zip(targets) {
-            *rank = t.map(|t| {
-                self.request_beside(a);
-                let leaf = self.leaves.get(a).map_or(0, |leaf| count_below(&leaf.0, t));
-                a * FANOUT + leaf
-            });
+            *rank = t.map(|t| self.rank_from_leaf(a, t));
         }
     }
 
@@ -388,20 +390,23 @@ impl Fence {
     /// The handle of the index entry at restart point `i`, if the fence holds it.
     #[inline]
     pub(crate) fn handle(&self, i: usize) -> Option<BlockHandle> {
-        if i >= self.len {
-            return None;
-        }
-        unpack_handle(self.handles.get(i / FANOUT)?.0[i % FANOUT])
+        unpack_handle(self.beside(&self.handles, i)?)
     }
 
     /// Where the filter of the data block at restart point `i` lies, if the fence holds it.
     #[inline]
     pub(crate) fn filter(&self, i: usize) -> Option<PackedFilter> {
+        self.beside(&self.filters, i)
+            .filter(|&packed| packed != NO_FILTER)
+    }
+
+    /// Slot `i` of `lines` (the handles or the filters), if `i` is fenced and they are kept.
+    #[inline]
+    fn beside(&self, lines: &[Line], i: usize) -> Option<u64> {
         if i >= self.len {
             return None;
         }
-        let packed = self.filters.get(i / FANOUT)?.0[i % FANOUT];
-        (packed != NO_FILTER).then_some(packed)
+        Some(lines.get(i / FANOUT)?.0[i % FANOUT])
     }
 
     /// The first restart point whose key is `>= target` (`num_restarts` if none), given
