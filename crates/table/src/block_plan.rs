@@ -85,33 +85,10 @@ impl<R: ReadAt> Table<R> {
     /// # Errors
     /// [`Error::Corruption`](crate::Error::Corruption) for an index entry that does not decode.
     pub fn block_to_read(&self, key: &[u8]) -> Result<Option<BlockHandle>> {
-        let Some(handle) = self.handle_for(key)? else {
+        let Some(at) = self.block_for(&*self.comparator, key)? else {
             return Ok(None);
         };
-        if let Some(filter) = &self.filter {
-            self.counters.bump(Counter::FilterChecks, 1);
-            if !filter.key_may_match(handle.offset, key) {
-                self.counters.bump(Counter::FilterNegatives, 1);
-                return Ok(None);
-            }
-        }
-        Ok(Some(handle))
-    }
-
-    /// The handle of the index entry a lookup of `key` lands on, `None` past the last block.
-    fn handle_for(&self, key: &[u8]) -> Result<Option<BlockHandle>> {
-        let mut index = Cursor::new(self.index_layout, Vec::new());
-        self.seek_index(&mut index, &*self.comparator, key);
-        if !index.valid() {
-            return index
-                .status()
-                .map(|()| None)
-                .map_err(|e| self.locate_index_error(e));
-        }
-        let mut value = index.value(&self.index);
-        BlockHandle::decode_from(&mut value)
-            .map(Some)
-            .map_err(|e| self.locate_in_index(e, index.entry_offset()))
+        Ok(self.filter_admits(&at, key).then_some(at.handle))
     }
 
     /// Whether the block cache holds the data block at `handle`.

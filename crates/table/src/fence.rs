@@ -83,7 +83,7 @@ pub(crate) type PackedFilter = u64;
 
 /// The reader cannot decide (no such filter, or its bounds do not decode): a start past
 /// the limit.
-pub(crate) const FILTER_UNDECIDED: PackedFilter = 1 << 32;
+const FILTER_UNDECIDED: PackedFilter = 1 << 32;
 
 /// A filter not recorded: the filter block must be asked.
 const NO_FILTER: PackedFilter = u64::MAX;

@@ -101,18 +101,6 @@ impl LoadedFilter {
         FilterBlockReader::new(&*self.policy, &self.data).key_may_match(block_offset, key)
     }
 
-    /// The filter covering the data block at `block_offset` (see
-    /// [`FilterBlockReader::filter_for`]), its cache lines requested from memory: a
-    /// batch finds every key's filter first, then asks them, their misses overlapping.
-    #[inline]
-    pub(crate) fn filter_for(&self, block_offset: u64) -> Option<&[u8]> {
-        let filter = FilterBlockReader::new(&*self.policy, &self.data).filter_for(block_offset);
-        if let Some(f) = filter {
-            leveltable_prefetch::lines(f);
-        }
-        filter
-    }
-
     /// Where the filter covering the data block at `block_offset` lies, for the fence.
     pub(crate) fn packed_for(&self, block_offset: u64) -> PackedFilter {
         pack_filter(
@@ -120,25 +108,38 @@ impl LoadedFilter {
         )
     }
 
-    /// [`key_may_match`](Self::key_may_match) given where the block's filter lies, as
-    /// [`packed_for`](Self::packed_for) answered.
+    /// The filter covering the data block at `block_offset` (see
+    /// [`FilterBlockReader::filter_for`]), found where `packed` says when the fence
+    /// recorded it ([`packed_for`](Self::packed_for)), else through the block's offsets.
     #[inline]
-    pub(crate) fn packed_may_match(&self, packed: PackedFilter, key: &[u8]) -> bool {
-        self.filter_may_match(self.unpacked(packed), key)
+    fn filter_at(&self, packed: Option<PackedFilter>, block_offset: u64) -> Option<&[u8]> {
+        match packed {
+            Some(packed) => unpack_filter(packed).and_then(|range| self.data.get(range)),
+            None => FilterBlockReader::new(&*self.policy, &self.data).filter_for(block_offset),
+        }
     }
 
-    /// The filter [`packed_for`](Self::packed_for) answered, as
-    /// [`filter_for`](Self::filter_for) finds it.
+    /// [`key_may_match`](Self::key_may_match), the filter found as
+    /// [`filter_at`](Self::filter_at) finds it.
     #[inline]
-    fn unpacked(&self, packed: PackedFilter) -> Option<&[u8]> {
-        unpack_filter(packed).and_then(|range| self.data.get(range))
+    pub(crate) fn may_match_at(
+        &self,
+        packed: Option<PackedFilter>,
+        block_offset: u64,
+        key: &[u8],
+    ) -> bool {
+        self.filter_may_match(self.filter_at(packed, block_offset), key)
     }
 
-    /// [`filter_for`](Self::filter_for) given where the filter lies: its cache lines
-    /// requested from memory.
+    /// [`filter_at`](Self::filter_at), its cache lines requested from memory: a batch finds
+    /// every key's filter first, then asks them, their misses overlapping.
     #[inline]
-    pub(crate) fn requested(&self, packed: PackedFilter) -> Option<&[u8]> {
-        let filter = self.unpacked(packed);
+    pub(crate) fn request_at(
+        &self,
+        packed: Option<PackedFilter>,
+        block_offset: u64,
+    ) -> Option<&[u8]> {
+        let filter = self.filter_at(packed, block_offset);
         if let Some(f) = filter {
             leveltable_prefetch::lines(f);
         }
@@ -146,7 +147,7 @@ impl LoadedFilter {
     }
 
     /// [`key_may_match`](Self::key_may_match) given the block's filter as
-    /// [`filter_for`](Self::filter_for) found it.
+    /// [`request_at`](Self::request_at) found it.
     #[inline]
     pub(crate) fn filter_may_match(&self, filter: Option<&[u8]>, key: &[u8]) -> bool {
         FilterBlockReader::new(&*self.policy, &self.data).filter_may_match(filter, key)
@@ -206,7 +207,7 @@ mod tests {
                 let packed = loaded.packed_for(offset);
                 for k in &probes {
                     assert_eq!(
-                        loaded.packed_may_match(packed, k),
+                        loaded.may_match_at(Some(packed), offset, k),
                         loaded.key_may_match(offset, k),
                         "offset {offset}, key {k:?}"
                     );

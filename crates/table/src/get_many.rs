@@ -123,10 +123,7 @@ impl<R: ReadAt> Table<R> {
             if let Some(filter) = &self.filter {
                 let mut found: [Option<&[u8]>; BATCH] = [None; BATCH];
                 for (f, at) in found.iter_mut().zip(&*located) {
-                    *f = at.and_then(|at| match at.filter {
-                        Some(packed) => filter.requested(packed),
-                        None => filter.filter_for(at.handle.offset),
-                    });
+                    *f = at.and_then(|at| filter.request_at(at.filter, at.handle.offset));
                 }
                 for ((at, f), k) in located.iter_mut().zip(found).zip(refs) {
                     if at.is_some() {

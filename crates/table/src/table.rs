@@ -13,7 +13,7 @@ use crate::block::{Block, Cursor, Layout};
 use crate::cache::{Cache, CachedBlock, fit, take_spare};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
 use crate::counters::{Counter, CounterCells};
-use crate::fence::{FILTER_UNDECIDED, Fence, PackedFilter, pack_handle};
+use crate::fence::{Fence, PackedFilter, pack_handle};
 use crate::filter::LoadedFilter;
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer};
 use crate::options::ReadOptions;
@@ -190,18 +190,16 @@ impl<R: ReadAt> Table<R> {
         )?;
         let (data_blocks, data_size) = (scan.blocks, scan.size);
         let bytewise = is_bytewise(&*options.comparator);
-        let filter_of = |handle: &BlockHandle| {
-            filter
-                .as_ref()
-                .map_or(FILTER_UNDECIDED, |f| f.packed_for(handle.offset))
-        };
+        let filter_of = filter
+            .as_ref()
+            .map(|f| move |handle: &BlockHandle| f.packed_for(handle.offset));
         let fence = Fence::build(
             &index,
             index_layout,
             scan.handles_at_restarts,
-            filter
-                .is_some()
-                .then_some(&filter_of as &dyn Fn(&BlockHandle) -> PackedFilter),
+            filter_of
+                .as_ref()
+                .map(|f| f as &dyn Fn(&BlockHandle) -> PackedFilter),
             |k| options.comparator.bytewise_view(k),
         );
         let cache_id = options.block_cache.as_ref().map_or(0, |c| c.new_id());
@@ -331,17 +329,8 @@ impl<R: ReadAt> Table<R> {
             return Ok(None);
         };
         let handle = at.handle;
-
-        if let Some(filter) = &self.filter {
-            self.counters.bump(Counter::FilterChecks, 1);
-            let may_match = match at.filter {
-                Some(packed) => filter.packed_may_match(packed, key),
-                None => filter.key_may_match(handle.offset, key),
-            };
-            if !may_match {
-                self.counters.bump(Counter::FilterNegatives, 1);
-                return Ok(None);
-            }
+        if !self.filter_admits(&at, key) {
+            return Ok(None);
         }
 
         let block = match self.cached_block(&handle) {
@@ -377,6 +366,23 @@ impl<R: ReadAt> Table<R> {
         if let Some(bytes) = self.stored_in_memory(handle) {
             prefetch::lines(bytes);
         }
+    }
+
+    /// Whether the filter, if the table has one, lets `key` through to the data block `at`;
+    /// counts the check and, when it says no, the negative.
+    // Always inlined: as a call, taking the block's location through memory, it made
+    // absent gets 10% slower.
+    #[inline(always)]
+    pub(crate) fn filter_admits(&self, at: &Located, key: &[u8]) -> bool {
+        let Some(filter) = &self.filter else {
+            return true;
+        };
+        self.counters.bump(Counter::FilterChecks, 1);
+        let admits = filter.may_match_at(at.filter, at.handle.offset, key);
+        if !admits {
+            self.counters.bump(Counter::FilterNegatives, 1);
+        }
+        admits
     }
 
     /// Asks the source to map in `len` bytes from `offset` ([`ReadAt::will_read`]), unless
@@ -455,8 +461,9 @@ impl<R: ReadAt> Table<R> {
         );
         let index_at = self.properties.footer.index.offset;
         let cached = self.cache.is_some() && fill;
-        // A block bound for the cache gets a buffer of its own size; others borrow the
-        // thread's buffer, which `give_back` returns.
+        // A block bound for the cache gets one of the thread's spare buffers (trimmed to
+        // size below if much larger); others borrow the thread's buffer, which `give_back`
+        // returns.
         let out = if cached {
             take_spare()
         } else {
