@@ -59,23 +59,14 @@ pub(crate) struct CounterCells {
     zero: [AtomicU64; KINDS],
 }
 
-/// The calling thread's shard and whether the thread owns it. Shards `0..SHARED` are each
-/// owned by one live thread at a time, handed out as threads first bump a counter and taken
-/// back when they exit; threads beyond those share [`SHARED`].
-fn thread_slot() -> Slot {
+/// The calling thread's shard. Shards `0..SHARED` are each owned by one live thread at a
+/// time, handed out as threads first bump a counter and taken back when they exit; threads
+/// beyond those share [`SHARED`].
+fn thread_slot() -> usize {
     thread_local! {
         static SLOT: SlotGuard = SlotGuard::take();
     }
-    SLOT.try_with(|s| s.0).unwrap_or(Slot {
-        index: SHARED,
-        owned: false,
-    })
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    index: usize,
-    owned: bool,
+    SLOT.try_with(|s| s.0).unwrap_or(SHARED)
 }
 
 /// Owned shards given back by threads that exited. The lock also orders an exited owner's
@@ -84,7 +75,8 @@ static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 /// Owned shards never handed out start here.
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
-struct SlotGuard(Slot);
+/// A thread's shard, given back when the thread exits if it owned it.
+struct SlotGuard(usize);
 
 impl SlotGuard {
     fn take() -> Self {
@@ -95,21 +87,15 @@ impl SlotGuard {
             })
             .ok()
         });
-        Self(match index {
-            Some(index) => Slot { index, owned: true },
-            None => Slot {
-                index: SHARED,
-                owned: false,
-            },
-        })
+        Self(index.unwrap_or(SHARED))
     }
 }
 
 impl Drop for SlotGuard {
     fn drop(&mut self) {
-        if self.0.owned {
+        if self.0 != SHARED {
             if let Ok(mut free) = FREE.lock() {
-                free.push(self.0.index);
+                free.push(self.0);
             }
         }
     }
@@ -120,8 +106,8 @@ impl CounterCells {
     #[inline]
     pub(crate) fn bump(&self, counter: Counter, by: u64) {
         let slot = thread_slot();
-        let cell = &self.shards[slot.index].0[counter as usize];
-        if slot.owned {
+        let cell = &self.shards[slot].0[counter as usize];
+        if slot != SHARED {
             cell.store(
                 cell.load(Ordering::Relaxed).wrapping_add(by),
                 Ordering::Relaxed,
@@ -131,25 +117,25 @@ impl CounterCells {
         }
     }
 
-    /// The sum over the shards of one counter since the last reset.
-    fn sum(&self, counter: Counter) -> u64 {
-        let k = counter as usize;
+    /// The sum over the shards of counter `k` since the table opened.
+    fn total(&self, k: usize) -> u64 {
         self.shards
             .iter()
             .map(|s| s.0[k].load(Ordering::Relaxed))
             .fold(0, u64::wrapping_add)
+    }
+
+    /// The sum over the shards of one counter since the last reset.
+    fn sum(&self, counter: Counter) -> u64 {
+        let k = counter as usize;
+        self.total(k)
             .wrapping_sub(self.zero[k].load(Ordering::Relaxed))
     }
 
     /// Makes the counts so far the new zero.
     fn reset(&self) {
-        for k in 0..KINDS {
-            let total = self
-                .shards
-                .iter()
-                .map(|s| s.0[k].load(Ordering::Relaxed))
-                .fold(0, u64::wrapping_add);
-            self.zero[k].store(total, Ordering::Relaxed);
+        for (k, zero) in self.zero.iter().enumerate() {
+            zero.store(self.total(k), Ordering::Relaxed);
         }
     }
 }
