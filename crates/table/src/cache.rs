@@ -33,7 +33,8 @@ impl quick_cache::Weighter<(u64, u64), Arc<CachedBlock>> for Weigher {
     }
 }
 
-/// Blocks an insert pushed out of the cache, let go of after the shard's lock is released.
+/// Blocks an insert pushed out of the cache, let go of after the shard's lock is released:
+/// the usual one in a field of its own, so that such an insert allocates nothing.
 #[derive(Default)]
 struct Evicted {
     one: Option<Arc<CachedBlock>>,
