@@ -14,6 +14,8 @@
 //! `keys_may_match`). The tables are the runner's million-entry tables, written by
 //! leveltable (byte-identical to LevelDB's without compression) into the system temporary
 //! directory on first use and memory-mapped afresh for every pass, as the runner maps them.
+//! A third argument sets the tables' entries instead (`read_loop get-absent-none 3
+//! 30000000`: a 3.5 GB table whose fence and filter no longer fit in the caches).
 //! Prints each pass and the best.
 
 use std::fs::File;
@@ -35,12 +37,13 @@ const BITS_PER_KEY: usize = 10;
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let Some(workload) = args.get(1) else {
-        return Err("usage: read_loop WORKLOAD [PASSES]".into());
+        return Err("usage: read_loop WORKLOAD [PASSES [ENTRIES]]".into());
     };
     let passes: usize = args.get(2).map_or(Ok(7), |p| p.parse())?;
+    let entries: u64 = args.get(3).map_or(Ok(TABLE_ENTRIES), |n| n.parse())?;
     let mut best = f64::MAX;
     for _ in 0..passes {
-        let (per_op, unit) = pass(workload)?;
+        let (per_op, unit) = pass(workload, entries)?;
         println!("{workload}: {per_op:.1} {unit}");
         best = if unit == "MB/s" {
             if best == f64::MAX {
@@ -56,8 +59,8 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// One timed pass: (figure, unit).
-fn pass(workload: &str) -> Result<(f64, &'static str)> {
+/// One timed pass over tables of `entries` entries: (figure, unit).
+fn pass(workload: &str, entries: u64) -> Result<(f64, &'static str)> {
     // A `-cache` suffix: the table gets a fresh 8 MiB block cache, as the runner's rows do.
     let cached = workload.ends_with("-cache");
     let workload = workload.trim_end_matches("-cache");
@@ -70,7 +73,7 @@ fn pass(workload: &str) -> Result<(f64, &'static str)> {
         "bloom-create" => Ok((bloom_create(), "ns/key")),
         "bloom-match" | "bloom-batch" => Ok((bloom_match(workload == "bloom-batch"), "ns/query")),
         _ if workload.starts_with("scan-") => {
-            let table = open(compression, cached)?;
+            let table = open(compression, cached, entries)?;
             let start = Instant::now();
             let mut iter = table.iter();
             iter.seek_to_first();
@@ -85,8 +88,8 @@ fn pass(workload: &str) -> Result<(f64, &'static str)> {
         _ if workload.starts_with("many-") => {
             // The runner's get_many rows: batches of 64 keys.
             let present = workload.starts_with("many-present");
-            let queries = get_queries(TABLE_ENTRIES, GET_QUERIES, present);
-            let table = open(compression, cached)?;
+            let queries = get_queries(entries, GET_QUERIES, present);
+            let table = open(compression, cached, entries)?;
             let start = Instant::now();
             let mut found = 0usize;
             for batch in queries.chunks(64) {
@@ -101,8 +104,8 @@ fn pass(workload: &str) -> Result<(f64, &'static str)> {
         }
         _ if workload.starts_with("get-") => {
             let present = workload.starts_with("get-present");
-            let queries = get_queries(TABLE_ENTRIES, GET_QUERIES, present);
-            let table = open(compression, cached)?;
+            let queries = get_queries(entries, GET_QUERIES, present);
+            let table = open(compression, cached, entries)?;
             let mut value = Vec::with_capacity(128);
             let start = Instant::now();
             let mut found = 0usize;
@@ -124,20 +127,25 @@ fn pass(workload: &str) -> Result<(f64, &'static str)> {
     }
 }
 
-/// The benchmark table of `compression`, built on first use and mapped afresh.
-fn open(compression: Compression, cached: bool) -> Result<Table<memmap2::Mmap>> {
+/// The benchmark table of `compression` and `entries`, built on first use and mapped afresh.
+fn open(compression: Compression, cached: bool, entries: u64) -> Result<Table<memmap2::Mmap>> {
     let name = match compression {
         Compression::Snappy => "snappy",
         _ => "none",
     };
-    let path: PathBuf = std::env::temp_dir().join(format!("leveltable-read-loop-{name}.ldb"));
+    let file = if entries == TABLE_ENTRIES {
+        format!("leveltable-read-loop-{name}.ldb")
+    } else {
+        format!("leveltable-read-loop-{name}-{entries}.ldb")
+    };
+    let path: PathBuf = std::env::temp_dir().join(file);
     if !path.exists() {
         let options = BuildOptions::default()
             .compression(compression)
             .filter_policy(BloomFilterPolicy::new(BITS_PER_KEY));
         let partial = path.with_extension("partial");
         let mut builder = TableBuilder::new(BufWriter::new(File::create(&partial)?), options)?;
-        for (k, v) in table_entries(TABLE_ENTRIES) {
+        for (k, v) in table_entries(entries) {
             builder.add(&k, &v)?;
         }
         builder.finish()?;
