@@ -22,6 +22,7 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use crate::block::{Layout, restart_entry, restart_key};
 use crate::format::BlockHandle;
@@ -88,6 +89,12 @@ const FILTER_UNDECIDED: PackedFilter = 1 << 32;
 /// A filter not recorded: the filter block must be asked.
 const NO_FILTER: PackedFilter = u64::MAX;
 
+/// The most bytes of filters a leaf line's span may cover for a lookup to request them all
+/// with the line: 8 cache lines. A 4 KiB block of 100-byte entries has about 44 bytes of
+/// filter at 10 bits a key, so 8 blocks' filters take about 6 lines; blocks of much smaller
+/// entries would make the requests cost more than the miss they hide.
+const SPAN_LIMIT: usize = 512;
+
 /// `range` packed, if its ends fit in 32 bits.
 pub(crate) fn pack_filter(range: Option<std::ops::Range<usize>>) -> PackedFilter {
     let Some(range) = range else {
@@ -117,7 +124,9 @@ pub(crate) fn unpack_filter(packed: PackedFilter) -> Option<std::ops::Range<usiz
 /// reads one line per level, top down — a few compares per line instead of one dependent load
 /// per halving — and the upper levels are small enough to stay in cache. Once the level above
 /// the leaves has chosen a leaf line, its handle and filter lines are requested too, so their
-/// misses overlap the leaf's instead of following it. For a million-entry table's 25,642 data
+/// misses overlap the leaf's instead of following it; so are the filters of the line's 8
+/// blocks, where they lie within a few cache lines of one another (see
+/// [`with_filter_block`](Self::with_filter_block)). For a million-entry table's 25,642 data
 /// blocks that is 5 lines of prefixes (the top ones hot) where binary search reads 15
 /// entries.
 #[derive(Debug, Clone)]
@@ -130,6 +139,11 @@ pub(crate) struct Fence {
     handles: Vec<Line>,
     /// Packed filters ([`NO_FILTER`] where unknown), likewise.
     filters: Vec<Line>,
+    /// The filter block the packed filters point into, and for each leaf line the bytes
+    /// holding the filters of its blocks, packed as a filter is (see
+    /// [`with_filter_block`](Self::with_filter_block)); empty when not given.
+    filter_block: Option<Arc<[u8]>>,
+    spans: Vec<PackedFilter>,
     /// Upper levels, bottom up; the last is a single line. Every level below the top (the
     /// leaves included) ends with an extra line of `u64::MAX`, so that a search whose target
     /// exceeds a whole level lands on a line that counts nothing.
@@ -306,10 +320,39 @@ impl Fence {
             leaves,
             handles,
             filters,
+            filter_block: None,
+            spans: Vec::new(),
             upper,
             len,
             tail,
         })
+    }
+
+    /// The fence, given the filter block its packed filters point into: a lookup then
+    /// requests the filters of a leaf line's blocks together with the line, when they span
+    /// at most [`SPAN_LIMIT`] bytes, so that the filter's miss overlaps the leaf's instead
+    /// of following it.
+    pub(crate) fn with_filter_block(mut self, block: Arc<[u8]>) -> Fence {
+        self.spans = self
+            .filters
+            .iter()
+            .map(|line| {
+                let ranges = line.0.iter().filter_map(|&packed| {
+                    (packed != NO_FILTER)
+                        .then(|| unpack_filter(packed))
+                        .flatten()
+                });
+                let span = ranges.reduce(|a, b| a.start.min(b.start)..a.end.max(b.end));
+                match span {
+                    Some(span) if span.len() <= SPAN_LIMIT && span.end <= block.len() => {
+                        pack_filter(Some(span))
+                    }
+                    _ => NO_FILTER,
+                }
+            })
+            .collect();
+        self.filter_block = Some(block);
+        self
     }
 
     /// How many fenced prefixes are `< target`.
@@ -319,15 +362,23 @@ impl Fence {
     }
 
     /// [`rank`](Self::rank) given the leaf line the upper levels chose: the handle and
-    /// filter lines beside it requested, its prefixes below `target` counted.
+    /// filter lines beside it and its blocks' filters requested, its prefixes below `target`
+    /// counted.
+    #[inline]
+    fn rank_from_leaf(&self, at: usize, target: u64) -> usize {
+        self.request_beside(at);
+        self.request_filters(at);
+        self.count_in_leaf(at, target)
+    }
+
+    /// How many prefixes before leaf line `at` and in it are `< target`.
     #[inline]
     #[expect(
         clippy::arithmetic_side_effects,
         reason = "each level's position is below the count of prefixes it covers (the \
                   invariant in leaf_line), at most len"
     )]
-    fn rank_from_leaf(&self, at: usize, target: u64) -> usize {
-        self.request_beside(at);
+    fn count_in_leaf(&self, at: usize, target: u64) -> usize {
         at * FANOUT
             + self
                 .leaves
@@ -337,7 +388,7 @@ impl Fence {
 
     /// The leaf line the upper levels choose for `target`.
     #[inline]
-    #[expect(clippy::arithmetic_side_effects, reason = "as in rank_from_leaf")]
+    #[expect(clippy::arithmetic_side_effects, reason = "as in count_in_leaf")]
     fn leaf_line(&self, target: u64) -> usize {
         let mut at = 0;
         for level in self.upper.iter().rev() {
@@ -359,12 +410,25 @@ impl Fence {
         }
     }
 
+    /// Requests the filters of leaf line `at`'s blocks from memory, where the fence knows
+    /// their span. A batch does not: it requests each key's own filter once the leaves have
+    /// answered, before it asks any.
+    #[inline]
+    fn request_filters(&self, at: usize) {
+        if let (Some(block), Some(&span)) = (&self.filter_block, self.spans.get(at))
+            && span != NO_FILTER
+            && let Some(filters) = unpack_filter(span).and_then(|span| block.get(span))
+        {
+            leveltable_prefetch::lines(filters);
+        }
+    }
+
     /// [`rank`](Self::rank) of many targets (`None`s skipped): the tree is walked a level at
     /// a time for all of them, so the cache misses of different targets overlap instead of
     /// each search waiting for the one before.
     #[expect(
         clippy::arithmetic_side_effects,
-        reason = "as in rank_from_leaf, for each target"
+        reason = "as in count_in_leaf, for each target"
     )]
     fn ranks(&self, targets: &[Option<u64>], out: &mut [Option<usize>]) {
         let mut at = [0usize; BATCH];
@@ -377,7 +441,10 @@ impl Fence {
             }
         }
         for ((rank, &a), t) in out.iter_mut().zip(&*at).zip(targets) {
-            *rank = t.map(|t| self.rank_from_leaf(a, t));
+            *rank = t.map(|t| {
+                self.request_beside(a);
+                self.count_in_leaf(a, t)
+            });
         }
     }
 

@@ -90,7 +90,8 @@ impl FilterSet {
 /// A loaded filter block and the policy that reads it.
 pub(crate) struct LoadedFilter {
     pub(crate) policy: Arc<dyn FilterPolicy>,
-    pub(crate) data: Vec<u8>,
+    /// Shared with the fence, which requests filters from it ahead of a lookup.
+    pub(crate) data: Arc<[u8]>,
 }
 
 impl LoadedFilter {
@@ -201,7 +202,7 @@ mod tests {
         for data in blocks {
             let loaded = LoadedFilter {
                 policy: Arc::clone(&policy),
-                data,
+                data: Arc::from(data),
             };
             for offset in (0..70_000).step_by(333).chain([u64::MAX, 1 << 40]) {
                 let packed = loaded.packed_for(offset);
@@ -227,7 +228,7 @@ mod tests {
         assert_eq!(blocks[0].0, "leveldb.BuiltinBloomFilter2");
         let loaded = LoadedFilter {
             policy: a,
-            data: blocks[0].1.clone(),
+            data: Arc::from(&blocks[0].1[..]),
         };
         assert!(loaded.key_may_match(0, b"hello"));
         let empty = FilterSet::new(None, &[]).unwrap().finish();

@@ -174,7 +174,7 @@ impl<R: ReadAt> Table<R> {
                     filter_size = info.handle.size;
                     filter = Some(LoadedFilter {
                         policy: Arc::clone(policy),
-                        data: data.into_owned(),
+                        data: Arc::from(&*data),
                     });
                     break 'find;
                 }
@@ -201,7 +201,11 @@ impl<R: ReadAt> Table<R> {
                 .as_ref()
                 .map(|f| f as &dyn Fn(&BlockHandle) -> PackedFilter),
             |k| options.comparator.bytewise_view(k),
-        );
+        )
+        .map(|fence| match &filter {
+            Some(f) => fence.with_filter_block(Arc::clone(&f.data)),
+            None => fence,
+        });
         let cache_id = options.block_cache.as_ref().map_or(0, |c| c.new_id());
         let properties = TableProperties {
             file_size,

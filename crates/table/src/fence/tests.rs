@@ -277,3 +277,61 @@ fn agrees_with_linear_search() {
         check(&tied_keys, interval, &tied_probes);
     }
 }
+
+/// Each leaf line's span covers the filters of its blocks (undecided ones and the last
+/// line's padding left out), and spans too long to request, or past the end of the filter
+/// block, are not kept.
+#[test]
+fn leaf_lines_span_their_filters() {
+    let len = 50;
+    let keep = Keep {
+        handles: true,
+        filters: true,
+    };
+    // Block i's filter: 10 bytes from 10 * i, but block 9's 200 bytes, block 13's undecided
+    // and blocks 40..48's 100 bytes each.
+    let filter_of = |i: usize| match i {
+        9 => pack_filter(Some(90..290)),
+        13 => pack_filter(None),
+        40..48 => pack_filter(Some(400 + 100 * (i - 40)..500 + 100 * (i - 40))),
+        _ => pack_filter(Some(10 * i..10 * i + 10)),
+    };
+    let spans = |block_len: usize| {
+        let fence = Fence::from_entries(Vec::new(), len, false, keep, |i| {
+            Some(Entry {
+                prefix: i as u64,
+                handle: i as u64,
+                filter: filter_of(i),
+            })
+        })
+        .unwrap()
+        .with_filter_block(Arc::from(vec![0u8; block_len]));
+        assert_eq!(fence.spans.len(), len.div_ceil(FANOUT));
+        let unpack = |s| (s != NO_FILTER).then(|| unpack_filter(s)).flatten();
+        fence.spans.iter().map(|&s| unpack(s)).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        spans(1200),
+        [
+            Some(0..80),
+            Some(80..290),
+            Some(160..240),
+            Some(240..320),
+            Some(320..400),
+            None, // 800 bytes: past SPAN_LIMIT
+            Some(480..500),
+        ]
+    );
+    assert_eq!(
+        spans(300),
+        [
+            Some(0..80),
+            Some(80..290),
+            Some(160..240),
+            None,
+            None,
+            None,
+            None
+        ]
+    );
+}
