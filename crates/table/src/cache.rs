@@ -69,15 +69,16 @@ thread_local! {
     static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// An empty buffer for a block bound for the cache: a spare if the thread has one.
+/// A buffer for a block bound for the cache, to decode into: a spare if the thread has one.
+/// A spare keeps its evicted block's bytes and length: decoding overwrites them, and sizing
+/// it for the next block zero-fills only what it grows by, where clearing it would
+/// zero-fill the whole block first.
 pub(crate) fn take_spare() -> Vec<u8> {
-    let mut buf = SPARE
+    SPARE
         .try_with(|s| s.borrow_mut().pop())
         .ok()
         .flatten()
-        .unwrap_or_default();
-    buf.clear();
-    buf
+        .unwrap_or_default()
 }
 
 /// Trims a block decoded into a spare much larger than itself, which the cache would
@@ -232,8 +233,8 @@ mod tests {
         assert!(cache.is_empty());
     }
 
-    /// Blocks evicted by this thread's inserts become its spare buffers, empty when taken;
-    /// a block still held elsewhere is left to its holder.
+    /// Blocks evicted by this thread's inserts become its spare buffers, their bytes kept for
+    /// the next decode to overwrite; a block still held elsewhere is left to its holder.
     #[test]
     fn evicted_blocks_become_spares() {
         SPARE.with(|s| s.borrow_mut().clear());
@@ -243,7 +244,7 @@ mod tests {
         }
         assert_eq!(SPARE.with(|s| s.borrow().len()), SPARES);
         let spare = take_spare();
-        assert!(spare.is_empty() && spare.capacity() >= 4008);
+        assert_eq!(spare.len(), 4008);
         assert_eq!(SPARE.with(|s| s.borrow().len()), SPARES - 1);
         assert!(cache.weight() <= 64 * 1024);
 
