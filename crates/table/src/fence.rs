@@ -133,6 +133,9 @@ pub(crate) fn unpack_filter(packed: PackedFilter) -> Option<std::ops::Range<usiz
 pub(crate) struct Fence {
     /// The prefix every fenced restart key (hence every key before the tail) starts with.
     common: Vec<u8>,
+    /// `common` zero-padded to 16 bytes as a big-endian number, and the mask of its bytes,
+    /// when it is that short.
+    common_word: Option<(u128, u128)>,
     leaves: Vec<Line>,
     /// Packed handles ([`NO_HANDLE`] where unknown), a line for each line of `leaves`;
     /// empty when the fence keeps none.
@@ -159,6 +162,11 @@ pub(crate) struct Fence {
 /// The 8 bytes of `key` after `skip`, zero-padded, as a big-endian number.
 #[inline]
 fn prefix_at(key: &[u8], skip: usize) -> u64 {
+    // Most keys hold 8 bytes past the skip: one load, where the padded copy below is a
+    // call to `memcpy` of a length known only at run time.
+    if let Some(bytes) = key.get(skip..).and_then(|rest| rest.first_chunk::<8>()) {
+        return u64::from_be_bytes(*bytes);
+    }
     let rest = key.get(skip..).unwrap_or_default();
     let mut buf = [0u8; 8];
     let n = rest.len().min(8);
@@ -315,8 +323,15 @@ impl Fence {
                 }
             }
         }
+        let common_word = (common.len() <= 16).then(|| {
+            let (mut word, mut mask) = ([0u8; 16], [0u8; 16]);
+            word[..common.len()].copy_from_slice(&common);
+            mask[..common.len()].fill(0xff);
+            (u128::from_be_bytes(word), u128::from_be_bytes(mask))
+        });
         Some(Fence {
             common,
+            common_word,
             leaves,
             handles,
             filters,
@@ -536,9 +551,24 @@ impl Fence {
     /// alone places it (before or after every fenced key).
     fn target_prefix(&self, target: &[u8]) -> Option<u64> {
         let c = self.common.len();
-        let head = &target[..target.len().min(c)];
         // A target shorter than the common prefix and a prefix of it sorts first.
-        (head == &self.common[..] && target.len() >= c).then(|| prefix_at(target, c))
+        (self.against_common(target) == Ordering::Equal && target.len() >= c)
+            .then(|| prefix_at(target, c))
+    }
+
+    /// How `target`'s first bytes, as many as it and the common prefix both have, sort
+    /// against the common prefix's.
+    #[inline]
+    fn against_common(&self, target: &[u8]) -> Ordering {
+        // A target of 16 bytes or more against a common prefix of at most 16: one load,
+        // masked to the prefix's length, and one compare, where comparing the slices is a
+        // call to `memcmp`.
+        if let (Some((common, mask)), Some(head)) = (self.common_word, target.first_chunk::<16>()) {
+            return (u128::from_be_bytes(*head) & mask).cmp(&common);
+        }
+        let c = self.common.len();
+        let head = &target[..target.len().min(c)];
+        head.cmp(&self.common[..head.len()])
     }
 
     fn search_fenced(
@@ -549,8 +579,7 @@ impl Fence {
     ) -> usize {
         let m = self.len;
         let c = self.common.len();
-        let head = &target[..target.len().min(c)];
-        match head.cmp(&self.common[..head.len()]) {
+        match self.against_common(target) {
             Ordering::Less => return 0,
             Ordering::Greater => return m,
             // A target shorter than the common prefix and a prefix of it sorts first.

@@ -35,6 +35,43 @@ fn check(keys: &[&[u8]], interval: usize, probes: &[&[u8]]) {
     }
 }
 
+/// Common prefixes of every length up to past 16 bytes, against targets shorter and longer
+/// than 16 bytes that sort before, inside and after the prefix (the one-load comparison
+/// and the slice comparison answer alike).
+#[test]
+fn common_prefixes_of_every_length() {
+    for c in 0..=18usize {
+        let common: Vec<u8> = (0..c).map(|i| b'a' + (i % 7) as u8).collect();
+        let keys: Vec<Vec<u8>> = (0..40u32)
+            .map(|i| {
+                let mut k = common.clone();
+                k.extend_from_slice(format!("{:03}", i * 5).as_bytes());
+                k.extend_from_slice(&[b'x'; 9][..(i % 10) as usize]);
+                k
+            })
+            .collect();
+        let mut probes: Vec<Vec<u8>> = Vec::new();
+        for len in [0, 1, c.saturating_sub(1), c, c + 1, 15, 16, 17, 24] {
+            for fill in [0u8, b'0', b'5', b'a', b'g', 0xff] {
+                // The common prefix cut or padded to `len`, then with one byte changed.
+                let mut p: Vec<u8> = common.iter().copied().chain([fill; 24]).take(len).collect();
+                probes.push(p.clone());
+                for at in [0, c / 2, c.saturating_sub(1)] {
+                    if let Some(b) = p.get_mut(at) {
+                        *b = fill;
+                        probes.push(p.clone());
+                    }
+                }
+            }
+        }
+        let keys: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        let probes: Vec<&[u8]> = probes.iter().map(|p| &p[..]).collect();
+        for interval in [1, 3] {
+            check(&keys, interval, &probes);
+        }
+    }
+}
+
 /// Internal-key style ordering: the key without its last 8 bytes bytewise, then those 8
 /// bytes (little-endian) descending, viewed through the first part only.
 struct Suffixed;
