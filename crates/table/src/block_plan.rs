@@ -15,7 +15,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::block::{Block, Cursor, Layout};
-use crate::cache::{CachedBlock, fit, take_spare};
+use crate::cache::{CachedBlock, take_spare};
 use crate::counters::Counter;
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle};
 use crate::read_block::{Decode, locate, read_block_contents_into};
@@ -171,14 +171,8 @@ impl<R: ReadAt> Table<R> {
         let out = if fill { take_spare() } else { Vec::new() };
         let (contents, compressed) =
             read_block_contents_into(&placed, self.file_size, handle, index_at, &decode, out)?;
-        let mut data = contents.into_owned();
-        fit(&mut data);
-        let layout = Layout::parse(&data).map_err(|e| locate(e, handle.offset, compressed))?;
-        let block = Arc::new(CachedBlock {
-            data,
-            layout,
-            compressed,
-        });
+        let layout = Layout::parse(&contents).map_err(|e| locate(e, handle.offset, compressed))?;
+        let block = CachedBlock::new(contents.into_owned(), layout, compressed);
         if let Some(cache) = self.cache.as_ref().filter(|_| fill) {
             cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
         }

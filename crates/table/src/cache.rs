@@ -81,11 +81,18 @@ pub(crate) fn take_spare() -> Vec<u8> {
         .unwrap_or_default()
 }
 
-/// Trims a block decoded into a spare much larger than itself, which the cache would
-/// otherwise charge (and hold) in full.
-pub(crate) fn fit(data: &mut Vec<u8>) {
-    if data.capacity() > data.len().saturating_add(data.len() / 4) {
-        data.shrink_to_fit();
+impl CachedBlock {
+    /// A decoded block ready for the cache. One decoded into a spare much larger than
+    /// itself is trimmed first, which the cache would otherwise charge (and hold) in full.
+    pub(crate) fn new(mut data: Vec<u8>, layout: Layout, compressed: bool) -> Arc<CachedBlock> {
+        if data.capacity() > data.len().saturating_add(data.len() / 4) {
+            data.shrink_to_fit();
+        }
+        Arc::new(CachedBlock {
+            data,
+            layout,
+            compressed,
+        })
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::bits::Bits;
 use crate::block::{Block, Cursor, Layout};
-use crate::cache::{Cache, CachedBlock, fit, take_spare};
+use crate::cache::{Cache, CachedBlock, take_spare};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
 use crate::counters::{Counter, CounterCells};
 use crate::fence::{Fence, PackedFilter, pack_handle};
@@ -486,14 +486,9 @@ impl<R: ReadAt> Table<R> {
         let layout = Layout::parse(&contents).map_err(|e| locate(e, handle.offset, compressed))?;
         Ok(match contents {
             Cow::Borrowed(data) => BlockRef::Borrowed { data, layout },
-            Cow::Owned(mut data) => match &self.cache {
+            Cow::Owned(data) => match &self.cache {
                 Some(cache) if fill => {
-                    fit(&mut data);
-                    let block = Arc::new(CachedBlock {
-                        data,
-                        layout,
-                        compressed,
-                    });
+                    let block = CachedBlock::new(data, layout, compressed);
                     cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
                     BlockRef::Cached(block)
                 }
