@@ -227,13 +227,8 @@ mod tests {
     /// answer exactly what single gets answer.
     #[test]
     fn agrees_with_single_gets() {
-        let mut state = 3u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            state >> 33
-        };
+        let mut rng = crate::test_rng::Lcg::new(3);
+        let mut next = move || rng.next() >> 33;
         for (filter, cache) in [(false, false), (true, false), (true, true)] {
             let t = table(3000, filter, cache);
             for round in 0..40 {

@@ -26,6 +26,8 @@ mod read_block;
 mod readahead;
 mod table;
 mod table_builder;
+#[cfg(test)]
+mod test_rng;
 mod verify;
 
 pub use atomic_file::{AtomicTableFile, create_table};

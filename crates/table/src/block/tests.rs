@@ -59,11 +59,9 @@ fn empty_block() {
 #[test]
 fn model_all_intervals() {
     let mut model = BTreeMap::new();
-    let mut x = 1u64;
+    let mut rng = crate::test_rng::Lcg::new(1);
     for i in 0..300u32 {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        let x = rng.next();
         let key = format!("key{:05}{}", i * 3, "x".repeat((x >> 60) as usize));
         let value = vec![b'v'; (x >> 56) as usize % 40];
         model.insert(key.into_bytes(), value);
@@ -130,11 +128,9 @@ fn random_walks_agree_with_positions() {
         let block = Block::new(&data).unwrap();
         let mut it = block.iter(&BytewiseComparator);
         let mut pos: Option<usize> = None;
-        let mut x = 7u64;
+        let mut rng = crate::test_rng::Lcg::new(7);
         for _ in 0..3000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            let x = rng.next();
             match (x >> 60) % 8 {
                 0 => {
                     it.seek_to_first();

@@ -158,13 +158,8 @@ fn views_agree_with_linear_search_by_comparator() {
 /// of `u64::MAX` (which equal the padding).
 #[test]
 fn rank_agrees_with_partition_point() {
-    let mut state = 7u64;
-    let mut next = move || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        state >> 20
-    };
+    let mut rng = crate::test_rng::Lcg::new(7);
+    let mut next = move || rng.next() >> 20;
     for len in (1..=80).chain([511, 512, 513, 4095, 4096, 4097, 5000]) {
         let mut prefixes: Vec<u64> = (0..len).map(|_| next() % 1000 * 3).collect();
         if len % 3 == 0 {
