@@ -15,7 +15,7 @@ use leveltable_table::{Cache, Comparator, ReadOptions};
 use crate::db_iter::{DbIter, Versions};
 use crate::dbformat::{
     InternalFilterPolicy, InternalKeyComparator, LookupKey, LookupResult, MAX_SEQUENCE, ValueType,
-    append_internal_key, lookup_key,
+    append_internal_key, lookup_key, show_key,
 };
 use crate::filename::{FileType, log_file_name, parse_file_name, table_file_name};
 use crate::merger::{Merger, Origin, Source, Store};
@@ -367,11 +367,11 @@ impl Db {
         newest_wins: bool,
         properties: DbProperties,
     ) -> Db {
-        let store = Store {
-            icmp: InternalKeyComparator::new(Arc::clone(&user)),
+        let store = Store::new(
+            InternalKeyComparator::new(Arc::clone(&user)),
             tables,
             sources,
-        };
+        );
         Db {
             dir,
             store: Arc::new(store),
@@ -543,12 +543,50 @@ impl Db {
         Ok(total)
     }
 
-    /// Reads and checks every block of every table (checksums, encoding, order) and every
-    /// record of the replayed logs.
+    /// Checks that the first and last keys of `table` are the range `f` gives it.
+    fn check_range<R: leveltable_table::ReadAt>(
+        &self,
+        f: &FileMetaData,
+        table: &leveltable_table::Table<R>,
+    ) -> Result<()> {
+        let mut it = table.iter();
+        it.seek_to_first();
+        let first = it.valid().then(|| it.key().to_vec());
+        it.status()?;
+        it.seek_to_last();
+        let last = it.valid().then(|| it.key().to_vec());
+        it.status()?;
+        let icmp = &self.store.icmp;
+        let same = |a: &Option<Vec<u8>>, b: &[u8]| {
+            a.as_deref()
+                .is_some_and(|a| icmp.compare(a, b) == Ordering::Equal)
+        };
+        if same(&first, &f.smallest) && same(&last, &f.largest) {
+            return Ok(());
+        }
+        let held = match (&first, &last) {
+            (Some(a), Some(b)) => format!("{} ..= {}", show_key(a), show_key(b)),
+            _ => "no entries".to_string(),
+        };
+        Err(Error::corruption(
+            table_file_name(f.number),
+            format!(
+                "key range (the table holds {held}, the MANIFEST gives it {} ..= {})",
+                show_key(&f.smallest),
+                show_key(&f.largest)
+            ),
+            0,
+        ))
+    }
+
+    /// Reads and checks every block of every table (checksums, encoding, order), that each
+    /// table's first and last keys are the range the MANIFEST gives it, and every record of
+    /// the replayed logs.
     ///
     /// # Errors
-    /// The first problem, naming the file: a table error, or for a log, the first record
-    /// its replay dropped.
+    /// The first problem, naming the file: a table error, a table whose keys are not the
+    /// range the MANIFEST gives it ([`Error::Corruption`] showing both ranges), or for a
+    /// log, the first record its replay dropped.
     pub fn verify(&self) -> Result<DbVerifySummary> {
         let mut summary = DbVerifySummary::default();
         for source in &self.store.sources {
@@ -561,7 +599,9 @@ impl Db {
                 let s = table
                     .table()
                     .verify()
-                    .map_err(|e| Error::from(e).in_table(name))?;
+                    .map_err(|e| Error::from(e).in_table(name.clone()))?;
+                self.check_range(f, table.table())
+                    .map_err(|e| e.in_table(name))?;
                 summary.tables += 1;
                 summary.table_entries += s.entries;
                 summary.table_bytes += s.bytes_read;

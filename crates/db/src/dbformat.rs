@@ -545,5 +545,32 @@ impl LookupResult {
     }
 }
 
+/// An internal key for a message: its user key, escaped and cut to 64 bytes, with its
+/// sequence number (or the raw bytes, if it is too short to hold a tag).
+pub fn show_key(key: &[u8]) -> String {
+    const SHOWN: usize = 64;
+    let (user, tag) = match key.len().checked_sub(TAG_LEN) {
+        Some(n) => (&key[..n], Some(&key[n..])),
+        None => (key, None),
+    };
+    let mut s = String::from("\"");
+    s.extend(
+        user.iter()
+            .take(SHOWN)
+            .flat_map(|&b| std::ascii::escape_default(b))
+            .map(char::from),
+    );
+    if user.len() > SHOWN {
+        s.push_str("...");
+    }
+    s.push('"');
+    if let Some(tag) = tag {
+        let mut bytes = [0u8; TAG_LEN];
+        bytes.copy_from_slice(tag);
+        s.push_str(&format!(" @ {}", u64::from_le_bytes(bytes) >> 8));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests;

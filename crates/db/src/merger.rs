@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use leveltable_table::{BytewiseComparator, Comparator, MapAhead};
 
-use crate::dbformat::InternalKeyComparator;
+use crate::dbformat::{InternalKeyComparator, show_key};
 use crate::filename::table_file_name;
 use crate::memtable::MemTable;
 use crate::table_cache::TableCache;
@@ -76,8 +76,25 @@ pub(crate) enum Source {
 /// What the merge reads through.
 pub(crate) struct Store {
     pub(crate) icmp: InternalKeyComparator,
+    /// The internal comparator over [`BytewiseComparator`], statically dispatched, when the
+    /// user comparator is bytewise.
+    bytewise: Option<InternalKeyComparator<BytewiseComparator>>,
     pub(crate) tables: TableCache,
     pub(crate) sources: Vec<Source>,
+}
+
+/// Why reading a batch from one table failed.
+enum TableFetchError {
+    /// The table could not be read.
+    Table(leveltable_table::Error),
+    /// A key was not after the one before it, in the data block at `offset`.
+    Order { offset: u64 },
+}
+
+impl From<leveltable_table::Error> for TableFetchError {
+    fn from(e: leveltable_table::Error) -> Self {
+        TableFetchError::Table(e)
+    }
 }
 
 /// How a batch is read from a source.
@@ -104,7 +121,7 @@ struct Fetched {
 }
 
 /// Whether `key` is below the lower bound `lo`.
-fn below(icmp: &InternalKeyComparator, key: &[u8], lo: &Bound<Vec<u8>>) -> bool {
+fn below<C: Comparator + ?Sized>(icmp: &C, key: &[u8], lo: &Bound<Vec<u8>>) -> bool {
     match lo {
         Bound::Unbounded => false,
         Bound::Included(b) => icmp.compare(key, b) == Ordering::Less,
@@ -113,7 +130,7 @@ fn below(icmp: &InternalKeyComparator, key: &[u8], lo: &Bound<Vec<u8>>) -> bool 
 }
 
 /// Whether `key` is above the upper bound `hi`.
-fn above(icmp: &InternalKeyComparator, key: &[u8], hi: &Bound<Vec<u8>>) -> bool {
+fn above<C: Comparator + ?Sized>(icmp: &C, key: &[u8], hi: &Bound<Vec<u8>>) -> bool {
     match hi {
         Bound::Unbounded => false,
         Bound::Included(b) => icmp.compare(key, b) == Ordering::Greater,
@@ -130,6 +147,21 @@ fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 }
 
 impl Store {
+    pub(crate) fn new(
+        icmp: InternalKeyComparator,
+        tables: TableCache,
+        sources: Vec<Source>,
+    ) -> Self {
+        let bytewise = (icmp.user_comparator().name() == BytewiseComparator.name())
+            .then(InternalKeyComparator::bytewise);
+        Store {
+            icmp,
+            bytewise,
+            tables,
+            sources,
+        }
+    }
+
     /// Appends to `out` the next entries of source `i` within `(lo, hi)`, up to a batch's
     /// worth, read as `how` says.
     fn fetch(
@@ -180,9 +212,38 @@ impl Store {
                         .filter(|&(number, _)| number == f.number)
                         .map(|(_, map)| map)
                         .unwrap_or_default();
-                    let (at_end, map) = self
-                        .fetch_table(table.table(), lo, hi, (how, map), past_block, out)
-                        .map_err(|e| Error::from(e).in_table(table_file_name(f.number)))?;
+                    let first = out.ends.len();
+                    let (at_end, map) = match &self.bytewise {
+                        Some(icmp) => self.fetch_table(
+                            icmp,
+                            table.table(),
+                            lo,
+                            hi,
+                            (how, map),
+                            past_block,
+                            out,
+                        ),
+                        None => self.fetch_table(
+                            &self.icmp,
+                            table.table(),
+                            lo,
+                            hi,
+                            (how, map),
+                            past_block,
+                            out,
+                        ),
+                    }
+                    .map_err(|e| match e {
+                        TableFetchError::Table(e) => {
+                            Error::from(e).in_table(table_file_name(f.number))
+                        }
+                        TableFetchError::Order { offset } => Error::corruption(
+                            table_file_name(f.number),
+                            "key order (a key not after the one before it)",
+                            offset,
+                        ),
+                    })?;
+                    self.check_claimed_range(f, out, first)?;
                     fetched.ended = at_end.then_some(f.number);
                     fetched.mapped = forward.then_some((f.number, map));
                     Ok(!out.full())
@@ -210,18 +271,31 @@ impl Store {
     /// mapping-in `map` of the batch before. With `past_block`, the key `lo` excludes is the
     /// last of its data block, which is not read again. Returns whether a forward batch
     /// ended at a block's last entry, and how far the table is now mapped in.
-    fn fetch_table<R: leveltable_table::ReadAt>(
+    ///
+    /// Invariant: the keys a source hands out strictly ascend from the front and strictly
+    /// descend from the back, each within `(lo, hi)`. A table whose keys are out of order
+    /// would otherwise make a cursor seek back to keys it already read, again and again; a
+    /// key not after the one before it (or not inside the bounds the cursor resumed from)
+    /// is an error instead, with the offset of its data block.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call site per comparator type"
+    )]
+    fn fetch_table<C: Comparator + ?Sized, R: leveltable_table::ReadAt>(
         &self,
+        icmp: &C,
         table: &leveltable_table::Table<R>,
         lo: &Bound<Vec<u8>>,
         hi: &Bound<Vec<u8>>,
         (how, map): (Fetch, MapAhead),
         past_block: bool,
         out: &mut Batch,
-    ) -> leveltable_table::Result<(bool, MapAhead)> {
-        let icmp = &self.icmp;
+    ) -> std::result::Result<(bool, MapAhead), TableFetchError> {
         let mut it = table.iter().fill_cache(how.fill_cache).with_map_ahead(map);
         let forward = how.forward;
+        let out_of_order = |it: &leveltable_table::TableIter<'_, R>| TableFetchError::Order {
+            offset: it.block_offset().unwrap_or(0),
+        };
         if forward {
             match lo {
                 Bound::Unbounded => it.seek_to_first(),
@@ -234,6 +308,13 @@ impl Store {
                 }
             }
             while it.valid() && !above(icmp, it.key(), hi) {
+                let in_order = match out.last_read_key() {
+                    Some(previous) => icmp.compare(previous, it.key()) == Ordering::Less,
+                    None => !below(icmp, it.key(), lo),
+                };
+                if !in_order {
+                    return Err(out_of_order(&it));
+                }
                 out.push(it.key(), it.value());
                 if out.full() {
                     let at_end = it.at_block_end();
@@ -258,6 +339,13 @@ impl Store {
                 }
             }
             while it.valid() && !below(icmp, it.key(), lo) {
+                let in_order = match out.last_read_key() {
+                    Some(previous) => icmp.compare(it.key(), previous) == Ordering::Less,
+                    None => !above(icmp, it.key(), hi),
+                };
+                if !in_order {
+                    return Err(out_of_order(&it));
+                }
                 out.push(it.key(), it.value());
                 if out.full() {
                     break;
@@ -267,6 +355,42 @@ impl Store {
         }
         it.status()?;
         Ok((false, it.map_ahead()))
+    }
+
+    /// Checks that the entries a batch read from table `f` (those from `first` on) lie in
+    /// the key range the MANIFEST gives it. They ascend (or descend) strictly, so the two
+    /// ends suffice. Files are skipped and chosen by their ranges: a key outside its
+    /// table's range would be missed by some reads and found by others.
+    fn check_claimed_range(&self, f: &FileMetaData, out: &Batch, first: usize) -> Result<()> {
+        let Some(last) = out.ends.len().checked_sub(1).filter(|&l| l >= first) else {
+            return Ok(());
+        };
+        let (a, b) = (out.key(first), out.key(last));
+        let (low, high) = if self.icmp.compare(a, b) == Ordering::Greater {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        if self.icmp.compare(low, &f.smallest) == Ordering::Less
+            || self.icmp.compare(high, &f.largest) == Ordering::Greater
+        {
+            let outside = if self.icmp.compare(low, &f.smallest) == Ordering::Less {
+                low
+            } else {
+                high
+            };
+            return Err(Error::corruption(
+                table_file_name(f.number),
+                format!(
+                    "key range (holds {}, outside the range {}..={} the MANIFEST gives it)",
+                    show_key(outside),
+                    show_key(&f.smallest),
+                    show_key(&f.largest)
+                ),
+                0,
+            ));
+        }
+        Ok(())
     }
 
     /// Where the entries of source `i` are stored.
@@ -399,9 +523,6 @@ struct Cursor {
 pub(crate) struct Merger {
     store: Arc<Store>,
     cursors: Vec<Cursor>,
-    /// The internal comparator over [`BytewiseComparator`], statically dispatched, when the
-    /// database's user comparator is bytewise.
-    bytewise: Option<InternalKeyComparator<BytewiseComparator>>,
     /// Per direction (front, back): the cursors with an entry on that side, next first.
     order: [Vec<usize>; 2],
     /// Per direction: whether `order` is up to date.
@@ -446,13 +567,9 @@ impl Merger {
             })
             .collect();
         let fill_budget = store.tables.block_cache_capacity() / FILL_CACHE_FRACTION;
-        let user = store.icmp.user_comparator();
-        let bytewise =
-            (user.name() == BytewiseComparator.name()).then(InternalKeyComparator::bytewise);
         Merger {
             store,
             cursors,
-            bytewise,
             order: [Vec::new(), Vec::new()],
             ordered: [false; 2],
             taken: [false; 2],
@@ -531,7 +648,7 @@ impl Merger {
         let (Some(ka), Some(kb)) = (self.key(a, side), self.key(b, side)) else {
             return false;
         };
-        let o = match &self.bytewise {
+        let o = match &self.store.bytewise {
             Some(icmp) => icmp.compare(ka, kb),
             None => self.store.icmp.compare(ka, kb),
         };

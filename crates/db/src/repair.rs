@@ -13,9 +13,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::Result;
+use leveltable_table::Comparator;
+
 use crate::db::{Db, list_dir, read_file, read_manifest, table_options};
-use crate::dbformat::{InternalKeyComparator, ParsedInternalKey};
+use crate::dbformat::{InternalKeyComparator, ParsedInternalKey, show_key};
 use crate::filename::{
     FileType, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
 };
@@ -26,6 +27,7 @@ use crate::recovery::replay_log;
 use crate::table_cache::TableCache;
 use crate::table_scan::scan_table;
 use crate::version_edit::FileMetaData;
+use crate::{Error, Result};
 
 impl Db {
     /// Reads every table and log in `path` as LevelDB's `RepairDB` would recover them,
@@ -38,21 +40,30 @@ impl Db {
     /// [`Origin::Table::level`] tells whether the MANIFEST (if it can be read) still lists
     /// the table.
     ///
+    /// A table whose keys are out of order is read into memory and sorted, each entry
+    /// once, and listed in [`DbProperties::skipped`] with the first key out of order.
+    ///
     /// # Errors
-    /// [`Error::Io`](crate::Error::Io) if the directory cannot be listed.
+    /// [`Error::Io`] if the directory cannot be listed; [`Error::UnknownComparator`] if a
+    /// readable MANIFEST names another comparator than the options'.
     pub fn salvage(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
         let dir = path.as_ref().to_path_buf();
         let user = Arc::clone(&options.comparator);
         let names = list_dir(&dir)?;
-        let listed: BTreeMap<u64, usize> = read_manifest(&dir, &user)
-            .map(|m| {
-                m.levels
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(level, files)| files.iter().map(move |f| (f.number, level)))
-                    .collect()
-            })
-            .unwrap_or_default();
+        // The MANIFEST's ranges are not used: every table is read for its own. What a
+        // MANIFEST that can be read still gives is each table's level, and its comparator:
+        // a database ordered by another comparator is refused, as an open refuses it (its
+        // tables would read as out of order throughout).
+        let listed: BTreeMap<u64, usize> = match read_manifest(&dir, &user) {
+            Ok(m) => m
+                .levels
+                .iter()
+                .enumerate()
+                .flat_map(|(level, files)| files.iter().map(move |f| (f.number, level)))
+                .collect(),
+            Err(e @ Error::UnknownComparator { .. }) => return Err(e),
+            Err(_) => BTreeMap::new(),
+        };
         let mut logs = Vec::new();
         let mut tables = Vec::new();
         let mut next_file_number = 1u64;
@@ -129,7 +140,20 @@ impl Db {
                         top = top.max(p.sequence);
                         match &mut range {
                             None => range = Some((k.clone(), k)),
-                            Some((_, largest)) => *largest = k,
+                            // A table read in place must hold its keys in order: the merge
+                            // seeks in it. One that does not is read into memory, sorted.
+                            Some((_, largest)) if icmp.compare(largest, &k).is_lt() => *largest = k,
+                            Some((_, largest)) => {
+                                return Err(Error::corruption(
+                                    table_file_name(number),
+                                    format!(
+                                        "key order ({} after {})",
+                                        show_key(&k),
+                                        show_key(largest)
+                                    ),
+                                    0,
+                                ));
+                            }
                         }
                     }
                 }

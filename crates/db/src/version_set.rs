@@ -7,12 +7,14 @@
 //! corruption; a comparator name other than the expected one is refused; and the replay must
 //! end knowing the next file number, the log number and the last sequence number.
 
+use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use leveltable_table::Comparator;
 
-use crate::dbformat::InternalKeyComparator;
+use crate::dbformat::{InternalKeyComparator, TAG_LEN, show_key};
+use crate::filename::table_file_name;
 use crate::log_reader::LogReader;
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
 use crate::{Error, Result};
@@ -62,6 +64,7 @@ impl Manifest {
         let (mut log_number, mut prev_log_number) = (None, None);
         let (mut next_file_number, mut last_sequence) = (None, None);
         let mut records = 0u64;
+        let icmp = InternalKeyComparator::new(Arc::clone(comparator));
         loop {
             let record = reader.read_record();
             // LevelDB's reporter turns the first dropped byte into the replay's status, and
@@ -92,6 +95,7 @@ impl Manifest {
                 levels[level].deleted.insert(number);
             }
             for (level, meta) in &edit.new_files {
+                check_file_range(file, meta, &icmp, record.offset)?;
                 let builder = &mut levels[*level];
                 builder.deleted.remove(&meta.number);
                 // LevelDB keeps added files in a set ordered by (smallest key, number): an
@@ -116,7 +120,6 @@ impl Manifest {
             log_number.ok_or_else(|| missing("descriptor (no meta-lognumber entry)"))?;
         let last_sequence =
             last_sequence.ok_or_else(|| missing("descriptor (no last-sequence-number entry)"))?;
-        let icmp = InternalKeyComparator::new(Arc::clone(comparator));
         let levels = levels.map(|b| {
             let mut files: Vec<Arc<FileMetaData>> = b
                 .added
@@ -130,6 +133,24 @@ impl Manifest {
             });
             files
         });
+        for (level, files) in levels.iter().enumerate().skip(1) {
+            if let Some(w) = files
+                .windows(2)
+                .find(|w| icmp.compare(&w[0].largest, &w[1].smallest) != Ordering::Less)
+            {
+                return Err(Error::corruption(
+                    file,
+                    format!(
+                        "level {level} (its files {} ..= {} and {} ..= {} overlap)",
+                        show_key(&w[0].smallest),
+                        show_key(&w[0].largest),
+                        show_key(&w[1].smallest),
+                        show_key(&w[1].largest),
+                    ),
+                    data.len() as u64,
+                ));
+            }
+        }
         Ok(Manifest {
             file: file.to_string(),
             comparator: comparator_name,
@@ -146,6 +167,40 @@ impl Manifest {
     pub fn live_files(&self) -> impl Iterator<Item = u64> + '_ {
         self.levels.iter().flatten().map(|f| f.number)
     }
+}
+
+/// Checks a new-file entry's key range: both keys hold a tag, and the smallest is not after
+/// the largest. Reads choose and skip files by these keys, so a range that cannot be true
+/// is corruption of the MANIFEST, at the record `offset`.
+fn check_file_range(
+    file: &str,
+    meta: &FileMetaData,
+    icmp: &InternalKeyComparator,
+    offset: u64,
+) -> Result<()> {
+    let table = table_file_name(meta.number);
+    if meta.smallest.len() < TAG_LEN || meta.largest.len() < TAG_LEN {
+        return Err(Error::corruption(
+            file,
+            format!(
+                "version edit (new-file entry for {table}: an internal key shorter than its \
+                 {TAG_LEN}-byte tag)"
+            ),
+            offset,
+        ));
+    }
+    if icmp.compare(&meta.smallest, &meta.largest) == Ordering::Greater {
+        return Err(Error::corruption(
+            file,
+            format!(
+                "version edit (new-file entry for {table}: smallest key {} after largest {})",
+                show_key(&meta.smallest),
+                show_key(&meta.largest)
+            ),
+            offset,
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -144,6 +144,11 @@ impl<R> TableIter<'_, R> {
         }
     }
 
+    /// The file offset of the data block the cursor is in (`None` when it is in none).
+    pub fn block_offset(&self) -> Option<u64> {
+        self.data.as_ref().map(|d| d.handle.offset)
+    }
+
     /// Whether the current entry is the last of its data block, so that
     /// [`next`](TableIter::next) reads another block.
     #[inline]
