@@ -8,7 +8,7 @@
 //! end knowing the next file number, the log number and the last sequence number.
 
 use std::cmp::Ordering;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use leveltable_table::Comparator;
@@ -133,6 +133,22 @@ impl Manifest {
             });
             files
         });
+        // A file listed twice would be read twice: more entries out than the files hold.
+        let mut seen = BTreeMap::new();
+        for (level, files) in levels.iter().enumerate() {
+            for f in files {
+                if let Some(other) = seen.insert(f.number, level) {
+                    return Err(Error::corruption(
+                        file,
+                        format!(
+                            "descriptor ({} is listed twice, at levels {other} and {level})",
+                            table_file_name(f.number)
+                        ),
+                        data.len() as u64,
+                    ));
+                }
+            }
+        }
         for (level, files) in levels.iter().enumerate().skip(1) {
             if let Some(w) = files
                 .windows(2)

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod db;
+pub mod db_lies;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,7 +25,7 @@ use leveltable_table::{
 };
 
 /// The names of all targets, as used for their directories under `fuzz/`.
-pub const TARGETS: [&str; 11] = [
+pub const TARGETS: [&str; 12] = [
     "block",
     "filter_block",
     "bloom",
@@ -36,6 +37,7 @@ pub const TARGETS: [&str; 11] = [
     "write_batch",
     "db_dir",
     "codec",
+    "db_lies",
 ];
 
 /// Runs the target called `name` on `data`.
@@ -55,6 +57,9 @@ pub fn run(name: &str, data: &[u8]) {
         "write_batch" => db::write_batch(data),
         "db_dir" => db::db_dir(data),
         "codec" => codec(data),
+        "db_lies" => {
+            db_lies::db_lies(data);
+        }
         _ => panic!("no fuzz target named {name}"),
     }
 }
