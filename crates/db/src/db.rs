@@ -9,13 +9,12 @@ use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use leveltable_filter_policy::BloomFilterPolicy;
 use leveltable_table::{Cache, Comparator, ReadOptions};
 
 use crate::db_iter::{DbIter, Versions};
 use crate::dbformat::{
-    InternalFilterPolicy, InternalKeyComparator, LookupKey, LookupResult, MAX_SEQUENCE, ValueType,
-    append_internal_key, lookup_key, show_key,
+    InternalKeyComparator, LookupKey, LookupResult, MAX_SEQUENCE, ValueType, append_internal_key,
+    ldb_read_options_for, lookup_key, show_key,
 };
 use crate::filename::{FileType, log_file_name, parse_file_name, table_file_name};
 use crate::merger::{Merger, Origin, Source, Store};
@@ -28,10 +27,6 @@ use crate::table_cache::TableCache;
 use crate::version_edit::FileMetaData;
 use crate::version_set::Manifest;
 use crate::{Error, Result};
-
-/// Bits per key of the Bloom policy tables are read with; a Bloom filter stores its probe
-/// count, so any LevelDB Bloom filter reads correctly.
-const READ_BLOOM_BITS: usize = 10;
 
 /// A LevelDB database, open read-only. `Send + Sync`: share it between threads.
 ///
@@ -91,11 +86,7 @@ pub(crate) fn table_options(
         .block_cache
         .clone()
         .unwrap_or_else(|| Cache::shared(DEFAULT_BLOCK_CACHE_BYTES));
-    ReadOptions::default()
-        .comparator(Arc::new(InternalKeyComparator::new(Arc::clone(user))))
-        .filter_policy(InternalFilterPolicy::new(BloomFilterPolicy::new(
-            READ_BLOOM_BITS,
-        )))
+    ldb_read_options_for(Arc::clone(user))
         .verify_checksums(verify)
         .profile(options.profile)
         .block_cache(cache)

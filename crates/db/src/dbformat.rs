@@ -467,10 +467,6 @@ impl<P: FilterPolicy> FilterPolicy for InternalFilterPolicy<P> {
     }
 }
 
-/// Bits per key of the Bloom policy [`ldb_read_options`] reads with. A Bloom filter stores
-/// its number of probes, so reading does not depend on it; 10 is LevelDB's usual setting.
-const READ_BLOOM_BITS: usize = 10;
-
 /// Options that make [`TableBuilder`](leveltable_table::TableBuilder) write tables as a LevelDB 1.23
 /// database with the bytewise comparator does: [`InternalKeyComparator`] over
 /// [`BytewiseComparator`], and with `Some(bits_per_key)`, LevelDB's Bloom filter over user
@@ -489,15 +485,28 @@ pub fn ldb_build_options(bloom_bits_per_key: Option<usize>) -> BuildOptions {
 }
 
 /// Options to read the `.ldb` files of a LevelDB database with the bytewise comparator:
-/// [`InternalKeyComparator`] over [`BytewiseComparator`], and LevelDB's Bloom filter over user
-/// keys, used when the file has one (a file without it is read without filter). Checksums
-/// are verified; add a cache with [`ReadOptions::block_cache`].
+/// [`InternalKeyComparator`] over [`BytewiseComparator`], and every filter this workspace
+/// knows by its stored name ([`ReadOptions::known_filter_policies`]) over user keys. The
+/// file's cache-local filter answers gets when it has one, LevelDB's Bloom filter otherwise,
+/// and a file with neither is read without filter. Checksums are verified; add a cache with
+/// [`ReadOptions::block_cache`].
 pub fn ldb_read_options() -> ReadOptions {
-    ReadOptions::default()
-        .comparator(Arc::new(InternalKeyComparator::bytewise()))
-        .filter_policy(InternalFilterPolicy::new(BloomFilterPolicy::new(
-            READ_BLOOM_BITS,
-        )))
+    ldb_read_options_for(Arc::new(BytewiseComparator))
+}
+
+/// How the `.ldb` files of a database ordered by `user` are read: as
+/// [`ldb_read_options`], with [`InternalKeyComparator`] over `user`. Every reader of a
+/// database's tables (a [`Db`](crate::Db), a salvage, the command line) starts from this.
+pub fn ldb_read_options_for(user: Arc<dyn Comparator>) -> ReadOptions {
+    let known = ReadOptions::default().known_filter_policies();
+    let mut options = ReadOptions::default().comparator(Arc::new(InternalKeyComparator::new(user)));
+    if let Some(policy) = known.filter_policy {
+        options = options.filter_policy(InternalFilterPolicy::new(policy));
+    }
+    for policy in known.extra_filter_policies {
+        options = options.extra_filter_policy(InternalFilterPolicy::new(policy));
+    }
+    options
 }
 
 /// What a LevelDB lookup finds for a user key in one table file.
