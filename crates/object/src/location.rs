@@ -10,6 +10,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use url::Url;
 
+use crate::connector::SameOriginConnector;
 use crate::error::scrub;
 use crate::retry::RetryPolicy;
 use crate::stats::Stats;
@@ -144,6 +145,7 @@ impl Location {
                 }
                 let store = b
                     .with_retry(no_retries)
+                    .with_http_connector(SameOriginConnector)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
                 {
@@ -164,6 +166,7 @@ impl Location {
                 }
                 let store = b
                     .with_retry(no_retries)
+                    .with_http_connector(SameOriginConnector)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
                 {
@@ -184,6 +187,7 @@ impl Location {
                 }
                 let store = b
                     .with_retry(no_retries)
+                    .with_http_connector(SameOriginConnector)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
                 {
@@ -208,6 +212,7 @@ impl Location {
                 }
                 let store = b
                     .with_retry(no_retries)
+                    .with_http_connector(SameOriginConnector)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
                 (Arc::new(store), object_path(&parsed, scheme, &bad)?)

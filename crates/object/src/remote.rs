@@ -246,6 +246,14 @@ fn classify(
 ) -> Failure {
     use object_store::Error as E;
     let object = location.name.clone();
+    if let Some(message) = crate::connector::refused_redirect(e) {
+        return Failure::Final(Error::Request {
+            object,
+            range: None,
+            attempts: 1,
+            message,
+        });
+    }
     match e {
         E::NotFound { .. } if pinned.is_some() => Failure::Final(Error::Replaced { object }),
         E::NotFound { .. } => Failure::Final(Error::NotFound { object }),
