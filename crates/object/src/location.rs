@@ -99,6 +99,7 @@ impl Location {
         };
         let parsed = Url::parse(url).map_err(|e| bad(e.to_string()))?;
         let (scheme, _) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(e.to_string()))?;
+        refuse_credentials(&parsed, &scheme).map_err(bad)?;
         let options: Vec<(String, String)> = options
             .into_iter()
             .map(|(k, v)| (k.as_ref().to_ascii_lowercase(), v.into()))
@@ -200,7 +201,12 @@ impl Location {
                 }
             }
             ObjectStoreScheme::Http => {
-                let base = &parsed[..url::Position::BeforePath];
+                // The query (a presigned URL's signature) goes with every request: the
+                // store's requests extend this URL's path and keep its query.
+                let mut base = format!("{}/", &parsed[..url::Position::BeforePath]);
+                if let Some(query) = parsed.query() {
+                    base = format!("{base}?{query}");
+                }
                 let mut b = object_store::http::HttpBuilder::new().with_url(base);
                 for (k, v) in &all {
                     if let Ok(key) = k.parse() {
@@ -306,6 +312,33 @@ impl Location {
     pub(crate) fn message(&self, e: &object_store::Error) -> String {
         crate::error::store_message(e, &self.secrets)
     }
+}
+
+/// Refuses a URL carrying a user name or password: they would not be sent (the stores
+/// take credentials from the environment), and a request without them would fail
+/// somewhere harder to understand. Azure's `abfs://container@account…` form, whose user
+/// name is the container, is let through.
+fn refuse_credentials(url: &Url, scheme: &ObjectStoreScheme) -> std::result::Result<(), String> {
+    let azure = matches!(scheme, ObjectStoreScheme::MicrosoftAzure);
+    if url.password().is_none() && (url.username().is_empty() || azure) {
+        return Ok(());
+    }
+    let instead = match scheme {
+        ObjectStoreScheme::AmazonS3 => {
+            "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for \
+             temporary credentials) in the environment"
+        }
+        ObjectStoreScheme::GoogleCloudStorage => {
+            "set GOOGLE_SERVICE_ACCOUNT (a key file) or GOOGLE_SERVICE_ACCOUNT_KEY in the \
+             environment"
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            "set AZURE_STORAGE_ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY (or \
+             AZURE_STORAGE_SAS_KEY) in the environment"
+        }
+        _ => "use a presigned URL: its query is sent with every request",
+    };
+    Err(format!("credentials in a URL are not used; {instead}"))
 }
 
 /// The path inside the store a URL of `scheme` names.
