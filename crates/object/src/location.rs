@@ -40,6 +40,11 @@ const SECRET_ENV: &[&str] = &[
 /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ALLOW_HTTP`, `GOOGLE_*`, `AZURE_*`) and from
 /// explicit options (`aws_endpoint`, `aws_allow_http`, `timeout`, ...), options winning.
 ///
+/// Credentials come from the environment or options only: a URL with a user name or
+/// password is refused. An `http(s)://` URL's query (a presigned URL's signature) is sent
+/// with every request. Redirects are followed within the origin a request was sent to, at
+/// most [`MAX_REDIRECTS`](crate::MAX_REDIRECTS) times; one to another origin is refused.
+///
 /// The store's own retries are turned off: this crate retries every request itself (see
 /// [`RetryPolicy`]) so that each attempt is counted.
 #[derive(Clone)]
