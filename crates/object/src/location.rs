@@ -59,6 +59,9 @@ pub struct Location {
     pub(crate) secrets: Arc<Vec<String>>,
     pub(crate) retry: RetryPolicy,
     pub(crate) stats: Arc<Stats>,
+    /// For a `file://` location, the local path: checked to be a regular file before each
+    /// read (the local store's open would block on a FIFO).
+    pub(crate) local: Option<std::path::PathBuf>,
 }
 
 impl fmt::Debug for Location {
@@ -131,12 +134,14 @@ impl Location {
             ..RetryConfig::default()
         };
         let mut multipart: Option<Arc<dyn MultipartStore>> = None;
+        let mut local = None;
         let (store, path): (Arc<dyn ObjectStore>, Path) = match scheme {
             ObjectStoreScheme::Local => {
                 let fs_path = parsed
                     .to_file_path()
                     .map_err(|()| bad("not an absolute file path".into()))?;
                 let path = Path::from_absolute_path(&fs_path).map_err(|e| bad(e.to_string()))?;
+                local = Some(fs_path);
                 (Arc::new(object_store::local::LocalFileSystem::new()), path)
             }
             ObjectStoreScheme::Memory => {
@@ -239,6 +244,7 @@ impl Location {
             secrets: Arc::new(secrets),
             retry: RetryPolicy::default(),
             stats: Arc::new(Stats::default()),
+            local,
         })
     }
 
@@ -256,6 +262,7 @@ impl Location {
             secrets: Arc::new(Vec::new()),
             retry: RetryPolicy::default(),
             stats: Arc::new(Stats::default()),
+            local: None,
         }
     }
 
@@ -290,6 +297,7 @@ impl Location {
             secrets: Arc::clone(&self.secrets),
             retry: self.retry.clone(),
             stats: Arc::clone(&self.stats),
+            local: self.local.as_ref().map(|p| p.join(name)),
         }
     }
 

@@ -137,6 +137,22 @@ async fn fetch(
     options: impl Fn() -> GetOptions,
     limit: u64,
 ) -> Result<(Bytes, Range<u64>, object_store::ObjectMeta)> {
+    if let Some(path) = &location.local {
+        // The local store opens files with a plain open, which waits for a writer on a
+        // FIFO: refuse anything but a regular file first (a missing one is the store's
+        // to report).
+        match leveltable_db::storage::open_regular(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::Request {
+                    object: location.name.clone(),
+                    range: None,
+                    attempts: 0,
+                    message: e.to_string(),
+                });
+            }
+            _ => {}
+        }
+    }
     let started = Instant::now();
     let mut attempt = 0u32;
     loop {

@@ -129,3 +129,34 @@ fn bounded_reads_take_what_fits() {
     );
     assert_eq!(missing.unwrap_err().kind(), std::io::ErrorKind::NotFound);
 }
+
+/// Under a `file://` prefix too, only regular files are read: a FIFO is refused at once
+/// (the local store's own open would wait for a writer forever).
+#[test]
+fn a_fifo_under_a_file_prefix_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["CURRENT", "t.ldb"] {
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.path().join(name))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let url = format!("file://{}", dir.path().display());
+    let (db, table) = promptly(move || {
+        let location = Location::parse(&url).unwrap();
+        let db = open_db(&location, DbOptions::default()).map(|_| ());
+        let table = leveltable_object::ObjectReadAt::open(&location.child("t.ldb")).map(|_| ());
+        (db, table)
+    });
+    let m = db.unwrap_err().to_string();
+    assert!(
+        m.contains("/CURRENT") && m.contains("a FIFO, not a regular file"),
+        "{m}"
+    );
+    let m = table.unwrap_err().to_string();
+    assert!(
+        m.contains("/t.ldb") && m.contains("a FIFO, not a regular file"),
+        "{m}"
+    );
+}
