@@ -323,7 +323,12 @@ impl Location {
 
     /// A store error's text with credentials removed.
     pub(crate) fn message(&self, e: &object_store::Error) -> String {
-        crate::error::store_message(e, &self.secrets)
+        // A refused redirect's own text names both origins; the store's wrapping of it
+        // does not show it.
+        match crate::connector::refused_redirect(e) {
+            Some(refused) => refused,
+            None => crate::error::store_message(e, &self.secrets),
+        }
     }
 }
 

@@ -76,7 +76,10 @@ impl Storage for PrefixStorage {
                         .collect());
                 }
                 Err(e) => match loc.retry.backoff(attempt, started) {
-                    Some(wait) if matches!(e, object_store::Error::Generic { .. }) => {
+                    Some(wait)
+                        if matches!(e, object_store::Error::Generic { .. })
+                            && crate::connector::refused_redirect(&e).is_none() =>
+                    {
                         loc.stats.retry();
                         std::thread::sleep(wait);
                     }

@@ -262,12 +262,12 @@ fn classify(
 ) -> Failure {
     use object_store::Error as E;
     let object = location.name.clone();
-    if let Some(message) = crate::connector::refused_redirect(e) {
+    if crate::connector::refused_redirect(e).is_some() {
         return Failure::Final(Error::Request {
             object,
             range: None,
             attempts: 1,
-            message,
+            message: location.message(e),
         });
     }
     match e {

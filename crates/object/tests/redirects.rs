@@ -126,3 +126,26 @@ fn an_s3_redirect_to_another_origin_is_refused() {
     assert!(other.requests().is_empty(), "{:?}", other.requests());
     assert_eq!(endpoint.requests()[0].target, "/bucket/db/CURRENT");
 }
+
+/// Listing a prefix (a WebDAV PROPFIND on an HTTP server) refuses the redirect as reads do,
+/// without retrying it.
+#[test]
+fn a_listing_redirected_to_another_origin_is_refused() {
+    let other = target();
+    let to = format!("{}/db/", other.origin());
+    let first = Canned::start(move |_| redirect(&to));
+    let url = format!("{}/db", first.origin());
+    let e =
+        promptly(move || PrefixStorage::new(&Location::parse(&url).unwrap()).list()).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains(&format!(
+            "refused a redirect from {} to another origin, {}",
+            first.origin(),
+            other.origin()
+        )),
+        "{m}"
+    );
+    assert!(other.requests().is_empty(), "{:?}", other.requests());
+    assert_eq!(first.requests().len(), 1);
+}
