@@ -1,11 +1,12 @@
 //! Opening a table file for the reading commands, and turning the table crate's errors into
 //! messages that say which part of the file is bad.
 
-use std::fs::{self, File};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use leveltable_db::Error as DbError;
 use leveltable_db::dbformat::ParsedInternalKey;
+use leveltable_db::storage::open_regular;
 use leveltable_table::format::{BlockHandle, FOOTER_LEN, Footer};
 use leveltable_table::{Error, ReadAt, ReadOptions, Table, TableProperties};
 
@@ -55,29 +56,24 @@ impl TableFile {
                 crate::remote::open(path).ok().map(|(s, _)| s)
             });
         }
-        let metadata = fs::metadata(path).map_err(|e| CliError::io("cannot open", path, &e))?;
-        if metadata.is_dir() {
-            return Err(CliError::new(format!(
+        // Opened without blocking and checked on the handle: a FIFO would block the open
+        // until a writer appears; devices are not tables.
+        let (file, metadata) = open_regular(path).map_err(|e| match e.kind() {
+            io::ErrorKind::IsADirectory => CliError::new(format!(
                 "{} is a directory, not a table file",
                 path.display()
-            )));
-        }
-        if !metadata.is_file() {
-            // Opening a FIFO would block until a writer appears; devices are not tables.
-            return Err(CliError::new(format!(
-                "{} is not a regular file",
-                path.display()
-            )));
-        }
+            )),
+            io::ErrorKind::InvalidInput => CliError::new(format!("{} is {e}", path.display())),
+            _ => CliError::io("cannot open", path, &e),
+        })?;
         if metadata.len() == 0 {
             return Err(CliError::new(format!(
                 "{} is empty, not an sstable",
                 path.display()
             )));
         }
-        let file = File::open(path).map_err(|e| CliError::io("cannot open", path, &e))?;
         TableFile::open_source(path.to_owned(), Box::new(file), options, || {
-            File::open(path).ok().map(|f| Box::new(f) as Source)
+            open_regular(path).ok().map(|(f, _)| Box::new(f) as Source)
         })
     }
 

@@ -22,7 +22,7 @@ use crate::options::{
     DEFAULT_BLOCK_CACHE_BYTES, DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo,
 };
 use crate::recovery::replay_log;
-use crate::storage::{LocalDir, Storage};
+use crate::storage::{CURRENT_MAX_BYTES, LocalDir, MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
 use crate::version_edit::FileMetaData;
 use crate::version_set::Manifest;
@@ -71,9 +71,31 @@ pub(crate) fn list_dir(dir: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Reads a file of the database whole.
+/// Reads a log or MANIFEST of the database in `dir` whole (a regular file of at most
+/// [`MAX_READ_BYTES`]).
 pub(crate) fn read_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
-    fs::read(dir.join(name)).map_err(|e| Error::io(dir.join(name), e))
+    read_bounded(&LocalDir::new(dir), name)
+}
+
+/// Reads the log or MANIFEST `name` of `storage` whole, at most [`MAX_READ_BYTES`]; a
+/// larger file is an I/O error naming it.
+fn read_bounded(storage: &dyn Storage, name: &str) -> Result<Vec<u8>> {
+    storage
+        .read_bounded(name, MAX_READ_BYTES)
+        .map_err(|e| Error::io(storage.path().join(name), e))
+}
+
+/// The most bytes of a name read from `CURRENT` that messages show.
+const SHOWN_NAME_BYTES: usize = 64;
+
+/// `name` for a message: its first [`SHOWN_NAME_BYTES`] bytes, then `…` if there are more.
+fn shown_name(name: &[u8]) -> String {
+    match name.get(..SHOWN_NAME_BYTES) {
+        Some(head) if name.len() > SHOWN_NAME_BYTES => {
+            format!("{}…", String::from_utf8_lossy(head))
+        }
+        _ => String::from_utf8_lossy(name).into_owned(),
+    }
 }
 
 /// Table read options for a database with the user comparator `user`.
@@ -103,8 +125,15 @@ pub(crate) fn read_manifest_in(
     user: &Arc<dyn Comparator>,
 ) -> Result<Manifest> {
     let dir = &storage.path();
-    let current = match storage.read("CURRENT") {
+    let current = match storage.read_bounded("CURRENT", CURRENT_MAX_BYTES) {
         Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+            return Err(Error::corruption(
+                "CURRENT",
+                format!("CURRENT file (longer than its {CURRENT_MAX_BYTES}-byte limit: {e})"),
+                0,
+            ));
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(Error::MissingFile {
                 file: "CURRENT".into(),
@@ -118,7 +147,7 @@ pub(crate) fn read_manifest_in(
         Err(e) => return Err(Error::io(dir.join("CURRENT"), e)),
     };
     let name = match current.strip_suffix(b"\n") {
-        Some(name) if !name.is_empty() => String::from_utf8_lossy(name).into_owned(),
+        Some(name) if !name.is_empty() => name,
         _ => {
             return Err(Error::corruption(
                 "CURRENT",
@@ -127,14 +156,20 @@ pub(crate) fn read_manifest_in(
             ));
         }
     };
-    if !matches!(parse_file_name(&name), Some(FileType::Manifest(_))) {
-        return Err(Error::corruption(
-            "CURRENT",
-            format!("CURRENT file (names {name:?}, not a MANIFEST)"),
-            0,
-        ));
-    }
-    let data = match storage.read(&name) {
+    let name = match std::str::from_utf8(name) {
+        Ok(name) if matches!(parse_file_name(name), Some(FileType::Manifest(_))) => name,
+        _ => {
+            return Err(Error::corruption(
+                "CURRENT",
+                format!(
+                    "CURRENT file (names {:?}, not a MANIFEST)",
+                    shown_name(name)
+                ),
+                0,
+            ));
+        }
+    };
+    let data = match storage.read_bounded(name, MAX_READ_BYTES) {
         Ok(data) => data,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(Error::MissingFile {
@@ -142,9 +177,9 @@ pub(crate) fn read_manifest_in(
                 what: "CURRENT names it (CURRENT points to a non-existent file)".into(),
             });
         }
-        Err(e) => return Err(Error::io(dir.join(&name), e)),
+        Err(e) => return Err(Error::io(dir.join(name), e)),
     };
-    Manifest::replay(&name, &data, user)
+    Manifest::replay(name, &data, user)
 }
 
 /// The internal-key bounds of user-key bounds.
@@ -265,9 +300,7 @@ impl Db {
         let mut log_infos: Vec<LogInfo> = Vec::new();
         for &number in &logs {
             let name = log_file_name(number);
-            let data = storage
-                .read(&name)
-                .map_err(|e| Error::io(dir.join(&name), e))?;
+            let data = read_bounded(&**storage, &name)?;
             let replayed = replay_log(number, &data, true, options.paranoid_checks, &user)?;
             if let Some(max) = replayed.max_sequence {
                 last_sequence = last_sequence.max(max);

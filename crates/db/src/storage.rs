@@ -1,12 +1,120 @@
 //! Where a database's files are: a local directory, or anything else that can list its
 //! names, read a file whole and open a table for positional reads (an object-store prefix,
 //! through the `leveltable-object` crate).
+//!
+//! Every read is bounded: a file is read whole only up to a limit the caller gives
+//! ([`CURRENT_MAX_BYTES`] for `CURRENT`, [`MAX_READ_BYTES`] for a MANIFEST or a log), and a
+//! local file is read only if it is a regular file, at most the size its handle had at open.
 
-use std::fs::{self, File};
-use std::io;
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::table_source::TableSource;
+
+/// The most bytes of `CURRENT` read: it holds one file name and a newline, so a longer
+/// `CURRENT` is corrupt.
+pub const CURRENT_MAX_BYTES: u64 = 4 << 10;
+
+/// The most bytes of a MANIFEST or a log read whole. LevelDB switches to a new log once
+/// its memtable passes `write_buffer_size`, which it caps at 1 GiB, and rewrites the
+/// MANIFEST at each open; a larger file is refused rather than read into memory.
+pub const MAX_READ_BYTES: u64 = 2 << 30;
+
+/// The error for a file (or object) of `size` bytes, more than `limit`, read whole: of kind
+/// [`io::ErrorKind::FileTooLarge`].
+pub fn too_large(size: u64, limit: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!("{size} bytes, more than the {limit} bytes read whole"),
+    )
+}
+
+/// Opens the local file `path` for reading, refusing anything but a regular file: a FIFO
+/// (whose open would wait for a writer, and whose reads would wait for data), a device
+/// (`/dev/zero` never ends), a socket or a directory, also behind a symbolic link. The
+/// file type is checked before the open and again on the open handle, and the open does
+/// not block (`O_NONBLOCK`, which does nothing to reads of a regular file), so a file
+/// swapped for a FIFO in between is refused too. Returns the file and its metadata as the
+/// handle saw it at open.
+///
+/// # Errors
+/// [`io::ErrorKind::NotFound`] if there is none; [`io::ErrorKind::IsADirectory`] for a
+/// directory; [`io::ErrorKind::InvalidInput`] for another kind of file; whatever opening
+/// reports.
+pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
+    check_regular(&fs::metadata(path)?)?;
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let metadata = file.metadata()?;
+    check_regular(&metadata)?;
+    Ok((file, metadata))
+}
+
+/// Refuses `metadata` unless it is of a regular file, saying what it is.
+fn check_regular(metadata: &Metadata) -> io::Result<()> {
+    let t = metadata.file_type();
+    if t.is_file() {
+        return Ok(());
+    }
+    if t.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "a directory, not a regular file",
+        ));
+    }
+    let what = special_kind(&t);
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{what}, not a regular file"),
+    ))
+}
+
+#[cfg(unix)]
+fn special_kind(t: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &fs::FileType) -> &'static str {
+    "a special file"
+}
+
+/// Reads the regular file `path` whole: at most `limit` bytes, and at most the size its
+/// handle had at open (a file that grows meanwhile is read to that size).
+///
+/// # Errors
+/// As [`open_regular`]; [`io::ErrorKind::FileTooLarge`] (see [`too_large`]) for a file
+/// larger than `limit`, before anything is read; whatever reading reports.
+pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let (file, metadata) = open_regular(path)?;
+    let size = metadata.len();
+    if size > limit {
+        return Err(too_large(size, limit));
+    }
+    // `size` is the handle's own size, checked against `limit`: no larger buffer is ever
+    // needed, and `take` stops the read there.
+    let mut data = Vec::with_capacity(usize::try_from(size).map_err(|_| too_large(size, limit))?);
+    file.take(size).read_to_end(&mut data)?;
+    Ok(data)
+}
 
 /// The files of one database. Errors for a missing file have kind
 /// [`io::ErrorKind::NotFound`].
@@ -20,11 +128,28 @@ pub trait Storage: Send + Sync {
     /// Whatever listing reports.
     fn list(&self) -> io::Result<Vec<String>>;
 
-    /// The whole contents of the file `name`.
+    /// The whole contents of the file `name`, of at most [`MAX_READ_BYTES`]; the database
+    /// reads through [`read_bounded`](Self::read_bounded).
     ///
     /// # Errors
     /// [`io::ErrorKind::NotFound`] if there is none; whatever reading reports.
     fn read(&self, name: &str) -> io::Result<Vec<u8>>;
+
+    /// The whole contents of the file `name`, which must hold at most `limit` bytes.
+    /// Implementations check the size before they read and never allocate for more than
+    /// `limit` bytes, nor for more than have arrived. The default reads through
+    /// [`read`](Self::read) and checks the length after.
+    ///
+    /// # Errors
+    /// [`io::ErrorKind::NotFound`] if there is none; [`io::ErrorKind::FileTooLarge`] (see
+    /// [`too_large`]) if it holds more than `limit` bytes; whatever reading reports.
+    fn read_bounded(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
+        let data = self.read(name)?;
+        if data.len() as u64 > limit {
+            return Err(too_large(data.len() as u64, limit));
+        }
+        Ok(data)
+    }
 
     /// The table file `name`, for positional reads (memory-mapped if `memory_map` and the
     /// storage can).
@@ -41,7 +166,7 @@ pub trait Storage: Send + Sync {
     }
 }
 
-/// A database in a local directory.
+/// A database in a local directory. Only regular files are read (see [`open_regular`]).
 #[derive(Debug, Clone)]
 pub struct LocalDir {
     dir: PathBuf,
@@ -72,15 +197,20 @@ impl Storage for LocalDir {
     }
 
     fn read(&self, name: &str) -> io::Result<Vec<u8>> {
-        fs::read(self.dir.join(name))
+        self.read_bounded(name, MAX_READ_BYTES)
+    }
+
+    fn read_bounded(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
+        read_regular(&self.dir.join(name), limit)
     }
 
     fn open_table(&self, name: &str, memory_map: bool) -> io::Result<TableSource> {
-        TableSource::open(File::open(self.dir.join(name))?, memory_map)
+        let (file, _) = open_regular(&self.dir.join(name))?;
+        TableSource::open(file, memory_map)
     }
 
     fn fingerprint(&self) -> Option<(Vec<u8>, u64)> {
-        let current = fs::read(self.dir.join("CURRENT")).ok()?;
+        let current = self.read_bounded("CURRENT", CURRENT_MAX_BYTES).ok()?;
         let name = String::from_utf8_lossy(current.strip_suffix(b"\n")?).into_owned();
         let len = fs::metadata(self.dir.join(name)).ok()?.len();
         Some((current, len))
@@ -107,5 +237,44 @@ mod tests {
             Err(e) if e.kind() == io::ErrorKind::NotFound
         ));
         assert_eq!(s.fingerprint(), Some((b"MANIFEST-000002\n".to_vec(), 3)));
+    }
+
+    /// A file longer than the limit is refused before it is read, by its size at open.
+    #[test]
+    fn reads_stop_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("f"), vec![7u8; 100]).unwrap();
+        let s = LocalDir::new(dir.path());
+        assert_eq!(s.read_bounded("f", 100).unwrap().len(), 100);
+        let e = s.read_bounded("f", 99).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
+        assert!(e.to_string().contains("100 bytes"), "{e}");
+        let e = s.read_bounded("", 99).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::IsADirectory, "{e}");
+    }
+
+    /// The default `read_bounded` of a storage that only reads whole checks the length.
+    #[test]
+    fn the_default_bounded_read_checks_the_length() {
+        struct Whole;
+        impl Storage for Whole {
+            fn path(&self) -> PathBuf {
+                PathBuf::new()
+            }
+            fn list(&self) -> io::Result<Vec<String>> {
+                Ok(Vec::new())
+            }
+            fn read(&self, _: &str) -> io::Result<Vec<u8>> {
+                Ok(vec![0; 10])
+            }
+            fn open_table(&self, _: &str, _: bool) -> io::Result<TableSource> {
+                Err(io::ErrorKind::NotFound.into())
+            }
+        }
+        assert_eq!(Whole.read_bounded("x", 10).unwrap().len(), 10);
+        assert_eq!(
+            Whole.read_bounded("x", 9).unwrap_err().kind(),
+            io::ErrorKind::FileTooLarge
+        );
     }
 }

@@ -45,7 +45,7 @@ fn read_block(file: &File, size: u64, handle: &BlockHandle) -> Option<Vec<u8>> {
 /// Scans the table at `path` with the internal comparator `icmp`; `None` if its footer or
 /// index cannot be read (the table is lost, as `RepairDB` drops it).
 pub(crate) fn scan_table(path: &Path, icmp: &dyn Comparator) -> Option<Scan> {
-    let file = File::open(path).ok()?;
+    let (file, _) = crate::storage::open_regular(path).ok()?;
     let size = file.size().ok()?;
     let footer_at = size.checked_sub(FOOTER_LEN as u64)?;
     let mut footer = [0u8; FOOTER_LEN];

@@ -56,6 +56,16 @@ pub enum Error {
     },
     /// A runtime could not be started for the blocking API.
     Runtime(String),
+    /// An object read whole is larger than the most that read allows (as the store's
+    /// answer says: nothing of its body was read).
+    TooLarge {
+        /// The object.
+        object: String,
+        /// Its size, as the store claims it.
+        size: u64,
+        /// The most bytes the read takes.
+        limit: u64,
+    },
 }
 
 impl Error {
@@ -104,6 +114,15 @@ impl fmt::Display for Error {
             Error::Table { object, source } => write!(f, "object: {object}: {source}"),
             Error::Db { object, source } => write!(f, "object: {object}: {source}"),
             Error::Runtime(m) => write!(f, "object: cannot start a runtime: {m}"),
+            Error::TooLarge {
+                object,
+                size,
+                limit,
+            } => write!(
+                f,
+                "object: {object} is {size} bytes as the store answers, more than the \
+                 {limit} bytes read whole; nothing of it was read"
+            ),
         }
     }
 }

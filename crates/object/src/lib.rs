@@ -3,6 +3,7 @@
 
 mod async_table;
 mod blocking;
+mod connector;
 mod error;
 mod location;
 mod options;
@@ -17,6 +18,7 @@ mod upload;
 
 pub use async_table::{AsyncTable, Entry};
 pub use blocking::{BlockingRange, BlockingTable};
+pub use connector::MAX_REDIRECTS;
 pub use error::Error;
 pub use location::{Location, is_url};
 pub use object_store;

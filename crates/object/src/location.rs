@@ -10,6 +10,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
 use url::Url;
 
+use crate::connector::SameOriginConnector;
 use crate::error::scrub;
 use crate::retry::RetryPolicy;
 use crate::stats::Stats;
@@ -39,6 +40,11 @@ const SECRET_ENV: &[&str] = &[
 /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ALLOW_HTTP`, `GOOGLE_*`, `AZURE_*`) and from
 /// explicit options (`aws_endpoint`, `aws_allow_http`, `timeout`, ...), options winning.
 ///
+/// Credentials come from the environment or options only: a URL with a user name or
+/// password is refused. An `http(s)://` URL's query (a presigned URL's signature) is sent
+/// with every request. Redirects are followed within the origin a request was sent to, at
+/// most [`MAX_REDIRECTS`](crate::MAX_REDIRECTS) times; one to another origin is refused.
+///
 /// The store's own retries are turned off: this crate retries every request itself (see
 /// [`RetryPolicy`]) so that each attempt is counted.
 #[derive(Clone)]
@@ -53,6 +59,9 @@ pub struct Location {
     pub(crate) secrets: Arc<Vec<String>>,
     pub(crate) retry: RetryPolicy,
     pub(crate) stats: Arc<Stats>,
+    /// For a `file://` location, the local path: checked to be a regular file before each
+    /// read (the local store's open would block on a FIFO).
+    pub(crate) local: Option<std::path::PathBuf>,
 }
 
 impl fmt::Debug for Location {
@@ -98,6 +107,7 @@ impl Location {
         };
         let parsed = Url::parse(url).map_err(|e| bad(e.to_string()))?;
         let (scheme, _) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(e.to_string()))?;
+        refuse_credentials(&parsed, &scheme).map_err(bad)?;
         let options: Vec<(String, String)> = options
             .into_iter()
             .map(|(k, v)| (k.as_ref().to_ascii_lowercase(), v.into()))
@@ -124,12 +134,14 @@ impl Location {
             ..RetryConfig::default()
         };
         let mut multipart: Option<Arc<dyn MultipartStore>> = None;
+        let mut local = None;
         let (store, path): (Arc<dyn ObjectStore>, Path) = match scheme {
             ObjectStoreScheme::Local => {
                 let fs_path = parsed
                     .to_file_path()
                     .map_err(|()| bad("not an absolute file path".into()))?;
                 let path = Path::from_absolute_path(&fs_path).map_err(|e| bad(e.to_string()))?;
+                local = Some(fs_path);
                 (Arc::new(object_store::local::LocalFileSystem::new()), path)
             }
             ObjectStoreScheme::Memory => {
@@ -144,6 +156,7 @@ impl Location {
                 }
                 let store = b
                     .with_retry(no_retries)
+                    .with_http_connector(SameOriginConnector)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
                 {
@@ -164,6 +177,7 @@ impl Location {
                 }
                 let store = b
                     .with_retry(no_retries)
+                    .with_http_connector(SameOriginConnector)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
                 {
@@ -184,6 +198,7 @@ impl Location {
                 }
                 let store = b
                     .with_retry(no_retries)
+                    .with_http_connector(SameOriginConnector)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
                 {
@@ -196,7 +211,12 @@ impl Location {
                 }
             }
             ObjectStoreScheme::Http => {
-                let base = &parsed[..url::Position::BeforePath];
+                // The query (a presigned URL's signature) goes with every request: the
+                // store's requests extend this URL's path and keep its query.
+                let mut base = format!("{}/", &parsed[..url::Position::BeforePath]);
+                if let Some(query) = parsed.query() {
+                    base = format!("{base}?{query}");
+                }
                 let mut b = object_store::http::HttpBuilder::new().with_url(base);
                 for (k, v) in &all {
                     if let Ok(key) = k.parse() {
@@ -208,6 +228,7 @@ impl Location {
                 }
                 let store = b
                     .with_retry(no_retries)
+                    .with_http_connector(SameOriginConnector)
                     .build()
                     .map_err(|e| bad(e.to_string()))?;
                 (Arc::new(store), object_path(&parsed, scheme, &bad)?)
@@ -223,6 +244,7 @@ impl Location {
             secrets: Arc::new(secrets),
             retry: RetryPolicy::default(),
             stats: Arc::new(Stats::default()),
+            local,
         })
     }
 
@@ -240,6 +262,7 @@ impl Location {
             secrets: Arc::new(Vec::new()),
             retry: RetryPolicy::default(),
             stats: Arc::new(Stats::default()),
+            local: None,
         }
     }
 
@@ -274,6 +297,7 @@ impl Location {
             secrets: Arc::clone(&self.secrets),
             retry: self.retry.clone(),
             stats: Arc::clone(&self.stats),
+            local: self.local.as_ref().map(|p| p.join(name)),
         }
     }
 
@@ -299,8 +323,40 @@ impl Location {
 
     /// A store error's text with credentials removed.
     pub(crate) fn message(&self, e: &object_store::Error) -> String {
-        crate::error::store_message(e, &self.secrets)
+        // A refused redirect's own text names both origins; the store's wrapping of it
+        // does not show it.
+        match crate::connector::refused_redirect(e) {
+            Some(refused) => refused,
+            None => crate::error::store_message(e, &self.secrets),
+        }
     }
+}
+
+/// Refuses a URL carrying a user name or password: they would not be sent (the stores
+/// take credentials from the environment), and a request without them would fail
+/// somewhere harder to understand. Azure's `abfs://container@account…` form, whose user
+/// name is the container, is let through.
+fn refuse_credentials(url: &Url, scheme: &ObjectStoreScheme) -> std::result::Result<(), String> {
+    let azure = matches!(scheme, ObjectStoreScheme::MicrosoftAzure);
+    if url.password().is_none() && (url.username().is_empty() || azure) {
+        return Ok(());
+    }
+    let instead = match scheme {
+        ObjectStoreScheme::AmazonS3 => {
+            "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for \
+             temporary credentials) in the environment"
+        }
+        ObjectStoreScheme::GoogleCloudStorage => {
+            "set GOOGLE_SERVICE_ACCOUNT (a key file) or GOOGLE_SERVICE_ACCOUNT_KEY in the \
+             environment"
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            "set AZURE_STORAGE_ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY (or \
+             AZURE_STORAGE_SAS_KEY) in the environment"
+        }
+        _ => "use a presigned URL: its query is sent with every request",
+    };
+    Err(format!("credentials in a URL are not used; {instead}"))
 }
 
 /// The path inside the store a URL of `scheme` names.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::TryStreamExt;
-use leveltable_db::storage::Storage;
+use leveltable_db::storage::{MAX_READ_BYTES, Storage, open_regular};
 use leveltable_db::table_source::TableSource;
 use leveltable_db::{Db, DbOptions};
 
@@ -22,7 +22,9 @@ const TABLE_TAIL: u64 = 256 << 10;
 
 /// The files of a database under a prefix. Each table opens with one request (its tail),
 /// each block read is one ranged GET (sequential reads fetch ahead); `CURRENT`, the
-/// MANIFEST and logs are read whole, one GET each; listing is one LIST.
+/// MANIFEST and logs are read whole, one GET each, refused without reading their body if
+/// the store says they are larger than the database reads whole (4 KiB for `CURRENT`);
+/// listing is one LIST.
 #[derive(Debug, Clone)]
 pub struct PrefixStorage {
     location: Location,
@@ -40,6 +42,7 @@ impl PrefixStorage {
 fn to_io(e: Error) -> io::Error {
     match e {
         Error::NotFound { .. } => io::Error::new(io::ErrorKind::NotFound, e.to_string()),
+        Error::TooLarge { .. } => io::Error::new(io::ErrorKind::FileTooLarge, e.to_string()),
         other => io::Error::other(other.to_string()),
     }
 }
@@ -73,7 +76,10 @@ impl Storage for PrefixStorage {
                         .collect());
                 }
                 Err(e) => match loc.retry.backoff(attempt, started) {
-                    Some(wait) if matches!(e, object_store::Error::Generic { .. }) => {
+                    Some(wait)
+                        if matches!(e, object_store::Error::Generic { .. })
+                            && crate::connector::refused_redirect(&e).is_none() =>
+                    {
                         loc.stats.retry();
                         std::thread::sleep(wait);
                     }
@@ -84,10 +90,14 @@ impl Storage for PrefixStorage {
     }
 
     fn read(&self, name: &str) -> io::Result<Vec<u8>> {
+        self.read_bounded(name, MAX_READ_BYTES)
+    }
+
+    fn read_bounded(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
         let child = self.location.child(name);
-        block_on(read_whole(&child))
+        block_on(read_whole(&child, limit))
             .and_then(|r| r)
-            .map(|b| b.to_vec())
+            .map(Vec::from)
             .map_err(to_io)
     }
 
@@ -137,11 +147,14 @@ pub fn upload_db(dir: &Path, location: &Location) -> Result<u64> {
     names.push("CURRENT".to_owned());
     let mut total = 0;
     for name in &names {
-        let bytes = std::fs::read(dir.join(name)).map_err(|e| local(name, e))?;
+        // Regular files only (a FIFO would block the upload), no further than their size
+        // at open, streamed in parts.
+        let (file, metadata) = open_regular(&dir.join(name)).map_err(|e| local(name, e))?;
         let mut w = ObjectWriter::new(&location.child(name));
-        io::Write::write_all(&mut w, &bytes).map_err(|e| local(name, e))?;
+        let copied = io::copy(&mut io::Read::take(file, metadata.len()), &mut w)
+            .map_err(|e| local(name, e))?;
         w.finish()?;
-        total += bytes.len() as u64;
+        total += copied;
     }
     Ok(total)
 }

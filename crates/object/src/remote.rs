@@ -4,7 +4,8 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
 use object_store::{GetOptions, GetRange};
 
 use crate::{Error, Location, Result};
@@ -39,7 +40,7 @@ impl RemoteObject {
             range: Some(GetRange::Suffix(len.max(1))),
             ..GetOptions::default()
         };
-        let (bytes, range, meta) = fetch(location, None, opts).await?;
+        let (bytes, range, meta) = fetch(location, None, opts, len.max(1)).await?;
         let object = RemoteObject {
             location: location.clone(),
             size: meta.size,
@@ -99,7 +100,8 @@ impl RemoteObject {
             },
             ..GetOptions::default()
         };
-        let (bytes, _, meta) = fetch(&self.location, Some(self), opts).await?;
+        let (bytes, _, meta) =
+            fetch(&self.location, Some(self), opts, range.end - range.start).await?;
         if meta.size != self.size {
             return Err(Error::Replaced {
                 object: self.location.name.clone(),
@@ -109,22 +111,48 @@ impl RemoteObject {
     }
 }
 
-/// The whole object at `location`, in one GET (retried); for small files read whole.
+/// The whole object at `location`, of at most `limit` bytes, in one GET (retried); for
+/// small files read whole.
 ///
 /// # Errors
-/// [`Error::NotFound`], or [`Error::Request`] after retries.
-pub(crate) async fn read_whole(location: &Location) -> Result<Bytes> {
-    let (bytes, _, _) = fetch(location, None, GetOptions::default).await?;
+/// [`Error::NotFound`]; [`Error::TooLarge`] if the store says the object holds more than
+/// `limit` bytes (nothing of it is read); [`Error::Request`] after retries.
+pub(crate) async fn read_whole(location: &Location, limit: u64) -> Result<Bytes> {
+    let (bytes, _, _) = fetch(location, None, GetOptions::default, limit).await?;
     Ok(bytes)
 }
 
+/// The most bytes a response's buffer is given before its body arrives; beyond this it
+/// grows as the body does.
+const FIRST_BUFFER: usize = 8 << 20;
+
 /// One GET with retries: the bytes, the range they are, and the object's metadata. Every
-/// attempt is counted. A body shorter than its range is a transient failure, never data.
+/// attempt is counted. A response claiming more than `limit` bytes is refused before its
+/// body is read ([`Error::TooLarge`]); the body is gathered as it arrives, into a buffer
+/// sized by the bytes received (at most [`FIRST_BUFFER`] ahead), never by the claim. A
+/// body shorter than its range is a transient failure, never data.
 async fn fetch(
     location: &Location,
     pinned: Option<&RemoteObject>,
     options: impl Fn() -> GetOptions,
+    limit: u64,
 ) -> Result<(Bytes, Range<u64>, object_store::ObjectMeta)> {
+    if let Some(path) = &location.local {
+        // The local store opens files with a plain open, which waits for a writer on a
+        // FIFO: refuse anything but a regular file first (a missing one is the store's
+        // to report).
+        match leveltable_db::storage::open_regular(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::Request {
+                    object: location.name.clone(),
+                    range: None,
+                    attempts: 0,
+                    message: e.to_string(),
+                });
+            }
+            _ => {}
+        }
+    }
     let started = Instant::now();
     let mut attempt = 0u32;
     loop {
@@ -136,8 +164,16 @@ async fn fetch(
             Ok(result) => {
                 let range = result.range.clone();
                 let meta = result.meta.clone();
-                match result.bytes().await {
-                    Ok(bytes) if bytes.len() as u64 == range.end - range.start => {
+                let claimed = range.end.saturating_sub(range.start);
+                if claimed > limit {
+                    return Err(Error::TooLarge {
+                        object: location.name.clone(),
+                        size: claimed,
+                        limit,
+                    });
+                }
+                match gather(result, claimed).await {
+                    Ok(Some(bytes)) if bytes.len() as u64 == claimed => {
                         location.stats.read(bytes.len() as u64);
                         let changed = pinned.is_some_and(|p| {
                             p.e_tag.is_some() && meta.e_tag.is_some() && p.e_tag != meta.e_tag
@@ -149,11 +185,11 @@ async fn fetch(
                         }
                         return Ok((bytes, range, meta));
                     }
-                    Ok(bytes) => Failure::Transient(format!(
-                        "short body: {} of {} bytes",
-                        bytes.len(),
-                        range.end - range.start
+                    Ok(Some(bytes)) => Failure::Transient(format!(
+                        "short body: {} of {claimed} bytes",
+                        bytes.len()
                     )),
+                    Ok(None) => Failure::Transient(format!("long body: more than {claimed} bytes")),
                     Err(e) => classify(location, pinned, &e),
                 }
             }
@@ -185,6 +221,39 @@ async fn fetch(
     }
 }
 
+/// The body of `result`, gathered as it arrives into a buffer that grows with it; `None`
+/// if it goes on past `claimed` bytes (read no further than that).
+async fn gather(
+    result: object_store::GetResult,
+    claimed: u64,
+) -> std::result::Result<Option<Bytes>, object_store::Error> {
+    let claimed = usize::try_from(claimed).unwrap_or(usize::MAX);
+    let mut stream = result.into_stream();
+    let Some(first) = stream.next().await.transpose()? else {
+        return Ok(Some(Bytes::new()));
+    };
+    if first.len() > claimed {
+        return Ok(None);
+    }
+    let mut buf: Option<BytesMut> = None;
+    let mut whole = first;
+    while let Some(chunk) = stream.next().await.transpose()? {
+        let held = buf.get_or_insert_with(|| {
+            let mut b = BytesMut::with_capacity(claimed.min(FIRST_BUFFER).max(whole.len()));
+            b.extend_from_slice(&whole);
+            b
+        });
+        if chunk.len() > claimed - held.len() {
+            return Ok(None);
+        }
+        held.extend_from_slice(&chunk);
+    }
+    if let Some(b) = buf {
+        whole = b.freeze();
+    }
+    Ok(Some(whole))
+}
+
 /// Sorts a store error into retry or give up.
 fn classify(
     location: &Location,
@@ -193,6 +262,14 @@ fn classify(
 ) -> Failure {
     use object_store::Error as E;
     let object = location.name.clone();
+    if crate::connector::refused_redirect(e).is_some() {
+        return Failure::Final(Error::Request {
+            object,
+            range: None,
+            attempts: 1,
+            message: location.message(e),
+        });
+    }
     match e {
         E::NotFound { .. } if pinned.is_some() => Failure::Final(Error::Replaced { object }),
         E::NotFound { .. } => Failure::Final(Error::NotFound { object }),

@@ -53,6 +53,7 @@ impl std::fmt::Debug for ObjectWriter {
 /// Whether a failed write may be tried again.
 fn transient(e: &object_store::Error) -> bool {
     matches!(e, object_store::Error::Generic { .. })
+        && crate::connector::refused_redirect(e).is_none()
 }
 
 impl ObjectWriter {

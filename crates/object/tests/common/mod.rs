@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod canned;
 pub mod proxy;
 pub mod servers;
 pub mod tables;

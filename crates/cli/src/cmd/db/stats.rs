@@ -1,6 +1,5 @@
 //! `leveltable db stats DIR`: the database's levels, logs and counters.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use leveltable_db::InternalTable;
@@ -120,7 +119,9 @@ fn count_entries(dir: &Path, number: u64) -> Result<u64> {
     let source: Box<dyn leveltable_table::ReadAt> = if crate::remote::is_url(dir) {
         crate::remote::open(&path)?.0
     } else {
-        Box::new(File::open(&path).map_err(|e| CliError::io("cannot open", &path, &e))?)
+        let (file, _) = leveltable_db::storage::open_regular(&path)
+            .map_err(|e| CliError::io("cannot open", &path, &e))?;
+        Box::new(file)
     };
     let table = InternalTable::open(source).map_err(|e| db_error(&path, e))?;
     let mut entries = 0u64;
