@@ -224,12 +224,23 @@ pub(crate) fn read_raw<'s, R: ReadAt + ?Sized>(
             }
         }
         None => {
-            let mut buf = vec![0; total];
-            source.read_exact_at(&mut buf, handle.offset)?;
+            // The file size a remote source reports is the server's claim: a block is read
+            // in steps, so that memory grows only with bytes that arrive.
+            let mut buf = Vec::new();
+            while buf.len() < total {
+                let at = buf.len();
+                let step = (total - at).min(READ_STEP);
+                buf.resize(at + step, 0);
+                // `at` is below `total`, which fits in the file: the offset cannot overflow.
+                source.read_exact_at(&mut buf[at..], handle.offset + at as u64)?;
+            }
             Ok(Cow::Owned(buf))
         }
     }
 }
+
+/// The most a block read allocates ahead of the bytes it has read.
+const READ_STEP: usize = 4 << 20;
 
 /// Checks the crc of `raw` (a block and its trailer, as [`read_raw`] returns it) if asked,
 /// and decompresses it into `out` under `profile`. Returns the contents and the compression
