@@ -11,6 +11,7 @@
 
 #![deny(clippy::arithmetic_side_effects)]
 
+pub use crate::compression::Compression;
 use crate::{Error, Result};
 
 /// Longest encoding of a `u32` as a varint: ⌈32 / 7⌉ = 5 bytes.
@@ -170,114 +171,6 @@ pub fn unmask_crc(masked: u32) -> u32 {
 #[inline]
 pub fn block_checksum(contents: &[u8], block_type: u8) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(contents), &[block_type])
-}
-
-/// How a block's bytes are stored, and so the type byte its trailer carries.
-///
-/// The type byte means different things to different writers: LevelDB (after 1.23) stores
-/// zstd as 2, Mojang's LevelDB (Minecraft Bedrock) stores zlib as 2, zstd as 3 and raw
-/// deflate as 4. Each variant is one (codec, type byte) pair; a
-/// [`Profile`](crate::Profile) maps type bytes back to variants when reading. LevelDB 1.23
-/// reads only [`None`](Compression::None) and [`Snappy`](Compression::Snappy);
-/// [`readers`](Compression::readers) says who reads each.
-///
-/// Zlib, raw deflate and zstd need this crate's `zlib` and `zstd` features.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Compression {
-    /// Stored as is (type 0).
-    None,
-    /// Compressed with Snappy's raw format (type 1).
-    #[default]
-    Snappy,
-    /// A zlib stream (RFC 1950: header, deflate, Adler-32), type 2 as Mojang's LevelDB
-    /// writes it.
-    Zlib,
-    /// Raw deflate (RFC 1951, no header), type 4: Mojang's LevelDB's default, in which
-    /// Minecraft Bedrock stores its worlds.
-    RawDeflate,
-    /// A zstd frame, type 2 as LevelDB writes it after 1.23 (`kZstdCompression`).
-    Zstd,
-    /// A zstd frame, type 3 as Mojang's LevelDB writes it.
-    ZstdMojang,
-}
-
-impl Compression {
-    /// Every compression, in type-byte order.
-    pub const ALL: [Compression; 6] = [
-        Compression::None,
-        Compression::Snappy,
-        Compression::Zlib,
-        Compression::Zstd,
-        Compression::ZstdMojang,
-        Compression::RawDeflate,
-    ];
-
-    /// The compression LevelDB 1.23 means by a trailer's type byte, if any: only 0 and 1
-    /// have a meaning there. [`Profile::compression`](crate::Profile::compression) reads
-    /// the other writers' type bytes.
-    pub fn from_type_byte(b: u8) -> Option<Compression> {
-        match b {
-            0 => Some(Compression::None),
-            1 => Some(Compression::Snappy),
-            _ => None,
-        }
-    }
-
-    /// The trailer's type byte for this compression.
-    pub fn type_byte(self) -> u8 {
-        match self {
-            Compression::None => 0,
-            Compression::Snappy => 1,
-            Compression::Zlib | Compression::Zstd => 2,
-            Compression::ZstdMojang => 3,
-            Compression::RawDeflate => 4,
-        }
-    }
-
-    /// The codec's name: `none`, `snappy`, `zlib`, `deflate` or `zstd`.
-    pub fn codec_name(self) -> &'static str {
-        match self {
-            Compression::None => "none",
-            Compression::Snappy => "snappy",
-            Compression::Zlib => "zlib",
-            Compression::RawDeflate => "deflate",
-            Compression::Zstd | Compression::ZstdMojang => "zstd",
-        }
-    }
-
-    /// Which readers open a table whose blocks are stored so (besides this crate, built with
-    /// the codec's feature).
-    pub fn readers(self) -> &'static str {
-        match self {
-            Compression::None | Compression::Snappy => "every LevelDB, including 1.23 and Mojang's",
-            Compression::Zstd => {
-                "LevelDB after 1.23 built with zstd; not LevelDB 1.23 nor Mojang's"
-            }
-            Compression::Zlib | Compression::RawDeflate | Compression::ZstdMojang => {
-                "Mojang's LevelDB (Minecraft Bedrock); not Google's LevelDB"
-            }
-        }
-    }
-
-    /// Whether this build of the crate can compress and decompress with this codec (the
-    /// `zlib` and `zstd` features).
-    pub fn is_available(self) -> bool {
-        match self {
-            Compression::None | Compression::Snappy => true,
-            Compression::Zlib | Compression::RawDeflate => cfg!(feature = "zlib"),
-            Compression::Zstd | Compression::ZstdMojang => cfg!(feature = "zstd"),
-        }
-    }
-
-    /// The cargo feature this codec needs, if any.
-    pub fn feature(self) -> Option<&'static str> {
-        match self {
-            Compression::None | Compression::Snappy => None,
-            Compression::Zlib | Compression::RawDeflate => Some("zlib"),
-            Compression::Zstd | Compression::ZstdMojang => Some("zstd"),
-        }
-    }
 }
 
 /// Where a block lives in the file: its offset and the size of its stored bytes, not counting

@@ -9,6 +9,7 @@ pub mod block_plan;
 mod cache;
 pub mod codec;
 pub mod comparator;
+mod compression;
 mod error;
 mod fence;
 pub mod filter;
@@ -33,9 +34,9 @@ mod verify;
 pub use atomic_file::{AtomicTableFile, create_table};
 pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
+pub use compression::{Compression, UnknownCompression};
 pub use counters::Counters;
 pub use error::Error;
-pub use format::Compression;
 pub use iter::{MapAhead, Range, TableIter};
 pub use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
 pub use options::{
