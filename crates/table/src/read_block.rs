@@ -227,12 +227,12 @@ pub(crate) fn read_raw<'s, R: ReadAt + ?Sized>(
             // The file size a remote source reports is the server's claim: a block is read
             // in steps, so that memory grows only with bytes that arrive.
             let mut buf = Vec::new();
-            while buf.len() < total {
+            while let Some(left) = total.checked_sub(buf.len()).filter(|&n| n > 0) {
                 let at = buf.len();
-                let step = (total - at).min(READ_STEP);
-                buf.resize(at + step, 0);
-                // `at` is below `total`, which fits in the file: the offset cannot overflow.
-                source.read_exact_at(&mut buf[at..], handle.offset + at as u64)?;
+                buf.resize(total.saturating_sub(left.saturating_sub(READ_STEP)), 0);
+                // `at` is below `total`, and the block ends within the file: no overflow.
+                let offset = handle.offset.saturating_add(at as u64);
+                source.read_exact_at(&mut buf[at..], offset)?;
             }
             Ok(Cow::Owned(buf))
         }
