@@ -4,7 +4,6 @@
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::fs;
-use std::io;
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,15 +16,16 @@ use crate::dbformat::{
     ldb_read_options_for, lookup_key, show_key,
 };
 use crate::filename::{FileType, log_file_name, parse_file_name, table_file_name};
-use crate::merger::{Merger, Origin, Source, Store};
+use crate::merger::Merger;
 use crate::options::{
     DEFAULT_BLOCK_CACHE_BYTES, DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo,
 };
 use crate::recovery::replay_log;
-use crate::storage::{CURRENT_MAX_BYTES, LocalDir, MAX_READ_BYTES, Storage};
+use crate::storage::{LocalDir, MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
+use crate::version::{Origin, Source, Version};
 use crate::version_edit::FileMetaData;
-use crate::version_set::Manifest;
+use crate::version_set::read_manifest_in;
 use crate::{Error, Result};
 
 /// A LevelDB database, open read-only. `Send + Sync`: share it between threads.
@@ -35,12 +35,9 @@ use crate::{Error, Result};
 /// Tables open lazily through a cache of at most [`DbOptions::max_open_tables`].
 pub struct Db {
     pub(crate) dir: PathBuf,
-    pub(crate) store: Arc<Store>,
+    pub(crate) version: Arc<Version>,
     pub(crate) user: Arc<dyn Comparator>,
     pub(crate) last_sequence: u64,
-    /// Gets take the newest version of all sources (a salvage) instead of the first found
-    /// in LevelDB's search order.
-    pub(crate) newest_wins: bool,
     pub(crate) properties: DbProperties,
 }
 
@@ -49,7 +46,7 @@ impl std::fmt::Debug for Db {
         f.debug_struct("Db")
             .field("dir", &self.dir)
             .field("last_sequence", &self.last_sequence)
-            .field("tables", &self.store.tables)
+            .field("tables", &self.version.tables)
             .finish_non_exhaustive()
     }
 }
@@ -85,19 +82,6 @@ fn read_bounded(storage: &dyn Storage, name: &str) -> Result<Vec<u8>> {
         .map_err(|e| Error::io(storage.path().join(name), e))
 }
 
-/// The most bytes of a name read from `CURRENT` that messages show.
-const SHOWN_NAME_BYTES: usize = 64;
-
-/// `name` for a message: its first [`SHOWN_NAME_BYTES`] bytes, then `…` if there are more.
-fn shown_name(name: &[u8]) -> String {
-    match name.get(..SHOWN_NAME_BYTES) {
-        Some(head) if name.len() > SHOWN_NAME_BYTES => {
-            format!("{}…", String::from_utf8_lossy(head))
-        }
-        _ => String::from_utf8_lossy(name).into_owned(),
-    }
-}
-
 /// Table read options for a database with the user comparator `user`.
 pub(crate) fn table_options(
     user: &Arc<dyn Comparator>,
@@ -112,74 +96,6 @@ pub(crate) fn table_options(
         .verify_checksums(verify)
         .profile(options.profile)
         .block_cache(cache)
-}
-
-/// Reads `CURRENT` and replays the MANIFEST it names.
-pub(crate) fn read_manifest(dir: &Path, user: &Arc<dyn Comparator>) -> Result<Manifest> {
-    read_manifest_in(&LocalDir::new(dir), user)
-}
-
-/// Reads `CURRENT` in `storage` and replays the MANIFEST it names.
-pub(crate) fn read_manifest_in(
-    storage: &dyn Storage,
-    user: &Arc<dyn Comparator>,
-) -> Result<Manifest> {
-    let dir = &storage.path();
-    let current = match storage.read_bounded("CURRENT", CURRENT_MAX_BYTES) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
-            return Err(Error::corruption(
-                "CURRENT",
-                format!("CURRENT file (longer than its {CURRENT_MAX_BYTES}-byte limit: {e})"),
-                0,
-            ));
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(Error::MissingFile {
-                file: "CURRENT".into(),
-                what: format!(
-                    "{} is not a LevelDB database (no CURRENT file)",
-                    dir.display()
-                )
-                .into(),
-            });
-        }
-        Err(e) => return Err(Error::io(dir.join("CURRENT"), e)),
-    };
-    let name = match current.strip_suffix(b"\n") {
-        Some(name) if !name.is_empty() => name,
-        _ => {
-            return Err(Error::corruption(
-                "CURRENT",
-                "CURRENT file (does not end with newline)",
-                0,
-            ));
-        }
-    };
-    let name = match std::str::from_utf8(name) {
-        Ok(name) if matches!(parse_file_name(name), Some(FileType::Manifest(_))) => name,
-        _ => {
-            return Err(Error::corruption(
-                "CURRENT",
-                format!(
-                    "CURRENT file (names {:?}, not a MANIFEST)",
-                    shown_name(name)
-                ),
-                0,
-            ));
-        }
-    };
-    let data = match storage.read_bounded(name, MAX_READ_BYTES) {
-        Ok(data) => data,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(Error::MissingFile {
-                file: name.into(),
-                what: "CURRENT names it (CURRENT points to a non-existent file)".into(),
-            });
-        }
-        Err(e) => return Err(Error::io(dir.join(name), e)),
-    };
-    Manifest::replay(name, &data, user)
 }
 
 /// The internal-key bounds of user-key bounds.
@@ -391,17 +307,17 @@ impl Db {
         newest_wins: bool,
         properties: DbProperties,
     ) -> Db {
-        let store = Store::new(
+        let version = Version::new(
             InternalKeyComparator::new(Arc::clone(&user)),
             tables,
             sources,
+            newest_wins,
         );
         Db {
             dir,
-            store: Arc::new(store),
+            version: Arc::new(version),
             user,
             last_sequence: last_sequence.min(MAX_SEQUENCE),
-            newest_wins,
             properties,
         }
     }
@@ -439,48 +355,7 @@ impl Db {
     /// # Errors
     /// As [`get_at`](Self::get_at).
     pub fn lookup(&self, key: &[u8], sequence: u64) -> Result<LookupResult> {
-        let key = LookupKey::new(key, sequence)?;
-        let mut best = LookupResult::NotFound;
-        for source in &self.store.sources {
-            let found = match source {
-                Source::Mem { table, .. } => table.lookup(&key)?,
-                Source::Files { files, .. } => self.lookup_files(files, &key)?,
-            };
-            let seq = |r: &LookupResult| match r {
-                LookupResult::Value { sequence, .. } | LookupResult::Deleted { sequence } => {
-                    Some(*sequence)
-                }
-                LookupResult::NotFound => None,
-            };
-            if found == LookupResult::NotFound {
-                continue;
-            }
-            if !self.newest_wins {
-                return Ok(found);
-            }
-            if seq(&found) > seq(&best) {
-                best = found;
-            }
-        }
-        Ok(best)
-    }
-
-    fn lookup_files(&self, files: &[Arc<FileMetaData>], key: &LookupKey) -> Result<LookupResult> {
-        let (target, user_key) = (key.target(), key.user_key());
-        let icmp = &self.store.icmp;
-        // The first file whose largest key is not below the target (LevelDB's FindFile).
-        let i = files.partition_point(|f| icmp.compare(&f.largest, target) == Ordering::Less);
-        let Some(f) = files.get(i) else {
-            return Ok(LookupResult::NotFound);
-        };
-        let smallest_user = &f.smallest[..f.smallest.len().saturating_sub(8)];
-        if self.user.compare(user_key, smallest_user) == Ordering::Less {
-            return Ok(LookupResult::NotFound);
-        }
-        let table = self.store.tables.get(f.number)?;
-        table
-            .lookup(key)
-            .map_err(|e| e.in_table(table_file_name(f.number)))
+        self.version.get(&LookupKey::new(key, sequence)?)
     }
 
     /// Every live key and value in key order, double-ended.
@@ -490,7 +365,11 @@ impl Db {
 
     /// Every key and value visible at the snapshot `sequence`.
     pub fn iter_at(&self, sequence: u64) -> DbIter {
-        let merger = Merger::new(Arc::clone(&self.store), Bound::Unbounded, Bound::Unbounded);
+        let merger = Merger::new(
+            Arc::clone(&self.version),
+            Bound::Unbounded,
+            Bound::Unbounded,
+        );
         DbIter::new(merger, sequence, Arc::clone(&self.user))
     }
 
@@ -509,14 +388,18 @@ impl Db {
         // Keys longer than the tag's limits cannot fail to encode: only the sequence can,
         // and these bounds use 0 and MAX_SEQUENCE.
         let (lo, hi) = internal_bounds(&range).unwrap_or((Bound::Unbounded, Bound::Unbounded));
-        let merger = Merger::new(Arc::clone(&self.store), lo, hi);
+        let merger = Merger::new(Arc::clone(&self.version), lo, hi);
         DbIter::new(merger, sequence, Arc::clone(&self.user))
     }
 
     /// Every stored version of every key, in key order (newest first per key), labelled
     /// live, deleted or shadowed, with the file it came from: for forensic dumps.
     pub fn versions(&self) -> Versions {
-        let merger = Merger::new(Arc::clone(&self.store), Bound::Unbounded, Bound::Unbounded);
+        let merger = Merger::new(
+            Arc::clone(&self.version),
+            Bound::Unbounded,
+            Bound::Unbounded,
+        );
         Versions::new(merger, Arc::clone(&self.user))
     }
 
@@ -528,7 +411,7 @@ impl Db {
 
     /// How many tables are open now (at most [`DbOptions::max_open_tables`]).
     pub fn open_tables(&self) -> usize {
-        self.store.tables.open_tables()
+        self.version.tables.open_tables()
     }
 
     /// The approximate bytes of table files holding the user keys in `[start, limit)`
@@ -543,9 +426,9 @@ impl Db {
     }
 
     fn approximate_offset_of(&self, key: &[u8]) -> Result<u64> {
-        let icmp = &self.store.icmp;
+        let icmp = &self.version.icmp;
         let mut total = 0u64;
-        for source in &self.store.sources {
+        for source in &self.version.sources {
             let Source::Files { files, .. } = source else {
                 continue;
             };
@@ -555,7 +438,7 @@ impl Db {
                 } else if icmp.compare(&f.smallest, key) == Ordering::Greater {
                     0
                 } else {
-                    self.store
+                    self.version
                         .tables
                         .get(f.number)?
                         .table()
@@ -580,7 +463,7 @@ impl Db {
         it.seek_to_last();
         let last = it.valid().then(|| it.key().to_vec());
         it.status()?;
-        let icmp = &self.store.icmp;
+        let icmp = &self.version.icmp;
         let same = |a: &Option<Vec<u8>>, b: &[u8]| {
             a.as_deref()
                 .is_some_and(|a| icmp.compare(a, b) == Ordering::Equal)
@@ -613,13 +496,13 @@ impl Db {
     /// log, the first record its replay dropped.
     pub fn verify(&self) -> Result<DbVerifySummary> {
         let mut summary = DbVerifySummary::default();
-        for source in &self.store.sources {
+        for source in &self.version.sources {
             let Source::Files { files, .. } = source else {
                 continue;
             };
             for f in files {
                 let name = table_file_name(f.number);
-                let table = self.store.tables.open(f.number)?;
+                let table = self.version.tables.open(f.number)?;
                 let s = table
                     .table()
                     .verify()

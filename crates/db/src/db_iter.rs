@@ -13,13 +13,14 @@ use leveltable_table::comparator::compare_bytes;
 use leveltable_table::{BytewiseComparator, Comparator};
 
 use crate::dbformat::{ParsedInternalKey, TAG_LEN, ValueType};
-use crate::merger::{Merger, Origin};
+use crate::merger::Merger;
+use crate::version::Origin;
 use crate::{Error, Result};
 
 /// A key that is not an internal key, in a table or (never) in a memtable.
 fn bad_key(merger: &Merger, key: &[u8], source: usize, e: impl fmt::Display) -> Error {
     let what = format!("internal key ({e})");
-    match merger.store().origin(source, key) {
+    match merger.version().origin(source, key) {
         Origin::Table { number, .. } => {
             Error::corruption(crate::filename::table_file_name(number), what, 0)
         }
@@ -334,7 +335,7 @@ impl Versions {
         let (key, value) = (key.to_vec(), value.to_vec());
         let p =
             ParsedInternalKey::parse(&key).map_err(|e| bad_key(&self.merger, &key, source, e))?;
-        let origin = self.merger.store().origin(source, &key);
+        let origin = self.merger.version().origin(source, &key);
         let newest = self
             .previous
             .as_deref()

@@ -13,7 +13,7 @@ use crate::dbformat::{
 };
 use crate::filename::table_file_name;
 use crate::internal_table::InternalTable;
-use crate::merger::Source;
+use crate::version::Source;
 use crate::version_edit::FileMetaData;
 
 /// The smallest batch [`Db::lookup_many`] splits between threads: below it, starting a
@@ -162,7 +162,7 @@ impl Db {
         // Without `newest_wins`, the first source (newest first) with a version decides.
         let mut decided = vec![false; keys.len()];
         let mut found = vec![LookupResult::NotFound; keys.len()];
-        for source in &self.store.sources {
+        for source in &self.version.sources {
             order.retain(|&i| !decided[i]);
             if order.is_empty() {
                 break;
@@ -182,7 +182,7 @@ impl Db {
                 if f == LookupResult::NotFound {
                     continue;
                 }
-                if !self.newest_wins {
+                if !self.version.newest_wins {
                     best[i] = f;
                     decided[i] = true;
                 } else if sequence_of(&f) > sequence_of(&best[i]) {
@@ -204,7 +204,7 @@ impl Db {
         sequence: u64,
         found: &mut [LookupResult],
     ) -> Result<()> {
-        let icmp = &self.store.icmp;
+        let icmp = &self.version.icmp;
         let user = &*self.user;
         let mut group: Vec<usize> = Vec::new();
         let mut group_keys: Vec<&[u8]> = Vec::new();
@@ -245,7 +245,7 @@ impl Db {
             if group.is_empty() {
                 continue;
             }
-            let table = self.store.tables.get(f.number)?;
+            let table = self.version.tables.get(f.number)?;
             results.clear();
             results.resize(group.len(), LookupResult::NotFound);
             table

@@ -2,6 +2,7 @@
 // One call maps table files into memory (`table_source`), with its safety argument.
 #![deny(unsafe_code)]
 
+mod batch;
 mod bulk_options;
 mod coding;
 mod commit;
@@ -28,6 +29,7 @@ mod syncer;
 pub mod table_cache;
 mod table_scan;
 pub mod table_source;
+mod version;
 pub mod version_edit;
 pub mod version_set;
 pub mod write_batch;
@@ -41,9 +43,9 @@ pub use error::Error;
 pub use external_sort::{Duplicates, ExternalSorter};
 pub use get_many::{GET_MANY_MAX_THREADS, GET_MANY_PARALLEL_BATCH};
 pub use internal_table::InternalTable;
-pub use merger::Origin;
 pub use options::{DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo};
 pub use part::{PART_RECORD, Part, PartBuilder, PartFile};
+pub use version::Origin;
 
 /// The result type of this crate.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -15,18 +15,19 @@ use std::sync::Arc;
 
 use leveltable_table::Comparator;
 
-use crate::db::{Db, list_dir, read_file, read_manifest, table_options};
+use crate::db::{Db, list_dir, read_file, table_options};
 use crate::dbformat::{InternalKeyComparator, ParsedInternalKey, show_key};
 use crate::filename::{
     FileType, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
 };
 use crate::memtable::MemTableBuilder;
-use crate::merger::{Origin, Source};
 use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
 use crate::recovery::replay_log;
 use crate::table_cache::TableCache;
 use crate::table_scan::scan_table;
+use crate::version::{Origin, Source};
 use crate::version_edit::FileMetaData;
+use crate::version_set::read_manifest;
 use crate::{Error, Result};
 
 impl Db {

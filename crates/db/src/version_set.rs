@@ -1,5 +1,5 @@
-//! Replaying a MANIFEST into the current version: the table files of each level and the
-//! database's counters (LevelDB's `VersionSet::Recover`).
+//! Reading `CURRENT` and replaying the MANIFEST it names into the current version: the table
+//! files of each level and the database's counters (LevelDB's `VersionSet::Recover`).
 //!
 //! The replay is sans-IO: [`Manifest::replay`] takes the MANIFEST's bytes. Its checks are
 //! LevelDB's: any dropped byte in the MANIFEST (a bad checksum, a bad length, a fragment out
@@ -9,13 +9,17 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::path::Path;
 use std::sync::Arc;
 
 use leveltable_table::Comparator;
 
 use crate::dbformat::{InternalKeyComparator, TAG_LEN, show_key};
 use crate::filename::table_file_name;
+use crate::filename::{FileType, parse_file_name};
 use crate::log_reader::LogReader;
+use crate::storage::{CURRENT_MAX_BYTES, LocalDir, MAX_READ_BYTES, Storage};
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
 use crate::{Error, Result};
 
@@ -183,6 +187,87 @@ impl Manifest {
     pub fn live_files(&self) -> impl Iterator<Item = u64> + '_ {
         self.levels.iter().flatten().map(|f| f.number)
     }
+}
+
+/// The most bytes of a name read from `CURRENT` that messages show.
+const SHOWN_NAME_BYTES: usize = 64;
+
+/// `name` for a message: its first [`SHOWN_NAME_BYTES`] bytes, then `…` if there are more.
+fn shown_name(name: &[u8]) -> String {
+    match name.get(..SHOWN_NAME_BYTES) {
+        Some(head) if name.len() > SHOWN_NAME_BYTES => {
+            format!("{}…", String::from_utf8_lossy(head))
+        }
+        _ => String::from_utf8_lossy(name).into_owned(),
+    }
+}
+
+/// Reads `CURRENT` and replays the MANIFEST it names.
+pub(crate) fn read_manifest(dir: &Path, user: &Arc<dyn Comparator>) -> Result<Manifest> {
+    read_manifest_in(&LocalDir::new(dir), user)
+}
+
+/// Reads `CURRENT` in `storage` and replays the MANIFEST it names.
+pub(crate) fn read_manifest_in(
+    storage: &dyn Storage,
+    user: &Arc<dyn Comparator>,
+) -> Result<Manifest> {
+    let dir = &storage.path();
+    let current = match storage.read_bounded("CURRENT", CURRENT_MAX_BYTES) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+            return Err(Error::corruption(
+                "CURRENT",
+                format!("CURRENT file (longer than its {CURRENT_MAX_BYTES}-byte limit: {e})"),
+                0,
+            ));
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Error::MissingFile {
+                file: "CURRENT".into(),
+                what: format!(
+                    "{} is not a LevelDB database (no CURRENT file)",
+                    dir.display()
+                )
+                .into(),
+            });
+        }
+        Err(e) => return Err(Error::io(dir.join("CURRENT"), e)),
+    };
+    let name = match current.strip_suffix(b"\n") {
+        Some(name) if !name.is_empty() => name,
+        _ => {
+            return Err(Error::corruption(
+                "CURRENT",
+                "CURRENT file (does not end with newline)",
+                0,
+            ));
+        }
+    };
+    let name = match std::str::from_utf8(name) {
+        Ok(name) if matches!(parse_file_name(name), Some(FileType::Manifest(_))) => name,
+        _ => {
+            return Err(Error::corruption(
+                "CURRENT",
+                format!(
+                    "CURRENT file (names {:?}, not a MANIFEST)",
+                    shown_name(name)
+                ),
+                0,
+            ));
+        }
+    };
+    let data = match storage.read_bounded(name, MAX_READ_BYTES) {
+        Ok(data) => data,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Error::MissingFile {
+                file: name.into(),
+                what: "CURRENT names it (CURRENT points to a non-existent file)".into(),
+            });
+        }
+        Err(e) => return Err(Error::io(dir.join(name), e)),
+    };
+    Manifest::replay(name, &data, user)
 }
 
 /// Checks a new-file entry's key range: both keys hold a tag, and the smallest is not after
