@@ -133,6 +133,25 @@ impl Location {
             retry_timeout: Duration::from_secs(1),
             ..RetryConfig::default()
         };
+        // Every store's builder takes the same steps: the options it knows by name (those
+        // of another store are left to it), no retries of its own (ours retry, see
+        // `RetryPolicy`), and the connector that follows redirects within the origin only.
+        macro_rules! build {
+            ($builder:expr) => {{
+                let mut b = $builder;
+                for (k, v) in &all {
+                    if let Ok(key) = k.parse() {
+                        b = b.with_config(key, v.clone());
+                    }
+                }
+                Arc::new(
+                    b.with_retry(no_retries)
+                        .with_http_connector(SameOriginConnector)
+                        .build()
+                        .map_err(|e| bad(e.to_string()))?,
+                )
+            }};
+        }
         let mut multipart: Option<Arc<dyn MultipartStore>> = None;
         let mut local = None;
         let (store, path): (Arc<dyn ObjectStore>, Path) = match scheme {
@@ -148,67 +167,21 @@ impl Location {
                 return Err(bad("memory:// names no shared store".into()));
             }
             ObjectStoreScheme::AmazonS3 => {
-                let mut b = object_store::aws::AmazonS3Builder::from_env().with_url(url);
-                for (k, v) in &all {
-                    if let Ok(key) = k.parse() {
-                        b = b.with_config(key, v.clone());
-                    }
-                }
-                let store = b
-                    .with_retry(no_retries)
-                    .with_http_connector(SameOriginConnector)
-                    .build()
-                    .map_err(|e| bad(e.to_string()))?;
-                {
-                    let store = Arc::new(store);
-                    multipart = Some(Arc::clone(&store) as Arc<dyn MultipartStore>);
-                    (
-                        store as Arc<dyn ObjectStore>,
-                        object_path(&parsed, scheme, &bad)?,
-                    )
-                }
+                let store = build!(object_store::aws::AmazonS3Builder::from_env().with_url(url));
+                multipart = Some(Arc::clone(&store) as Arc<dyn MultipartStore>);
+                (store, object_path(&parsed, scheme, &bad)?)
             }
             ObjectStoreScheme::GoogleCloudStorage => {
-                let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(url);
-                for (k, v) in &all {
-                    if let Ok(key) = k.parse() {
-                        b = b.with_config(key, v.clone());
-                    }
-                }
-                let store = b
-                    .with_retry(no_retries)
-                    .with_http_connector(SameOriginConnector)
-                    .build()
-                    .map_err(|e| bad(e.to_string()))?;
-                {
-                    let store = Arc::new(store);
-                    multipart = Some(Arc::clone(&store) as Arc<dyn MultipartStore>);
-                    (
-                        store as Arc<dyn ObjectStore>,
-                        object_path(&parsed, scheme, &bad)?,
-                    )
-                }
+                let store =
+                    build!(object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(url));
+                multipart = Some(Arc::clone(&store) as Arc<dyn MultipartStore>);
+                (store, object_path(&parsed, scheme, &bad)?)
             }
             ObjectStoreScheme::MicrosoftAzure => {
-                let mut b = object_store::azure::MicrosoftAzureBuilder::from_env().with_url(url);
-                for (k, v) in &all {
-                    if let Ok(key) = k.parse() {
-                        b = b.with_config(key, v.clone());
-                    }
-                }
-                let store = b
-                    .with_retry(no_retries)
-                    .with_http_connector(SameOriginConnector)
-                    .build()
-                    .map_err(|e| bad(e.to_string()))?;
-                {
-                    let store = Arc::new(store);
-                    multipart = Some(Arc::clone(&store) as Arc<dyn MultipartStore>);
-                    (
-                        store as Arc<dyn ObjectStore>,
-                        object_path(&parsed, scheme, &bad)?,
-                    )
-                }
+                let store =
+                    build!(object_store::azure::MicrosoftAzureBuilder::from_env().with_url(url));
+                multipart = Some(Arc::clone(&store) as Arc<dyn MultipartStore>);
+                (store, object_path(&parsed, scheme, &bad)?)
             }
             ObjectStoreScheme::Http => {
                 // The query (a presigned URL's signature) goes with every request: the
@@ -217,21 +190,11 @@ impl Location {
                 if let Some(query) = parsed.query() {
                     base = format!("{base}?{query}");
                 }
-                let mut b = object_store::http::HttpBuilder::new().with_url(base);
-                for (k, v) in &all {
-                    if let Ok(key) = k.parse() {
-                        b = b.with_config(key, v.clone());
-                    }
-                }
                 if parsed.scheme() == "http" {
-                    b = b.with_config(object_store::ClientConfigKey::AllowHttp, "true");
+                    all.push(("allow_http".into(), "true".into()));
                 }
-                let store = b
-                    .with_retry(no_retries)
-                    .with_http_connector(SameOriginConnector)
-                    .build()
-                    .map_err(|e| bad(e.to_string()))?;
-                (Arc::new(store), object_path(&parsed, scheme, &bad)?)
+                let store = build!(object_store::http::HttpBuilder::new().with_url(base));
+                (store, object_path(&parsed, scheme, &bad)?)
             }
             other => return Err(bad(format!("unsupported store {other:?}"))),
         };
