@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
+use leveltable_table::atomic_file::TemporaryDir;
 use leveltable_table::{BuildOptions, Compression, ReadOptions, Table, TableBuilder, TableIter};
 
 use crate::{Error, Result};
@@ -39,24 +40,24 @@ pub struct ExternalSorter {
     /// Per entry: where its key starts in the arena, the key's and the value's lengths.
     index: Vec<(usize, usize, usize)>,
     runs: Vec<Table<File>>,
-    temp: tempfile::TempDir,
+    /// Where runs are spilled: removed when the sorter is dropped, or by
+    /// [`leveltable_table::atomic_file::remove_temporaries`] on a signal.
+    temp: TemporaryDir,
     entries: u64,
 }
 
 impl ExternalSorter {
     /// A sorter that holds at most about `budget` bytes of entries in memory and spills runs
-    /// to a temporary directory inside `temp_dir`.
+    /// to a temporary directory `.leveltable-sort-*` inside `temp_dir`. The directory is
+    /// registered with [`leveltable_table::atomic_file`]: a program that calls
+    /// [`remove_temporaries`](leveltable_table::atomic_file::remove_temporaries) on a
+    /// signal removes it too.
     ///
     /// # Errors
-    /// [`Error::Io`] if the temporary directory cannot be made.
+    /// [`Error::FileOp`] if the temporary directory cannot be made.
     pub fn new(budget: u64, duplicates: Duplicates, temp_dir: &Path) -> Result<ExternalSorter> {
-        let temp = tempfile::Builder::new()
-            .prefix(".leveltable-sort-")
-            .tempdir_in(temp_dir)
-            .map_err(|source| Error::Io {
-                path: temp_dir.to_owned(),
-                source,
-            })?;
+        let temp = TemporaryDir::new_in(temp_dir, ".leveltable-sort-")
+            .map_err(|e| Error::op("cannot create a directory in", temp_dir, e))?;
         let budget = budget.max(1 << 20);
         // The arena never grows past the budget before a spill, so reserving it up front
         // (address space only: pages are touched as entries arrive) spares the copy a
@@ -115,28 +116,28 @@ impl ExternalSorter {
             .temp
             .path()
             .join(format!("run-{:06}.ldb", self.runs.len()));
-        let io = |source| Error::Io {
-            path: path.clone(),
-            source,
-        };
-        let file = File::create_new(&path).map_err(io)?;
+        let file = File::create_new(&path).map_err(|e| Error::op("cannot create", &path, e))?;
         let options = BuildOptions::default().compression(Compression::None);
         let mut builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options)?;
         let arena = &self.arena;
         let mut result = Ok(());
         distinct(&index, arena, self.duplicates, |key, value| {
             if result.is_ok() {
-                result = builder.add(key, value).map_err(Error::from);
+                result = builder
+                    .add(key, value)
+                    .map_err(|e| Error::writing(&path, e));
             }
         })?;
         result?;
-        builder.finish()?;
+        builder.finish().map_err(|e| Error::writing(&path, e))?;
         builder
             .into_inner()
             .into_inner()
-            .map_err(|e| io(e.into_error()))?;
+            .map_err(|e| Error::op("cannot write", &path, e.into_error()))?;
         self.arena.clear();
-        let table = Table::open(File::open(&path).map_err(io)?, ReadOptions::default())?;
+        let file = File::open(&path).map_err(|source| Error::io(&path, source))?;
+        let table = Table::open(file, ReadOptions::default())
+            .map_err(|e| Error::from(e).in_table(&path))?;
         self.runs.push(table);
         Ok(())
     }
