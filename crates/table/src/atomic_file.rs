@@ -163,11 +163,11 @@ impl TemporaryDir {
     }
 }
 
-/// Keeps a directory registered for [`remove_temporaries`] until dropped (dropping it
-/// removes nothing: the directory is then the caller's again).
+/// Keeps a file or directory registered for [`remove_temporaries`] until dropped (dropping
+/// it removes nothing: the path is then the caller's again).
 #[derive(Debug)]
-pub struct TemporaryDirGuard {
-    _registration: Registration,
+pub struct TemporaryGuard {
+    registration: Registration,
 }
 
 /// Registers the directory `dir`, made by the caller for the time of some work, so that
@@ -176,13 +176,64 @@ pub struct TemporaryDirGuard {
 ///
 /// # Errors
 /// [`io::ErrorKind::Interrupted`] after [`remove_temporaries`].
-pub fn register_temporary_dir(dir: impl Into<PathBuf>) -> io::Result<TemporaryDirGuard> {
+pub fn register_temporary_dir(dir: impl Into<PathBuf>) -> io::Result<TemporaryGuard> {
     let registration = registry()
         .add(dir.into(), Kind::Dir)
         .map_err(|_| exiting_io())?;
-    Ok(TemporaryDirGuard {
-        _registration: registration,
-    })
+    Ok(TemporaryGuard { registration })
+}
+
+/// Makes the file (or, with `is_dir`, the directory) `path` by calling `create`, and
+/// registers it for [`remove_temporaries`] in the same step, under the registry's lock: a
+/// signal-handling thread either sees it registered or has closed the registry before it
+/// exists. For files that become final only when something else is renamed into place
+/// (see [`rename_releasing`]).
+///
+/// # Errors
+/// [`io::ErrorKind::Interrupted`] after [`remove_temporaries`] (`create` is not called);
+/// the error of `create` (nothing is registered).
+pub fn create_temporary<T>(
+    path: &Path,
+    is_dir: bool,
+    create: impl FnOnce() -> io::Result<T>,
+) -> io::Result<(T, TemporaryGuard)> {
+    let mut registry = registry();
+    if registry.closed {
+        return Err(exiting_io());
+    }
+    let made = create()?;
+    let kind = if is_dir { Kind::Dir } else { Kind::File };
+    let registration = registry
+        .add(path.to_owned(), kind)
+        .map_err(|_| exiting_io())?;
+    Ok((made, TemporaryGuard { registration }))
+}
+
+/// Renames `from` to `to` and releases `guards` (emptying it) in one step, under the
+/// registry's lock: the paths they registered become final together with the rename, so a
+/// signal-handling thread calling [`remove_temporaries`] removes them either before the
+/// rename (which then does not happen) or never.
+///
+/// # Errors
+/// [`io::ErrorKind::Interrupted`] after [`remove_temporaries`]; the rename's error. On
+/// error nothing is released and `guards` is unchanged.
+pub fn rename_releasing(
+    from: &Path,
+    to: &Path,
+    guards: &mut Vec<TemporaryGuard>,
+) -> io::Result<()> {
+    let mut registry = registry();
+    if registry.closed {
+        return Err(exiting_io());
+    }
+    fs::rename(from, to)?;
+    registry
+        .live
+        .retain(|(id, _, _)| !guards.iter().any(|g| g.registration.id == *id));
+    drop(registry);
+    // Their entries are gone; dropping them looks for nothing.
+    guards.clear();
+    Ok(())
 }
 
 fn exiting_io() -> io::Error {

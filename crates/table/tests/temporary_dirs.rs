@@ -7,7 +7,8 @@ use std::io;
 
 use leveltable_table::BuildOptions;
 use leveltable_table::atomic_file::{
-    AtomicTableFile, TemporaryDir, register_temporary_dir, remove_temporaries,
+    AtomicTableFile, TemporaryDir, create_temporary, register_temporary_dir, remove_temporaries,
+    rename_releasing,
 };
 
 #[test]
@@ -38,7 +39,24 @@ fn temporary_dirs_and_files_go_on_remove_temporaries() {
     table.add(b"k", b"v").unwrap();
     let temp = table.temp_path().to_owned();
 
-    assert_eq!(remove_temporaries(), 3);
+    // Files made under the lock: one released by a rename (kept), one not (removed).
+    let kept = root.path().join("kept");
+    let (file, kept_guard) =
+        create_temporary(&kept, false, || fs::File::create_new(&kept)).unwrap();
+    drop(file);
+    let pointer_temp = root.path().join("pointer.tmp");
+    let (_, pointer_guard) =
+        create_temporary(&pointer_temp, false, || fs::write(&pointer_temp, b"kept")).unwrap();
+    let pointer = root.path().join("pointer");
+    let mut guards = vec![kept_guard, pointer_guard];
+    rename_releasing(&pointer_temp, &pointer, &mut guards).unwrap();
+    assert!(guards.is_empty());
+    let made_dir = root.path().join("made");
+    let (_, dir_guard) = create_temporary(&made_dir, true, || fs::create_dir(&made_dir)).unwrap();
+    fs::write(made_dir.join("inside"), b"x").unwrap();
+
+    assert_eq!(remove_temporaries(), 4);
+    assert!(!made_dir.exists());
     assert!(!sort.path().exists());
     assert!(!staging.exists());
     assert!(!temp.exists());
@@ -48,12 +66,18 @@ fn temporary_dirs_and_files_go_on_remove_temporaries() {
     assert_eq!(refused.kind(), io::ErrorKind::Interrupted);
     let refused = register_temporary_dir(root.path().join("later")).unwrap_err();
     assert_eq!(refused.kind(), io::ErrorKind::Interrupted);
+    let later = root.path().join("later");
+    let refused = create_temporary(&later, false, || fs::write(&later, b"x")).unwrap_err();
+    assert_eq!(refused.kind(), io::ErrorKind::Interrupted);
+    assert!(!later.exists());
+    let refused = rename_releasing(&pointer, &root.path().join("p2"), &mut Vec::new()).unwrap_err();
+    assert_eq!(refused.kind(), io::ErrorKind::Interrupted);
     assert!(table.finish().is_err());
-    drop((sort, guard));
+    drop((sort, guard, dir_guard));
     let mut left: Vec<String> = fs::read_dir(root.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     left.sort();
-    assert_eq!(left, ["released"]);
+    assert_eq!(left, ["kept", "pointer", "released"]);
 }
