@@ -17,6 +17,8 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use leveltable_table::atomic_file::{TemporaryGuard, create_temporary, rename_releasing};
+
 use crate::filename::{manifest_file_name, table_file_name};
 use crate::log_writer::LogWriter;
 use crate::part::{PART_RECORD, Part, sync_dir};
@@ -72,8 +74,8 @@ pub struct CommitSummary {
 pub fn commit(dir: impl AsRef<Path>, parts: &[Part]) -> Result<CommitSummary> {
     let dir = dir.as_ref();
     let staged = check_parts(parts)?;
-    let created = prepare_dir(dir)?;
-    let mut made = Vec::new();
+    let mut made = Made::default();
+    let created = prepare_dir(dir, &mut made)?;
     match place(dir, parts, &staged, &mut made) {
         Ok(summary) => {
             for part in parts {
@@ -84,7 +86,7 @@ pub fn commit(dir: impl AsRef<Path>, parts: &[Part]) -> Result<CommitSummary> {
         Err(e) => {
             // Only names this commit made, in a directory that was empty: the staged files
             // are untouched (a hard link's removal leaves the staged name).
-            for path in made.iter().rev() {
+            for path in made.paths.iter().rev() {
                 let _ = fs::remove_file(path);
             }
             if created {
@@ -117,10 +119,33 @@ fn current_temp_name() -> String {
     format!("{MANIFEST_NUMBER:06}.dbtmp")
 }
 
+/// What a commit made in the database directory, to remove if it fails: every name, and
+/// their registrations with the table crate's temporary registry, so that a program exiting
+/// on a signal (which calls `remove_temporaries`) removes them too, until `CURRENT` is in
+/// place.
+#[derive(Default)]
+struct Made {
+    paths: Vec<PathBuf>,
+    guards: Vec<TemporaryGuard>,
+}
+
+impl Made {
+    /// Makes the file `path` with `create`, registered.
+    fn file<T>(&mut self, path: &Path, create: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+        let (made, guard) = create_temporary(path, false, create)?;
+        self.paths.push(path.to_owned());
+        self.guards.push(guard);
+        Ok(made)
+    }
+}
+
 /// Creates `dir`, or checks that it is an empty directory. Returns whether it was created.
-fn prepare_dir(dir: &Path) -> Result<bool> {
-    match fs::create_dir(dir) {
-        Ok(()) => Ok(true),
+fn prepare_dir(dir: &Path, made: &mut Made) -> Result<bool> {
+    match create_temporary(dir, true, || fs::create_dir(dir)) {
+        Ok(((), guard)) => {
+            made.guards.push(guard);
+            Ok(true)
+        }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             let mut entries = fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
             if entries.next().is_some() {
@@ -140,12 +165,7 @@ fn prepare_dir(dir: &Path) -> Result<bool> {
 
 /// Places the files, recording every name made in `made`, and writes the MANIFEST and
 /// CURRENT.
-fn place(
-    dir: &Path,
-    parts: &[Part],
-    staged: &[Staged],
-    made: &mut Vec<PathBuf>,
-) -> Result<CommitSummary> {
+fn place(dir: &Path, parts: &[Part], staged: &[Staged], made: &mut Made) -> Result<CommitSummary> {
     let target_dev = fs::metadata(dir)
         .map(|m| dev_ino(&m).0)
         .map_err(|e| Error::io(dir, e))?;
@@ -179,8 +199,9 @@ fn place(
 
     let manifest = dir.join(manifest_name());
     let write = |e| Error::op("cannot write", &manifest, e);
-    let file = File::create_new(&manifest).map_err(|e| Error::op("cannot create", &manifest, e))?;
-    made.push(manifest.clone());
+    let file = made
+        .file(&manifest, || File::create_new(&manifest))
+        .map_err(|e| Error::op("cannot create", &manifest, e))?;
     let mut log = LogWriter::new(BufWriter::new(file));
     log.add_record(&edit.encode()).map_err(write)?;
     log.flush().map_err(write)?;
@@ -194,15 +215,17 @@ fn place(
 
     let temp = dir.join(current_temp_name());
     let current = dir.join("CURRENT");
-    made.push(temp.clone());
-    let mut file = File::create_new(&temp).map_err(|e| Error::op("cannot create", &temp, e))?;
+    let mut file = made
+        .file(&temp, || File::create_new(&temp))
+        .map_err(|e| Error::op("cannot create", &temp, e))?;
     file.write_all(format!("{}\n", manifest_name()).as_bytes())
         .map_err(|e| Error::op("cannot write", &temp, e))?;
     file.sync_all()
         .map_err(|e| Error::op("cannot sync", &temp, e))?;
     drop(file);
-    made.push(current.clone());
-    fs::rename(&temp, &current)
+    // The commit's files become final with CURRENT: a signal from here on removes nothing.
+    made.paths.push(current.clone());
+    rename_releasing(&temp, &current, &mut made.guards)
         .map_err(|e| Error::op(format!("cannot rename {} to", temp.display()), &current, e))?;
     sync_dir(dir)?;
     Ok(summary)
@@ -211,9 +234,8 @@ fn place(
 /// Gives the staged `file` the name `to` (which must not exist): a hard link when
 /// `same_device` and the file system allows it, else a copy, synced. The staged file is
 /// neither moved nor changed.
-fn place_file(file: &Staged, to: &Path, same_device: bool, made: &mut Vec<PathBuf>) -> Result<()> {
-    if same_device && fs::hard_link(&file.path, to).is_ok() {
-        made.push(to.to_owned());
+fn place_file(file: &Staged, to: &Path, same_device: bool, made: &mut Made) -> Result<()> {
+    if same_device && made.file(to, || fs::hard_link(&file.path, to)).is_ok() {
         // The link names what the staging name names now: it must be the file checked.
         let linked = fs::symlink_metadata(to).map_err(|e| Error::io(to, e))?;
         if !linked.is_file() || dev_ino(&linked) != (file.dev, file.ino) {
@@ -237,11 +259,12 @@ fn changed(path: &Path) -> Error {
 
 /// Copies the checked `file` from its open handle to `to`, created new, and syncs it;
 /// refuses a copy whose bytes are not those checked.
-fn copy_file(file: &Staged, to: &Path, made: &mut Vec<PathBuf>) -> Result<()> {
+fn copy_file(file: &Staged, to: &Path, made: &mut Made) -> Result<()> {
     use std::io::Seek;
     let copy_error = |e| Error::op(format!("cannot copy {} to", file.path.display()), to, e);
-    let mut dest = File::create_new(to).map_err(|e| Error::op("cannot create", to, e))?;
-    made.push(to.to_owned());
+    let mut dest = made
+        .file(to, || File::create_new(to))
+        .map_err(|e| Error::op("cannot create", to, e))?;
     let mut source = &file.file;
     source
         .seek(io::SeekFrom::Start(0))

@@ -341,3 +341,39 @@ fn a_build_into_a_full_file_system_leaves_nothing_and_names_the_file() {
     assert!(text.contains(&mount.0.display().to_string()), "{text}");
     assert_eq!(fs::read_dir(&mount.0).unwrap().count(), 0, "{text}");
 }
+
+#[test]
+fn a_part_record_that_is_a_link_or_a_fifo_or_too_short_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    part(&a, &entries(0..10, 5), &BulkOptions::default());
+    let record = a.join("PART");
+    let text = fs::read_to_string(&record).unwrap();
+
+    let elsewhere = tmp.path().join("record");
+    fs::write(&elsewhere, &text).unwrap();
+    fs::remove_file(&record).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &record).unwrap();
+    let err = Part::load(&a).unwrap_err().to_string();
+    assert!(
+        err.contains("is a symbolic link, not a part record"),
+        "{err}"
+    );
+
+    fs::remove_file(&record).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(&record)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let err = Part::load(&a).unwrap_err().to_string();
+    assert!(err.contains("is a FIFO, not a part record"), "{err}");
+
+    // A record cut short loses its last line's fields: refused, not read as fewer files.
+    fs::remove_file(&record).unwrap();
+    fs::write(&record, &text[..text.len() - 3]).unwrap();
+    let err = Part::load(&a).unwrap_err().to_string();
+    assert!(err.contains("not a part record: line 3"), "{err}");
+}

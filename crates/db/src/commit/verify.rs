@@ -4,15 +4,15 @@
 //! the recorded ones; and the real key ranges of all files, in the order given, increase
 //! without overlapping.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use leveltable_table::Table;
 use leveltable_table::atomic_file::describe_file_type;
 
 use crate::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
-use crate::part::{Part, PartFile};
+use crate::part::{Part, PartFile, open_no_follow};
 use crate::{Error, Result};
 
 /// A staged table, checked, and held open for the commit to copy or link.
@@ -174,18 +174,6 @@ fn check_file(i: usize, part: &Part, file: &PartFile) -> Result<Staged> {
         smallest,
         largest,
     })
-}
-
-/// Opens `path` for reading without following a final link and without waiting on a FIFO.
-pub(super) fn open_no_follow(path: &Path) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    options.open(path)
 }
 
 /// The bytes of `file` from its start, and their CRC32C.

@@ -15,6 +15,8 @@ use std::fs::{self, File};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use leveltable_table::atomic_file::describe_file_type;
+
 use crate::{Error, Result};
 
 /// The name of a part's record in its staging directory.
@@ -165,33 +167,51 @@ impl Part {
     ///
     /// # Errors
     /// [`Error::Io`] if `staging/PART` cannot be read; [`Error::InvalidArgument`] if it is
-    /// not a regular file of at most 1 GiB; as [`from_record`](Self::from_record).
+    /// not a regular file (a symbolic link is not followed) of at most 1 GiB; as
+    /// [`from_record`](Self::from_record).
     pub fn load(staging: impl AsRef<Path>) -> Result<Part> {
         let staging = staging.as_ref();
         let path = staging.join(PART_RECORD);
+        let not_a_record = |what: &str| {
+            Error::InvalidArgument(
+                format!("{} is {what}, not a part record", path.display()).into(),
+            )
+        };
+        // Looked at before it is opened (a FIFO or a device is never opened), then opened
+        // without following a link and checked again through the handle.
         let meta = fs::symlink_metadata(&path).map_err(|source| Error::io(&path, source))?;
-        if !meta.is_file() || meta.len() > MAX_RECORD_BYTES {
-            return Err(Error::InvalidArgument(
-                format!(
-                    "{} is {}, not a part record",
-                    path.display(),
-                    if meta.is_file() {
-                        "larger than 1 GiB"
-                    } else {
-                        leveltable_table::atomic_file::describe_file_type(meta.file_type())
-                    }
-                )
-                .into(),
-            ));
+        if !meta.is_file() {
+            return Err(not_a_record(describe_file_type(meta.file_type())));
+        }
+        let file = open_no_follow(&path).map_err(|source| Error::io(&path, source))?;
+        let meta = file.metadata().map_err(|source| Error::io(&path, source))?;
+        if !meta.is_file() {
+            return Err(not_a_record(describe_file_type(meta.file_type())));
         }
         let mut text = String::new();
-        File::open(&path)
-            .and_then(|f| f.take(MAX_RECORD_BYTES).read_to_string(&mut text))
+        file.take(MAX_RECORD_BYTES + 1)
+            .read_to_string(&mut text)
             .map_err(|source| Error::io(&path, source))?;
+        if text.len() as u64 > MAX_RECORD_BYTES {
+            return Err(not_a_record("larger than 1 GiB"));
+        }
         let mut part = Part::from_record(&text)?;
         part.staging = staging.to_owned();
         Ok(part)
     }
+}
+
+/// Opens `path` for reading without following a final symbolic link and without waiting
+/// on a FIFO.
+pub(crate) fn open_no_follow(path: &Path) -> std::io::Result<File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    options.open(path)
 }
 
 /// Whether `name` is a part's table file name, `NNNNNN.ldb`: no path, nothing else.
