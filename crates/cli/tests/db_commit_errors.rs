@@ -6,13 +6,14 @@
 #![cfg(unix)]
 
 mod common;
+mod tmpfs;
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::*;
+use tmpfs::Tmpfs;
 
 /// Every file under `dir` (and its subdirectories) with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -133,43 +134,6 @@ fn errors_say_what_failed_and_name_the_path() {
             file.join("staging").display()
         )
     );
-}
-
-/// A tmpfs mounted for a test, unmounted when dropped (also when the test fails).
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    /// Mounts a tmpfs of `size` (`8m`) at `dir`, or `None` (saying so) when not root.
-    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
-        let uid = std::os::unix::fs::MetadataExt::uid(&fs::metadata("/proc/self").ok()?);
-        if uid != 0 {
-            println!("skipping: needs root to mount a tmpfs");
-            return None;
-        }
-        fs::create_dir_all(dir).unwrap();
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir)
-            .status()
-            .unwrap();
-        assert!(status.success(), "mount a tmpfs at {}", dir.display());
-        Some(Tmpfs(dir.to_owned()))
-    }
-
-    fn resize(&self, size: &str) {
-        let status = Command::new("mount")
-            .args(["-o", &format!("remount,size={size}")])
-            .arg(&self.0)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
 }
 
 #[test]

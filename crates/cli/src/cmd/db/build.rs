@@ -326,6 +326,9 @@ pub fn run_part(args: PartArgs, output: &mut Output) -> Result<Outcome> {
 /// parts out of order or overlapping, a DIR that is not new or empty, or a failed copy or
 /// write; the parts stay staged, unchanged.
 pub fn run_commit(args: CommitArgs, output: &mut Output) -> Result<Outcome> {
+    // Until CURRENT is in place, what the commit made in DIR is registered: the signal
+    // handler removes it, and the parts stay staged.
+    clean_up_on_signals(|| {})?;
     let parts = args
         .staging
         .iter()
