@@ -112,10 +112,7 @@ impl ExternalSorter {
     /// Writes the buffer as a sorted run.
     fn spill(&mut self) -> Result<()> {
         let index = self.sorted_index();
-        let path = self
-            .temp
-            .path()
-            .join(format!("run-{:06}.ldb", self.runs.len()));
+        let path = run_path(self.temp.path(), self.runs.len());
         let file = File::create_new(&path).map_err(|e| Error::op("cannot create", &path, e))?;
         let options = BuildOptions::default().compression(Compression::None);
         let mut builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options)?;
@@ -161,7 +158,7 @@ impl ExternalSorter {
         if !self.index.is_empty() {
             self.spill()?;
         }
-        merge(&self.runs, self.duplicates, f)
+        merge(self.temp.path(), &self.runs, self.duplicates, f)
     }
 }
 
@@ -234,17 +231,26 @@ impl Ord for Head<'_> {
     }
 }
 
-/// Merges sorted runs (each without duplicates), the later run winning equal keys.
+/// The file of run `index` in `dir`.
+fn run_path(dir: &Path, index: usize) -> std::path::PathBuf {
+    dir.join(format!("run-{index:06}.ldb"))
+}
+
+/// Merges sorted runs (each without duplicates, spilled in `dir`), the later run winning
+/// equal keys.
 fn merge(
+    dir: &Path,
     runs: &[Table<File>],
     duplicates: Duplicates,
     mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
+    // A run that cannot be read back is named.
+    let named = |run: usize| move |e| Error::from(e).in_table(run_path(dir, run));
     let mut heap = BinaryHeap::with_capacity(runs.len());
     for (run, table) in runs.iter().enumerate() {
         let mut cursor = table.iter();
         cursor.seek_to_first();
-        cursor.status()?;
+        cursor.status().map_err(named(run))?;
         if cursor.valid() {
             heap.push(Head { run, cursor });
         }
@@ -264,10 +270,36 @@ fn merge(
             buf.extend_from_slice(key);
         }
         head.cursor.next();
-        head.cursor.status()?;
+        head.cursor.status().map_err(named(head.run))?;
         if head.cursor.valid() {
             heap.push(head);
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spilled run that cannot be read back is named in the error.
+    #[test]
+    fn a_bad_run_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sorter = ExternalSorter::new(1 << 20, Duplicates::Error, dir.path()).unwrap();
+        for i in (0..30_000u32).rev() {
+            sorter
+                .add(format!("key{i:08}").as_bytes(), &[7u8; 60])
+                .unwrap();
+        }
+        assert!(!sorter.runs.is_empty());
+        let run = run_path(sorter.temp.path(), 0);
+        let mut bytes = std::fs::read(&run).unwrap();
+        for b in &mut bytes[10..40] {
+            *b ^= 0xff;
+        }
+        std::fs::write(&run, &bytes).unwrap();
+        let err = sorter.finish(|_, _| Ok(())).unwrap_err().to_string();
+        assert!(err.contains("run-000000.ldb"), "{err}");
+    }
 }
