@@ -234,3 +234,31 @@ fn a_build_onto_a_full_disk_names_the_file() {
     assert_eq!(files_in(&mount.0), Vec::<String>::new());
     assert_eq!(files_in(tmp.path()), ["input.tsv", "small"]);
 }
+
+/// A commit of more files than the process may hold open: each file is checked and placed
+/// with one descriptor at a time.
+#[test]
+fn a_commit_of_more_files_than_open_descriptors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let part = tmp.path().join("part");
+    let tsv = noisy_tsv(0, 200);
+    leveltable()
+        .args(["db", "build-part", "-q", "--max-file-size", "100"])
+        .arg(&part)
+        .write_stdin(tsv.clone())
+        .assert()
+        .success();
+    assert_eq!(files_in(&part).len(), 201, "a file per entry, and PART");
+    let db = tmp.path().join("db");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 48 && exec \"$0\" db commit -q \"$1\" \"$2\"")
+        .arg(env!("CARGO_BIN_EXE_leveltable"))
+        .arg(&db)
+        .arg(&part)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let dump = leveltable().args(["db", "dump"]).arg(&db).output().unwrap();
+    assert_eq!(stdout_of(&dump), tsv);
+}

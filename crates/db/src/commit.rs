@@ -21,7 +21,7 @@ use leveltable_table::atomic_file::{TemporaryGuard, create_temporary, rename_rel
 
 use crate::filename::{manifest_file_name, table_file_name};
 use crate::log_writer::LogWriter;
-use crate::part::{PART_RECORD, Part, sync_dir};
+use crate::part::{PART_RECORD, Part, open_no_follow, sync_dir};
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
 use crate::{Error, Result};
 
@@ -257,18 +257,18 @@ fn changed(path: &Path) -> Error {
     )
 }
 
-/// Copies the checked `file` from its open handle to `to`, created new, and syncs it;
-/// refuses a copy whose bytes are not those checked.
+/// Copies the checked `file` to `to`, created new, and syncs it; refuses a source that is
+/// not the file checked, or a copy whose bytes are not those checked.
 fn copy_file(file: &Staged, to: &Path, made: &mut Made) -> Result<()> {
-    use std::io::Seek;
     let copy_error = |e| Error::op(format!("cannot copy {} to", file.path.display()), to, e);
+    let mut source = open_no_follow(&file.path).map_err(|e| Error::io(&file.path, e))?;
+    let opened = source.metadata().map_err(|e| Error::io(&file.path, e))?;
+    if !opened.is_file() || dev_ino(&opened) != (file.dev, file.ino) {
+        return Err(changed(&file.path));
+    }
     let mut dest = made
         .file(to, || File::create_new(to))
         .map_err(|e| Error::op("cannot create", to, e))?;
-    let mut source = &file.file;
-    source
-        .seek(io::SeekFrom::Start(0))
-        .map_err(|e| Error::io(&file.path, e))?;
     let mut buf = vec![0u8; 1 << 20];
     let mut crc = 0u32;
     let mut copied = 0u64;

@@ -15,14 +15,13 @@ use crate::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
 use crate::part::{Part, PartFile, open_no_follow};
 use crate::{Error, Result};
 
-/// A staged table, checked, and held open for the commit to copy or link.
+/// A staged table, checked. It is not held open (a commit may have more files than a
+/// process may open): the commit opens it again and checks that it is the same file.
 #[derive(Debug)]
 pub(super) struct Staged {
     /// Its path in the staging directory.
     pub path: PathBuf,
-    /// The file, opened without following a link.
-    pub file: File,
-    /// The device and inode it was opened at.
+    /// The device and inode it was checked at.
     pub dev: u64,
     pub ino: u64,
     pub size: u64,
@@ -34,8 +33,7 @@ pub(super) struct Staged {
     pub largest: Vec<u8>,
 }
 
-/// Checks every file of `parts` (see the module documentation) and returns them in order,
-/// open.
+/// Checks every file of `parts` (see the module documentation) and returns them in order.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] naming the part, the file and what differs from its record;
@@ -135,8 +133,10 @@ fn check_file(i: usize, part: &Part, file: &PartFile) -> Result<Staged> {
             )));
         }
     }
-    let (smallest, largest) =
-        first_and_last(&handle).map_err(|e| bad(format!("not a readable table: {e}")))?;
+    let (smallest, largest) = first_and_last(&handle).map_err(|e| match e {
+        KeysError::Io(source) => Error::io(&path, source),
+        KeysError::NotATable(what) => bad(format!("not a readable table: {what}")),
+    })?;
     for (which, key, recorded) in [
         ("first", &smallest, &file.smallest),
         ("last", &largest, &file.largest),
@@ -165,7 +165,6 @@ fn check_file(i: usize, part: &Part, file: &PartFile) -> Result<Staged> {
     }
     Ok(Staged {
         path,
-        file: handle,
         dev: dev_ino(&meta).0,
         ino: dev_ino(&meta).1,
         size: file.size,
@@ -196,21 +195,37 @@ pub(super) fn checksum(file: &File) -> io::Result<(u64, u32)> {
     }
 }
 
+/// Why a staged file's keys could not be read: it could not be read at all, or it is not
+/// a table.
+enum KeysError {
+    Io(io::Error),
+    NotATable(String),
+}
+
+impl From<leveltable_table::Error> for KeysError {
+    fn from(e: leveltable_table::Error) -> KeysError {
+        match e {
+            leveltable_table::Error::Io(e) => KeysError::Io(e),
+            other => KeysError::NotATable(other.to_string()),
+        }
+    }
+}
+
 /// The first and last internal keys of the table `file`.
-fn first_and_last(file: &File) -> std::result::Result<(Vec<u8>, Vec<u8>), String> {
-    let source = file.try_clone().map_err(|e| e.to_string())?;
-    let table = Table::open(source, ldb_read_options()).map_err(|e| e.to_string())?;
+fn first_and_last(file: &File) -> std::result::Result<(Vec<u8>, Vec<u8>), KeysError> {
+    let source = file.try_clone().map_err(KeysError::Io)?;
+    let table = Table::open(source, ldb_read_options())?;
     let mut cursor = table.iter();
     cursor.seek_to_first();
-    cursor.status().map_err(|e| e.to_string())?;
+    cursor.status()?;
     if !cursor.valid() {
-        return Err("it holds no entry".to_owned());
+        return Err(KeysError::NotATable("it holds no entry".to_owned()));
     }
     let first = cursor.key().to_vec();
     cursor.seek_to_last();
-    cursor.status().map_err(|e| e.to_string())?;
+    cursor.status()?;
     if !cursor.valid() {
-        return Err("it holds no last entry".to_owned());
+        return Err(KeysError::NotATable("it holds no last entry".to_owned()));
     }
     Ok((first, cursor.key().to_vec()))
 }
