@@ -10,6 +10,10 @@ use leveltable_table::{
 use crate::dbformat::{InternalFilterPolicy, InternalKeyComparator};
 use crate::{Error, Result};
 
+/// The most threads a bulk build starts: more would only contend for the cores, and each
+/// holds a file's entries in memory.
+pub(crate) const MAX_BULK_THREADS: usize = 256;
+
 /// LevelDB's default `max_file_size`: a table is closed once it reaches 2 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 2 << 20;
 
@@ -34,7 +38,8 @@ pub struct BulkOptions {
     /// A table file is closed once its entries reach this many bytes (keys and values as
     /// given). LevelDB's default is 2 MiB; larger files are allowed. Default 2 MiB.
     pub max_file_size: u64,
-    /// Threads building table files. The files are the same whatever the number. Default 1.
+    /// Threads building table files, at most 256. The files are the same
+    /// whatever the number. Default 1.
     pub threads: usize,
 }
 
@@ -99,8 +104,17 @@ impl BulkOptions {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero block size, restart interval, file size or
-    /// thread count.
+    /// thread count, or more than 256 threads.
     pub fn check(&self) -> Result<()> {
+        if self.threads > MAX_BULK_THREADS {
+            return Err(Error::InvalidArgument(
+                format!(
+                    "a bulk build uses at most {MAX_BULK_THREADS} threads, not {}",
+                    self.threads
+                )
+                .into(),
+            ));
+        }
         let zero = [
             ("block size", self.block_size as u64),
             ("restart interval", self.restart_interval as u64),
@@ -134,5 +148,28 @@ impl BulkOptions {
                 .extra_filter_policy(InternalFilterPolicy::new(CacheLocalBloomPolicy::new(bits)));
         }
         options
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread count from a caller is bounded before any thread is started.
+    #[test]
+    fn thread_counts_are_bounded() {
+        assert!(
+            BulkOptions::default()
+                .threads(MAX_BULK_THREADS)
+                .check()
+                .is_ok()
+        );
+        let err = BulkOptions::default()
+            .threads(1 << 40)
+            .check()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at most 256 threads"), "{err}");
+        assert!(BulkOptions::default().threads(0).check().is_err());
     }
 }

@@ -1,21 +1,33 @@
-//! Committing parts into a database: their files moved into place with final numbers, then a
-//! MANIFEST that lists them and a CURRENT that names it.
+//! Committing parts into a database: their files checked against their records, placed in
+//! the database with final numbers, then a MANIFEST that lists them and a CURRENT that
+//! names it.
 //!
 //! The files go to the last level (6), where LevelDB never compacts them by size and never
 //! charges them a seek (a lookup reads nothing after the last level), with every entry at
 //! sequence 0 and the database's last sequence 0: LevelDB opens the database without
 //! compacting it, and its new writes, numbered from 1, shadow the bulk-loaded values.
+//!
+//! Nothing in a staging directory is moved or changed until `CURRENT` is in place: on the
+//! database's file system a staged file gets a second name (a hard link), on another it is
+//! copied and synced. Only once `CURRENT` names the MANIFEST are the staging directories
+//! emptied. A commit that fails leaves every staging directory as it was and removes every
+//! file it made in the database directory, so it can be run again.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::dbformat::{ValueType, append_internal_key};
+use leveltable_table::atomic_file::{TemporaryGuard, create_temporary, rename_releasing};
+
 use crate::filename::{manifest_file_name, table_file_name};
 use crate::log_writer::LogWriter;
-use crate::part::{PART_RECORD, Part, sync_dir, write_atomically};
+use crate::part::{PART_RECORD, Part, open_no_follow, sync_dir};
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
 use crate::{Error, Result};
+
+mod verify;
+
+use verify::{Staged, check_parts, dev_ino};
 
 /// The level bulk-built files are placed on: the last.
 pub const BULK_LEVEL: usize = NUM_LEVELS - 1;
@@ -40,44 +52,62 @@ pub struct CommitSummary {
     pub bytes: u64,
 }
 
-/// Makes the database `dir` from `parts`, given in key order: checks that each part's files
-/// are there with their recorded sizes and that the parts do not overlap, moves the files
-/// into `dir` (created if missing; it must otherwise be empty) as `000002.ldb`, … in key
-/// order, writes `MANIFEST-000001` and then `CURRENT`, and removes the staging directories.
+/// Makes the database `dir` from `parts`, given in key order.
 ///
-/// Until `CURRENT` is written the directory is no database; an error before then moves the
-/// files back to their staging directories and removes what the commit created.
+/// First, before anything is created or moved, every staged table is checked against its
+/// record: a regular file (a symbolic link, FIFO or device is refused, never followed or
+/// opened as a table), of the recorded size and CRC32C (records of version 1 have no
+/// checksum), and a table whose first and last keys, read from it, are the recorded ones;
+/// the real key ranges, in the order given, must increase without overlapping.
+///
+/// Then the files are placed in `dir` (created if missing; it must otherwise be empty) as
+/// `000002.ldb`, … in key order: hard-linked on the same file system, copied and synced on
+/// another; then `MANIFEST-000001` and `CURRENT` are written, and only then are the staging
+/// directories emptied and removed.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for parts out of order or overlapping, a file missing or of
-/// another size, or a `dir` that is not empty; [`Error::Io`] for failed moves and writes.
+/// [`Error::InvalidArgument`] for a file that differs from its record (naming the part, the
+/// file and what differs), parts out of order or overlapping, or a `dir` that is not empty;
+/// [`Error::Io`] for a staged file that cannot be read; [`Error::FileOp`] for a failed
+/// creation, copy, write or sync in `dir`. On any error every staging directory is as it
+/// was and `dir` holds none of the commit's files (and is removed if the commit created it).
 pub fn commit(dir: impl AsRef<Path>, parts: &[Part]) -> Result<CommitSummary> {
     let dir = dir.as_ref();
-    check_parts(parts)?;
-    let created = prepare_dir(dir)?;
-    let mut moved = Vec::new();
-    let result = place(dir, parts, &mut moved);
-    match result {
+    let staged = check_parts(parts)?;
+    let mut made = Made::default();
+    let created = prepare_dir(dir, &mut made)?;
+    match place(dir, parts, &staged, &mut made) {
         Ok(summary) => {
             for part in parts {
-                // The part's files are gone; only its record and directory remain.
-                let _ = fs::remove_file(part.staging.join(PART_RECORD));
-                let _ = fs::remove_dir(&part.staging);
+                remove_staging(part);
             }
             Ok(summary)
         }
         Err(e) => {
-            for (from, to) in moved.iter().rev() {
-                let _ = fs::rename(to, from);
+            // Only names this commit made, in a directory that was empty: the staged files
+            // are untouched (a hard link's removal leaves the staged name).
+            for path in made.paths.iter().rev() {
+                let _ = fs::remove_file(path);
             }
-            let _ = fs::remove_file(dir.join(manifest_name()));
-            let _ = fs::remove_file(dir.join(current_temp_name()));
             if created {
                 let _ = fs::remove_dir(dir);
+            } else {
+                let _ = sync_dir(dir);
             }
             Err(e)
         }
     }
+}
+
+/// Empties and removes a committed part's staging directory: its record first, so that a
+/// directory left half-emptied (by a crash) is no finished part; errors are ignored, as
+/// the database is complete.
+fn remove_staging(part: &Part) {
+    let _ = fs::remove_file(part.staging.join(PART_RECORD));
+    for file in &part.files {
+        let _ = fs::remove_file(part.staging.join(&file.name));
+    }
+    let _ = fs::remove_dir(&part.staging);
 }
 
 fn manifest_name() -> String {
@@ -89,75 +119,35 @@ fn current_temp_name() -> String {
     format!("{MANIFEST_NUMBER:06}.dbtmp")
 }
 
-/// Checks every file is in place with its size, and the parts' key ranges in order.
-fn check_parts(parts: &[Part]) -> Result<()> {
-    let mut previous: Option<(usize, &[u8])> = None;
-    for (i, part) in parts.iter().enumerate() {
-        for file in &part.files {
-            let path = part.staging.join(&file.name);
-            let size = fs::metadata(&path)
-                .map_err(|source| Error::Io {
-                    path: path.clone(),
-                    source,
-                })?
-                .len();
-            if size != file.size {
-                return Err(Error::InvalidArgument(
-                    format!(
-                        "{} is {size} bytes, its part record says {}",
-                        path.display(),
-                        file.size
-                    )
-                    .into(),
-                ));
-            }
-        }
-        if let Some(w) = part
-            .files
-            .windows(2)
-            .find(|w| w[0].largest >= w[1].smallest)
-        {
-            return Err(Error::InvalidArgument(
-                format!(
-                    "part {i} ({}): files {} and {} overlap",
-                    part.staging.display(),
-                    w[0].name,
-                    w[1].name
-                )
-                .into(),
-            ));
-        }
-        let (Some(smallest), Some(largest)) = (part.smallest(), part.largest()) else {
-            continue;
-        };
-        if let Some((j, end)) = previous {
-            if end >= smallest {
-                return Err(Error::InvalidArgument(
-                    format!(
-                        "parts {j} and {i} are out of order or overlap: part {j} ends at key \
-                         {}, part {i} starts at key {}",
-                        show(end),
-                        show(smallest)
-                    )
-                    .into(),
-                ));
-            }
-        }
-        previous = Some((i, largest));
+/// What a commit made in the database directory, to remove if it fails: every name, and
+/// their registrations with the table crate's temporary registry, so that a program exiting
+/// on a signal (which calls `remove_temporaries`) removes them too, until `CURRENT` is in
+/// place.
+#[derive(Default)]
+struct Made {
+    paths: Vec<PathBuf>,
+    guards: Vec<TemporaryGuard>,
+}
+
+impl Made {
+    /// Makes the file `path` with `create`, registered.
+    fn file<T>(&mut self, path: &Path, create: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+        let (made, guard) = create_temporary(path, false, create)?;
+        self.paths.push(path.to_owned());
+        self.guards.push(guard);
+        Ok(made)
     }
-    Ok(())
 }
 
 /// Creates `dir`, or checks that it is an empty directory. Returns whether it was created.
-fn prepare_dir(dir: &Path) -> Result<bool> {
-    let io = |source| Error::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    match fs::create_dir(dir) {
-        Ok(()) => Ok(true),
+fn prepare_dir(dir: &Path, made: &mut Made) -> Result<bool> {
+    match create_temporary(dir, true, || fs::create_dir(dir)) {
+        Ok(((), guard)) => {
+            made.guards.push(guard);
+            Ok(true)
+        }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            let mut entries = fs::read_dir(dir).map_err(io)?;
+            let mut entries = fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
             if entries.next().is_some() {
                 return Err(Error::InvalidArgument(
                     format!(
@@ -169,42 +159,38 @@ fn prepare_dir(dir: &Path) -> Result<bool> {
             }
             Ok(false)
         }
-        Err(e) => Err(io(e)),
+        Err(e) => Err(Error::op("cannot create", dir, e)),
     }
 }
 
-/// Moves the files in, recording each move in `moved`, and writes the MANIFEST and CURRENT.
-fn place(dir: &Path, parts: &[Part], moved: &mut Vec<(PathBuf, PathBuf)>) -> Result<CommitSummary> {
+/// Places the files, recording every name made in `made`, and writes the MANIFEST and
+/// CURRENT.
+fn place(dir: &Path, parts: &[Part], staged: &[Staged], made: &mut Made) -> Result<CommitSummary> {
+    let target_dev = fs::metadata(dir)
+        .map(|m| dev_ino(&m).0)
+        .map_err(|e| Error::io(dir, e))?;
     let mut summary = CommitSummary {
         parts: parts.len() as u64,
         ..CommitSummary::default()
     };
     let mut edit = VersionEdit::default();
     let mut number = MANIFEST_NUMBER;
-    for part in parts {
-        for file in &part.files {
-            number += 1;
-            let from = part.staging.join(&file.name);
-            let to = dir.join(table_file_name(number));
-            move_file(&from, &to)?;
-            moved.push((from, to));
-            let mut smallest = Vec::new();
-            append_internal_key(&mut smallest, &file.smallest, 0, ValueType::Value)?;
-            let mut largest = Vec::new();
-            append_internal_key(&mut largest, &file.largest, 0, ValueType::Value)?;
-            edit.new_files.push((
-                BULK_LEVEL,
-                FileMetaData {
-                    number,
-                    file_size: file.size,
-                    smallest,
-                    largest,
-                },
-            ));
-            summary.tables += 1;
-            summary.entries += file.entries;
-            summary.bytes += file.size;
-        }
+    for file in staged {
+        number += 1;
+        let to = dir.join(table_file_name(number));
+        place_file(file, &to, file.dev == target_dev, made)?;
+        edit.new_files.push((
+            BULK_LEVEL,
+            FileMetaData {
+                number,
+                file_size: file.size,
+                smallest: file.smallest.clone(),
+                largest: file.largest.clone(),
+            },
+        ));
+        summary.tables += 1;
+        summary.entries = summary.entries.saturating_add(file.entries);
+        summary.bytes = summary.bytes.saturating_add(file.size);
     }
     edit.comparator = Some(BYTEWISE_COMPARATOR.to_owned());
     edit.log_number = Some(0);
@@ -212,71 +198,93 @@ fn place(dir: &Path, parts: &[Part], moved: &mut Vec<(PathBuf, PathBuf)>) -> Res
     edit.last_sequence = Some(0);
 
     let manifest = dir.join(manifest_name());
-    let io = |source| Error::Io {
-        path: manifest.clone(),
-        source,
-    };
-    let file = File::create_new(&manifest).map_err(io)?;
+    let write = |e| Error::op("cannot write", &manifest, e);
+    let file = made
+        .file(&manifest, || File::create_new(&manifest))
+        .map_err(|e| Error::op("cannot create", &manifest, e))?;
     let mut log = LogWriter::new(BufWriter::new(file));
-    log.add_record(&edit.encode()).map_err(io)?;
-    log.flush().map_err(io)?;
+    log.add_record(&edit.encode()).map_err(write)?;
+    log.flush().map_err(write)?;
     let file = log
         .into_inner()
         .into_inner()
-        .map_err(|e| io(e.into_error()))?;
-    file.sync_all().map_err(io)?;
+        .map_err(|e| write(e.into_error()))?;
+    file.sync_all()
+        .map_err(|e| Error::op("cannot sync", &manifest, e))?;
     sync_dir(dir)?;
-    let temp = current_temp_name();
-    write_atomically(
-        dir,
-        &temp,
-        "CURRENT",
-        format!("{}\n", manifest_name()).as_bytes(),
-    )?;
+
+    let temp = dir.join(current_temp_name());
+    let current = dir.join("CURRENT");
+    let mut file = made
+        .file(&temp, || File::create_new(&temp))
+        .map_err(|e| Error::op("cannot create", &temp, e))?;
+    file.write_all(format!("{}\n", manifest_name()).as_bytes())
+        .map_err(|e| Error::op("cannot write", &temp, e))?;
+    file.sync_all()
+        .map_err(|e| Error::op("cannot sync", &temp, e))?;
+    drop(file);
+    // The commit's files become final with CURRENT: a signal from here on removes nothing.
+    made.paths.push(current.clone());
+    rename_releasing(&temp, &current, &mut made.guards)
+        .map_err(|e| Error::op(format!("cannot rename {} to", temp.display()), &current, e))?;
+    sync_dir(dir)?;
     Ok(summary)
 }
 
-/// Moves `from` to `to` (which must not exist): a rename, or on another file system a copy,
-/// synced, then a removal.
-fn move_file(from: &Path, to: &Path) -> Result<()> {
-    if to.exists() {
-        return Err(Error::InvalidArgument(
-            format!("{} exists already", to.display()).into(),
-        ));
-    }
-    match fs::rename(from, to) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::CrossesDevices => {
-            let io = |source| Error::Io {
-                path: to.to_owned(),
-                source,
-            };
-            let mut source = File::open(from).map_err(|source| Error::Io {
-                path: from.to_owned(),
-                source,
-            })?;
-            let mut dest = File::create_new(to).map_err(io)?;
-            io::copy(&mut source, &mut dest).map_err(io)?;
-            dest.flush().map_err(io)?;
-            dest.sync_all().map_err(io)?;
-            fs::remove_file(from).map_err(|source| Error::Io {
-                path: from.to_owned(),
-                source,
-            })
+/// Gives the staged `file` the name `to` (which must not exist): a hard link when
+/// `same_device` and the file system allows it, else a copy, synced. The staged file is
+/// neither moved nor changed.
+fn place_file(file: &Staged, to: &Path, same_device: bool, made: &mut Made) -> Result<()> {
+    if same_device && made.file(to, || fs::hard_link(&file.path, to)).is_ok() {
+        // The link names what the staging name names now: it must be the file checked.
+        let linked = fs::symlink_metadata(to).map_err(|e| Error::io(to, e))?;
+        if !linked.is_file() || dev_ino(&linked) != (file.dev, file.ino) {
+            return Err(changed(&file.path));
         }
-        Err(source) => Err(Error::Io {
-            path: from.to_owned(),
-            source,
-        }),
+        return Ok(());
     }
+    copy_file(file, to, made)
 }
 
-/// A key for messages: text when printable, else hex.
-fn show(key: &[u8]) -> String {
-    if key.iter().all(|b| (0x20..0x7f).contains(b)) {
-        format!("{:?}", String::from_utf8_lossy(key))
-    } else {
-        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
-        format!("0x{hex}")
+/// The refusal of a staged file replaced or changed after it was checked.
+fn changed(path: &Path) -> Error {
+    Error::InvalidArgument(
+        format!(
+            "cannot commit: {} changed while the commit ran; nothing was moved",
+            path.display()
+        )
+        .into(),
+    )
+}
+
+/// Copies the checked `file` to `to`, created new, and syncs it; refuses a source that is
+/// not the file checked, or a copy whose bytes are not those checked.
+fn copy_file(file: &Staged, to: &Path, made: &mut Made) -> Result<()> {
+    let copy_error = |e| Error::op(format!("cannot copy {} to", file.path.display()), to, e);
+    let mut source = open_no_follow(&file.path).map_err(|e| Error::io(&file.path, e))?;
+    let opened = source.metadata().map_err(|e| Error::io(&file.path, e))?;
+    if !opened.is_file() || dev_ino(&opened) != (file.dev, file.ino) {
+        return Err(changed(&file.path));
     }
+    let mut dest = made
+        .file(to, || File::create_new(to))
+        .map_err(|e| Error::op("cannot create", to, e))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut crc = 0u32;
+    let mut copied = 0u64;
+    loop {
+        let n = match source.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(&file.path, e)),
+        };
+        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        copied = copied.saturating_add(n as u64);
+        dest.write_all(&buf[..n]).map_err(copy_error)?;
+    }
+    if copied != file.size || crc != file.crc {
+        return Err(changed(&file.path));
+    }
+    dest.sync_all().map_err(|e| Error::op("cannot sync", to, e))
 }

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use leveltable_table::atomic_file::TemporaryDir;
+
 use crate::bulk_options::BulkOptions;
 use crate::commit::{CommitSummary, commit};
 use crate::part::PartBuilder;
@@ -15,7 +17,10 @@ use crate::{Error, Result};
 ///
 /// The directory must not exist or be empty. Files are staged in a hidden directory beside
 /// it; an error or an abandoned build leaves no database, and an interrupted one leaves a
-/// directory without `CURRENT`, which no reader takes for a database.
+/// directory without `CURRENT`, which no reader takes for a database. The staging directory
+/// is registered with [`leveltable_table::atomic_file`], so a program that calls
+/// [`remove_temporaries`](leveltable_table::atomic_file::remove_temporaries) on a signal
+/// removes it too.
 ///
 /// ```
 /// use leveltable_db::{BulkOptions, DbBuilder};
@@ -35,7 +40,7 @@ use crate::{Error, Result};
 pub struct DbBuilder {
     dir: PathBuf,
     part: PartBuilder,
-    staging: tempfile::TempDir,
+    staging: TemporaryDir,
 }
 
 impl DbBuilder {
@@ -43,7 +48,7 @@ impl DbBuilder {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for bad options, or a `dir` that exists and is not an
-    /// empty directory; [`Error::Io`] if the staging directory cannot be made beside it.
+    /// empty directory; [`Error::FileOp`] if the staging directory cannot be made beside it.
     pub fn create(dir: impl AsRef<Path>, options: BulkOptions) -> Result<DbBuilder> {
         let dir = dir.as_ref().to_owned();
         check_target(&dir)?;
@@ -54,13 +59,8 @@ impl DbBuilder {
         let name = dir
             .file_name()
             .map_or_else(|| "db".into(), |n| n.to_string_lossy().into_owned());
-        let staging = tempfile::Builder::new()
-            .prefix(&format!(".leveltable-tmp-{name}-"))
-            .tempdir_in(&parent)
-            .map_err(|source| Error::Io {
-                path: parent.clone(),
-                source,
-            })?;
+        let staging = TemporaryDir::new_in(&parent, &format!(".leveltable-tmp-{name}-"))
+            .map_err(|e| Error::op("cannot create a directory in", &parent, e))?;
         let part = PartBuilder::create(staging.path().join("part"), options)?;
         Ok(DbBuilder { dir, part, staging })
     }

@@ -62,6 +62,17 @@ pub enum Error {
         /// The underlying error.
         source: io::Error,
     },
+    /// A file operation other than reading failed, and the error says which: `cannot
+    /// create`, `cannot write`, `cannot sync`, `cannot copy <from> to`, … followed by the
+    /// path.
+    FileOp {
+        /// What failed, as the start of a sentence that the path ends: `cannot write`.
+        doing: Cow<'static, str>,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
 }
 
 impl Error {
@@ -72,6 +83,7 @@ impl Error {
             Error::Corruption { .. } | Error::MissingFile { .. } => true,
             Error::InvalidArgument(_)
             | Error::Io { .. }
+            | Error::FileOp { .. }
             | Error::UnknownComparator { .. }
             | Error::KeptChanging { .. } => false,
         }
@@ -123,6 +135,11 @@ impl fmt::Display for Error {
                 path.display()
             ),
             Error::Io { path, source } => write!(f, "db: {}: {source}", path.display()),
+            Error::FileOp {
+                doing,
+                path,
+                source,
+            } => write!(f, "db: {doing} {}: {source}", path.display()),
         }
     }
 }
@@ -131,7 +148,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Table(e) | Error::TableFile { source: e, .. } => Some(e),
-            Error::Io { source, .. } => Some(source),
+            Error::Io { source, .. } | Error::FileOp { source, .. } => Some(source),
             Error::Corruption { .. }
             | Error::InvalidArgument(_)
             | Error::MissingFile { .. }
@@ -147,6 +164,28 @@ impl Error {
         Error::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// A failed operation `doing` (`cannot write`) on `path`.
+    pub(crate) fn op(
+        doing: impl Into<Cow<'static, str>>,
+        path: impl Into<PathBuf>,
+        source: io::Error,
+    ) -> Error {
+        Error::FileOp {
+            doing: doing.into(),
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A table layer error met writing `path`: an I/O error says `cannot write` and the
+    /// path; the rest pass through.
+    pub(crate) fn writing(path: impl Into<PathBuf>, e: leveltable_table::Error) -> Error {
+        match e {
+            leveltable_table::Error::Io(source) => Error::op("cannot write", path, source),
+            other => Error::Table(other),
         }
     }
 

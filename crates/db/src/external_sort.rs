@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
+use leveltable_table::atomic_file::TemporaryDir;
 use leveltable_table::{BuildOptions, Compression, ReadOptions, Table, TableBuilder, TableIter};
 
 use crate::{Error, Result};
@@ -39,24 +40,24 @@ pub struct ExternalSorter {
     /// Per entry: where its key starts in the arena, the key's and the value's lengths.
     index: Vec<(usize, usize, usize)>,
     runs: Vec<Table<File>>,
-    temp: tempfile::TempDir,
+    /// Where runs are spilled: removed when the sorter is dropped, or by
+    /// [`leveltable_table::atomic_file::remove_temporaries`] on a signal.
+    temp: TemporaryDir,
     entries: u64,
 }
 
 impl ExternalSorter {
     /// A sorter that holds at most about `budget` bytes of entries in memory and spills runs
-    /// to a temporary directory inside `temp_dir`.
+    /// to a temporary directory `.leveltable-sort-*` inside `temp_dir`. The directory is
+    /// registered with [`leveltable_table::atomic_file`]: a program that calls
+    /// [`remove_temporaries`](leveltable_table::atomic_file::remove_temporaries) on a
+    /// signal removes it too.
     ///
     /// # Errors
-    /// [`Error::Io`] if the temporary directory cannot be made.
+    /// [`Error::FileOp`] if the temporary directory cannot be made.
     pub fn new(budget: u64, duplicates: Duplicates, temp_dir: &Path) -> Result<ExternalSorter> {
-        let temp = tempfile::Builder::new()
-            .prefix(".leveltable-sort-")
-            .tempdir_in(temp_dir)
-            .map_err(|source| Error::Io {
-                path: temp_dir.to_owned(),
-                source,
-            })?;
+        let temp = TemporaryDir::new_in(temp_dir, ".leveltable-sort-")
+            .map_err(|e| Error::op("cannot create a directory in", temp_dir, e))?;
         let budget = budget.max(1 << 20);
         // The arena never grows past the budget before a spill, so reserving it up front
         // (address space only: pages are touched as entries arrive) spares the copy a
@@ -111,32 +112,29 @@ impl ExternalSorter {
     /// Writes the buffer as a sorted run.
     fn spill(&mut self) -> Result<()> {
         let index = self.sorted_index();
-        let path = self
-            .temp
-            .path()
-            .join(format!("run-{:06}.ldb", self.runs.len()));
-        let io = |source| Error::Io {
-            path: path.clone(),
-            source,
-        };
-        let file = File::create_new(&path).map_err(io)?;
+        let path = run_path(self.temp.path(), self.runs.len());
+        let file = File::create_new(&path).map_err(|e| Error::op("cannot create", &path, e))?;
         let options = BuildOptions::default().compression(Compression::None);
         let mut builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options)?;
         let arena = &self.arena;
         let mut result = Ok(());
         distinct(&index, arena, self.duplicates, |key, value| {
             if result.is_ok() {
-                result = builder.add(key, value).map_err(Error::from);
+                result = builder
+                    .add(key, value)
+                    .map_err(|e| Error::writing(&path, e));
             }
         })?;
         result?;
-        builder.finish()?;
+        builder.finish().map_err(|e| Error::writing(&path, e))?;
         builder
             .into_inner()
             .into_inner()
-            .map_err(|e| io(e.into_error()))?;
+            .map_err(|e| Error::op("cannot write", &path, e.into_error()))?;
         self.arena.clear();
-        let table = Table::open(File::open(&path).map_err(io)?, ReadOptions::default())?;
+        let file = File::open(&path).map_err(|source| Error::io(&path, source))?;
+        let table = Table::open(file, ReadOptions::default())
+            .map_err(|e| Error::from(e).in_table(&path))?;
         self.runs.push(table);
         Ok(())
     }
@@ -160,7 +158,7 @@ impl ExternalSorter {
         if !self.index.is_empty() {
             self.spill()?;
         }
-        merge(&self.runs, self.duplicates, f)
+        merge(self.temp.path(), &self.runs, self.duplicates, f)
     }
 }
 
@@ -233,17 +231,26 @@ impl Ord for Head<'_> {
     }
 }
 
-/// Merges sorted runs (each without duplicates), the later run winning equal keys.
+/// The file of run `index` in `dir`.
+fn run_path(dir: &Path, index: usize) -> std::path::PathBuf {
+    dir.join(format!("run-{index:06}.ldb"))
+}
+
+/// Merges sorted runs (each without duplicates, spilled in `dir`), the later run winning
+/// equal keys.
 fn merge(
+    dir: &Path,
     runs: &[Table<File>],
     duplicates: Duplicates,
     mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
+    // A run that cannot be read back is named.
+    let named = |run: usize| move |e| Error::from(e).in_table(run_path(dir, run));
     let mut heap = BinaryHeap::with_capacity(runs.len());
     for (run, table) in runs.iter().enumerate() {
         let mut cursor = table.iter();
         cursor.seek_to_first();
-        cursor.status()?;
+        cursor.status().map_err(named(run))?;
         if cursor.valid() {
             heap.push(Head { run, cursor });
         }
@@ -263,10 +270,36 @@ fn merge(
             buf.extend_from_slice(key);
         }
         head.cursor.next();
-        head.cursor.status()?;
+        head.cursor.status().map_err(named(head.run))?;
         if head.cursor.valid() {
             heap.push(head);
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spilled run that cannot be read back is named in the error.
+    #[test]
+    fn a_bad_run_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sorter = ExternalSorter::new(1 << 20, Duplicates::Error, dir.path()).unwrap();
+        for i in (0..30_000u32).rev() {
+            sorter
+                .add(format!("key{i:08}").as_bytes(), &[7u8; 60])
+                .unwrap();
+        }
+        assert!(!sorter.runs.is_empty());
+        let run = run_path(sorter.temp.path(), 0);
+        let mut bytes = std::fs::read(&run).unwrap();
+        for b in &mut bytes[10..40] {
+            *b ^= 0xff;
+        }
+        std::fs::write(&run, &bytes).unwrap();
+        let err = sorter.finish(|_, _| Ok(())).unwrap_err().to_string();
+        assert!(err.contains("run-000000.ldb"), "{err}");
+    }
 }

@@ -8,13 +8,15 @@
 //! text, one per file, easy to read from any language:
 //!
 //! ```text
-//! leveltable-part 1
+//! leveltable-part 2
 //! staging <the staging path's bytes in hex>
-//! file 000001.ldb <size> <entries> <smallest key in hex> <largest key in hex>
+//! file 000001.ldb <size> <entries> <CRC32C of the whole file, 8 hex digits> <smallest key in hex> <largest key in hex>
 //! ```
+//!
+//! Records of version 1 (`leveltable-part 1`, without the CRC32C field) are still read.
 
 use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -28,124 +30,10 @@ use crate::filename::table_file_name;
 use crate::syncer::{SyncQueue, Syncer};
 use crate::{Error, Result};
 
-/// The name of a part's record in its staging directory.
-pub const PART_RECORD: &str = "PART";
+mod record;
 
-/// The first line of a part record: its format and version.
-const PART_HEADER: &str = "leveltable-part 1";
-
-/// A table file of a part.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartFile {
-    /// The file's name in the staging directory (`000001.ldb`).
-    pub name: String,
-    /// Its size in bytes.
-    pub size: u64,
-    /// Its entries.
-    pub entries: u64,
-    /// Its smallest user key.
-    pub smallest: Vec<u8>,
-    /// Its largest user key.
-    pub largest: Vec<u8>,
-}
-
-/// The record of a finished part: where its files are and what they hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Part {
-    /// The staging directory holding the files.
-    pub staging: PathBuf,
-    /// The files in key order.
-    pub files: Vec<PartFile>,
-}
-
-impl Part {
-    /// The entries of all its files.
-    pub fn entries(&self) -> u64 {
-        self.files.iter().map(|f| f.entries).sum()
-    }
-
-    /// The bytes of all its files.
-    pub fn bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.size).sum()
-    }
-
-    /// Its smallest user key, if it holds any entry.
-    pub fn smallest(&self) -> Option<&[u8]> {
-        self.files.first().map(|f| f.smallest.as_slice())
-    }
-
-    /// Its largest user key, if it holds any entry.
-    pub fn largest(&self) -> Option<&[u8]> {
-        self.files.last().map(|f| f.largest.as_slice())
-    }
-
-    /// The record as written to `PART`.
-    pub fn to_record(&self) -> String {
-        let mut text = format!(
-            "{PART_HEADER}\nstaging {}\n",
-            hex(self.staging.as_os_str().as_encoded_bytes())
-        );
-        for f in &self.files {
-            text.push_str(&format!(
-                "file {} {} {} {} {}\n",
-                f.name,
-                f.size,
-                f.entries,
-                hex(&f.smallest),
-                hex(&f.largest)
-            ));
-        }
-        text
-    }
-
-    /// A record from its text, checked: the header, file names of the form `NNNNNN.ldb`, and
-    /// each file's keys in order.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] naming the line that is wrong.
-    pub fn from_record(text: &str) -> Result<Part> {
-        let bad = |line: usize, what: &str| {
-            Error::InvalidArgument(format!("not a part record: line {line}: {what}").into())
-        };
-        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-        if lines.next().map(|(_, l)| l) != Some(PART_HEADER) {
-            return Err(bad(1, "not the header `leveltable-part 1`"));
-        }
-        let staging = match lines.next() {
-            Some((_, l)) => l.strip_prefix("staging ").and_then(unhex),
-            None => None,
-        }
-        .ok_or_else(|| bad(2, "no staging path"))?;
-        let staging = path_from_bytes(staging).ok_or_else(|| bad(2, "a bad staging path"))?;
-        let mut files = Vec::new();
-        for (n, line) in lines {
-            let file = parse_file(line)
-                .ok_or_else(|| bad(n, "not `file NAME SIZE ENTRIES SMALLEST LARGEST`"))?;
-            let plain = file.name.len() == 10
-                && file.name.ends_with(".ldb")
-                && file.name[..6].bytes().all(|b| b.is_ascii_digit());
-            if !plain || file.smallest > file.largest || file.entries == 0 {
-                return Err(bad(n, "a bad file name, key range or entry count"));
-            }
-            files.push(file);
-        }
-        Ok(Part { staging, files })
-    }
-
-    /// Reads the record of the part staged in `staging`; the record's staging path is
-    /// replaced by `staging` (the directory may have moved or be mounted elsewhere).
-    ///
-    /// # Errors
-    /// [`Error::Io`] if `staging/PART` cannot be read; as [`from_record`](Self::from_record).
-    pub fn load(staging: impl AsRef<Path>) -> Result<Part> {
-        let staging = staging.as_ref();
-        let path = staging.join(PART_RECORD);
-        let text = fs::read_to_string(&path).map_err(|source| Error::Io { path, source })?;
-        let mut part = Part::from_record(&text)?;
-        part.staging = staging.to_owned();
-        Ok(part)
-    }
-}
+pub use record::{PART_RECORD, Part, PartFile};
+pub(crate) use record::{open_no_follow, plain_file_name};
 
 /// Builds one part: entries added in strictly increasing key order are cut into table files
 /// of about [`BulkOptions::max_file_size`] bytes of entries, built by
@@ -201,14 +89,11 @@ impl PartBuilder {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for bad options or a staging directory that is not empty;
-    /// [`Error::Io`] if it cannot be created.
+    /// [`Error::FileOp`] if it cannot be created; [`Error::Io`] if it cannot be read.
     pub fn create(staging: impl AsRef<Path>, options: BulkOptions) -> Result<PartBuilder> {
         options.check()?;
         let staging = staging.as_ref().to_owned();
-        fs::create_dir_all(&staging).map_err(|source| Error::Io {
-            path: staging.clone(),
-            source,
-        })?;
+        fs::create_dir_all(&staging).map_err(|e| Error::op("cannot create", &staging, e))?;
         let not_empty = fs::read_dir(&staging)
             .map_err(|source| Error::Io {
                 path: staging.clone(),
@@ -418,7 +303,7 @@ impl Chunk {
 struct TableWriter {
     name: String,
     path: PathBuf,
-    builder: TableBuilder<BufWriter<File>>,
+    builder: TableBuilder<BufWriter<Checksummed>>,
     /// The internal key being added, its buffer reused.
     key: Vec<u8>,
     smallest: Vec<u8>,
@@ -428,10 +313,8 @@ impl TableWriter {
     fn create(staging: &Path, index: u64, options: &BuildOptions) -> Result<TableWriter> {
         let name = file_name(index);
         let path = staging.join(&name);
-        let file = File::create_new(&path).map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let file = File::create_new(&path).map_err(|e| Error::op("cannot create", &path, e))?;
+        let file = Checksummed { file, crc: 0 };
         let builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options.clone())?;
         Ok(TableWriter {
             name,
@@ -448,33 +331,53 @@ impl TableWriter {
         }
         self.key.clear();
         append_internal_key(&mut self.key, user_key, 0, ValueType::Value)?;
-        self.builder.add(&self.key, value)?;
-        Ok(())
+        self.builder
+            .add(&self.key, value)
+            .map_err(|e| Error::writing(&self.path, e))
     }
 
     fn finish(mut self, syncs: &SyncQueue) -> Result<PartFile> {
         if self.builder.num_entries() == 0 {
             return Err(Error::InvalidArgument("a table file needs an entry".into()));
         }
-        let summary = self.builder.finish()?;
+        let summary = self
+            .builder
+            .finish()
+            .map_err(|e| Error::writing(&self.path, e))?;
         let largest = self.key[..self.key.len().saturating_sub(TAG_LEN)].to_vec();
-        let io = |source| Error::Io {
-            path: self.path.clone(),
-            source,
-        };
-        let file = self
+        let Checksummed { file, crc } = self
             .builder
             .into_inner()
             .into_inner()
-            .map_err(|e| io(e.into_error()))?;
+            .map_err(|e| Error::op("cannot write", &self.path, e.into_error()))?;
         syncs.sync(self.path, file)?;
         Ok(PartFile {
             name: self.name,
             size: summary.file_size,
             entries: summary.entries,
+            crc32c: Some(crc),
             smallest: self.smallest,
             largest,
         })
+    }
+}
+
+/// A file being written that keeps the CRC32C of every byte written to it.
+struct Checksummed {
+    file: File,
+    crc: u32,
+}
+
+impl Write for Checksummed {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        // `write` reports at most the bytes it was given.
+        self.crc = crc32c::crc32c_append(self.crc, &buf[..n.min(buf.len())]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
     }
 }
 
@@ -483,15 +386,16 @@ impl TableWriter {
 pub(crate) fn write_atomically(dir: &Path, temp: &str, name: &str, contents: &[u8]) -> Result<()> {
     let path = dir.join(name);
     let temp = dir.join(temp);
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |source| Error::Io { path, source }
-    };
-    let mut file = File::create(&temp).map_err(io(&temp))?;
-    file.write_all(contents).map_err(io(&temp))?;
-    file.sync_all().map_err(io(&temp))?;
+    let mut file = File::create(&temp).map_err(|e| Error::op("cannot create", &temp, e))?;
+    file.write_all(contents)
+        .map_err(|e| Error::op("cannot write", &temp, e))?;
+    file.sync_all()
+        .map_err(|e| Error::op("cannot sync", &temp, e))?;
     drop(file);
-    fs::rename(&temp, &path).map_err(io(&path))?;
+    fs::rename(&temp, &path).map_err(|e| {
+        let _ = fs::remove_file(&temp);
+        Error::op(format!("cannot rename {} to", temp.display()), &path, e)
+    })?;
     sync_dir(dir)
 }
 
@@ -499,10 +403,7 @@ pub(crate) fn write_atomically(dir: &Path, temp: &str, name: &str, contents: &[u
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(|source| Error::Io {
-            path: dir.to_owned(),
-            source,
-        })
+        .map_err(|e| Error::op("cannot sync", dir, e))
 }
 
 type Job = (u64, Chunk);
@@ -610,58 +511,5 @@ impl Drop for Workers {
         for handle in self.handles.drain(..) {
             let _ = handle.join();
         }
-    }
-}
-
-/// A `file NAME SIZE ENTRIES SMALLEST LARGEST` line of a record.
-fn parse_file(line: &str) -> Option<PartFile> {
-    let fields: Vec<&str> = line.split(' ').collect();
-    let ["file", name, size, entries, smallest, largest] = fields[..] else {
-        return None;
-    };
-    Some(PartFile {
-        name: name.to_owned(),
-        size: size.parse().ok()?,
-        entries: entries.parse().ok()?,
-        smallest: unhex(smallest)?,
-        largest: unhex(largest)?,
-    })
-}
-
-/// Bytes as lowercase hex digits (`-` for none, so no field of a record is empty).
-fn hex(bytes: &[u8]) -> String {
-    if bytes.is_empty() {
-        return "-".to_owned();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The bytes of [`hex`]'s digits, or `None` for anything else.
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text == "-" {
-        return Some(Vec::new());
-    }
-    if text.is_empty() || text.len() % 2 != 0 {
-        return None;
-    }
-    text.as_bytes()
-        .chunks(2)
-        .map(|pair| {
-            let digit = |c: u8| char::from(c).to_digit(16);
-            Some((digit(pair[0])? * 16 + digit(pair[1])?) as u8)
-        })
-        .collect()
-}
-
-/// A path from the bytes [`Part::to_record`] wrote.
-fn path_from_bytes(bytes: Vec<u8>) -> Option<PathBuf> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStringExt;
-        Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
-    }
-    #[cfg(not(unix))]
-    {
-        String::from_utf8(bytes).ok().map(PathBuf::from)
     }
 }

@@ -34,7 +34,7 @@ impl Syncer {
                 // After a failure the rest are still taken (and closed), not synced.
                 if first_error.is_none() {
                     if let Err(source) = file.sync_all() {
-                        first_error = Some(Error::Io { path, source });
+                        first_error = Some(Error::op("cannot sync", path, source));
                     }
                 }
             }
@@ -50,7 +50,7 @@ impl Syncer {
     /// be dropped first: the thread runs until then.
     ///
     /// # Errors
-    /// [`Error::Io`] naming the first file whose sync failed.
+    /// [`Error::FileOp`] (`cannot sync`) naming the first file whose sync failed.
     pub(crate) fn finish(&mut self) -> Result<()> {
         match self.thread.take().map(JoinHandle::join) {
             None => Ok(()),
@@ -118,7 +118,12 @@ mod tests {
         queue.sync(PathBuf::from("the-pipe"), pipe).unwrap();
         drop(queue);
         match syncer.finish() {
-            Err(Error::Io { path, .. }) => assert_eq!(path, PathBuf::from("the-pipe")),
+            Err(e @ Error::FileOp { .. }) => {
+                assert!(
+                    e.to_string().starts_with("db: cannot sync the-pipe: "),
+                    "{e}"
+                )
+            }
             other => panic!("expected an I/O error naming the file, got {other:?}"),
         }
     }

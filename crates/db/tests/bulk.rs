@@ -199,7 +199,11 @@ fn targets_must_be_new_or_empty() {
     assert_eq!(read_back(&empty).len(), 1);
     let err =
         DbBuilder::create(tmp.path().join("no/such/parent"), BulkOptions::default()).unwrap_err();
-    assert!(matches!(err, Error::Io { .. }), "{err}");
+    assert!(matches!(err, Error::FileOp { .. }), "{err}");
+    assert!(
+        err.to_string().contains("cannot create a directory in"),
+        "{err}"
+    );
     for zero in [
         BulkOptions::default().threads(0),
         BulkOptions::default().max_file_size(0),
@@ -286,7 +290,7 @@ fn part_records_are_checked() {
     for text in [
         "",
         "{}",
-        "leveltable-part 2\nstaging 2f78\n",
+        "leveltable-part 3\nstaging 2f78\n",
         "leveltable-part 1\n",
         "leveltable-part 1\nstaging 2f7\n",
         "leveltable-part 1\nstaging 2f78\nfile ../../etc/passwd 1 1 61 62\n",

@@ -74,7 +74,7 @@ pub fn db_error(path: &Path, e: leveltable_db::Error) -> PyErr {
     match e {
         E::Table(e) => table_error(path, e),
         E::TableFile { file, source } => table_error(&file, source),
-        E::Io { path, source } => os_error(&path, &source),
+        E::Io { path, source } | E::FileOp { path, source, .. } => os_error(&path, &source),
         E::InvalidArgument(_) => InvalidArgumentError::new_err(e.to_string()),
         e if e.is_corruption() => CorruptionError::new_err(e.to_string()),
         e => Error::new_err(e.to_string()),

@@ -12,6 +12,11 @@
 //! [`remove_temporaries`] there and then exits. From that call on, creating and finishing
 //! tables fails with [`io::ErrorKind::Interrupted`], so no temporary file appears afterwards
 //! and no table appears half-way through the exit.
+//!
+//! Temporary directories (a sort's spilled runs, a bulk build's staging) join the same
+//! registry: [`TemporaryDir`] creates one that [`remove_temporaries`] removes with everything
+//! in it, and [`register_temporary_dir`] registers a directory made otherwise until its
+//! guard is dropped.
 
 use std::fs;
 use std::io::{self, BufWriter};
@@ -29,12 +34,33 @@ use crate::{Error, Result};
 /// never a complete table under its final name and may be deleted.
 pub const TEMP_FILE_PREFIX: &str = ".leveltable-tmp-";
 
-/// The temporary files of the [`AtomicTableFile`]s alive in this process.
+/// What a registry entry is: a file, or a directory removed with its contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Dir,
+}
+
+/// The temporary files of the [`AtomicTableFile`]s alive in this process, and the registered
+/// temporary directories.
 struct Registry {
     /// Set by [`remove_temporaries`]: the process is exiting.
     closed: bool,
     next_id: u64,
-    live: Vec<(u64, PathBuf)>,
+    live: Vec<(u64, PathBuf, Kind)>,
+}
+
+impl Registry {
+    /// Adds `path`, or fails if the process is exiting.
+    fn add(&mut self, path: PathBuf, kind: Kind) -> Result<Registration> {
+        if self.closed {
+            return Err(exiting());
+        }
+        let id = self.next_id;
+        self.next_id = id.wrapping_add(1);
+        self.live.push((id, path, kind));
+        Ok(Registration { id })
+    }
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
@@ -49,10 +75,11 @@ fn registry() -> MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Deletes the temporary file of every [`AtomicTableFile`] alive in this process and returns
-/// how many it deleted. Meant for a program's exit on a signal (see the [module
-/// documentation](self)): afterwards, creating or finishing any table in this process fails
-/// with [`io::ErrorKind::Interrupted`].
+/// Deletes the temporary file of every [`AtomicTableFile`] alive in this process, and every
+/// registered temporary directory with its contents, and returns how many it deleted. Meant
+/// for a program's exit on a signal (see the [module documentation](self)): afterwards,
+/// creating or finishing any table, and creating or registering a temporary directory, in
+/// this process fails with [`io::ErrorKind::Interrupted`].
 ///
 /// It takes a lock and allocates, so call it from a normal thread (such as a signal-iterator
 /// thread), never from inside an asynchronous signal handler.
@@ -60,12 +87,160 @@ pub fn remove_temporaries() -> usize {
     let mut registry = registry();
     registry.closed = true;
     let mut removed = 0;
-    for (_, path) in registry.live.drain(..) {
-        if fs::remove_file(&path).is_ok() {
+    for (_, path, kind) in registry.live.drain(..) {
+        let gone = match kind {
+            Kind::File => fs::remove_file(&path).is_ok(),
+            Kind::Dir => remove_dir_all_racing(&path),
+        };
+        if gone {
             removed += 1;
         }
     }
     removed
+}
+
+/// Removes `dir` and its contents, trying again while another thread of the process (one
+/// that has not yet seen the registry closed) adds a file to it; `true` once it is gone.
+fn remove_dir_all_racing(dir: &Path) -> bool {
+    for _ in 0..100 {
+        match fs::remove_dir_all(dir) {
+            Ok(()) => return true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return false,
+            Err(_) => std::thread::yield_now(),
+        }
+    }
+    false
+}
+
+/// A temporary directory, removed with everything in it when dropped, or by
+/// [`remove_temporaries`] when the process exits on a signal.
+///
+/// ```
+/// use leveltable_table::atomic_file::TemporaryDir;
+/// let parent = tempfile::tempdir()?;
+/// let dir = TemporaryDir::new_in(parent.path(), ".sort-")?;
+/// std::fs::write(dir.path().join("run-0"), b"spilled")?;
+/// let path = dir.path().to_owned();
+/// drop(dir);
+/// assert!(!path.exists());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct TemporaryDir {
+    // Invariant: `dir` is declared before `registration`, so the directory is removed
+    // before it leaves the registry, never after.
+    dir: tempfile::TempDir,
+    _registration: Registration,
+}
+
+impl TemporaryDir {
+    /// Creates a directory named `prefix` and random characters in `parent`, registered
+    /// for [`remove_temporaries`] in the same step.
+    ///
+    /// # Errors
+    /// The error creating it, or [`io::ErrorKind::Interrupted`] after
+    /// [`remove_temporaries`].
+    pub fn new_in(parent: &Path, prefix: &str) -> io::Result<TemporaryDir> {
+        // Created and registered under the lock, so that remove_temporaries either sees
+        // the directory or has closed the registry before it exists.
+        let mut registry = registry();
+        if registry.closed {
+            return Err(exiting_io());
+        }
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
+        let registration = registry
+            .add(dir.path().to_owned(), Kind::Dir)
+            .map_err(|_| exiting_io())?;
+        Ok(TemporaryDir {
+            dir,
+            _registration: registration,
+        })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Keeps a file or directory registered for [`remove_temporaries`] until dropped (dropping
+/// it removes nothing: the path is then the caller's again).
+#[derive(Debug)]
+pub struct TemporaryGuard {
+    registration: Registration,
+}
+
+/// Registers the directory `dir`, made by the caller for the time of some work, so that
+/// [`remove_temporaries`] removes it with its contents until the returned guard is dropped.
+/// Register only a directory the process made and owns: on a signal it is removed whole.
+///
+/// # Errors
+/// [`io::ErrorKind::Interrupted`] after [`remove_temporaries`].
+pub fn register_temporary_dir(dir: impl Into<PathBuf>) -> io::Result<TemporaryGuard> {
+    let registration = registry()
+        .add(dir.into(), Kind::Dir)
+        .map_err(|_| exiting_io())?;
+    Ok(TemporaryGuard { registration })
+}
+
+/// Makes the file (or, with `is_dir`, the directory) `path` by calling `create`, and
+/// registers it for [`remove_temporaries`] in the same step, under the registry's lock: a
+/// signal-handling thread either sees it registered or has closed the registry before it
+/// exists. For files that become final only when something else is renamed into place
+/// (see [`rename_releasing`]).
+///
+/// # Errors
+/// [`io::ErrorKind::Interrupted`] after [`remove_temporaries`] (`create` is not called);
+/// the error of `create` (nothing is registered).
+pub fn create_temporary<T>(
+    path: &Path,
+    is_dir: bool,
+    create: impl FnOnce() -> io::Result<T>,
+) -> io::Result<(T, TemporaryGuard)> {
+    let mut registry = registry();
+    if registry.closed {
+        return Err(exiting_io());
+    }
+    let made = create()?;
+    let kind = if is_dir { Kind::Dir } else { Kind::File };
+    let registration = registry
+        .add(path.to_owned(), kind)
+        .map_err(|_| exiting_io())?;
+    Ok((made, TemporaryGuard { registration }))
+}
+
+/// Renames `from` to `to` and releases `guards` (emptying it) in one step, under the
+/// registry's lock: the paths they registered become final together with the rename, so a
+/// signal-handling thread calling [`remove_temporaries`] removes them either before the
+/// rename (which then does not happen) or never.
+///
+/// # Errors
+/// [`io::ErrorKind::Interrupted`] after [`remove_temporaries`]; the rename's error. On
+/// error nothing is released and `guards` is unchanged.
+pub fn rename_releasing(
+    from: &Path,
+    to: &Path,
+    guards: &mut Vec<TemporaryGuard>,
+) -> io::Result<()> {
+    let mut registry = registry();
+    if registry.closed {
+        return Err(exiting_io());
+    }
+    fs::rename(from, to)?;
+    registry
+        .live
+        .retain(|(id, _, _)| !guards.iter().any(|g| g.registration.id == *id));
+    drop(registry);
+    // Their entries are gone; dropping them looks for nothing.
+    guards.clear();
+    Ok(())
+}
+
+fn exiting_io() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Interrupted,
+        "the process is exiting: its temporary files were removed",
+    )
 }
 
 fn exiting() -> Error {
@@ -76,13 +251,14 @@ fn exiting() -> Error {
 }
 
 /// An entry of the registry, removed when dropped.
+#[derive(Debug)]
 struct Registration {
     id: u64,
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        registry().live.retain(|(id, _)| *id != self.id);
+        registry().live.retain(|(id, _, _)| *id != self.id);
     }
 }
 
@@ -181,10 +357,8 @@ impl AtomicTableFile {
                 return Err(exiting());
             }
             let file = temp.tempfile_in(dir)?;
-            let id = registry.next_id;
-            registry.next_id = id.wrapping_add(1);
-            registry.live.push((id, file.path().to_owned()));
-            (file, Registration { id })
+            let registration = registry.add(file.path().to_owned(), Kind::File)?;
+            (file, registration)
         };
         let builder = TableBuilder::new(BufWriter::with_capacity(64 * 1024, file), options)?;
         Ok(AtomicTableFile {

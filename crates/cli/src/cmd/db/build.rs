@@ -13,6 +13,20 @@ use crate::cmd::Outcome;
 use crate::cmd::build::{ExtraFilter, Input, Progress, TableArgs, clean_up_on_signals, next_line};
 use crate::cmd::db::db_error;
 use crate::error::{CliError, Result};
+
+/// The message for an error of a build or a commit: a failed operation says what failed
+/// (`cannot write`, `cannot create`, `cannot copy … to`, `cannot sync`) and the path; the
+/// rest as for any database error.
+fn build_error(dir: &Path, e: Error) -> CliError {
+    match e {
+        Error::FileOp {
+            doing,
+            path,
+            source,
+        } => CliError::io(&doing, &path, &source),
+        other => db_error(dir, other),
+    }
+}
 use crate::lines::{DEFAULT_MAX_LINE, Encoding, LineReader, parse_entry};
 use crate::output::Output;
 
@@ -58,9 +72,13 @@ pub struct PartArgs {
 
 /// Commit parts built by `db build-part` as the database DIR.
 ///
-/// The parts are given in key order; parts out of order or overlapping are refused. Their
-/// files move into DIR (which must not exist or be empty), a MANIFEST and then CURRENT are
-/// written, and the staging directories are removed.
+/// The parts are given in key order. Every staged table is first checked against its
+/// record (a regular file, its size and CRC32C, its real first and last keys), and parts
+/// whose real key ranges are out of order or overlap are refused: nothing is moved. The
+/// files are then linked (same file system) or copied and synced (another) into DIR, which
+/// must not exist or be empty; a MANIFEST and then CURRENT are written; only then are the
+/// staging directories removed. A commit that fails leaves the staging directories as they
+/// were and DIR without its files, so it can be run again.
 #[derive(clap::Args, Debug)]
 pub struct CommitArgs {
     /// The database directory to create.
@@ -181,7 +199,7 @@ fn feed(
                 encoding.show(&previous)
             ))
         }
-        other => db_error(out, other),
+        other => build_error(out, other),
     };
     if args.sort {
         let parent = parent_dir(out);
@@ -189,12 +207,12 @@ fn feed(
             Some(Dedup::Last) => Duplicates::KeepLast,
             None => Duplicates::Error,
         };
-        let mut sorter =
-            ExternalSorter::new(args.memory, duplicates, &parent).map_err(|e| db_error(out, e))?;
+        let mut sorter = ExternalSorter::new(args.memory, duplicates, &parent)
+            .map_err(|e| build_error(out, e))?;
         while let Some((number, line)) = next_line(&mut lines, &input.name)? {
             let (key, value) = parse_entry(line, encoding)
                 .map_err(|e| CliError::new(format!("line {number}: {e}")))?;
-            sorter.add(&key, &value).map_err(|e| db_error(out, e))?;
+            sorter.add(&key, &value).map_err(|e| build_error(out, e))?;
             progress.update_with(lines.bytes_read(), || {
                 format!("{} entries read", sorter.entries())
             });
@@ -202,7 +220,7 @@ fn feed(
         progress.finish();
         sorter
             .finish(|key, value| sink.add(key, value))
-            .map_err(|e| db_error(out, e))?;
+            .map_err(|e| build_error(out, e))?;
     } else {
         while let Some((number, line)) = next_line(&mut lines, &input.name)? {
             let (key, value) = parse_entry(line, encoding)
@@ -229,12 +247,11 @@ fn parent_dir(path: &Path) -> PathBuf {
 /// DIR that is not new or empty, or a failed write; nothing is left at DIR.
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let started = Instant::now();
-    let mut builder =
-        DbBuilder::create(&args.dir, args.build.options()).map_err(|e| db_error(&args.dir, e))?;
-    let staging = builder.staging().to_owned();
-    clean_up_on_signals(move || {
-        let _ = std::fs::remove_dir_all(&staging);
-    })?;
+    // The staging directory and the sort's spill directory are registered temporaries:
+    // the signal handler removes them.
+    clean_up_on_signals(|| {})?;
+    let mut builder = DbBuilder::create(&args.dir, args.build.options())
+        .map_err(|e| build_error(&args.dir, e))?;
     let bytes = feed(
         &args.build,
         args.input.as_deref(),
@@ -242,7 +259,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         &mut builder,
         output,
     )?;
-    let summary = builder.finish().map_err(|e| db_error(&args.dir, e))?;
+    let summary = builder.finish().map_err(|e| build_error(&args.dir, e))?;
     if !args.build.quiet {
         output.err_line(summary_line(
             "wrote",
@@ -260,12 +277,13 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
 /// As `db build`, for STAGING.
 pub fn run_part(args: PartArgs, output: &mut Output) -> Result<Outcome> {
     let started = Instant::now();
+    clean_up_on_signals(|| {})?;
     let mut builder = PartBuilder::create(&args.staging, args.build.options())
-        .map_err(|e| db_error(&args.staging, e))?;
-    let staging = args.staging.clone();
-    clean_up_on_signals(move || {
-        let _ = std::fs::remove_dir_all(&staging);
-    })?;
+        .map_err(|e| build_error(&args.staging, e))?;
+    // Until the part is complete, STAGING (new or empty, now ours) is a temporary that the
+    // signal handler removes, with the sort's spill directory.
+    let guard = leveltable_table::atomic_file::register_temporary_dir(&args.staging)
+        .map_err(|e| CliError::io("cannot build", &args.staging, &e))?;
     let built = feed(
         &args.build,
         args.input.as_deref(),
@@ -274,7 +292,11 @@ pub fn run_part(args: PartArgs, output: &mut Output) -> Result<Outcome> {
         output,
     )
     .and_then(|bytes| {
-        let part = builder.finish().map_err(|e| db_error(&args.staging, e))?;
+        let part = builder
+            .finish()
+            .map_err(|e| build_error(&args.staging, e))?;
+        // Complete: STAGING is the part's now, kept on a signal.
+        drop(guard);
         Ok((bytes, part))
     });
     let (bytes, part) = match built {
@@ -300,15 +322,19 @@ pub fn run_part(args: PartArgs, output: &mut Output) -> Result<Outcome> {
 /// Runs `db commit`.
 ///
 /// # Errors
-/// A staging directory without a part record, parts out of order or overlapping, a DIR that
-/// is not new or empty, or a failed move or write; the parts stay staged.
+/// A staging directory without a part record, a staged table that differs from its record,
+/// parts out of order or overlapping, a DIR that is not new or empty, or a failed copy or
+/// write; the parts stay staged, unchanged.
 pub fn run_commit(args: CommitArgs, output: &mut Output) -> Result<Outcome> {
+    // Until CURRENT is in place, what the commit made in DIR is registered: the signal
+    // handler removes it, and the parts stay staged.
+    clean_up_on_signals(|| {})?;
     let parts = args
         .staging
         .iter()
-        .map(|s| Part::load(s).map_err(|e| db_error(s, e)))
+        .map(|s| Part::load(s).map_err(|e| build_error(s, e)))
         .collect::<Result<Vec<Part>>>()?;
-    let summary = commit(&args.dir, &parts).map_err(|e| db_error(&args.dir, e))?;
+    let summary = commit(&args.dir, &parts).map_err(|e| build_error(&args.dir, e))?;
     if !args.quiet {
         output.err_line(summary_line("committed", &args.dir, &summary, None))?;
     }
