@@ -32,8 +32,9 @@ use crate::{Error, Result};
 
 mod record;
 
+pub(crate) use crate::storage::open_no_follow;
+pub(crate) use record::plain_file_name;
 pub use record::{PART_RECORD, Part, PartFile};
-pub(crate) use record::{open_no_follow, plain_file_name};
 
 /// Builds one part: entries added in strictly increasing key order are cut into table files
 /// of about [`BulkOptions::max_file_size`] bytes of entries, built by

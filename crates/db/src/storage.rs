@@ -10,6 +10,8 @@ use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use leveltable_table::atomic_file::describe_file_type;
+
 use crate::table_source::TableSource;
 
 /// The most bytes of `CURRENT` read: it holds one file name and a newline, so a longer
@@ -44,17 +46,32 @@ pub fn too_large(size: u64, limit: u64) -> io::Error {
 /// reports.
 pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
     check_regular(&fs::metadata(path)?)?;
+    let file = read_without_waiting(false).open(path)?;
+    let metadata = file.metadata()?;
+    check_regular(&metadata)?;
+    Ok((file, metadata))
+}
+
+/// Opens `path` for reading without following a final symbolic link and without waiting
+/// on a FIFO; the caller checks what it opened.
+pub(crate) fn open_no_follow(path: &Path) -> io::Result<File> {
+    read_without_waiting(true).open(path)
+}
+
+/// Options that open for reading with `O_NONBLOCK` (a FIFO does not wait for a writer), and
+/// with `no_follow`, `O_NOFOLLOW` (a final symbolic link is an error, not followed).
+fn read_without_waiting(no_follow: bool) -> OpenOptions {
     let mut options = OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
+        let follow = if no_follow { libc::O_NOFOLLOW } else { 0 };
+        options.custom_flags(libc::O_NONBLOCK | follow);
     }
-    let file = options.open(path)?;
-    let metadata = file.metadata()?;
-    check_regular(&metadata)?;
-    Ok((file, metadata))
+    #[cfg(not(unix))]
+    let _ = no_follow;
+    options
 }
 
 /// Refuses `metadata` unless it is of a regular file, saying what it is.
@@ -69,32 +86,11 @@ fn check_regular(metadata: &Metadata) -> io::Result<()> {
             "a directory, not a regular file",
         ));
     }
-    let what = special_kind(&t);
+    let what = describe_file_type(t);
     Err(io::Error::new(
         io::ErrorKind::InvalidInput,
         format!("{what}, not a regular file"),
     ))
-}
-
-#[cfg(unix)]
-fn special_kind(t: &fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    }
-}
-
-#[cfg(not(unix))]
-fn special_kind(_: &fs::FileType) -> &'static str {
-    "a special file"
 }
 
 /// Reads the regular file `path` whole: at most `limit` bytes, and at most the size its

@@ -11,12 +11,13 @@
 //! CRC32C field; they are still read, and their files are committed without the checksum
 //! check.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use leveltable_table::atomic_file::describe_file_type;
 
+use crate::storage::open_no_follow;
 use crate::{Error, Result};
 
 /// The name of a part's record in its staging directory.
@@ -199,19 +200,6 @@ impl Part {
         part.staging = staging.to_owned();
         Ok(part)
     }
-}
-
-/// Opens `path` for reading without following a final symbolic link and without waiting
-/// on a FIFO.
-pub(crate) fn open_no_follow(path: &Path) -> std::io::Result<File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    options.open(path)
 }
 
 /// Whether `name` is a part's table file name, `NNNNNN.ldb`: no path, nothing else.
