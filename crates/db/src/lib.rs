@@ -3,15 +3,12 @@
 #![deny(unsafe_code)]
 
 mod batch;
-mod bulk_options;
+mod bulk;
 mod coding;
-mod commit;
 mod db;
-mod db_builder;
 pub mod db_iter;
 pub mod dbformat;
 mod error;
-mod external_sort;
 pub mod filename;
 mod get_many;
 pub mod internal_table;
@@ -21,11 +18,9 @@ pub mod log_writer;
 pub mod memtable;
 mod merger;
 pub mod options;
-mod part;
 mod recovery;
 mod repair;
 pub mod storage;
-mod syncer;
 pub mod table_cache;
 mod table_scan;
 pub mod table_source;
@@ -34,17 +29,16 @@ pub mod version_edit;
 pub mod version_set;
 pub mod write_batch;
 
-pub use bulk_options::{BulkOptions, DEFAULT_MAX_FILE_SIZE};
-pub use commit::{BULK_LEVEL, CommitSummary, commit};
+pub use bulk::{
+    BULK_LEVEL, BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates,
+    ExternalSorter, PART_RECORD, Part, PartBuilder, PartFile, commit,
+};
 pub use db::Db;
-pub use db_builder::DbBuilder;
 pub use db_iter::{DbIter, StoredVersion, VersionStatus, Versions};
 pub use error::Error;
-pub use external_sort::{Duplicates, ExternalSorter};
 pub use get_many::{GET_MANY_MAX_THREADS, GET_MANY_PARALLEL_BATCH};
 pub use internal_table::InternalTable;
 pub use options::{DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo};
-pub use part::{PART_RECORD, Part, PartBuilder, PartFile};
 pub use version::Origin;
 
 /// The result type of this crate.

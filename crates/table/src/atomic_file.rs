@@ -553,8 +553,12 @@ fn parent_dir(path: &Path) -> &Path {
     }
 }
 
-/// Makes a rename in `dir` durable.
-fn sync_dir(dir: &Path) -> io::Result<()> {
+/// Makes a rename in `dir` durable: syncs the directory, so that the names in it survive a
+/// crash.
+///
+/// # Errors
+/// Whatever opening or syncing the directory reports.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
         fs::File::open(dir)?.sync_all()

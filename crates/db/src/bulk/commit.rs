@@ -19,9 +19,11 @@ use std::path::{Path, PathBuf};
 
 use leveltable_table::atomic_file::{TemporaryGuard, create_temporary, rename_releasing};
 
+use super::durable::sync_dir;
+use super::part::{PART_RECORD, Part};
 use crate::filename::{manifest_file_name, table_file_name};
 use crate::log_writer::LogWriter;
-use crate::part::{PART_RECORD, Part, open_no_follow, sync_dir};
+use crate::storage::open_no_follow;
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
 use crate::{Error, Result};
 

@@ -11,8 +11,9 @@ use std::path::PathBuf;
 use leveltable_table::Table;
 use leveltable_table::atomic_file::describe_file_type;
 
+use crate::bulk::part::{Part, PartFile, plain_file_name};
 use crate::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
-use crate::part::{Part, PartFile, open_no_follow};
+use crate::storage::open_no_follow;
 use crate::{Error, Result};
 
 /// A staged table, checked. It is not held open (a commit may have more files than a
@@ -86,7 +87,7 @@ fn user_key(internal: &[u8]) -> &[u8] {
 
 fn check_file(i: usize, part: &Part, file: &PartFile) -> Result<Staged> {
     let bad = |what: String| refused(i, part, &file.name, what);
-    if !crate::part::plain_file_name(&file.name) {
+    if !plain_file_name(&file.name) {
         return Err(bad(
             "not a table file name of a part (NNNNNN.ldb)".to_owned()
         ));

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use leveltable_table::atomic_file::TemporaryDir;
 
-use crate::bulk_options::BulkOptions;
-use crate::commit::{CommitSummary, commit};
-use crate::part::PartBuilder;
+use super::commit::{CommitSummary, commit};
+use super::options::BulkOptions;
+use super::part_builder::PartBuilder;
 use crate::{Error, Result};
 
 /// Creates a LevelDB database from entries added in strictly increasing key order: table

@@ -1,0 +1,30 @@
+//! Bulk builds: a database made from sorted (or sorted here) entries without LevelDB's write
+//! path. Parts are built anywhere ([`PartBuilder`], in parallel threads, processes or
+//! machines) and committed into one database ([`commit()`]); [`DbBuilder`] does both in one
+//! process, and [`ExternalSorter`] sorts what does not come sorted.
+//!
+//! - `options.rs`: what every table of a build looks like ([`BulkOptions`]);
+//! - `part.rs`: a part and the record that describes it (`PART`);
+//! - `part_builder.rs`, `table_writer.rs`, `workers.rs`, `syncer.rs`: building a part's
+//!   table files on worker threads and syncing them on another;
+//! - `commit.rs` (and `commit/verify.rs`, what a commit checks before it moves anything);
+//! - `durable.rs`: files written through a rename, directories synced;
+//! - `db_builder.rs`, `external_sort.rs`.
+
+pub(crate) mod commit;
+pub(crate) mod db_builder;
+pub(crate) mod durable;
+pub(crate) mod external_sort;
+pub(crate) mod options;
+pub(crate) mod part;
+pub(crate) mod part_builder;
+pub(crate) mod syncer;
+pub(crate) mod table_writer;
+pub(crate) mod workers;
+
+pub use commit::{BULK_LEVEL, CommitSummary, commit};
+pub use db_builder::DbBuilder;
+pub use external_sort::{Duplicates, ExternalSorter};
+pub use options::{BulkOptions, DEFAULT_MAX_FILE_SIZE};
+pub use part::{PART_RECORD, Part, PartFile};
+pub use part_builder::PartBuilder;

@@ -1,0 +1,222 @@
+//! Building one part of a bulk build: the table files of one key range, built anywhere
+//! (another thread, process or machine) into a staging directory and named `000001.ldb`,
+//! `000002.ldb`, … in key order (the commit gives them their final numbers), then the record
+//! that describes them for [`commit`](crate::commit()), written last as `PART` (see
+//! `part.rs`), so a staging directory without one holds no finished part.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use leveltable_table::BuildOptions;
+
+use super::durable::write_atomically;
+use super::options::BulkOptions;
+use super::part::{PART_RECORD, Part, PartFile};
+use super::syncer::{SyncQueue, Syncer};
+use super::table_writer::{Chunk, TableWriter};
+use super::workers::Workers;
+use crate::{Error, Result};
+
+/// Builds one part: entries added in strictly increasing key order are cut into table files
+/// of about [`BulkOptions::max_file_size`] bytes of entries, built by
+/// [`BulkOptions::threads`] threads. Call order: `create add* finish`.
+///
+/// ```
+/// use leveltable_db::{BulkOptions, PartBuilder};
+///
+/// let staging = tempfile::tempdir()?;
+/// let mut part = PartBuilder::create(staging.path().join("part-0"), BulkOptions::default())?;
+/// part.add(b"apple", b"red")?;
+/// part.add(b"banana", b"yellow")?;
+/// let part = part.finish()?;
+/// assert_eq!((part.entries(), part.files.len()), (2, 1));
+/// assert_eq!(part.smallest(), Some(&b"apple"[..]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct PartBuilder {
+    staging: PathBuf,
+    max_file_size: u64,
+    table_options: BuildOptions,
+    /// With workers: the entries of the file being filled.
+    chunk: Chunk,
+    /// Bytes of keys and values in the file being filled.
+    chunk_bytes: u64,
+    /// Without workers: the file being written, entries streamed straight into it.
+    current: Option<TableWriter>,
+    next_index: u64,
+    /// The key added last (its buffer reused), for the order check.
+    last_key: Vec<u8>,
+    entries: u64,
+    workers: Option<Workers>,
+    /// Files built here (without workers).
+    built: Vec<(u64, PartFile)>,
+    /// Where files finished here go to be synced. Dropped before `syncer` (fields drop in
+    /// order), which waits for every queue to go.
+    syncs: SyncQueue,
+    /// Syncs the finished files while the next ones are built.
+    syncer: Syncer,
+}
+
+impl std::fmt::Debug for PartBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartBuilder")
+            .field("staging", &self.staging)
+            .field("files", &self.next_index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartBuilder {
+    /// A builder writing into `staging`, which is created if missing and must be empty.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for bad options or a staging directory that is not empty;
+    /// [`Error::FileOp`] if it cannot be created; [`Error::Io`] if it cannot be read.
+    pub fn create(staging: impl AsRef<Path>, options: BulkOptions) -> Result<PartBuilder> {
+        options.check()?;
+        let staging = staging.as_ref().to_owned();
+        fs::create_dir_all(&staging).map_err(|e| Error::op("cannot create", &staging, e))?;
+        let not_empty = fs::read_dir(&staging)
+            .map_err(|source| Error::Io {
+                path: staging.clone(),
+                source,
+            })?
+            .next()
+            .is_some();
+        if not_empty {
+            return Err(Error::InvalidArgument(
+                format!("staging directory {} is not empty", staging.display()).into(),
+            ));
+        }
+        let table_options = options.table_options();
+        let (syncer, syncs) = Syncer::start(SYNC_BACKLOG);
+        let workers = (options.threads > 1).then(|| {
+            Workers::start(
+                options.threads,
+                staging.clone(),
+                table_options.clone(),
+                syncs.clone(),
+            )
+        });
+        Ok(PartBuilder {
+            staging,
+            max_file_size: options.max_file_size,
+            table_options,
+            chunk: Chunk::default(),
+            chunk_bytes: 0,
+            current: None,
+            next_index: 0,
+            last_key: Vec::new(),
+            entries: 0,
+            workers,
+            built: Vec::new(),
+            syncs,
+            syncer,
+        })
+    }
+
+    /// The staging directory.
+    pub fn staging(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Adds an entry; its key must sort strictly after the previous one (bytewise).
+    ///
+    /// # Errors
+    /// [`Error::Table`] with [`leveltable_table::Error::KeyOutOfOrder`] for a key out of
+    /// order (the builder is unchanged); an error building an earlier file.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if self.entries > 0 && key <= self.last_key.as_slice() {
+            return Err(Error::Table(leveltable_table::Error::KeyOutOfOrder {
+                previous: self.last_key.clone(),
+                got: key.to_vec(),
+            }));
+        }
+        if self.workers.is_some() {
+            self.chunk.push(key, value);
+        } else {
+            let writer = match &mut self.current {
+                Some(writer) => writer,
+                None => self.current.insert(TableWriter::create(
+                    &self.staging,
+                    self.next_index,
+                    &self.table_options,
+                )?),
+            };
+            writer.add(key, value)?;
+        }
+        self.last_key.clear();
+        self.last_key.extend_from_slice(key);
+        let bytes = (key.len() as u64).saturating_add(value.len() as u64);
+        self.chunk_bytes = self.chunk_bytes.saturating_add(bytes);
+        self.entries += 1;
+        if self.chunk_bytes >= self.max_file_size {
+            self.cut()?;
+        }
+        Ok(())
+    }
+
+    /// Entries added so far.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Closes the file being filled: finishes it here, or hands its entries to a worker.
+    fn cut(&mut self) -> Result<()> {
+        self.chunk_bytes = 0;
+        let index = self.next_index;
+        if let Some(writer) = self.current.take() {
+            self.built.push((index, writer.finish(&self.syncs)?));
+        } else if !self.chunk.is_empty() {
+            if let Some(workers) = &mut self.workers {
+                // The next chunk reuses the buffers of one a thread has finished with: its
+                // memory is already mapped and large enough.
+                let spare = workers.spare(self.max_file_size);
+                let entries = std::mem::replace(&mut self.chunk, spare);
+                workers.submit(index, entries)?;
+            }
+        } else {
+            return Ok(());
+        }
+        self.next_index += 1;
+        Ok(())
+    }
+
+    /// Builds the last file, waits for the others, writes the part record and returns it.
+    ///
+    /// # Errors
+    /// The first error of any file, or writing the record.
+    pub fn finish(mut self) -> Result<Part> {
+        self.cut()?;
+        let mut files: Vec<(u64, PartFile)> = match self.workers.take() {
+            Some(workers) => workers.finish()?,
+            None => std::mem::take(&mut self.built),
+        };
+        // Every file durable before the record that lists them: the workers' queues went
+        // with them, this is the last.
+        drop(self.syncs);
+        self.syncer.finish()?;
+        files.sort_by_key(|(index, _)| *index);
+        if files.len() as u64 != self.next_index {
+            return Err(Error::InvalidArgument(
+                "a build thread stopped before finishing its file".into(),
+            ));
+        }
+        let part = Part {
+            staging: self.staging.clone(),
+            files: files.into_iter().map(|(_, f)| f).collect(),
+        };
+        let temp = format!("{PART_RECORD}.tmp");
+        write_atomically(
+            &self.staging,
+            &temp,
+            PART_RECORD,
+            part.to_record().as_bytes(),
+        )?;
+        Ok(part)
+    }
+}
+
+/// Finished files waiting for the syncing thread, at most; a building thread finishing one
+/// more waits.
+const SYNC_BACKLOG: usize = 4;
