@@ -98,7 +98,10 @@ fn a_dangling_symbolic_link_for_a_table_is_named_as_one() {
             )),
             "{command}: {err}"
         );
-        assert!(!err.contains("compacted by another process"), "{command}: {err}");
+        assert!(
+            !err.contains("compacted by another process"),
+            "{command}: {err}"
+        );
     }
     // A table really missing is reported as such.
     std::fs::remove_file(&table).unwrap();
