@@ -9,23 +9,25 @@
 //! the cache bounds both how many tables are open and the bytes they keep, closing the least
 //! recently used (CLOCK: a table used since the hand last passed it gets another round).
 //!
-//! A table is opened before its size is known, so before opening one the cache makes room
-//! for the largest table it has opened so far as well; while the tables are of like sizes,
-//! the memory held never exceeds the budget even while a table opens. A table that alone
-//! needs more than the budget is refused, naming it and both sizes. Tables that a reader
-//! still holds (a lookup, or a batch of a scan, in progress) stay in memory until it lets go.
+//! A table is opened before its size is known, so each open first reserves room for the
+//! largest table the cache has opened so far, closing tables to make it; while the tables
+//! are of like sizes, the memory held never exceeds the budget even while tables open. Opens
+//! of different tables run in parallel as long as their reservations fit the budget
+//! together (an object store's reads take a while); past that, and for a table another
+//! thread is opening, an open waits. A table that alone needs more than the budget is
+//! refused, naming it and both sizes. Tables that a reader still holds (a lookup, or a batch
+//! of a scan, in progress) stay in memory until it lets go.
 //!
-//! Opens are serialised (one at a time, which also keeps two threads from opening the same
-//! table); lookups of open tables take a read lock on one of [`SHARDS`] maps and proceed in
+//! Lookups of open tables take a read lock on one of 16 maps and proceed in
 //! parallel. Data blocks go to the shared block cache of the read options.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 
 use leveltable_table::{ReadOptions, Table};
 
@@ -60,6 +62,8 @@ pub struct TableCache {
     budget: u64,
     shards: Box<[RwLock<Shard>]>,
     clock: Mutex<Clock>,
+    /// Signalled when an open ends (its reservation released).
+    opened: Condvar,
 }
 
 /// One shard's open tables by number.
@@ -81,8 +85,14 @@ struct Clock {
     order: VecDeque<u64>,
     /// The bytes they keep.
     bytes: u64,
-    /// The most bytes any table opened so far keeps: the room made before an open.
+    /// The most bytes any table opened so far keeps: the room an open reserves.
     largest: u64,
+    /// Bytes reserved by the opens in progress.
+    reserved: u64,
+    /// Opens in progress (each holds a descriptor, counted against the capacity).
+    opens: usize,
+    /// The tables being opened into the cache.
+    opening: HashSet<u64>,
 }
 
 /// Hashes a file number (a `u64`) with one multiplication (Fibonacci hashing). The numbers
@@ -138,6 +148,7 @@ impl TableCache {
             budget: DEFAULT_TABLE_MEMORY_BUDGET,
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             clock: Mutex::default(),
+            opened: Condvar::new(),
         }
     }
 
@@ -168,11 +179,23 @@ impl TableCache {
             return Ok(table);
         }
         let mut clock = self.clock();
-        // Another thread may have opened it while this one waited.
-        if let Some(table) = self.lookup(number) {
-            return Ok(table);
+        loop {
+            // Another thread may have opened it while this one waited.
+            if let Some(table) = self.lookup(number) {
+                return Ok(table);
+            }
+            if !clock.opening.contains(&number) {
+                break;
+            }
+            clock = self.wait(clock);
         }
-        let (table, bytes) = self.open_within(&mut clock, number)?;
+        clock.opening.insert(number);
+        // Takes it out of `opening` and wakes the waiters however this ends.
+        let opening = Opening {
+            cache: self,
+            number,
+        };
+        let (table, bytes, mut clock) = self.open_within(clock, number)?;
         let table = Arc::new(table);
         let slot = Slot {
             table: Arc::clone(&table),
@@ -185,6 +208,8 @@ impl TableCache {
             .insert(number, slot);
         clock.order.push_back(number);
         clock.bytes = clock.bytes.saturating_add(bytes);
+        drop(clock);
+        drop(opening);
         Ok(table)
     }
 
@@ -223,12 +248,19 @@ impl TableCache {
     /// # Errors
     /// As [`get`](Self::get).
     pub fn open(&self, number: u64) -> Result<OpenTable> {
-        let mut clock = self.clock();
-        self.open_within(&mut clock, number).map(|(table, _)| table)
+        let clock = self.clock();
+        self.open_within(clock, number).map(|(table, ..)| table)
     }
 
     fn clock(&self) -> MutexGuard<'_, Clock> {
         self.clock.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits for an open to end.
+    fn wait<'a>(&self, clock: MutexGuard<'a, Clock>) -> MutexGuard<'a, Clock> {
+        self.opened
+            .wait(clock)
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn shard(&self, number: u64) -> &RwLock<Shard> {
@@ -251,12 +283,42 @@ impl TableCache {
         Some(Arc::clone(&slot.table))
     }
 
-    /// Opens table `number` within the budget (the clock held): closes tables to make room
-    /// for the largest table seen, opens it, refuses it if it alone exceeds the budget, and
-    /// closes more if it is larger than room was made for. Returns it with its bytes.
-    fn open_within(&self, clock: &mut Clock, number: u64) -> Result<(OpenTable, u64)> {
-        self.make_room(clock, clock.largest);
-        let (name, table) = self.open_file(number)?;
+    /// Opens table `number` within the budget: reserves room for the largest table seen,
+    /// closing tables to make it (or waiting for other opens to end when theirs leave
+    /// none), opens it without the clock held, refuses it if it alone exceeds the budget,
+    /// and closes more if it is larger than the room reserved. Returns it with its bytes,
+    /// and the clock.
+    fn open_within<'a>(
+        &'a self,
+        mut clock: MutexGuard<'a, Clock>,
+        number: u64,
+    ) -> Result<(OpenTable, u64, MutexGuard<'a, Clock>)> {
+        let reserve = loop {
+            let reserve = clock.largest;
+            self.make_room(&mut clock, reserve);
+            let fits = clock.opens.saturating_add(clock.order.len()) < self.capacity
+                && clock
+                    .bytes
+                    .saturating_add(clock.reserved)
+                    .saturating_add(reserve)
+                    <= self.budget;
+            // With no other open in progress, go ahead: the cache is as empty as it gets.
+            if fits || clock.opens == 0 {
+                break reserve;
+            }
+            clock = self.wait(clock);
+        };
+        clock.reserved = clock.reserved.saturating_add(reserve);
+        clock.opens = clock.opens.saturating_add(1);
+        drop(clock);
+        // Releases the reservation however the open ends (an error, or a panic).
+        let release = Release {
+            cache: self,
+            bytes: reserve,
+        };
+        let opened = self.open_file(number);
+        drop(release);
+        let (name, table) = opened?;
         let bytes = table.table().resident_bytes();
         if bytes > self.budget {
             return Err(Error::InvalidArgument(
@@ -271,16 +333,22 @@ impl TableCache {
                 .into(),
             ));
         }
+        let mut clock = self.clock();
         clock.largest = clock.largest.max(bytes);
-        self.make_room(clock, bytes);
-        Ok((table, bytes))
+        self.make_room(&mut clock, bytes);
+        Ok((table, bytes, clock))
     }
 
-    /// Closes tables until one more of `incoming` bytes fits, by count and by bytes.
+    /// Closes tables until one more of `incoming` bytes fits beside the open tables and the
+    /// reservations of the opens in progress, by count and by bytes.
     fn make_room(&self, clock: &mut Clock, incoming: u64) {
         while !clock.order.is_empty()
-            && (clock.order.len() >= self.capacity
-                || clock.bytes.saturating_add(incoming) > self.budget)
+            && (clock.order.len().saturating_add(clock.opens) >= self.capacity
+                || clock
+                    .bytes
+                    .saturating_add(clock.reserved)
+                    .saturating_add(incoming)
+                    > self.budget)
         {
             self.evict_one(clock);
         }
@@ -384,6 +452,37 @@ impl TableCache {
                 io::Error::new(io::ErrorKind::IsADirectory, "a directory, not a table file"),
             )
         })
+    }
+}
+
+/// An open's reservation, released when the open ends.
+struct Release<'a> {
+    cache: &'a TableCache,
+    bytes: u64,
+}
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        let mut clock = self.cache.clock();
+        clock.reserved = clock.reserved.saturating_sub(self.bytes);
+        clock.opens = clock.opens.saturating_sub(1);
+        drop(clock);
+        self.cache.opened.notify_all();
+    }
+}
+
+/// A table being opened into the cache, taken out of [`Clock::opening`] when the open ends.
+struct Opening<'a> {
+    cache: &'a TableCache,
+    number: u64,
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        let mut clock = self.cache.clock();
+        clock.opening.remove(&self.number);
+        drop(clock);
+        self.cache.opened.notify_all();
     }
 }
 

@@ -202,3 +202,121 @@ fn threads_share_the_cache_within_the_budget() {
     });
     assert!(cache.open_tables() <= 2);
 }
+
+/// A directory whose table opens take 50 ms, counting how many run at once.
+struct SlowDir {
+    dir: leveltable_db::storage::LocalDir,
+    running: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+    opens: std::sync::atomic::AtomicUsize,
+}
+
+impl SlowDir {
+    fn new(dir: &Path) -> std::sync::Arc<SlowDir> {
+        std::sync::Arc::new(SlowDir {
+            dir: leveltable_db::storage::LocalDir::new(dir),
+            running: Default::default(),
+            most: Default::default(),
+            opens: Default::default(),
+        })
+    }
+}
+
+impl leveltable_db::storage::Storage for SlowDir {
+    fn path(&self) -> std::path::PathBuf {
+        self.dir.path()
+    }
+    fn list(&self) -> std::io::Result<Vec<String>> {
+        self.dir.list()
+    }
+    fn read(&self, name: &str) -> std::io::Result<Vec<u8>> {
+        self.dir.read(name)
+    }
+    fn open_table(
+        &self,
+        name: &str,
+        memory_map: bool,
+    ) -> std::io::Result<leveltable_db::table_source::TableSource> {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.opens.fetch_add(1, SeqCst);
+        let now = self.running.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(now, SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        self.running.fetch_sub(1, SeqCst);
+        self.dir.open_table(name, memory_map)
+    }
+}
+
+/// Gets `numbers` from `cache` on one thread each, all at once.
+fn get_together(cache: &TableCache, numbers: &[u64]) {
+    let start = std::sync::Barrier::new(numbers.len());
+    std::thread::scope(|s| {
+        for &n in numbers {
+            let (cache, start) = (cache, &start);
+            s.spawn(move || {
+                start.wait();
+                assert!(cache.get(n).unwrap().table().resident_bytes() > 0);
+            });
+        }
+    });
+}
+
+#[test]
+fn tables_open_in_parallel_while_their_room_fits_the_budget() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let numbers = table_numbers(&build(&dir, 20_000));
+    let largest = *resident(&dir, &numbers).iter().max().unwrap();
+
+    // Room for all: the opens overlap (an object store's would each wait on the network).
+    let slow = SlowDir::new(&dir);
+    let cache = TableCache::with_storage(slow.clone(), 990, ldb_read_options());
+    cache.get(numbers[0]).unwrap();
+    get_together(&cache, &numbers[1..5]);
+    assert!(slow.most.load(SeqCst) >= 2, "{}", slow.most.load(SeqCst));
+
+    // Room for one table: once the cache knows the tables' size, opens take turns.
+    let slow = SlowDir::new(&dir);
+    let budget = largest + largest / 2;
+    let cache =
+        TableCache::with_storage(slow.clone(), 990, ldb_read_options()).with_memory_budget(budget);
+    cache.get(numbers[0]).unwrap();
+    get_together(&cache, &numbers[1..5]);
+    assert_eq!(slow.most.load(SeqCst), 1);
+    assert!(cache.resident_bytes() <= budget);
+
+    // One table asked for by many threads at once is opened once.
+    let slow = SlowDir::new(&dir);
+    let cache = TableCache::with_storage(slow.clone(), 990, ldb_read_options());
+    get_together(&cache, &[numbers[3]; 6]);
+    assert_eq!(slow.opens.load(SeqCst), 1);
+    assert_eq!(cache.open_tables(), 1);
+}
+
+#[test]
+fn opens_waiting_for_room_all_finish() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let numbers = table_numbers(&build(&dir, 20_000));
+    let largest = *resident(&dir, &numbers).iter().max().unwrap();
+    for (capacity, budget) in [(990, largest + 1), (1, u64::MAX), (2, 2 * largest + 1)] {
+        let cache = TableCache::new(&dir, capacity, ldb_read_options()).with_memory_budget(budget);
+        std::thread::scope(|s| {
+            for t in 0..6 {
+                let (cache, numbers) = (&cache, &numbers);
+                s.spawn(move || {
+                    for round in 0..30 {
+                        let n = numbers[(t * 5 + round * 7) % numbers.len()];
+                        cache.get(n).unwrap();
+                        if round % 10 == 0 {
+                            cache.open(n).unwrap();
+                        }
+                    }
+                });
+            }
+        });
+        assert!(cache.open_tables() <= capacity);
+        assert!(cache.resident_bytes() <= budget);
+    }
+}
