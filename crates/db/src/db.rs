@@ -286,7 +286,8 @@ impl Db {
             options.max_open_tables,
             table_options(&user, options, options.verify_checksums),
         )
-        .with_memory_map(options.memory_map);
+        .with_memory_map(options.memory_map)
+        .with_memory_budget(options.table_memory_budget);
         Ok(Db::assemble(
             dir,
             user,

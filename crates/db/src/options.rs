@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leveltable_table::{BytewiseComparator, Cache, Comparator, Profile};
 
 use crate::log_reader::Dropped;
-use crate::table_cache::DEFAULT_MAX_OPEN_TABLES;
+use crate::table_cache::{DEFAULT_MAX_OPEN_TABLES, DEFAULT_TABLE_MEMORY_BUDGET};
 
 /// LevelDB's default block cache: 8 MiB.
 pub const DEFAULT_BLOCK_CACHE_BYTES: u64 = 8 << 20;
@@ -22,6 +22,16 @@ pub struct DbOptions {
     /// The most table files open at once (each holds a descriptor, its index block and its
     /// filter block). Default: 990, LevelDB's `max_open_files` (1000) less its reserve.
     pub max_open_tables: usize,
+    /// The most bytes the open tables may keep in memory: their index blocks (decompressed),
+    /// filter blocks and the search trees over their indexes. Past it, the least recently
+    /// used tables are closed (and reopened when needed), as past
+    /// [`max_open_tables`](Self::max_open_tables). Before opening a table, room is made for
+    /// the largest table opened so far. A table that alone keeps more than this is refused
+    /// with [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming it and both
+    /// sizes. Default: 512 MiB ([`DEFAULT_TABLE_MEMORY_BUDGET`]); LevelDB's own tables keep
+    /// about 30 KiB each, but a table's index block may decompress to hundreds of megabytes
+    /// from a few kilobytes of file.
+    pub table_memory_budget: u64,
     /// The cache of data blocks, possibly shared. Default: a new 8 MiB cache per database.
     pub block_cache: Option<Arc<Cache>>,
     /// Check each data block's checksum when it is read. Default: true (LevelDB's reads
@@ -48,6 +58,7 @@ impl Default for DbOptions {
         DbOptions {
             comparator: Arc::new(BytewiseComparator),
             max_open_tables: DEFAULT_MAX_OPEN_TABLES,
+            table_memory_budget: DEFAULT_TABLE_MEMORY_BUDGET,
             block_cache: None,
             verify_checksums: true,
             paranoid_checks: false,
@@ -67,6 +78,12 @@ impl DbOptions {
     /// Sets [`max_open_tables`](Self::max_open_tables) (at least 1 is used).
     pub fn max_open_tables(mut self, tables: usize) -> Self {
         self.max_open_tables = tables;
+        self
+    }
+
+    /// Sets [`table_memory_budget`](Self::table_memory_budget) (at least 1 is used).
+    pub fn table_memory_budget(mut self, bytes: u64) -> Self {
+        self.table_memory_budget = bytes;
         self
     }
 
@@ -106,6 +123,7 @@ impl fmt::Debug for DbOptions {
         f.debug_struct("DbOptions")
             .field("comparator", &self.comparator.name())
             .field("max_open_tables", &self.max_open_tables)
+            .field("table_memory_budget", &self.table_memory_budget)
             .field("block_cache", &self.block_cache)
             .field("verify_checksums", &self.verify_checksums)
             .field("paranoid_checks", &self.paranoid_checks)

@@ -126,7 +126,8 @@ impl Db {
             options.max_open_tables,
             table_options(&user, &options, false),
         )
-        .with_memory_map(options.memory_map);
+        .with_memory_map(options.memory_map)
+        .with_memory_budget(options.table_memory_budget);
         let icmp = InternalKeyComparator::new(Arc::clone(&user));
         let mut infos = Vec::new();
         for &number in &tables {

@@ -10,6 +10,7 @@ use pyo3::types::PyDict;
 
 use crate::bytes::bytes_of;
 use crate::errors::{ClosedError, InvalidArgumentError, KeyOrderError, table_error};
+use crate::fs_path::FsPath;
 
 /// Entries added from Python are handed to the Rust builder in batches of about this many
 /// bytes, with the GIL released, so that block compression and filter building run while
@@ -117,13 +118,14 @@ impl TableBuilder {
     #[new]
     #[pyo3(signature = (path, *, block_size = 4096, restart_interval = 16, compression = "snappy", bloom_bits = 10, extra_filter = None))]
     fn new(
-        path: PathBuf,
+        path: FsPath,
         block_size: usize,
         restart_interval: usize,
         compression: &str,
         bloom_bits: usize,
         extra_filter: Option<&str>,
     ) -> PyResult<Self> {
+        let path = path.0;
         let options = build_options(
             block_size,
             restart_interval,

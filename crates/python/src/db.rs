@@ -1,9 +1,10 @@
 //! `leveltable.Db`: a whole LevelDB database, read-only, and its snapshots.
 
 use std::ops::Bound as Edge;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use leveltable_db::filename::{FileType, parse_file_name};
 use leveltable_db::{Db as RustDb, DbIter, DbOptions};
 use leveltable_table::Cache;
 use pyo3::exceptions::PyKeyError;
@@ -13,19 +14,25 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
 use crate::entries::{Chunk, ChunkSource, Entries, Mode, iterate};
-use crate::errors::db_error;
+use crate::errors::{Error, InvalidArgumentError, db_error, os_error};
+use crate::fs_path::FsPath;
+
+/// What the database's iterators and snapshots say once it is closed.
+const THE_DATABASE: &str = "the database";
 
 /// A database's entries, read through one iterator kept between chunks.
 struct DbChunks {
-    db: Arc<RustDb>,
+    source: Arc<Closable<RustDb>>,
+    path: PathBuf,
     iter: DbIter,
 }
 
 impl ChunkSource for DbChunks {
     fn fill(&mut self, chunk: &mut Chunk) -> PyResult<()> {
+        self.source.get(THE_DATABASE)?;
         // Entries lent by the iterator, copied once, into the chunk.
         while let Some(entry) = self.iter.next_entry() {
-            let (k, v) = entry.map_err(|e| db_error(self.db.path(), e))?;
+            let (k, v) = entry.map_err(|e| db_error(&self.path, e))?;
             chunk.push(k, v);
             if chunk.full() {
                 break;
@@ -42,21 +49,29 @@ fn bound(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<u8>>
 }
 
 /// Reads of one database at one sequence number: the methods `Db` and `Snapshot` share.
+/// Each read takes the database from the `Db`'s own hold on it, so once the `Db` is
+/// closed, its snapshots and iterators raise `ClosedError` as the `Db` does.
 struct View {
-    db: Arc<RustDb>,
+    source: Arc<Closable<RustDb>>,
     sequence: u64,
 }
 
 impl View {
+    /// The database, or `ClosedError`.
+    fn db(&self) -> PyResult<Arc<RustDb>> {
+        self.source.get(THE_DATABASE)
+    }
+
     fn get<'py>(
         &self,
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let key = bytes_of(key, "key")?;
+        let db = self.db()?;
         let found = py
-            .detach(|| self.db.get_at(&key, self.sequence))
-            .map_err(|e| db_error(self.db.path(), e))?;
+            .detach(|| db.get_at(&key, self.sequence))
+            .map_err(|e| db_error(db.path(), e))?;
         Ok(found.map(|v| PyBytes::new(py, &v)))
     }
 
@@ -69,9 +84,10 @@ impl View {
             .try_iter()?
             .map(|k| bytes_of(&k?, "key").map(|b| b.into_owned()))
             .collect::<PyResult<Vec<Vec<u8>>>>()?;
+        let db = self.db()?;
         let values = py
-            .detach(|| self.db.get_many_at(&keys, self.sequence))
-            .map_err(|e| db_error(self.db.path(), e))?;
+            .detach(|| db.get_many_at(&keys, self.sequence))
+            .map_err(|e| db_error(db.path(), e))?;
         PyList::new(
             py,
             values.into_iter().map(|v| v.map(|v| PyBytes::new(py, &v))),
@@ -91,19 +107,26 @@ impl View {
         Ok(self.get(py, key)?.is_some())
     }
 
-    fn entries(&self, start: Option<Vec<u8>>, stop: Option<Vec<u8>>, mode: Mode) -> Entries {
+    fn entries(
+        &self,
+        start: Option<Vec<u8>>,
+        stop: Option<Vec<u8>>,
+        mode: Mode,
+    ) -> PyResult<Entries> {
+        let db = self.db()?;
         let start = start.map_or(Edge::Unbounded, Edge::Included);
         let stop = stop.map_or(Edge::Unbounded, Edge::Excluded);
-        let iter = self
-            .db
-            .range_at::<[u8]>((as_ref(&start), as_ref(&stop)), self.sequence);
-        Entries::new(
+        let iter = db.range_at::<[u8]>((as_ref(&start), as_ref(&stop)), self.sequence);
+        let source = Arc::clone(&self.source);
+        let entries = Entries::new(
             DbChunks {
-                db: Arc::clone(&self.db),
+                source: Arc::clone(&self.source),
+                path: db.path().to_owned(),
                 iter,
             },
             mode,
-        )
+        );
+        Ok(entries.checked(move || source.get(THE_DATABASE).map(drop)))
     }
 }
 
@@ -115,18 +138,30 @@ fn as_ref(b: &Edge<Vec<u8>>) -> Edge<&[u8]> {
 /// locked or deleted, so a database another process holds open can be read.
 ///
 /// `Db(path, *, verify_checksums=True, cache_bytes=8388608, max_open_tables=990,
-/// profile="auto")`; `profile` as for `Table` (Minecraft Bedrock worlds read as they are). Reads see
-/// the newest writes, those still in the log included; `snapshot()` pins the current view.
+/// table_memory=536870912, profile="auto")`; `path` a `str`, `bytes` or path-like;
+/// `table_memory` the most bytes the open tables may keep in memory (their index and filter
+/// blocks), past which tables are closed and reopened when needed; `profile` as for `Table`
+/// (Minecraft Bedrock worlds read as they are). Reads see the newest writes, those still in
+/// the log included; `snapshot()` pins the current view.
 #[pyclass(frozen, module = "leveltable")]
 pub struct Db {
-    inner: Closable<RustDb>,
+    inner: Arc<Closable<RustDb>>,
 }
 
 impl Db {
     fn view(&self) -> PyResult<View> {
-        let db = self.inner.get("the database")?;
+        let db = self.inner.get(THE_DATABASE)?;
         let sequence = db.snapshot();
-        Ok(View { db, sequence })
+        Ok(View {
+            source: Arc::clone(&self.inner),
+            sequence,
+        })
+    }
+
+    fn opened(db: RustDb) -> Db {
+        Db {
+            inner: Arc::new(Closable::new(db)),
+        }
     }
 }
 
@@ -134,11 +169,20 @@ fn options(
     verify_checksums: bool,
     cache_bytes: u64,
     max_open_tables: Option<usize>,
+    table_memory: Option<u64>,
     profile: &str,
 ) -> PyResult<DbOptions> {
     let mut options = DbOptions::default()
         .verify_checksums(verify_checksums)
         .profile(crate::builder::profile_named(profile)?);
+    if let Some(bytes) = table_memory {
+        if bytes == 0 {
+            return Err(InvalidArgumentError::new_err(
+                "table_memory must be at least 1 byte",
+            ));
+        }
+        options = options.table_memory_budget(bytes);
+    }
     if cache_bytes > 0 {
         options = options.block_cache(Cache::shared(cache_bytes));
     }
@@ -151,45 +195,58 @@ fn options(
 #[pymethods]
 impl Db {
     #[new]
-    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None, profile = "auto"))]
+    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None, table_memory = None, profile = "auto"))]
     fn new(
         py: Python<'_>,
-        path: PathBuf,
+        path: FsPath,
         verify_checksums: bool,
         cache_bytes: u64,
         max_open_tables: Option<usize>,
+        table_memory: Option<u64>,
         profile: &str,
     ) -> PyResult<Self> {
-        let options = options(verify_checksums, cache_bytes, max_open_tables, profile)?;
+        let path = path.0;
+        let options = options(
+            verify_checksums,
+            cache_bytes,
+            max_open_tables,
+            table_memory,
+            profile,
+        )?;
         let db = py
             .detach(|| RustDb::open(&path, options))
-            .map_err(|e| db_error(&path, e))?;
-        Ok(Db {
-            inner: Closable::new(db),
-        })
+            .map_err(|e| open_error(&path, e))?;
+        Ok(Db::opened(db))
     }
 
     /// What LevelDB's `RepairDB` would recover from the directory `path` (every table and
     /// log, the MANIFEST ignored, the newest version of each key winning), read without
     /// writing anything. `stats()["skipped"]` lists the files that could not be read.
     #[classmethod]
-    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None, profile = "auto"))]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None, table_memory = None, profile = "auto"))]
     fn salvage(
         _cls: &Bound<'_, PyType>,
         py: Python<'_>,
-        path: PathBuf,
+        path: FsPath,
         verify_checksums: bool,
         cache_bytes: u64,
         max_open_tables: Option<usize>,
+        table_memory: Option<u64>,
         profile: &str,
     ) -> PyResult<Db> {
-        let options = options(verify_checksums, cache_bytes, max_open_tables, profile)?;
+        let path = path.0;
+        let options = options(
+            verify_checksums,
+            cache_bytes,
+            max_open_tables,
+            table_memory,
+            profile,
+        )?;
         let db = py
             .detach(|| RustDb::salvage(&path, options))
-            .map_err(|e| db_error(&path, e))?;
-        Ok(Db {
-            inner: Closable::new(db),
-        })
+            .map_err(|e| open_error(&path, e))?;
+        Ok(Db::opened(db))
     }
 
     /// The value of `key`, or `None` if it is absent or deleted.
@@ -223,7 +280,7 @@ impl Db {
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        iterate(py, self.view()?.entries(None, None, Mode::Items))
+        iterate(py, self.view()?.entries(None, None, Mode::Items)?)
     }
 
     /// The `(key, value)` pairs with `start <= key < stop`, in key order.
@@ -234,22 +291,22 @@ impl Db {
         stop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Entries> {
         let (start, stop) = (bound(start, "start")?, bound(stop, "stop")?);
-        Ok(self.view()?.entries(start, stop, Mode::Items))
+        self.view()?.entries(start, stop, Mode::Items)
     }
 
     /// The live keys in order.
     fn keys(&self) -> PyResult<Entries> {
-        Ok(self.view()?.entries(None, None, Mode::Keys))
+        self.view()?.entries(None, None, Mode::Keys)
     }
 
     /// The live values in key order.
     fn values(&self) -> PyResult<Entries> {
-        Ok(self.view()?.entries(None, None, Mode::Values))
+        self.view()?.entries(None, None, Mode::Values)
     }
 
     /// The live `(key, value)` pairs in key order.
     fn items(&self) -> PyResult<Entries> {
-        Ok(self.view()?.entries(None, None, Mode::Items))
+        self.view()?.entries(None, None, Mode::Items)
     }
 
     /// A view of the database as it is now (its newest sequence number), or at an older
@@ -260,7 +317,7 @@ impl Db {
         let sequence = sequence.unwrap_or(view.sequence).min(view.sequence);
         Ok(Snapshot {
             view: View {
-                db: view.db,
+                source: view.source,
                 sequence,
             },
         })
@@ -269,10 +326,10 @@ impl Db {
     /// The files per level (number, size, smallest and largest key), the logs replayed and
     /// the bytes dropped from them, the last sequence and the comparator.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let view = self.view()?;
-        let p = view.db.properties();
+        let db = self.view()?.db()?;
+        let p = db.properties();
         let d = PyDict::new(py);
-        d.set_item("path", view.db.path().display().to_string())?;
+        d.set_item("path", db.path().display().to_string())?;
         d.set_item("comparator", &p.comparator)?;
         d.set_item("manifest", p.manifest.clone())?;
         d.set_item("last_sequence", p.last_sequence)?;
@@ -312,10 +369,10 @@ impl Db {
     /// Reads and checks every table and log record; returns what was checked. Raises
     /// `CorruptionError` at the first problem.
     fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let view = self.view()?;
+        let db = self.view()?.db()?;
         let s = py
-            .detach(|| view.db.verify())
-            .map_err(|e| db_error(view.db.path(), e))?;
+            .detach(|| db.verify())
+            .map_err(|e| db_error(db.path(), e))?;
         let d = PyDict::new(py);
         d.set_item("tables", s.tables)?;
         d.set_item("table_entries", s.table_entries)?;
@@ -325,7 +382,10 @@ impl Db {
         Ok(d)
     }
 
-    /// Closes the database. Iterators and snapshots already made keep it open.
+    /// Closes the database: its tables are closed and their memory freed once no read is
+    /// in progress. Its snapshots and iterators raise `ClosedError` from then on, as the
+    /// `Db` does (a `for` loop over the `Db` itself first yields the entries it has
+    /// already fetched, at most 1024). Closing twice does nothing.
     fn close(&self) {
         self.inner.close();
     }
@@ -342,10 +402,52 @@ impl Db {
 
     fn __repr__(&self) -> String {
         match self.view() {
-            Ok(v) => format!("leveltable.Db({:?})", v.db.path().display().to_string()),
+            Ok(v) => match v.db() {
+                Ok(db) => format!("leveltable.Db({:?})", db.path().display().to_string()),
+                Err(_) => "leveltable.Db(<closed>)".to_owned(),
+            },
             Err(_) => "leveltable.Db(<closed>)".to_owned(),
         }
     }
+}
+
+/// The error for a database that does not open: a directory that is not there is
+/// `FileNotFoundError` (a file, `NotADirectoryError`), and one without CURRENT or any other
+/// file of a database is `leveltable.Error` saying it is not a database; the rest as
+/// [`db_error`] says.
+fn open_error(path: &Path, e: leveltable_db::Error) -> PyErr {
+    let no_current = matches!(
+        &e,
+        leveltable_db::Error::MissingFile { file, .. } if file.as_os_str() == "CURRENT"
+    );
+    if !no_current {
+        return db_error(path, e);
+    }
+    match std::fs::metadata(path) {
+        Err(io) => return os_error(path, &io),
+        Ok(m) if !m.is_dir() => {
+            let io = std::io::Error::from_raw_os_error(20); // ENOTDIR
+            return os_error(path, &io);
+        }
+        Ok(_) => {}
+    }
+    let holds_database_files = std::fs::read_dir(path).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|entry| {
+            entry.file_name().to_str().is_some_and(|name| {
+                matches!(
+                    parse_file_name(name),
+                    Some(FileType::Manifest(_) | FileType::Table(_) | FileType::Log(_))
+                )
+            })
+        })
+    });
+    if holds_database_files {
+        return db_error(path, e);
+    }
+    Error::new_err(format!(
+        "{}: not a LevelDB database: no CURRENT file",
+        path.display()
+    ))
 }
 
 /// The user key of an internal key (the key less its 8-byte tag).
@@ -398,7 +500,7 @@ impl Snapshot {
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        iterate(py, self.view.entries(None, None, Mode::Items))
+        iterate(py, self.view.entries(None, None, Mode::Items)?)
     }
 
     /// The `(key, value)` pairs with `start <= key < stop` at the snapshot, in key order.
@@ -409,6 +511,6 @@ impl Snapshot {
         stop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Entries> {
         let (start, stop) = (bound(start, "start")?, bound(stop, "stop")?);
-        Ok(self.view.entries(start, stop, Mode::Items))
+        self.view.entries(start, stop, Mode::Items)
     }
 }

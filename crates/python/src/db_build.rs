@@ -14,6 +14,7 @@ use crate::arrow::BinaryColumn;
 use crate::builder::{cache_local_bits, compression_named};
 use crate::bytes::bytes_of;
 use crate::errors::{InvalidArgumentError, KeyOrderError, db_error};
+use crate::fs_path::FsPath;
 
 /// Entries read from Python are handed to Rust in batches of about this many bytes, with the
 /// GIL released.
@@ -112,7 +113,7 @@ fn commit_dict<'py>(py: Python<'py>, s: &CommitSummary) -> PyResult<Bound<'py, P
 #[allow(clippy::too_many_arguments)]
 pub fn build_db<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    path: FsPath,
     items: &Bound<'py, PyAny>,
     sort: bool,
     memory: Option<u64>,
@@ -125,6 +126,7 @@ pub fn build_db<'py>(
     bloom_bits: usize,
     extra_filter: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let path = path.0;
     let options = bulk_options(
         threads,
         max_file_size,
@@ -176,7 +178,8 @@ pub struct Part {
 impl Part {
     /// The part whose record (`PART`) is in the staging directory `staging`.
     #[classmethod]
-    fn load(_cls: &Bound<'_, PyType>, staging: PathBuf) -> PyResult<Part> {
+    fn load(_cls: &Bound<'_, PyType>, staging: FsPath) -> PyResult<Part> {
+        let staging = staging.0;
         let inner = RustPart::load(&staging).map_err(|e| db_error(&staging, e))?;
         Ok(Part { inner })
     }
@@ -384,7 +387,7 @@ fn part_feed(
 #[allow(clippy::too_many_arguments)]
 pub fn build_part(
     py: Python<'_>,
-    staging: PathBuf,
+    staging: FsPath,
     items: &Bound<'_, PyAny>,
     dedup: Option<&str>,
     threads: Option<usize>,
@@ -395,6 +398,7 @@ pub fn build_part(
     bloom_bits: usize,
     extra_filter: Option<&str>,
 ) -> PyResult<Part> {
+    let staging = staging.0;
     let mut part = part_feed(
         &staging,
         dedup,
@@ -444,7 +448,7 @@ pub fn build_part(
 #[allow(clippy::too_many_arguments)]
 pub fn build_part_arrow(
     py: Python<'_>,
-    staging: PathBuf,
+    staging: FsPath,
     batches: &Bound<'_, PyAny>,
     key_column: &str,
     value_column: &str,
@@ -457,6 +461,7 @@ pub fn build_part_arrow(
     bloom_bits: usize,
     extra_filter: Option<&str>,
 ) -> PyResult<Part> {
+    let staging = staging.0;
     let mut part = part_feed(
         &staging,
         dedup,
@@ -493,9 +498,10 @@ pub fn build_part_arrow(
 #[pyfunction]
 pub fn commit_db<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    path: FsPath,
     parts: Vec<Bound<'py, Part>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let path = path.0;
     let parts: Vec<RustPart> = parts.iter().map(|p| p.get().inner.clone()).collect();
     let summary = py
         .detach(|| commit(&path, &parts))

@@ -163,11 +163,16 @@ struct State {
     chunk: Chunk,
 }
 
+/// What an iterator asks before each step: `Err` (such as `ClosedError`) ends it with that
+/// error, and drops what it was reading from.
+type Check = Box<dyn Fn() -> PyResult<()> + Send + Sync>;
+
 /// An iterator over entries in key order, yielding `(key, value)` tuples, keys or values.
 #[pyclass(frozen, module = "leveltable")]
 pub struct Entries {
     mode: Mode,
     state: Mutex<State>,
+    check: Option<Check>,
 }
 
 impl Entries {
@@ -182,7 +187,27 @@ impl Entries {
                 },
                 chunk: Chunk::default(),
             }),
+            check: None,
         }
+    }
+
+    /// The same iterator, calling `check` before each step: once it fails, the iterator
+    /// raises its error (and then again, at each step) instead of yielding entries, even
+    /// those it has already read.
+    pub fn checked(mut self, check: impl Fn() -> PyResult<()> + Send + Sync + 'static) -> Self {
+        self.check = Some(Box::new(check));
+        self
+    }
+
+    /// Runs the check, if any; when it fails, drops the source and the entries read.
+    fn check(&self, state: &mut State) -> PyResult<()> {
+        let Some(check) = &self.check else {
+            return Ok(());
+        };
+        check().inspect_err(|_| {
+            state.feed = Feed::Ended;
+            state.chunk.clear();
+        })
     }
 }
 
@@ -195,6 +220,7 @@ impl Entries {
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let state = &mut *guard;
+        self.check(state)?;
         state.refill(py)?;
         let Some((key, value)) = state.chunk.pop() else {
             return Ok(None);
@@ -207,6 +233,7 @@ impl Entries {
     fn next_chunk<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let state = &mut *guard;
+        self.check(state)?;
         state.refill(py)?;
         let list = PyList::empty(py);
         while let Some((key, value)) = state.chunk.pop() {

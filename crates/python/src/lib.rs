@@ -9,6 +9,7 @@ mod db;
 mod db_build;
 mod entries;
 mod errors;
+mod fs_path;
 mod table;
 
 use pyo3::prelude::*;

@@ -14,6 +14,7 @@ use crate::bytes::bytes_of;
 use crate::closable::Closable;
 use crate::entries::{Chunk, ChunkSource, Entries, Mode, fill_from, iterate};
 use crate::errors::{CorruptionError, os_error, table_error};
+use crate::fs_path::FsPath;
 
 /// An open table and the path it was opened from.
 pub struct OpenTable {
@@ -114,11 +115,12 @@ impl Table {
     #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 0, profile = "auto"))]
     fn new(
         py: Python<'_>,
-        path: PathBuf,
+        path: FsPath,
         verify_checksums: bool,
         cache_bytes: u64,
         profile: &str,
     ) -> PyResult<Self> {
+        let path = path.0;
         let profile = crate::builder::profile_named(profile)?;
         let opened = py.detach(|| -> PyResult<OpenTable> {
             let file = File::open(&path).map_err(|e| os_error(&path, &e))?;

@@ -290,3 +290,115 @@ def test_corruption_deep_in_a_long_iteration_is_raised(tmp_path):
         assert got == items[: len(got)]
         assert len(got) > 20_000
         assert list(it) == []
+
+
+def test_closing_a_db_closes_its_iterators_and_snapshots(tmp_path):
+    items = entries(5000, seed=11)
+    path = tmp_path / "db"
+    leveltable.build_db(path, iter(items), max_file_size=32 << 10)
+    db = leveltable.Db(path)
+    snap = db.snapshot()
+    it = db.items()
+    assert next(it) == items[0]
+    keys = db.keys()
+    values = snap.range()
+    loop = iter(db)
+    snap_loop = iter(snap)
+    db.close()
+    # As plyvel refuses a closed database: every read through it raises.
+    for step in (
+        lambda: next(it),
+        lambda: next(keys),
+        lambda: next(values),
+        lambda: it.next_chunk(),
+        lambda: list(loop),
+        lambda: list(snap_loop),
+        lambda: snap.get(items[1][0]),
+        lambda: snap[items[1][0]],
+        lambda: items[1][0] in snap,
+        lambda: snap.get_many([items[1][0]]),
+        lambda: snap.range(),
+        lambda: iter(snap),
+        lambda: db.get(items[1][0]),
+        lambda: db.snapshot(),
+        lambda: db.verify(),
+        lambda: db.stats(),
+    ):
+        with pytest.raises(leveltable.ClosedError, match="the database is closed"):
+            step()
+    # And keeps raising.
+    with pytest.raises(leveltable.ClosedError):
+        next(it)
+    assert repr(db) == "leveltable.Db(<closed>)"
+    db.close()
+    # An iterator that had read ahead (a long one, past two chunks) stops too.
+    with leveltable.Db(path) as db:
+        long = db.items()
+        got = [next(long) for _ in range(3000)]
+        assert got == items[:3000]
+    with pytest.raises(leveltable.ClosedError):
+        next(long)
+
+
+def test_paths_may_be_str_bytes_or_path_like(tmp_path):
+    items = entries(500, seed=12)
+    raw = os.fsencode(tmp_path) + b"/db-\xff\xfe"
+    # Bytes are the file system's own: a name that is not UTF-8 works both ways.
+    leveltable.build_db(raw, iter(items))
+    assert os.path.isdir(raw)
+    with leveltable.Db(raw) as db:
+        assert list(db) == items
+    with leveltable.Db(os.fsdecode(raw)) as db:
+        assert list(db) == items
+    with leveltable.Db.salvage(raw) as db:
+        assert list(db) == items
+    table = next(name for name in os.listdir(raw) if name.endswith(b".ldb"))
+    with leveltable.Table(raw + b"/" + table) as t:
+        assert len(list(t)) == len(items)
+    with pytest.raises(TypeError, match="str, bytes or os.PathLike"):
+        leveltable.Db(123)
+    with pytest.raises(FileNotFoundError):
+        leveltable.Db(os.fsencode(tmp_path / "missing"))
+
+
+def test_table_memory_bounds_what_open_tables_keep(tmp_path):
+    items = entries(20_000, seed=13)
+    path = tmp_path / "db"
+    summary = leveltable.build_db(path, iter(items), max_file_size=32 << 10)
+    assert summary["tables"] > 5
+    # Room for about one table's index and filter: every read still works.
+    with leveltable.Db(path, table_memory=64 << 10) as db:
+        assert list(db) == items
+        assert db.get(items[777][0]) == items[777][1]
+        assert db.verify()["table_entries"] == len(items)
+    # Less than one table's: refused, naming the table and both sizes.
+    with leveltable.Db(path, table_memory=100) as db:
+        with pytest.raises(leveltable.InvalidArgumentError) as info:
+            db.get(items[0][0])
+        message = str(info.value)
+        assert ".ldb" in message
+        assert "more than the table memory budget of 100 bytes" in message
+    with pytest.raises(leveltable.InvalidArgumentError, match="table_memory"):
+        leveltable.Db(path, table_memory=0)
+    with pytest.raises(OverflowError):
+        leveltable.Db(path, table_memory=-1)
+
+
+def test_what_is_not_a_database_says_so(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        leveltable.Db(tmp_path / "missing")
+    (tmp_path / "file").write_bytes(b"x")
+    with pytest.raises(NotADirectoryError):
+        leveltable.Db(tmp_path / "file")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(leveltable.Error) as info:
+        leveltable.Db(empty)
+    assert not isinstance(info.value, leveltable.CorruptionError)
+    assert str(info.value) == f"{empty}: not a LevelDB database: no CURRENT file"
+    # A database that lost its CURRENT is a corrupt one.
+    path = tmp_path / "db"
+    leveltable.build_db(path, iter(entries(100)))
+    os.remove(path / "CURRENT")
+    with pytest.raises(leveltable.CorruptionError, match="CURRENT"):
+        leveltable.Db(path)

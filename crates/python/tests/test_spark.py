@@ -238,3 +238,65 @@ def test_build_part_arrow_reads_sliced_large_and_string_columns(tmp_path):
     ints = pa.RecordBatch.from_arrays([pa.array([1]), pa.array([b"1"])], names=["key", "value"])
     with pytest.raises(leveltable.InvalidArgumentError, match="type int64"):
         leveltable.build_part_arrow(tmp_path / "int", [ints])
+
+
+def _python_without_leveltable():
+    """Another interpreter of this Python's version that cannot import leveltable (the
+    system's), or None."""
+    for candidate in ("/usr/bin/python3", shutil.which("python3", path=os.defpath)):
+        if not candidate or not os.path.exists(candidate):
+            continue
+        probe = (
+            "import sys\n"
+            f"assert sys.version_info[:2] == {tuple(sys.version_info[:2])!r}\n"
+            "try:\n"
+            "    import leveltable\n"
+            "except ImportError:\n"
+            "    sys.exit(0)\n"
+            "sys.exit(1)\n"
+        )
+        if subprocess.run([candidate, "-c", probe], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+_DRIVER = """
+import os, sys
+os.environ["PYSPARK_PYTHON"] = sys.argv[1]
+from pyspark.sql import SparkSession
+import leveltable
+from leveltable.spark import write_leveldb
+spark = (
+    SparkSession.builder.master("local[1,1]")
+    .appName("leveltable-missing-on-executors")
+    .config("spark.ui.enabled", "false")
+    .config("spark.sql.shuffle.partitions", "1")
+    .getOrCreate()
+)
+df = spark.createDataFrame([(b"a", b"1"), (b"b", b"2")], "key binary, value binary")
+try:
+    write_leveldb(df, sys.argv[2], method="rows", num_partitions=1)
+except leveltable.Error as e:
+    print("raised", type(e).__name__, e)
+spark.stop()
+"""
+
+
+def test_executors_without_leveltable_fail_the_job_clearly(tmp_path):
+    python = _python_without_leveltable()
+    if python is None:
+        pytest.skip("no Python of this version without leveltable to run the executors")
+    driver = tmp_path / "driver.py"
+    driver.write_text(_DRIVER)
+    out = subprocess.run(
+        [sys.executable, str(driver), python, str(tmp_path / "db")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    line = out.stdout.strip().splitlines()[-1]
+    assert line.startswith("raised Error leveltable cannot be imported by the Python"), line
+    assert f"({python})" in line
+    assert f"{python} -m pip install leveltable" in line
+    assert not (tmp_path / "db").exists()

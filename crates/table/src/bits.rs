@@ -19,6 +19,11 @@ impl Bits {
         }
     }
 
+    /// The bytes the bits take on the heap.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<AtomicU64>().saturating_mul(self.words.len())
+    }
+
     /// Whether bit `i` is set (`false` past the last).
     #[inline]
     pub(crate) fn contains(&self, i: usize) -> bool {

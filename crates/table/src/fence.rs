@@ -370,6 +370,28 @@ impl Fence {
         self
     }
 
+    /// The bytes the fence holds on the heap, less the filter block it shares with the
+    /// table's filter (which counts it).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let line = std::mem::size_of::<Line>();
+        let lines = [&self.leaves, &self.handles, &self.filters]
+            .into_iter()
+            .map(Vec::capacity)
+            .fold(0usize, usize::saturating_add);
+        let upper = self
+            .upper
+            .iter()
+            .map(Vec::capacity)
+            .fold(0usize, usize::saturating_add);
+        let words = std::mem::size_of::<PackedFilter>().saturating_mul(self.spans.capacity());
+        lines
+            .saturating_add(upper)
+            .saturating_mul(line)
+            .saturating_add(words)
+            .saturating_add(self.common.capacity())
+            .saturating_add(std::mem::size_of::<Vec<Line>>().saturating_mul(self.upper.capacity()))
+    }
+
     /// How many fenced prefixes are `< target`.
     #[inline]
     fn rank(&self, target: u64) -> usize {

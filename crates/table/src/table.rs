@@ -521,6 +521,29 @@ impl<R> Table<R> {
         &self.properties
     }
 
+    /// The bytes this open table keeps in memory for as long as it is open: its index
+    /// block (decompressed), its filter block, the search tree over the index (the fence)
+    /// and its per-block bitmaps. Data blocks (read on demand, into the shared block cache
+    /// or a buffer) and the source are not counted; nor is the `Table` value itself.
+    pub fn resident_bytes(&self) -> u64 {
+        let filter = self.filter.as_ref().map_or(0, |f| f.data.len());
+        let fence = self.fence.as_ref().map_or(0, Fence::heap_bytes);
+        let bits = [&self.verified, &self.mapped]
+            .into_iter()
+            .flatten()
+            .map(Bits::heap_bytes)
+            .fold(0usize, usize::saturating_add);
+        let names = self
+            .properties
+            .filters
+            .iter()
+            .map(|f| std::mem::size_of::<FilterInfo>().saturating_add(f.policy_name.capacity()))
+            .fold(0usize, usize::saturating_add);
+        [self.index.capacity(), filter, fence, bits, names]
+            .into_iter()
+            .fold(0u64, |sum, n| sum.saturating_add(n as u64))
+    }
+
     /// The live counters, for [`counters`](Self::counters).
     pub(crate) fn counter_cells(&self) -> &CounterCells {
         &self.counters

@@ -5,7 +5,9 @@ from types import TracebackType
 from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 BytesLike = Union[bytes, bytearray, memoryview]
-StrPath = Union[str, "os.PathLike[str]"]
+#: A path: ``str``, ``bytes`` (the file system's own bytes) or path-like, as ``os.fsdecode``
+#: takes it.
+StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 _T = TypeVar("_T")
 
 class Error(Exception):
@@ -124,7 +126,14 @@ class Snapshot:
 class Db:
     """A LevelDB database directory, opened read-only: nothing in it is created, changed,
     locked or deleted, so a database another process holds open can be read. Reads see the
-    newest writes, those still in the log included."""
+    newest writes, those still in the log included.
+
+    ``table_memory`` is the most bytes the open tables may keep in memory (their index and
+    filter blocks, decompressed; default 512 MiB): past it, the least recently used are
+    closed and reopened when needed, and a table that alone needs more raises
+    ``InvalidArgumentError`` naming it and both sizes. A directory that is not there raises
+    ``FileNotFoundError``; one without CURRENT or any other file of a database,
+    ``leveltable.Error`` (not a database)."""
 
     def __init__(
         self,
@@ -133,6 +142,7 @@ class Db:
         verify_checksums: bool = True,
         cache_bytes: int = 8388608,
         max_open_tables: Optional[int] = None,
+        table_memory: Optional[int] = None,
         profile: str = "auto",
     ) -> None: ...
     @classmethod
@@ -143,6 +153,7 @@ class Db:
         verify_checksums: bool = True,
         cache_bytes: int = 8388608,
         max_open_tables: Optional[int] = None,
+        table_memory: Optional[int] = None,
         profile: str = "auto",
     ) -> "Db":
         """What LevelDB's RepairDB would recover, read without writing anything."""
@@ -163,7 +174,10 @@ class Db:
         """Files per level, logs replayed and bytes dropped, last sequence, comparator."""
     def verify(self) -> dict[str, int]:
         """Reads and checks every table and log record."""
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Closes the database. Its snapshots and iterators raise ``ClosedError`` from then
+        on, as the ``Db`` does (a ``for`` loop over the ``Db`` itself first yields the
+        entries it has already fetched, at most 1024)."""
     def __enter__(self) -> "Db": ...
     def __exit__(
         self,

@@ -14,13 +14,13 @@ import os
 import shutil
 import tempfile
 import uuid
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 from leveltable._leveltable import (
+    Error,
     InvalidArgumentError,
     Part,
     build_part,
-    build_part_arrow,
     commit_db,
 )
 
@@ -74,7 +74,9 @@ def write_leveldb(
 
     Raises ``leveltable.InvalidArgumentError`` for a bad column, option or output path
     before any Spark job runs; a task's error (a null, a duplicate key) fails the job after
-    Spark's retries. The staging directory is removed whether the build succeeds or not.
+    Spark's retries. Executors whose Python cannot import leveltable fail the job with
+    ``leveltable.Error`` naming that Python and how to install the package for it. The
+    staging directory is removed whether the build succeeds or not.
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import BinaryType, StringType
@@ -118,12 +120,18 @@ def write_leveldb(
         order = [F.col(key)] + ([F.col(_SEQ)] if dedup == "last" else [])
         rows = rows.sortWithinPartitions(*order).select(key, value)
 
-        task = _Task(staging, key, value, dedup, table_options, _fail_first_attempt)
-        if method == "arrow":
-            records = rows.mapInArrow(task.arrow, "partition int, record string").collect()
-            records = [(r["partition"], r["record"]) for r in records]
-        else:
-            records = rows.rdd.mapPartitions(task.rows).collect()
+        arrow, by_rows = _executor_functions(
+            staging, key, value, dedup, table_options, _fail_first_attempt
+        )
+        try:
+            if method == "arrow":
+                records = rows.mapInArrow(arrow, "partition int, record string").collect()
+                records = [(r["partition"], r["record"]) for r in records]
+            else:
+                records = rows.rdd.mapPartitions(by_rows).collect()
+        except Exception as e:
+            _raise_if_executors_lack_leveltable(e)
+            raise
         parts = [Part.from_record(record) for _, record in sorted(records)]
         summary = commit_db(path, [p for p in parts if p.entries > 0])
         summary["part_entries"] = [p.entries for p in parts]
@@ -138,67 +146,97 @@ def _check_options(table_options: dict) -> None:
         build_part(os.path.join(scratch, "part"), [], **table_options)
 
 
-class _Task:
-    """What each task runs: builds its partition's part in its own staging directory,
-    ``part-<partition>-attempt-<task attempt id>``, and returns the part's record."""
+#: What the executors' error says when leveltable cannot be imported there; the driver
+#: finds it in the failed job's error.
+_MISSING_ON_EXECUTORS = "leveltable cannot be imported by the Python the Spark executors run"
 
-    def __init__(self, staging, key, value, dedup, table_options, fail_first_attempt):
-        self.staging = staging
-        self.key = key
-        self.value = value
-        self.dedup = dedup
-        self.table_options = table_options
-        self.fail_first_attempt = fail_first_attempt
 
-    def _directory(self):
+def _executor_functions(staging, key, value, dedup, table_options, fail_first_attempt):
+    """What each task runs, for ``mapInArrow`` and for ``mapPartitions``: builds its
+    partition's part in its own staging directory, ``part-<partition>-attempt-<task attempt
+    id>``, and returns the part's record.
+
+    The functions are closures, which Spark's cloudpickle ships by value: an executor
+    unpickles them without importing leveltable, and they import it when they run, so that
+    an executor whose Python lacks it fails with an error that says so (naming that Python
+    and how to install the package there) instead of an unpickling traceback. They refer to
+    nothing of this module's own for the same reason.
+    """
+    marker = _MISSING_ON_EXECUTORS
+
+    def native():
+        try:
+            import leveltable._leveltable as native
+        except ImportError as e:
+            import sys
+
+            python = sys.executable or "python"
+            raise ImportError(
+                f"{marker} ({python}): {e}. Install it for that Python "
+                f"({python} -m pip install leveltable), on every executor, or point "
+                "spark.pyspark.python (PYSPARK_PYTHON) at a Python that has it"
+            ) from e
+        return native
+
+    def directory():
         from pyspark import TaskContext
 
         context = TaskContext.get()
         partition = context.partitionId()
-        directory = os.path.join(
-            self.staging, f"part-{partition:05d}-attempt-{context.taskAttemptId()}"
-        )
+        path = os.path.join(staging, f"part-{partition:05d}-attempt-{context.taskAttemptId()}")
         # mkdir, not makedirs: an attempt still running after the job ended (a speculative
         # copy) fails here instead of recreating the removed staging directory.
-        os.mkdir(directory)
-        return context, partition, directory
+        os.mkdir(path)
+        return context, partition, path
 
-    def _maybe_fail(self, context, partition):
-        if partition == self.fail_first_attempt and context.attemptNumber() == 0:
+    def maybe_fail(context, partition):
+        if partition == fail_first_attempt and context.attemptNumber() == 0:
             raise RuntimeError(f"injected failure of partition {partition}, attempt 0")
 
-    def arrow(self, batches: Iterator) -> Iterator:
+    def arrow(batches):
+        lib = native()
         import pyarrow as pa
 
-        context, partition, directory = self._directory()
-        part = build_part_arrow(
-            directory,
+        context, partition, path = directory()
+        part = lib.build_part_arrow(
+            path,
             batches,
-            key_column=self.key,
-            value_column=self.value,
-            dedup=self.dedup,
-            **self.table_options,
+            key_column=key,
+            value_column=value,
+            dedup=dedup,
+            **table_options,
         )
-        self._maybe_fail(context, partition)
+        maybe_fail(context, partition)
         yield pa.RecordBatch.from_pydict(
             {"partition": [partition], "record": [part.to_record()]},
             schema=pa.schema([("partition", pa.int32()), ("record", pa.string())]),
         )
 
-    def rows(self, rows: Iterator) -> Iterator:
-        context, partition, directory = self._directory()
-        part = build_part(
-            directory,
-            self._pairs(rows),
-            dedup=self.dedup,
-            **self.table_options,
-        )
-        self._maybe_fail(context, partition)
+    def rows(items):
+        lib = native()
+        context, partition, path = directory()
+
+        def pairs():
+            for k, v in items:
+                if k is None or v is None:
+                    column = key if k is None else value
+                    raise lib.InvalidArgumentError(f'column "{column}": null')
+                yield k, v
+
+        part = lib.build_part(path, pairs(), dedup=dedup, **table_options)
+        maybe_fail(context, partition)
         yield (partition, part.to_record())
 
-    def _pairs(self, rows: Iterator) -> Iterator:
-        for k, v in rows:
-            if k is None or v is None:
-                column = self.key if k is None else self.value
-                raise InvalidArgumentError(f'column "{column}": null')
-            yield k, v
+    return arrow, rows
+
+
+def _raise_if_executors_lack_leveltable(error: BaseException) -> None:
+    """Raises ``leveltable.Error`` with the executors' own message if the failed job's
+    ``error`` (a Py4J error, or PySpark's ``PythonException``) is that they cannot import
+    leveltable; returns otherwise."""
+    text = str(error)
+    at = text.find(_MISSING_ON_EXECUTORS)
+    if at < 0:
+        return
+    message = text[at:].splitlines()[0]
+    raise Error(message + " (the Spark job failed on the executors)") from None

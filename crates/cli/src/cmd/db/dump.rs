@@ -9,7 +9,7 @@ use leveltable_db::filename::log_file_name;
 use leveltable_db::{Origin, VersionStatus};
 
 use crate::cmd::Outcome;
-use crate::cmd::db::{db_error, open, table_name};
+use crate::cmd::db::{OpenArgs, db_error, open, table_name};
 use crate::error::{CliError, Result};
 use crate::lines::{Encoding, LineError, write_entry};
 use crate::output::Output;
@@ -25,6 +25,8 @@ use crate::output::Output;
 pub struct Args {
     /// The database directory.
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub open: OpenArgs,
     /// Print keys and values as hex digits.
     #[arg(long)]
     pub hex: bool,
@@ -43,7 +45,7 @@ pub struct Args {
 /// failed write.
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
-    let db = open(&args.dir, args.salvage)?;
+    let db = open(&args.dir, args.salvage, args.open)?;
     let mut line = Vec::new();
     let mut number = 0u64;
     if !args.internal {

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::cmd::Outcome;
-use crate::cmd::db::{db_error, open};
+use crate::cmd::db::{OpenArgs, db_error, open};
 use crate::cmd::get::{for_each_key, report};
 use crate::error::{CliError, Result};
 use crate::lines::{Encoding, write_entry};
@@ -19,6 +19,8 @@ use crate::output::Output;
 pub struct Args {
     /// The database directory.
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub open: OpenArgs,
     /// Keys to look up (put `--` before keys that start with `-`).
     #[arg(value_name = "KEY")]
     pub keys: Vec<OsString>,
@@ -34,7 +36,7 @@ pub struct Args {
 /// mode cannot print, or a failed write.
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
-    let db = open(&args.dir, false)?;
+    let db = open(&args.dir, false, args.open)?;
     let (mut gets, mut found) = (0u64, 0u64);
     let mut line = Vec::new();
     for_each_key(&args.keys, encoding, output, |output, key| {

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use leveltable_db::filename::{sst_table_file_name, table_file_name};
-use leveltable_db::{Db, Error};
+use leveltable_db::filename::{FileType, parse_file_name, sst_table_file_name, table_file_name};
+use leveltable_db::table_cache::DEFAULT_TABLE_MEMORY_BUDGET;
+use leveltable_db::{Db, DbOptions, Error};
 
 use crate::cmd::Outcome;
 use crate::error::{CliError, Result};
@@ -92,19 +93,36 @@ fn to_url(
     Ok(outcome)
 }
 
+/// How the read commands (`get`, `dump`, `verify`, `stats`) open the database.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct OpenArgs {
+    /// The most bytes the open tables may keep in memory (their index and filter blocks,
+    /// decompressed); past it, tables are closed and reopened when needed. A table that
+    /// alone needs more is an error naming it. Default: 512 MiB.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_TABLE_MEMORY_BUDGET,
+          value_parser = clap::value_parser!(u64).range(1..), hide_default_value = true)]
+    pub table_memory: u64,
+}
+
+impl OpenArgs {
+    fn options(self) -> DbOptions {
+        crate::profile::db_options().table_memory_budget(self.table_memory)
+    }
+}
+
 /// Opens the database `dir` read-only, or with `salvage` reads what LevelDB's repair would
 /// recover.
 ///
 /// # Errors
 /// A message naming the file that is missing or bad.
-fn open(dir: &Path, salvage: bool) -> Result<Db> {
+fn open(dir: &Path, salvage: bool, how: OpenArgs) -> Result<Db> {
     if crate::remote::is_url(dir) {
         if salvage {
             return Err(CliError::new(
                 "--salvage reads a local directory only; copy the database first",
             ));
         }
-        return crate::remote::open_db(dir, crate::profile::db_options());
+        return crate::remote::open_db(dir, how.options());
     }
     match std::fs::metadata(dir) {
         Ok(m) if !m.is_dir() => {
@@ -117,9 +135,9 @@ fn open(dir: &Path, salvage: bool) -> Result<Db> {
         Ok(_) => {}
     }
     let opened = if salvage {
-        Db::salvage(dir, crate::profile::db_options())
+        Db::salvage(dir, how.options())
     } else {
-        Db::open(dir, crate::profile::db_options())
+        Db::open(dir, how.options())
     };
     opened.map_err(|e| db_error(dir, e))
 }
@@ -137,8 +155,27 @@ fn table_name(dir: &Path, number: u64) -> String {
 }
 
 /// The message for a database error: corruption says `corruption:` and where; the rest
-/// loses the crate's `db: ` prefix and names the file.
+/// loses the crate's `db: ` prefix and names the file. A directory without CURRENT is not
+/// a database, unless it holds a database's other files (then its CURRENT was lost).
 fn db_error(dir: &Path, e: Error) -> CliError {
+    if let Error::MissingFile { file, .. } = &e
+        && file.as_os_str() == "CURRENT"
+        && !crate::remote::is_url(dir)
+    {
+        let files = database_files(dir);
+        if files.is_empty() {
+            return CliError::new(format!(
+                "{}: not a LevelDB database: no CURRENT file",
+                dir.display()
+            ));
+        }
+        return CliError::new(format!(
+            "corruption: {}: no CURRENT file, though it holds a database's files ({}); \
+             `leveltable db dump --salvage` reads what they hold",
+            dir.display(),
+            files.join(", ")
+        ));
+    }
     let corrupt = e.is_corruption();
     let text = match e {
         Error::Io { path, source } => {
@@ -149,6 +186,9 @@ fn db_error(dir: &Path, e: Error) -> CliError {
             };
             return CliError::io("cannot read", &path, &source);
         }
+        Error::InvalidArgument(message) if message.contains("table memory budget") => {
+            return CliError::new(format!("{message} (--table-memory)"));
+        }
         Error::InvalidArgument(message) => return CliError::new(message.into_owned()),
         other => other.to_string(),
     };
@@ -158,4 +198,44 @@ fn db_error(dir: &Path, e: Error) -> CliError {
     } else {
         CliError::new(text.to_owned())
     }
+}
+
+/// Up to three of the MANIFESTs, tables and logs in `dir`, by name.
+fn database_files(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| {
+            matches!(
+                parse_file_name(name),
+                Some(FileType::Manifest(_) | FileType::Table(_) | FileType::Log(_))
+            )
+        })
+        .collect();
+    names.sort();
+    names.truncate(3);
+    names
+}
+
+/// What is wrong with the table file `path` that opening it would report obscurely: a
+/// directory standing in its place (`no such device` from a map, `is a directory` from a
+/// read), or a symbolic link to nothing (`no such file or directory`).
+fn table_path_problem(path: &Path) -> Option<CliError> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if meta.file_type().is_symlink() && std::fs::metadata(path).is_err() {
+        let target =
+            std::fs::read_link(path).map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
+        return Some(CliError::new(format!(
+            "cannot read {}: a dangling symbolic link: its target {target} does not exist",
+            path.display()
+        )));
+    }
+    std::fs::metadata(path).is_ok_and(|m| m.is_dir()).then(|| {
+        CliError::new(format!(
+            "cannot read {}: a directory, not a table file",
+            path.display()
+        ))
+    })
 }

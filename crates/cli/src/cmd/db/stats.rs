@@ -7,7 +7,7 @@ use leveltable_db::dbformat::extract_user_key;
 use serde::Serialize;
 
 use crate::cmd::Outcome;
-use crate::cmd::db::{db_error, open, table_name};
+use crate::cmd::db::{OpenArgs, db_error, open, table_name, table_path_problem};
 use crate::error::{CliError, Result};
 use crate::lines::Encoding;
 use crate::output::Output;
@@ -20,6 +20,8 @@ use crate::output::Output;
 pub struct Args {
     /// The database directory.
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub open: OpenArgs,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -74,7 +76,7 @@ pub struct Stats {
 /// A database that cannot be opened or a table that cannot be read, or a failed write.
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
-    let db = open(&args.dir, false)?;
+    let db = open(&args.dir, false, args.open)?;
     let p = db.properties();
     let user_key = |internal: &[u8]| extract_user_key(internal).unwrap_or(internal).to_vec();
     let show = |key: Vec<u8>| encoding.show(&key).to_string();
@@ -89,7 +91,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
             largest: tables.iter().map(|t| user_key(&t.largest)).max().map(show),
         };
         for table in tables {
-            stats.entries += count_entries(&args.dir, table.number)?;
+            stats.entries += count_entries(&args.dir, table.number, args.open.table_memory)?;
         }
         levels.push(stats);
     }
@@ -113,17 +115,42 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// The entries of table `number`, read straight from its file.
-fn count_entries(dir: &Path, number: u64) -> Result<u64> {
-    let path = dir.join(table_name(dir, number));
+/// The entries of table `number`, read straight from its file (one table open at a time,
+/// refused if it alone keeps more than `budget` bytes in memory).
+fn count_entries(dir: &Path, number: u64, budget: u64) -> Result<u64> {
+    let name = table_name(dir, number);
+    let path = dir.join(&name);
+    // Errors of the table's contents name it, as `db verify` does.
+    let named = |e: leveltable_table::Error| {
+        db_error(
+            &path,
+            leveltable_db::Error::TableFile {
+                file: name.clone().into(),
+                source: e,
+            },
+        )
+    };
     let source: Box<dyn leveltable_table::ReadAt> = if crate::remote::is_url(dir) {
         crate::remote::open(&path)?.0
     } else {
+        if let Some(problem) = table_path_problem(&path) {
+            return Err(problem);
+        }
         let (file, _) = leveltable_db::storage::open_regular(&path)
             .map_err(|e| CliError::io("cannot open", &path, &e))?;
         Box::new(file)
     };
-    let table = InternalTable::open(source).map_err(|e| db_error(&path, e))?;
+    let table = InternalTable::open(source).map_err(|e| match e {
+        leveltable_db::Error::Table(e) => named(e),
+        e => db_error(&path, e),
+    })?;
+    let bytes = table.table().resident_bytes();
+    if bytes > budget {
+        return Err(CliError::new(format!(
+            "{name}: the table keeps {bytes} bytes of index and filter blocks in memory, \
+             more than the table memory budget of {budget} bytes (--table-memory)"
+        )));
+    }
     let mut entries = 0u64;
     let mut it = table.table().iter();
     it.seek_to_first();
@@ -131,8 +158,7 @@ fn count_entries(dir: &Path, number: u64) -> Result<u64> {
         entries += 1;
         it.next();
     }
-    it.status()
-        .map_err(|e| db_error(&path, leveltable_db::Error::Table(e)))?;
+    it.status().map_err(named)?;
     Ok(entries)
 }
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::cmd::Outcome;
-use crate::cmd::db::{db_error, open};
+use crate::cmd::db::{OpenArgs, db_error, open};
 use crate::error::Result;
 use crate::output::Output;
 
@@ -15,6 +15,8 @@ use crate::output::Output;
 pub struct Args {
     /// The database directory.
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub open: OpenArgs,
 }
 
 /// Runs the command.
@@ -22,7 +24,7 @@ pub struct Args {
 /// # Errors
 /// The first problem found, or a database that cannot be opened.
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
-    let db = open(&args.dir, false)?;
+    let db = open(&args.dir, false, args.open)?;
     let s = db.verify().map_err(|e| db_error(&args.dir, e))?;
     let dropped = db.properties().log_bytes_dropped;
     output.out_line(format_args!(
