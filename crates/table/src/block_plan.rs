@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::block::{Block, Cursor, Layout};
 use crate::cache::{CachedBlock, take_spare};
 use crate::counters::Counter;
-use crate::format::{BLOCK_TRAILER_LEN, BlockHandle};
+use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, Compression};
 use crate::read_block::{Decode, locate, read_block_contents_into};
 use crate::{ReadAt, Result, Table};
 
@@ -160,17 +160,17 @@ impl<R: ReadAt> Table<R> {
             file_size: self.file_size,
         };
         let index_at = self.properties.footer.index.offset;
-        // The table's checksum policy and codec profile; no readahead, the bytes are given.
+        // The table's checksum policy and codec profile.
         let decode = Decode {
             verify: self.verify_checksums,
             profile: self.decode.profile,
-            readahead: None,
         };
         // A block bound for the cache decodes into one of the thread's spare buffers.
         let fill = self.cache.is_some() && self.fill_cache;
         let out = if fill { take_spare() } else { Vec::new() };
-        let (contents, compressed) =
+        let (contents, compression) =
             read_block_contents_into(&placed, self.file_size, handle, index_at, &decode, out)?;
+        let compressed = compression != Compression::None;
         let layout = Layout::parse(&contents).map_err(|e| locate(e, handle.offset, compressed))?;
         let block = CachedBlock::new(contents.into_owned(), layout, compressed);
         if let Some(cache) = self.cache.as_ref().filter(|_| fill) {

@@ -16,7 +16,6 @@ use crate::codec::{CodecError, decompress_into};
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, BlockTrailer, Compression};
 use crate::options::ReadOptions;
 use crate::profile::Profile;
-use crate::readahead::Readahead;
 use crate::{Error, Result};
 use leveltable_prefetch as prefetch;
 
@@ -102,13 +101,12 @@ pub(crate) fn take_block_buf() -> Vec<u8> {
 /// memory in the thread for good.
 const MAX_KEPT_BLOCK_BUF: usize = 1 << 20;
 
-/// How the blocks of one table are decoded: whether checksums are checked, which
-/// [`Profile`] maps type bytes to codecs, and the table's readahead for scans.
-#[derive(Clone, Debug)]
+/// How the blocks of one table are decoded: whether checksums are checked, and which
+/// [`Profile`] maps type bytes to codecs.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Decode {
     pub(crate) verify: bool,
     pub(crate) profile: Profile,
-    pub(crate) readahead: Option<Arc<Readahead>>,
 }
 
 impl Decode {
@@ -117,22 +115,20 @@ impl Decode {
         Decode {
             verify: options.verify_checksums,
             profile: options.profile,
-            readahead: Readahead::new(options.readahead_blocks),
         }
     }
 
-    /// The same profile, checksums checked, no readahead: for a full verification.
+    /// The same profile, checksums checked: for a full verification.
     pub(crate) fn verifying(&self) -> Decode {
         Decode {
             verify: true,
             profile: self.profile,
-            readahead: None,
         }
     }
 }
 
-/// What a block read is told: a checksum policy alone (the default profile, no readahead),
-/// or a table's [`Decode`].
+/// What a block read is told: a checksum policy alone (the default profile), or a table's
+/// [`Decode`].
 pub(crate) enum Check<'a> {
     Verify(bool),
     With(&'a Decode),
@@ -153,7 +149,7 @@ impl<'a> From<&'a Decode> for Check<'a> {
 }
 
 /// Reads a block's stored bytes and trailer, checks the crc if asked, and decompresses.
-/// Returns the contents and whether they were stored compressed.
+/// Returns the contents and the compression they were stored with.
 ///
 /// `handle_at` is where the handle itself was found, for the error when it points outside
 /// the file.
@@ -163,7 +159,7 @@ pub(crate) fn read_block_contents<'s, 'c, R: ReadAt + ?Sized>(
     handle: &BlockHandle,
     handle_at: u64,
     check: impl Into<Check<'c>>,
-) -> Result<(Cow<'s, [u8]>, bool)> {
+) -> Result<(Cow<'s, [u8]>, Compression)> {
     read_block_contents_into(source, file_size, handle, handle_at, check, Vec::new())
 }
 
@@ -176,23 +172,32 @@ pub(crate) fn read_block_contents_into<'s, 'c, R: ReadAt + ?Sized>(
     handle_at: u64,
     check: impl Into<Check<'c>>,
     out: Vec<u8>,
-) -> Result<(Cow<'s, [u8]>, bool)> {
-    let (verify, profile, readahead) = match check.into() {
-        Check::Verify(verify) => (verify, Profile::default(), None),
-        Check::With(d) => (d.verify, d.profile, d.readahead.as_deref()),
-        Check::Checked(d) => (false, d.profile, d.readahead.as_deref()),
+) -> Result<(Cow<'s, [u8]>, Compression)> {
+    let (verify, profile) = match check.into() {
+        Check::Verify(verify) => (verify, Profile::default()),
+        Check::With(d) => (d.verify, d.profile),
+        Check::Checked(d) => (false, d.profile),
     };
-    if let Some(ahead) = readahead {
-        if let Some(done) = ahead.block(source, file_size, handle, verify, profile) {
-            return done.map(|(data, compressed)| (Cow::Owned(data), compressed));
-        }
-    }
     let raw = read_raw(source, file_size, handle, handle_at)?;
-    let (contents, compression) = decode_raw(raw, handle, verify, profile, out)?;
-    if let Some(ahead) = readahead {
-        ahead.saw(compression);
-    }
-    Ok((contents, compression != Compression::None))
+    decode_raw(raw, handle, verify, profile, out)
+}
+
+/// Reads the stored bytes of the block at `handle` and checks their checksum, without
+/// decompressing them: for a block whose contents are already in memory.
+pub(crate) fn check_stored<R: ReadAt + ?Sized>(
+    source: &R,
+    file_size: u64,
+    handle: &BlockHandle,
+    handle_at: u64,
+) -> Result<()> {
+    let raw = read_raw(source, file_size, handle, handle_at)?;
+    let Some(n) = raw.len().checked_sub(BLOCK_TRAILER_LEN) else {
+        return Err(Error::corrupt("block handle", handle.offset));
+    };
+    let trailer = BlockTrailer::decode_from(&mut &raw[n..])?;
+    trailer
+        .verify(&raw[..n])
+        .map_err(|e| e.rebase(handle.offset))
 }
 
 /// The stored bytes of the block at `handle` followed by its trailer, borrowed from an

@@ -25,9 +25,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use crate::ReadAt;
 use crate::block::Block;
 use crate::comparator::BytewiseComparator;
-use crate::format::{BlockHandle, Compression, FOOTER_LEN, Footer};
+use crate::format::{BlockHandle, Compression};
 use crate::profile::Profile;
-use crate::read_block::{Decode, decode_raw, read_block_contents, read_raw};
+use crate::read_block::{decode_raw, read_raw};
 use crate::{Error, Result};
 
 /// A decoded block: its contents and whether it was stored compressed.
@@ -91,20 +91,23 @@ impl Readahead {
     /// The block at `handle` if it was decoded ahead, waiting for it if a worker is on it;
     /// `None` to read it as usual. Schedules the blocks after it when the reads are
     /// sequential.
+    ///
+    /// `index` gives the table's index block, from which the data blocks are listed the
+    /// first time the readahead is used.
     pub(crate) fn block<R: ReadAt + ?Sized>(
         &self,
         source: &R,
         file_size: u64,
         handle: &BlockHandle,
-        verify: bool,
-        profile: Profile,
+        (verify, profile): (bool, Profile),
+        index: &[u8],
     ) -> Option<Decoded> {
         if !self.active.load(Ordering::Relaxed) {
             return None;
         }
         let mut state = lock(&self.state);
         if state.handles.is_none() {
-            state.handles = Some(data_handles(source, file_size, verify, profile));
+            state.handles = Some(data_handles(index));
         }
         let handles = state.handles.as_deref().unwrap_or_default();
         let position = handles
@@ -192,7 +195,8 @@ impl Readahead {
     }
 }
 
-fn is_slow(compression: Compression) -> bool {
+/// Whether blocks of `compression` are worth decompressing ahead on other cores.
+pub(crate) fn is_slow(compression: Compression) -> bool {
     !matches!(compression, Compression::None | Compression::Snappy)
 }
 
@@ -201,28 +205,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The data block handles of the table in `source`, in file order; empty if its footer or
-/// index cannot be read.
-fn data_handles<R: ReadAt + ?Sized>(
-    source: &R,
-    file_size: u64,
-    verify: bool,
-    profile: Profile,
-) -> Vec<BlockHandle> {
+/// The data block handles of the index block `index`, in file order; empty if it does not
+/// decode.
+fn data_handles(index: &[u8]) -> Vec<BlockHandle> {
     let read = || -> Result<Vec<BlockHandle>> {
-        let footer_at = file_size
-            .checked_sub(FOOTER_LEN as u64)
-            .ok_or(Error::TooShort { size: file_size })?;
-        let mut footer = [0u8; FOOTER_LEN];
-        source.read_exact_at(&mut footer, footer_at)?;
-        let footer = Footer::decode_from(&mut &footer[..])?;
-        let decode = Decode {
-            verify,
-            profile,
-            readahead: None,
-        };
-        let (index, _) = read_block_contents(source, file_size, &footer.index, 0, &decode)?;
-        let block = Block::new(&index)?;
+        let block = Block::new(index)?;
         let mut it = block.iter(&BytewiseComparator);
         it.seek_to_first();
         let mut handles = Vec::new();
@@ -386,7 +373,6 @@ mod tests {
             let ahead = table(compression, 4);
             assert_eq!(ahead.iter_entries(), plain, "{compression:?}");
             let taken = ahead
-                .decode
                 .readahead
                 .as_ref()
                 .unwrap()
@@ -419,7 +405,7 @@ mod tests {
             }
             let plain = table(compression, 0);
             let ahead = table(compression, 4);
-            let handles = data_handles(&ahead.source, ahead.file_size, true, Profile::Auto);
+            let handles = data_handles(&ahead.index);
             assert!(handles.len() > 10);
             let order = [0, 1, 2, 3, 3, 4, 5, 5, 5, 6, 9, 10, 11, 11, 12];
             for i in order {
@@ -428,7 +414,6 @@ mod tests {
                 assert_eq!(got.data(), want.data(), "{compression:?} block {i}");
             }
             let taken = ahead
-                .decode
                 .readahead
                 .as_ref()
                 .unwrap()

@@ -15,13 +15,14 @@ use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
 use crate::counters::{Counter, CounterCells};
 use crate::fence::{Fence, PackedFilter, pack_handle};
 use crate::filter::LoadedFilter;
-use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer};
+use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, Compression, FOOTER_LEN, Footer};
 use crate::options::ReadOptions;
 use crate::properties::{FilterInfo, TableProperties, read_filter_entries};
 pub(crate) use crate::read_block::BlockRef;
 use crate::read_block::{
     Check, locate, read_block_contents, read_block_contents_into, take_block_buf,
 };
+use crate::readahead::{Readahead, is_slow};
 use crate::{Error, ReadAt, Result};
 use leveltable_prefetch as prefetch;
 
@@ -74,6 +75,8 @@ pub struct Table<R> {
     pub(crate) bytewise: bool,
     pub(crate) verify_checksums: bool,
     pub(crate) decode: crate::read_block::Decode,
+    /// Decompresses the data blocks of a scan ahead on other cores, for slow codecs.
+    pub(crate) readahead: Option<Arc<Readahead>>,
     pub(crate) cache: Option<Arc<Cache>>,
     pub(crate) fill_cache: bool,
     pub(crate) cache_id: u64,
@@ -148,15 +151,23 @@ impl<R: ReadAt> Table<R> {
         let footer =
             Footer::decode_from(&mut &footer_bytes[..]).map_err(|e| e.rebase(footer_at))?;
         let verify = &crate::read_block::Decode::new(&options);
+        let readahead = Readahead::new(options.readahead_blocks);
 
-        let (index, index_compressed) =
+        let (index, index_compression) =
             read_block_contents(&source, file_size, &footer.index, footer_at, verify)?;
+        let index_compressed = index_compression != Compression::None;
+        // An index stored with a slow codec says the data blocks are too: scans decompress
+        // them ahead from the first.
+        if let Some(ahead) = readahead.as_ref().filter(|_| is_slow(index_compression)) {
+            ahead.saw(index_compression);
+        }
         let index = index.into_owned();
         let index_layout =
             Layout::parse(&index).map_err(|e| locate(e, footer.index.offset, index_compressed))?;
 
-        let (metaindex, meta_compressed) =
+        let (metaindex, meta_compression) =
             read_block_contents(&source, file_size, &footer.metaindex, footer_at, verify)?;
+        let meta_compressed = meta_compression != Compression::None;
         let filters = read_filter_entries(&metaindex, footer.metaindex.offset, meta_compressed)?;
 
         let candidates = options
@@ -232,7 +243,8 @@ impl<R: ReadAt> Table<R> {
             bytewise,
             comparator: options.comparator,
             verify_checksums: verify.verify,
-            decode: verify.clone(),
+            decode: *verify,
+            readahead,
             cache: options.block_cache,
             fill_cache: options.fill_cache,
             cache_id,
@@ -478,8 +490,33 @@ impl<R: ReadAt> Table<R> {
             Some((i, v)) if v.contains(i) => Check::Checked(&self.decode),
             _ => Check::With(&self.decode),
         };
-        let (contents, compressed) =
-            read_block_contents_into(&self.source, self.file_size, handle, index_at, check, out)?;
+        let ahead = self.readahead.as_deref().and_then(|ahead| {
+            let decode = match &check {
+                Check::Checked(d) => (false, d.profile),
+                _ => (self.decode.verify, self.decode.profile),
+            };
+            ahead.block(&self.source, self.file_size, handle, decode, &self.index)
+        });
+        let (contents, compressed) = match ahead {
+            Some(decoded) => {
+                let (data, compressed) = decoded?;
+                (Cow::Owned(data), compressed)
+            }
+            None => {
+                let (contents, compression) = read_block_contents_into(
+                    &self.source,
+                    self.file_size,
+                    handle,
+                    index_at,
+                    check,
+                    out,
+                )?;
+                if let Some(ahead) = &self.readahead {
+                    ahead.saw(compression);
+                }
+                (contents, compression != Compression::None)
+            }
+        };
         if let Some((i, v)) = verified {
             v.insert(i);
         }

@@ -7,8 +7,8 @@ use std::cmp::Ordering;
 
 use crate::block::Block;
 use crate::comparator::BytewiseComparator;
-use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN};
-use crate::read_block::{locate, read_block_contents};
+use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, Compression, FOOTER_LEN};
+use crate::read_block::{check_stored, locate, read_block_contents};
 use crate::{Error, ReadAt, Result, Table};
 
 /// What [`Table::verify`] checked.
@@ -50,24 +50,21 @@ impl<R: ReadAt> Table<R> {
         let footer_at = self.file_size - FOOTER_LEN as u64;
         let check = &self.decode.verifying();
 
-        let (index, index_compressed) = read_block_contents(
-            &self.source,
-            self.file_size,
-            &footer.index,
-            footer_at,
-            check,
-        )?;
+        // The index is in memory, decoded at open: its stored bytes are read again for their
+        // checksum only, so a verification does not hold a second copy of a large index.
+        check_stored(&self.source, self.file_size, &footer.index, footer_at)?;
+        let (index, index_compressed) = (&self.index, self.index_compressed);
         add(
             &mut summary.bytes_read,
             footer.index.size.saturating_add(trailer),
         );
         let index_block =
-            Block::new(&index).map_err(|e| locate(e, footer.index.offset, index_compressed))?;
+            Block::new(index).map_err(|e| locate(e, footer.index.offset, index_compressed))?;
         index_block
             .check(cmp)
             .map_err(|e| locate(e, footer.index.offset, index_compressed))?;
 
-        let (metaindex, meta_compressed) = read_block_contents(
+        let (metaindex, meta_compression) = read_block_contents(
             &self.source,
             self.file_size,
             &footer.metaindex,
@@ -80,7 +77,13 @@ impl<R: ReadAt> Table<R> {
         );
         Block::new(&metaindex)
             .and_then(|b| b.check(&BytewiseComparator))
-            .map_err(|e| locate(e, footer.metaindex.offset, meta_compressed))?;
+            .map_err(|e| {
+                locate(
+                    e,
+                    footer.metaindex.offset,
+                    meta_compression != Compression::None,
+                )
+            })?;
         for info in &self.properties.filters {
             read_block_contents(
                 &self.source,
@@ -119,7 +122,7 @@ impl<R: ReadAt> Table<R> {
             )?;
             add(&mut summary.bytes_read, handle.size.saturating_add(trailer));
             add(&mut summary.data_blocks, 1);
-            let in_block = |e| locate(e, handle.offset, compressed);
+            let in_block = |e| locate(e, handle.offset, compressed != Compression::None);
             let block = Block::new(&contents).map_err(in_block)?;
             block.check(cmp).map_err(in_block)?;
             let mut it = block.iter(cmp);
