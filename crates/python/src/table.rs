@@ -123,7 +123,8 @@ impl Table {
         let path = path.0;
         let profile = crate::builder::profile_named(profile)?;
         let opened = py.detach(|| -> PyResult<OpenTable> {
-            let file = File::open(&path).map_err(|e| os_error(&path, &e))?;
+            let (file, _) =
+                leveltable_db::storage::open_regular(&path).map_err(|e| os_error(&path, &e))?;
             let mut options = ReadOptions::default()
                 .known_filter_policies()
                 .verify_checksums(verify_checksums)
