@@ -65,6 +65,40 @@ impl Error {
             detail: detail.into(),
         }
     }
+
+    /// The same error with its offset moved by `base` (the error was found in a part of a
+    /// larger input that starts at `base`).
+    pub(crate) fn shifted(self, base: usize) -> Error {
+        match self {
+            Error::Truncated { what, offset } => Error::Truncated {
+                what,
+                offset: offset.saturating_add(base),
+            },
+            Error::Invalid {
+                what,
+                offset,
+                detail,
+            } => Error::Invalid {
+                what,
+                offset: offset.saturating_add(base),
+                detail,
+            },
+            Error::UnknownTag { what, tag, offset } => Error::UnknownTag {
+                what,
+                tag,
+                offset: offset.saturating_add(base),
+            },
+            Error::TooDeep {
+                what,
+                offset,
+                limit,
+            } => Error::TooDeep {
+                what,
+                offset: offset.saturating_add(base),
+                limit,
+            },
+        }
+    }
 }
 
 impl fmt::Display for Error {

@@ -1,0 +1,684 @@
+//! V8's `ValueDeserializer` format (`v8/src/objects/value-serializer.cc`), versions 13 to 16.
+//!
+//! Tag by tag: the primitives (`_` undefined, `0` null, `T`/`F`, `I` zigzag int32, `U`
+//! uint32, `N` double, `Z` BigInt, strings `"` Latin-1, `c` UTF-16LE, `S` UTF-8), objects
+//! (`o`…`{`), dense (`A`…`$`) and sparse (`a`…`@`) arrays, `D` dates, `R` regular expressions,
+//! `;`…`:` maps, `'`…`,` sets, `B`/`C`/`~` array buffers and the `V` views that follow them,
+//! `y`/`x`/`n`/`z`/`s` wrapped primitives, `r` errors, `^` back-references, `\` host objects
+//! (Blink's, see `host.rs`), `\0` padding and `?` object-count checks. Any other tag is an
+//! [`Error::UnknownTag`] naming the tag and its offset.
+
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::bigint;
+use super::node::Node;
+use crate::error::{Error, Result};
+use crate::json;
+
+/// How deeply values may nest.
+pub const MAX_DEPTH: usize = 200;
+
+const WHAT: &str = "V8 value";
+
+pub(crate) struct Deserializer<'a> {
+    data: &'a [u8],
+    pos: usize,
+    /// Offset of `data` in the input the caller gave, for error offsets.
+    base: usize,
+    /// V8's format version from the header.
+    pub(crate) version: u32,
+    /// Blink's format version from its envelope (0 for bare V8 data).
+    pub(crate) blink_version: u32,
+    /// Every object by V8 id; `None` while it is being decoded.
+    objects: Vec<Option<Rc<Node>>>,
+    /// The bytes of the array buffers among them.
+    buffers: Vec<(u32, Rc<[u8]>)>,
+    depth: usize,
+}
+
+/// What reading one value gave: an array buffer is remembered so that a view may follow it.
+enum Read {
+    Value(Rc<Node>),
+    Buffer(u32, Rc<Node>),
+}
+
+impl<'a> Deserializer<'a> {
+    pub(crate) fn new(data: &'a [u8], base: usize, blink_version: u32) -> Self {
+        Deserializer {
+            data,
+            pos: 0,
+            base,
+            version: 0,
+            blink_version,
+            objects: Vec::new(),
+            buffers: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    /// Offset of the next byte in the caller's input.
+    pub(crate) fn offset(&self) -> usize {
+        self.base + self.pos
+    }
+
+    pub(crate) fn truncated(&self, what: &'static str) -> Error {
+        Error::Truncated {
+            what,
+            offset: self.offset(),
+        }
+    }
+
+    pub(crate) fn invalid_at(&self, at: usize, detail: impl Into<String>) -> Error {
+        Error::invalid(WHAT, self.base + at, detail)
+    }
+
+    /// Reads the header (`0xFF`, version) and the one value after it.
+    pub(crate) fn read_root(&mut self) -> Result<Rc<Node>> {
+        if self.data.first() != Some(&0xff) {
+            return Err(Error::invalid(WHAT, self.base, "no version tag (0xff)"));
+        }
+        self.pos = 1;
+        let at = self.pos;
+        self.version = self.varint32("V8 version")?;
+        if !(13..=16).contains(&self.version) {
+            return Err(self.invalid_at(
+                at,
+                format!(
+                    "format version {} (versions 13 to 16 are known)",
+                    self.version
+                ),
+            ));
+        }
+        let value = self.read_value()?;
+        while self.pos < self.data.len() && self.data[self.pos] == 0 {
+            self.pos += 1;
+        }
+        if self.pos < self.data.len() {
+            return Err(self.invalid_at(
+                self.pos,
+                format!("{} bytes after the value", self.data.len() - self.pos),
+            ));
+        }
+        Ok(value)
+    }
+
+    pub(crate) fn byte(&mut self, what: &'static str) -> Result<u8> {
+        let b = *self.data.get(self.pos).ok_or(self.truncated(what))?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    pub(crate) fn bytes(&mut self, n: u64, what: &'static str) -> Result<&'a [u8]> {
+        let n = usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= self.data.len() - self.pos)
+            .ok_or(self.truncated(what))?;
+        let out = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    /// A base-128 varint of up to 64 bits, least significant group first.
+    pub(crate) fn varint(&mut self, what: &'static str) -> Result<u64> {
+        let start = self.pos;
+        let mut value: u64 = 0;
+        for shift in (0..70).step_by(7) {
+            let b = self.byte(what)?;
+            if shift < 64 {
+                value |= u64::from(b & 0x7f) << shift;
+            }
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(self.invalid_at(start, format!("{what}: varint longer than ten bytes")))
+    }
+
+    /// A varint V8 reads as 32 bits (bits beyond are dropped, as V8 drops them).
+    pub(crate) fn varint32(&mut self, what: &'static str) -> Result<u32> {
+        Ok(self.varint(what)? as u32)
+    }
+
+    pub(crate) fn double(&mut self, what: &'static str) -> Result<f64> {
+        let b = self.bytes(8, what)?;
+        Ok(f64::from_le_bytes(b.try_into().expect("eight bytes")))
+    }
+
+    /// A Blink UTF-8 string: a varint length, then the bytes.
+    pub(crate) fn utf8(&mut self, what: &'static str) -> Result<String> {
+        let len = self.varint(what)?;
+        Ok(String::from_utf8_lossy(self.bytes(len, what)?).into_owned())
+    }
+
+    /// The next tag, skipping padding.
+    fn read_tag(&mut self) -> Result<u8> {
+        loop {
+            let t = self.byte("V8 tag")?;
+            if t != 0 {
+                return Ok(t);
+            }
+        }
+    }
+
+    /// The next tag without consuming it (padding before it is consumed).
+    fn peek_tag(&mut self) -> Result<u8> {
+        while self.data.get(self.pos) == Some(&0) {
+            self.pos += 1;
+        }
+        self.data
+            .get(self.pos)
+            .copied()
+            .ok_or(self.truncated("V8 tag"))
+    }
+
+    /// Reserves the next object id.
+    pub(crate) fn new_id(&mut self) -> u32 {
+        self.objects.push(None);
+        (self.objects.len() - 1) as u32
+    }
+
+    pub(crate) fn finish(&mut self, id: u32, node: Rc<Node>) -> Rc<Node> {
+        self.objects[id as usize] = Some(Rc::clone(&node));
+        node
+    }
+
+    pub(crate) fn read_value(&mut self) -> Result<Rc<Node>> {
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::TooDeep {
+                what: WHAT,
+                offset: self.offset(),
+                limit: MAX_DEPTH,
+            });
+        }
+        self.depth += 1;
+        let out = self.read_value_and_view();
+        self.depth -= 1;
+        out
+    }
+
+    fn read_value_and_view(&mut self) -> Result<Rc<Node>> {
+        match self.read_internal()? {
+            Read::Value(v) => Ok(v),
+            Read::Buffer(id, buffer_node) => {
+                if self.pos < self.data.len() && self.peek_tag()? == b'V' {
+                    self.pos += 1;
+                    let bytes = self
+                        .buffers
+                        .iter()
+                        .find(|(b, _)| *b == id)
+                        .map(|(_, bytes)| Rc::clone(bytes))
+                        .expect("a buffer read before");
+                    self.read_view(&bytes)
+                } else {
+                    Ok(buffer_node)
+                }
+            }
+        }
+    }
+
+    fn read_internal(&mut self) -> Result<Read> {
+        let tag = self.read_tag()?;
+        let tag_at = self.pos - 1;
+        let node = match tag {
+            b'?' => {
+                self.varint32("V8 object count")?;
+                return self.read_internal();
+            }
+            b'_' => Rc::new(Node::Tagged("undefined", Vec::new())),
+            b'0' => Node::leaf(Value::Null),
+            b'T' => Node::leaf(true),
+            b'F' => Node::leaf(false),
+            b'I' => {
+                let z = self.varint32("V8 int32")?;
+                let v = ((z >> 1) as i32) ^ -((z & 1) as i32);
+                Node::leaf(v)
+            }
+            b'U' => Node::leaf(self.varint32("V8 uint32")?),
+            b'N' => Node::leaf(json::number(self.double("V8 double")?)),
+            b'Z' => Rc::new(Node::Tagged(
+                "bigint",
+                vec![("value", Node::leaf(self.bigint()?))],
+            )),
+            b'"' | b'c' | b'S' => Node::leaf(self.string_body(tag, tag_at)?),
+            b'^' => {
+                let id = self.varint32("V8 object reference")?;
+                let node = match self.objects.get(id as usize) {
+                    None => {
+                        return Err(self.invalid_at(
+                            tag_at,
+                            format!(
+                                "reference to object {id}, but only {} objects precede it",
+                                self.objects.len()
+                            ),
+                        ));
+                    }
+                    Some(None) => Rc::new(Node::Cycle(id)),
+                    Some(Some(n)) => Rc::clone(n),
+                };
+                if self.buffers.iter().any(|(b, _)| *b == id) {
+                    return Ok(Read::Buffer(id, node));
+                }
+                node
+            }
+            b'o' => {
+                let id = self.new_id();
+                let props = self.properties(b'{')?;
+                let count = self.varint32("V8 object property count")?;
+                self.check_count(tag_at, "object properties", count as usize, props.len())?;
+                self.finish(id, Rc::new(Node::Object(props)))
+            }
+            b'A' => {
+                let length = self.varint32("V8 array length")?;
+                let id = self.new_id();
+                let mut items = Vec::new();
+                for _ in 0..length {
+                    if self.peek_tag()? == b'-' {
+                        self.pos += 1;
+                        items.push(Rc::new(Node::Tagged("hole", Vec::new())));
+                    } else {
+                        items.push(self.read_value()?);
+                    }
+                }
+                let props = self.properties(b'$')?;
+                let count = self.varint32("V8 array property count")?;
+                let end_length = self.varint32("V8 array length")?;
+                self.check_count(tag_at, "array properties", count as usize, props.len())?;
+                self.check_count(tag_at, "array length", end_length as usize, items.len())?;
+                let node = if props.is_empty() {
+                    Node::Array(items)
+                } else {
+                    Node::Tagged(
+                        "array",
+                        vec![
+                            ("items", Rc::new(Node::Array(items))),
+                            ("properties", Rc::new(Node::Object(props))),
+                        ],
+                    )
+                };
+                self.finish(id, Rc::new(node))
+            }
+            b'a' => {
+                let length = self.varint32("V8 sparse array length")?;
+                let id = self.new_id();
+                let props = self.properties(b'@')?;
+                let count = self.varint32("V8 sparse array property count")?;
+                let end_length = self.varint32("V8 sparse array length")?;
+                self.check_count(
+                    tag_at,
+                    "sparse array properties",
+                    count as usize,
+                    props.len(),
+                )?;
+                self.check_count(
+                    tag_at,
+                    "sparse array length",
+                    end_length as usize,
+                    length as usize,
+                )?;
+                let node = Node::Tagged(
+                    "sparse_array",
+                    vec![
+                        ("length", Node::leaf(length)),
+                        ("properties", Rc::new(Node::Object(props))),
+                    ],
+                );
+                self.finish(id, Rc::new(node))
+            }
+            b'D' => {
+                let id = self.new_id();
+                let ms = self.double("V8 date")?;
+                let node =
+                    Node::Tagged("date", vec![("value", Node::leaf(json::plain_number(ms)))]);
+                self.finish(id, Rc::new(node))
+            }
+            b'y' | b'x' => {
+                let id = self.new_id();
+                let node = Node::Tagged("Boolean", vec![("value", Node::leaf(tag == b'y'))]);
+                self.finish(id, Rc::new(node))
+            }
+            b'n' => {
+                let id = self.new_id();
+                let n = self.double("V8 number object")?;
+                let node = Node::Tagged("Number", vec![("value", Node::leaf(json::number(n)))]);
+                self.finish(id, Rc::new(node))
+            }
+            b'z' => {
+                let id = self.new_id();
+                let node = Node::Tagged("BigInt", vec![("value", Node::leaf(self.bigint()?))]);
+                self.finish(id, Rc::new(node))
+            }
+            b's' => {
+                let id = self.new_id();
+                let s = self.string()?;
+                let node = Node::Tagged("String", vec![("value", Node::leaf(s))]);
+                self.finish(id, Rc::new(node))
+            }
+            b'R' => {
+                let id = self.new_id();
+                let source = self.string()?;
+                let flags_at = self.pos;
+                let flags = self.varint32("V8 regexp flags")?;
+                if flags >= 1 << 9 {
+                    return Err(self.invalid_at(flags_at, format!("regexp flags {flags:#x}")));
+                }
+                let node = Node::Tagged(
+                    "regexp",
+                    vec![
+                        ("source", Node::leaf(source)),
+                        ("flags", Node::leaf(regexp_flags(flags))),
+                    ],
+                );
+                self.finish(id, Rc::new(node))
+            }
+            b';' => {
+                let id = self.new_id();
+                let mut entries = Vec::new();
+                while self.peek_tag()? != b':' {
+                    let k = self.read_value()?;
+                    let v = self.read_value()?;
+                    entries.push(Rc::new(Node::Array(vec![k, v])));
+                }
+                self.pos += 1;
+                let length = self.varint32("V8 map length")?;
+                self.check_count(tag_at, "map length", length as usize, entries.len() * 2)?;
+                let node = Node::Tagged("map", vec![("entries", Rc::new(Node::Array(entries)))]);
+                self.finish(id, Rc::new(node))
+            }
+            b'\'' => {
+                let id = self.new_id();
+                let mut values = Vec::new();
+                while self.peek_tag()? != b',' {
+                    values.push(self.read_value()?);
+                }
+                self.pos += 1;
+                let length = self.varint32("V8 set length")?;
+                self.check_count(tag_at, "set length", length as usize, values.len())?;
+                let node = Node::Tagged("set", vec![("values", Rc::new(Node::Array(values)))]);
+                self.finish(id, Rc::new(node))
+            }
+            b'B' | b'C' | b'~' => return self.array_buffer(tag),
+            b'r' => self.error()?,
+            b'\\' => {
+                let id = self.new_id();
+                let node = self.read_host_object()?;
+                self.finish(id, node)
+            }
+            b'-' => return Err(self.invalid_at(tag_at, "an array hole outside a dense array")),
+            b'V' => {
+                return Err(self.invalid_at(tag_at, "an array buffer view without its buffer"));
+            }
+            b't' | b'u' | b'p' | b'w' | b'm' => {
+                return Err(self.invalid_at(
+                    tag_at,
+                    format!(
+                        "tag '{}' refers to transferred or shared data, which is never stored",
+                        char::from(tag)
+                    ),
+                ));
+            }
+            tag => {
+                return Err(Error::UnknownTag {
+                    what: "V8 value tag",
+                    tag,
+                    offset: self.base + tag_at,
+                });
+            }
+        };
+        Ok(Read::Value(node))
+    }
+
+    fn check_count(&self, at: usize, what: &str, claimed: usize, found: usize) -> Result<()> {
+        if claimed == found {
+            Ok(())
+        } else {
+            Err(self.invalid_at(
+                at,
+                format!("{what}: the end tag says {claimed}, found {found}"),
+            ))
+        }
+    }
+
+    /// Key–value pairs up to `end`, which is consumed.
+    fn properties(&mut self, end: u8) -> Result<Vec<(String, Rc<Node>)>> {
+        let mut props = Vec::new();
+        while self.peek_tag()? != end {
+            let key_at = self.pos;
+            let key = self.read_value()?;
+            let key = property_key(&key).ok_or_else(|| {
+                self.invalid_at(key_at, "a property key that is not a string or a number")
+            })?;
+            let value = self.read_value()?;
+            props.push((key, value));
+        }
+        self.pos += 1;
+        Ok(props)
+    }
+
+    fn bigint(&mut self) -> Result<String> {
+        let bitfield = self.varint32("V8 BigInt")?;
+        let digits = self.bytes(u64::from(bitfield >> 1), "V8 BigInt digits")?;
+        Ok(bigint::to_decimal(digits, bitfield & 1 == 1))
+    }
+
+    /// A string value: its tag, then its body (versions 12 and later).
+    pub(crate) fn string(&mut self) -> Result<Value> {
+        let tag = self.read_tag()?;
+        let at = self.pos - 1;
+        match tag {
+            b'"' | b'c' | b'S' => self.string_body(tag, at),
+            _ => Err(self.invalid_at(
+                at,
+                format!("tag '{}' where a string was expected", char::from(tag)),
+            )),
+        }
+    }
+
+    fn string_body(&mut self, tag: u8, at: usize) -> Result<Value> {
+        let len = self.varint("V8 string length")?;
+        let bytes = self.bytes(len, "V8 string")?;
+        Ok(match tag {
+            b'"' => Value::String(crate::coding::latin1_to_string(bytes)),
+            b'S' => Value::String(String::from_utf8_lossy(bytes).into_owned()),
+            _ => {
+                if bytes.len() % 2 != 0 {
+                    return Err(self.invalid_at(at, "a two-byte string of odd byte length"));
+                }
+                let units: Vec<u16> = bytes
+                    .chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect();
+                json::utf16(&units)
+            }
+        })
+    }
+
+    fn error(&mut self) -> Result<Rc<Node>> {
+        let id = self.new_id();
+        let mut name = "Error";
+        let mut fields = Vec::new();
+        loop {
+            let at = self.pos;
+            match self.byte("V8 error tag")? {
+                b'E' => name = "EvalError",
+                b'R' => name = "RangeError",
+                b'F' => name = "ReferenceError",
+                b'S' => name = "SyntaxError",
+                b'T' => name = "TypeError",
+                b'U' => name = "URIError",
+                b'm' => fields.push(("message", Node::leaf(self.string()?))),
+                b's' => fields.push(("stack", Node::leaf(self.string()?))),
+                b'c' => fields.push(("cause", self.read_value()?)),
+                b'.' => break,
+                tag => {
+                    return Err(Error::UnknownTag {
+                        what: "V8 error tag",
+                        tag,
+                        offset: self.base + at,
+                    });
+                }
+            }
+        }
+        fields.insert(0, ("name", Node::leaf(name)));
+        Ok(self.finish(id, Rc::new(Node::Tagged("error", fields))))
+    }
+
+    fn array_buffer(&mut self, tag: u8) -> Result<Read> {
+        let id = self.new_id();
+        let len = self.varint("V8 array buffer length")?;
+        let mut fields = Vec::new();
+        if tag == b'~' {
+            let at = self.pos;
+            let max = self.varint("V8 array buffer max length")?;
+            if len > max {
+                return Err(self.invalid_at(at, "array buffer longer than its maximum"));
+            }
+            fields.push(("max_byte_length", Node::leaf(max)));
+        }
+        if tag == b'C' {
+            fields.push(("immutable", Node::leaf(true)));
+        }
+        let bytes: Rc<[u8]> = Rc::from(self.bytes(len, "V8 array buffer")?);
+        fields.insert(0, ("base64", Node::leaf(json::base64(&bytes))));
+        self.buffers.push((id, bytes));
+        let node = self.finish(id, Rc::new(Node::Tagged("ArrayBuffer", fields)));
+        Ok(Read::Buffer(id, node))
+    }
+
+    fn read_view(&mut self, buffer: &[u8]) -> Result<Rc<Node>> {
+        let at = self.pos - 1;
+        let sub = self.varint("V8 view type")? as u8;
+        let offset = self.varint("V8 view offset")?;
+        let length = self.varint("V8 view length")?;
+        let flags = if self.version >= 14 {
+            self.varint32("V8 view flags")?
+        } else {
+            0
+        };
+        let (name, size) = match view_type(sub) {
+            Some(t) => t,
+            None => {
+                return Err(Error::UnknownTag {
+                    what: "V8 array buffer view type",
+                    tag: sub,
+                    offset: self.base + at + 1,
+                });
+            }
+        };
+        let end = offset
+            .checked_add(length)
+            .filter(|&e| e <= buffer.len() as u64);
+        let Some(end) = end else {
+            return Err(self.invalid_at(at, "a view beyond its buffer"));
+        };
+        if offset % size != 0 || length % size != 0 {
+            return Err(self.invalid_at(at, format!("a {name} not aligned to its elements")));
+        }
+        let id = self.new_id();
+        let bytes = &buffer[offset as usize..end as usize];
+        let mut fields = vec![
+            ("byte_offset", Node::leaf(offset)),
+            ("byte_length", Node::leaf(length)),
+        ];
+        if flags & 1 != 0 {
+            fields.push(("length_tracking", Node::leaf(true)));
+        }
+        if flags & 2 != 0 {
+            fields.push(("backed_by_resizable_buffer", Node::leaf(true)));
+        }
+        if sub == b'?' {
+            fields.push(("base64", Node::leaf(json::base64(bytes))));
+        } else {
+            fields.push(("values", Node::leaf(view_values(sub, bytes))));
+        }
+        Ok(self.finish(id, Rc::new(Node::Tagged(name, fields))))
+    }
+}
+
+fn property_key(key: &Node) -> Option<String> {
+    match key {
+        Node::Leaf(Value::String(s)) => Some(s.clone()),
+        Node::Leaf(Value::Number(n)) => Some(n.to_string()),
+        // Strings with unpaired surrogates and numbers JSON cannot hold are tagged leaves.
+        Node::Leaf(Value::Object(m)) => match m.get("value") {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn regexp_flags(flags: u32) -> String {
+    // In the order JavaScript's `RegExp.prototype.flags` lists them; `l` is V8's linear flag.
+    [
+        (128, 'd'),
+        (1, 'g'),
+        (2, 'i'),
+        (4, 'm'),
+        (32, 's'),
+        (16, 'u'),
+        (256, 'v'),
+        (8, 'y'),
+        (64, 'l'),
+    ]
+    .iter()
+    .filter(|(bit, _)| flags & bit != 0)
+    .map(|&(_, c)| c)
+    .collect()
+}
+
+fn view_type(sub: u8) -> Option<(&'static str, u64)> {
+    Some(match sub {
+        b'b' => ("Int8Array", 1),
+        b'B' => ("Uint8Array", 1),
+        b'C' => ("Uint8ClampedArray", 1),
+        b'w' => ("Int16Array", 2),
+        b'W' => ("Uint16Array", 2),
+        b'd' => ("Int32Array", 4),
+        b'D' => ("Uint32Array", 4),
+        b'h' => ("Float16Array", 2),
+        b'f' => ("Float32Array", 4),
+        b'F' => ("Float64Array", 8),
+        b'q' => ("BigInt64Array", 8),
+        b'Q' => ("BigUint64Array", 8),
+        b'?' => ("DataView", 1),
+        _ => return None,
+    })
+}
+
+fn view_values(sub: u8, bytes: &[u8]) -> Value {
+    fn each<const N: usize>(bytes: &[u8], f: impl Fn([u8; N]) -> Value) -> Value {
+        Value::Array(
+            bytes
+                .chunks_exact(N)
+                .map(|c| f(c.try_into().expect("N bytes")))
+                .collect(),
+        )
+    }
+    match sub {
+        b'b' => each::<1>(bytes, |b| (b[0] as i8).into()),
+        b'B' | b'C' => each::<1>(bytes, |b| b[0].into()),
+        b'w' => each::<2>(bytes, |b| i16::from_le_bytes(b).into()),
+        b'W' => each::<2>(bytes, |b| u16::from_le_bytes(b).into()),
+        b'd' => each::<4>(bytes, |b| i32::from_le_bytes(b).into()),
+        b'D' => each::<4>(bytes, |b| u32::from_le_bytes(b).into()),
+        b'h' => each::<2>(bytes, |b| json::number(f16_to_f64(u16::from_le_bytes(b)))),
+        b'f' => each::<4>(bytes, |b| json::number(f64::from(f32::from_le_bytes(b)))),
+        b'F' => each::<8>(bytes, |b| json::number(f64::from_le_bytes(b))),
+        b'q' => each::<8>(bytes, |b| i64::from_le_bytes(b).to_string().into()),
+        _ => each::<8>(bytes, |b| u64::from_le_bytes(b).to_string().into()),
+    }
+}
+
+fn f16_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((h >> 10) & 0x1f);
+    let frac = f64::from(h & 0x3ff);
+    match exp {
+        0 => sign * frac * 2f64.powi(-24),
+        31 if frac == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        _ => sign * (1.0 + frac / 1024.0) * 2f64.powi(exp - 15),
+    }
+}
