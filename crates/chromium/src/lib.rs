@@ -7,6 +7,7 @@ pub mod error;
 pub mod idb_key;
 pub mod indexeddb;
 pub mod json;
+pub mod metadata;
 pub mod v8;
 
 pub use comparator::IdbCmp1;
