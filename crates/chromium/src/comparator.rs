@@ -35,6 +35,10 @@
 //!   truncated to `int`), which overflows for ids of 2^63 and more and array lengths that
 //!   differ by 2^31 or more; these are compared here as the numbers they are.
 //!
+//! Like Chromium, the order calls some different byte strings equal: the numbers `0` and
+//! `-0`, and keys that differ only in bytes after the fields their kind has (Chromium stops
+//! reading there). A lookup of `0` finds a record stored under `-0`, as in Chromium.
+//!
 //! `find_shortest_separator` and `find_short_successor` leave keys unchanged, as Chromium's
 //! comparator does.
 
