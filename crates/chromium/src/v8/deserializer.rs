@@ -17,16 +17,13 @@ use super::node::Node;
 use crate::error::{Error, Result};
 use crate::json;
 
-/// How deeply values may nest.
-pub const MAX_DEPTH: usize = 200;
-
 const WHAT: &str = "V8 value";
 
 pub(crate) struct Deserializer<'a> {
     data: &'a [u8],
-    pos: usize,
+    pub(crate) pos: usize,
     /// Offset of `data` in the input the caller gave, for error offsets.
-    base: usize,
+    pub(crate) base: usize,
     /// V8's format version from the header.
     pub(crate) version: u32,
     /// Blink's format version from its envelope (0 for bare V8 data).
@@ -36,6 +33,7 @@ pub(crate) struct Deserializer<'a> {
     /// The bytes of the array buffers among them.
     buffers: Vec<(u32, Rc<[u8]>)>,
     depth: usize,
+    max_depth: usize,
 }
 
 /// What reading one value gave: an array buffer is remembered so that a view may follow it.
@@ -45,7 +43,7 @@ enum Read {
 }
 
 impl<'a> Deserializer<'a> {
-    pub(crate) fn new(data: &'a [u8], base: usize, blink_version: u32) -> Self {
+    pub(crate) fn new(data: &'a [u8], base: usize, blink_version: u32, max_depth: usize) -> Self {
         Deserializer {
             data,
             pos: 0,
@@ -55,6 +53,7 @@ impl<'a> Deserializer<'a> {
             objects: Vec::new(),
             buffers: Vec::new(),
             depth: 0,
+            max_depth,
         }
     }
 
@@ -185,11 +184,11 @@ impl<'a> Deserializer<'a> {
     }
 
     pub(crate) fn read_value(&mut self) -> Result<Rc<Node>> {
-        if self.depth >= MAX_DEPTH {
+        if self.depth >= self.max_depth {
             return Err(Error::TooDeep {
                 what: WHAT,
                 offset: self.offset(),
-                limit: MAX_DEPTH,
+                limit: self.max_depth,
             });
         }
         self.depth += 1;
@@ -218,6 +217,7 @@ impl<'a> Deserializer<'a> {
         }
     }
 
+    #[inline(never)]
     fn read_internal(&mut self) -> Result<Read> {
         let tag = self.read_tag()?;
         let tag_at = self.pos - 1;
@@ -262,70 +262,9 @@ impl<'a> Deserializer<'a> {
                 }
                 node
             }
-            b'o' => {
-                let id = self.new_id();
-                let props = self.properties(b'{')?;
-                let count = self.varint32("V8 object property count")?;
-                self.check_count(tag_at, "object properties", count as usize, props.len())?;
-                self.finish(id, Rc::new(Node::Object(props)))
-            }
-            b'A' => {
-                let length = self.varint32("V8 array length")?;
-                let id = self.new_id();
-                let mut items = Vec::new();
-                for _ in 0..length {
-                    if self.peek_tag()? == b'-' {
-                        self.pos += 1;
-                        items.push(Rc::new(Node::Tagged("hole", Vec::new())));
-                    } else {
-                        items.push(self.read_value()?);
-                    }
-                }
-                let props = self.properties(b'$')?;
-                let count = self.varint32("V8 array property count")?;
-                let end_length = self.varint32("V8 array length")?;
-                self.check_count(tag_at, "array properties", count as usize, props.len())?;
-                self.check_count(tag_at, "array length", end_length as usize, items.len())?;
-                let node = if props.is_empty() {
-                    Node::Array(items)
-                } else {
-                    Node::Tagged(
-                        "array",
-                        vec![
-                            ("items", Rc::new(Node::Array(items))),
-                            ("properties", Rc::new(Node::Object(props))),
-                        ],
-                    )
-                };
-                self.finish(id, Rc::new(node))
-            }
-            b'a' => {
-                let length = self.varint32("V8 sparse array length")?;
-                let id = self.new_id();
-                let props = self.properties(b'@')?;
-                let count = self.varint32("V8 sparse array property count")?;
-                let end_length = self.varint32("V8 sparse array length")?;
-                self.check_count(
-                    tag_at,
-                    "sparse array properties",
-                    count as usize,
-                    props.len(),
-                )?;
-                self.check_count(
-                    tag_at,
-                    "sparse array length",
-                    end_length as usize,
-                    length as usize,
-                )?;
-                let node = Node::Tagged(
-                    "sparse_array",
-                    vec![
-                        ("length", Node::leaf(length)),
-                        ("properties", Rc::new(Node::Object(props))),
-                    ],
-                );
-                self.finish(id, Rc::new(node))
-            }
+            b'o' => self.read_object(tag_at)?,
+            b'A' => self.read_dense_array(tag_at)?,
+            b'a' => self.read_sparse_array(tag_at)?,
             b'D' => {
                 let id = self.new_id();
                 let ms = self.double("V8 date")?;
@@ -355,49 +294,9 @@ impl<'a> Deserializer<'a> {
                 let node = Node::Tagged("String", vec![("value", Node::leaf(s))]);
                 self.finish(id, Rc::new(node))
             }
-            b'R' => {
-                let id = self.new_id();
-                let source = self.string()?;
-                let flags_at = self.pos;
-                let flags = self.varint32("V8 regexp flags")?;
-                if flags >= 1 << 9 {
-                    return Err(self.invalid_at(flags_at, format!("regexp flags {flags:#x}")));
-                }
-                let node = Node::Tagged(
-                    "regexp",
-                    vec![
-                        ("source", Node::leaf(source)),
-                        ("flags", Node::leaf(regexp_flags(flags))),
-                    ],
-                );
-                self.finish(id, Rc::new(node))
-            }
-            b';' => {
-                let id = self.new_id();
-                let mut entries = Vec::new();
-                while self.peek_tag()? != b':' {
-                    let k = self.read_value()?;
-                    let v = self.read_value()?;
-                    entries.push(Rc::new(Node::Array(vec![k, v])));
-                }
-                self.pos += 1;
-                let length = self.varint32("V8 map length")?;
-                self.check_count(tag_at, "map length", length as usize, entries.len() * 2)?;
-                let node = Node::Tagged("map", vec![("entries", Rc::new(Node::Array(entries)))]);
-                self.finish(id, Rc::new(node))
-            }
-            b'\'' => {
-                let id = self.new_id();
-                let mut values = Vec::new();
-                while self.peek_tag()? != b',' {
-                    values.push(self.read_value()?);
-                }
-                self.pos += 1;
-                let length = self.varint32("V8 set length")?;
-                self.check_count(tag_at, "set length", length as usize, values.len())?;
-                let node = Node::Tagged("set", vec![("values", Rc::new(Node::Array(values)))]);
-                self.finish(id, Rc::new(node))
-            }
+            b'R' => self.read_regexp()?,
+            b';' => self.read_map(tag_at)?,
+            b'\'' => self.read_set(tag_at)?,
             b'B' | b'C' | b'~' => return self.array_buffer(tag),
             b'r' => self.error()?,
             b'\\' => {
@@ -427,6 +326,125 @@ impl<'a> Deserializer<'a> {
             }
         };
         Ok(Read::Value(node))
+    }
+
+    #[inline(never)]
+    fn read_object(&mut self, tag_at: usize) -> Result<Rc<Node>> {
+        let id = self.new_id();
+        let props = self.properties(b'{')?;
+        let count = self.varint32("V8 object property count")?;
+        self.check_count(tag_at, "object properties", count as usize, props.len())?;
+        Ok(self.finish(id, Rc::new(Node::Object(props))))
+    }
+
+    #[inline(never)]
+    fn read_dense_array(&mut self, tag_at: usize) -> Result<Rc<Node>> {
+        let length = self.varint32("V8 array length")?;
+        let id = self.new_id();
+        let mut items = Vec::new();
+        for _ in 0..length {
+            if self.peek_tag()? == b'-' {
+                self.pos += 1;
+                items.push(Rc::new(Node::Tagged("hole", Vec::new())));
+            } else {
+                items.push(self.read_value()?);
+            }
+        }
+        let props = self.properties(b'$')?;
+        let count = self.varint32("V8 array property count")?;
+        let end_length = self.varint32("V8 array length")?;
+        self.check_count(tag_at, "array properties", count as usize, props.len())?;
+        self.check_count(tag_at, "array length", end_length as usize, items.len())?;
+        let node = if props.is_empty() {
+            Node::Array(items)
+        } else {
+            Node::Tagged(
+                "array",
+                vec![
+                    ("items", Rc::new(Node::Array(items))),
+                    ("properties", Rc::new(Node::Object(props))),
+                ],
+            )
+        };
+        Ok(self.finish(id, Rc::new(node)))
+    }
+
+    #[inline(never)]
+    fn read_sparse_array(&mut self, tag_at: usize) -> Result<Rc<Node>> {
+        let length = self.varint32("V8 sparse array length")?;
+        let id = self.new_id();
+        let props = self.properties(b'@')?;
+        let count = self.varint32("V8 sparse array property count")?;
+        let end_length = self.varint32("V8 sparse array length")?;
+        self.check_count(
+            tag_at,
+            "sparse array properties",
+            count as usize,
+            props.len(),
+        )?;
+        self.check_count(
+            tag_at,
+            "sparse array length",
+            end_length as usize,
+            length as usize,
+        )?;
+        let node = Node::Tagged(
+            "sparse_array",
+            vec![
+                ("length", Node::leaf(length)),
+                ("properties", Rc::new(Node::Object(props))),
+            ],
+        );
+        Ok(self.finish(id, Rc::new(node)))
+    }
+
+    #[inline(never)]
+    fn read_map(&mut self, tag_at: usize) -> Result<Rc<Node>> {
+        let id = self.new_id();
+        let mut entries = Vec::new();
+        while self.peek_tag()? != b':' {
+            let k = self.read_value()?;
+            let v = self.read_value()?;
+            entries.push(Rc::new(Node::Array(vec![k, v])));
+        }
+        self.pos += 1;
+        let length = self.varint32("V8 map length")?;
+        self.check_count(tag_at, "map length", length as usize, entries.len() * 2)?;
+        let node = Node::Tagged("map", vec![("entries", Rc::new(Node::Array(entries)))]);
+        Ok(self.finish(id, Rc::new(node)))
+    }
+
+    #[inline(never)]
+    fn read_set(&mut self, tag_at: usize) -> Result<Rc<Node>> {
+        let id = self.new_id();
+        let mut values = Vec::new();
+        while self.peek_tag()? != b',' {
+            values.push(self.read_value()?);
+        }
+        self.pos += 1;
+        let length = self.varint32("V8 set length")?;
+        self.check_count(tag_at, "set length", length as usize, values.len())?;
+        let node = Node::Tagged("set", vec![("values", Rc::new(Node::Array(values)))]);
+        Ok(self.finish(id, Rc::new(node)))
+    }
+
+    #[inline(never)]
+    fn read_regexp(&mut self) -> Result<Rc<Node>> {
+        let id = self.new_id();
+        let source = self.string()?;
+        let flags_at = self.pos;
+        let flags = self.varint32("V8 regexp flags")?;
+        if flags >= 1 << 9 {
+            return Err(self.invalid_at(flags_at, format!("regexp flags {flags:#x}")));
+        }
+        let node = Node::Tagged(
+            "regexp",
+            vec![
+                ("source", Node::leaf(source)),
+                ("flags", Node::leaf(regexp_flags(flags))),
+            ],
+        );
+        Ok(self.finish(id, Rc::new(node)))
     }
 
     fn check_count(&self, at: usize, what: &str, claimed: usize, found: usize) -> Result<()> {
@@ -545,55 +563,6 @@ impl<'a> Deserializer<'a> {
         let node = self.finish(id, Rc::new(Node::Tagged("ArrayBuffer", fields)));
         Ok(Read::Buffer(id, node))
     }
-
-    fn read_view(&mut self, buffer: &[u8]) -> Result<Rc<Node>> {
-        let at = self.pos - 1;
-        let sub = self.varint("V8 view type")? as u8;
-        let offset = self.varint("V8 view offset")?;
-        let length = self.varint("V8 view length")?;
-        let flags = if self.version >= 14 {
-            self.varint32("V8 view flags")?
-        } else {
-            0
-        };
-        let (name, size) = match view_type(sub) {
-            Some(t) => t,
-            None => {
-                return Err(Error::UnknownTag {
-                    what: "V8 array buffer view type",
-                    tag: sub,
-                    offset: self.base + at + 1,
-                });
-            }
-        };
-        let end = offset
-            .checked_add(length)
-            .filter(|&e| e <= buffer.len() as u64);
-        let Some(end) = end else {
-            return Err(self.invalid_at(at, "a view beyond its buffer"));
-        };
-        if offset % size != 0 || length % size != 0 {
-            return Err(self.invalid_at(at, format!("a {name} not aligned to its elements")));
-        }
-        let id = self.new_id();
-        let bytes = &buffer[offset as usize..end as usize];
-        let mut fields = vec![
-            ("byte_offset", Node::leaf(offset)),
-            ("byte_length", Node::leaf(length)),
-        ];
-        if flags & 1 != 0 {
-            fields.push(("length_tracking", Node::leaf(true)));
-        }
-        if flags & 2 != 0 {
-            fields.push(("backed_by_resizable_buffer", Node::leaf(true)));
-        }
-        if sub == b'?' {
-            fields.push(("base64", Node::leaf(json::base64(bytes))));
-        } else {
-            fields.push(("values", Node::leaf(view_values(sub, bytes))));
-        }
-        Ok(self.finish(id, Rc::new(Node::Tagged(name, fields))))
-    }
 }
 
 fn property_key(key: &Node) -> Option<String> {
@@ -626,59 +595,4 @@ fn regexp_flags(flags: u32) -> String {
     .filter(|(bit, _)| flags & bit != 0)
     .map(|&(_, c)| c)
     .collect()
-}
-
-fn view_type(sub: u8) -> Option<(&'static str, u64)> {
-    Some(match sub {
-        b'b' => ("Int8Array", 1),
-        b'B' => ("Uint8Array", 1),
-        b'C' => ("Uint8ClampedArray", 1),
-        b'w' => ("Int16Array", 2),
-        b'W' => ("Uint16Array", 2),
-        b'd' => ("Int32Array", 4),
-        b'D' => ("Uint32Array", 4),
-        b'h' => ("Float16Array", 2),
-        b'f' => ("Float32Array", 4),
-        b'F' => ("Float64Array", 8),
-        b'q' => ("BigInt64Array", 8),
-        b'Q' => ("BigUint64Array", 8),
-        b'?' => ("DataView", 1),
-        _ => return None,
-    })
-}
-
-fn view_values(sub: u8, bytes: &[u8]) -> Value {
-    fn each<const N: usize>(bytes: &[u8], f: impl Fn([u8; N]) -> Value) -> Value {
-        Value::Array(
-            bytes
-                .chunks_exact(N)
-                .map(|c| f(c.try_into().expect("N bytes")))
-                .collect(),
-        )
-    }
-    match sub {
-        b'b' => each::<1>(bytes, |b| (b[0] as i8).into()),
-        b'B' | b'C' => each::<1>(bytes, |b| b[0].into()),
-        b'w' => each::<2>(bytes, |b| i16::from_le_bytes(b).into()),
-        b'W' => each::<2>(bytes, |b| u16::from_le_bytes(b).into()),
-        b'd' => each::<4>(bytes, |b| i32::from_le_bytes(b).into()),
-        b'D' => each::<4>(bytes, |b| u32::from_le_bytes(b).into()),
-        b'h' => each::<2>(bytes, |b| json::number(f16_to_f64(u16::from_le_bytes(b)))),
-        b'f' => each::<4>(bytes, |b| json::number(f64::from(f32::from_le_bytes(b)))),
-        b'F' => each::<8>(bytes, |b| json::number(f64::from_le_bytes(b))),
-        b'q' => each::<8>(bytes, |b| i64::from_le_bytes(b).to_string().into()),
-        _ => each::<8>(bytes, |b| u64::from_le_bytes(b).to_string().into()),
-    }
-}
-
-fn f16_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((h >> 10) & 0x1f);
-    let frac = f64::from(h & 0x3ff);
-    match exp {
-        0 => sign * frac * 2f64.powi(-24),
-        31 if frac == 0.0 => sign * f64::INFINITY,
-        31 => f64::NAN,
-        _ => sign * (1.0 + frac / 1024.0) * 2f64.powi(exp - 15),
-    }
 }

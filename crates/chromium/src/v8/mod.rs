@@ -25,7 +25,8 @@
 //! | a plain object with a `type` property | `{"type":"object","value":{…}}` |
 //! | an object reached again | a copy; inside itself, `{"type":"cycle","id":n}` |
 //!
-//! Limits: values nest at most [`MAX_DEPTH`] deep; the JSON written (copies of objects
+//! Limits: values nest at most [`MAX_DEPTH`] deep (values nested more than 150 deep are
+//! decoded on a thread of their own with a 64 MiB stack); the JSON written (copies of objects
 //! reached again included) is at most one million values plus 64 per input byte; nothing is
 //! allocated by a length before the bytes it claims exist.
 
@@ -34,10 +35,10 @@ mod deserializer;
 pub mod envelope;
 mod host;
 mod node;
+mod views;
 
 use serde_json::{Value, json};
 
-pub use deserializer::MAX_DEPTH;
 pub use envelope::{Envelope, Wrapping, unwrap_idb_value};
 
 use crate::error::{Error, Result};
@@ -78,8 +79,40 @@ pub fn deserialize_v8(bytes: &[u8]) -> Result<Value> {
     run(bytes, 0, 0)
 }
 
+/// How deeply values may nest.
+pub const MAX_DEPTH: usize = 2000;
+
+/// How deeply values may nest when decoded on the caller's stack: well within a 2 MiB thread
+/// stack even in an unoptimized build.
+const SHALLOW_DEPTH: usize = 150;
+
+/// The stack of the thread that decodes deeper values.
+const DEEP_STACK_BYTES: usize = 64 << 20;
+
 fn run(v8: &[u8], base: usize, blink_version: u32) -> Result<Value> {
-    let mut d = Deserializer::new(v8, base, blink_version);
+    match run_with_limit(v8, base, blink_version, SHALLOW_DEPTH) {
+        Err(Error::TooDeep { .. }) => {
+            // Rare: decode again on a thread with a stack large enough for MAX_DEPTH.
+            let bytes = v8.to_vec();
+            let deep = std::thread::Builder::new()
+                .name("leveltable-chromium-v8".into())
+                .stack_size(DEEP_STACK_BYTES)
+                .spawn(move || run_with_limit(&bytes, base, blink_version, MAX_DEPTH));
+            match deep.map(|t| t.join()) {
+                Ok(Ok(result)) => result,
+                _ => Err(Error::TooDeep {
+                    what: "V8 value",
+                    offset: base,
+                    limit: SHALLOW_DEPTH,
+                }),
+            }
+        }
+        other => other,
+    }
+}
+
+fn run_with_limit(v8: &[u8], base: usize, blink_version: u32, depth: usize) -> Result<Value> {
+    let mut d = Deserializer::new(v8, base, blink_version, depth);
     let root = d.read_root()?;
     let mut budget = 1_000_000usize.saturating_add(v8.len().saturating_mul(64));
     root.to_json(&mut budget)
