@@ -5,6 +5,9 @@
 
 use crate::error::{Error, Result};
 
+/// Microseconds from 1601-01-01 (the epoch of Chromium's `base::Time`) to 1970-01-01.
+pub const WINDOWS_TO_UNIX_EPOCH_US: i64 = 11_644_473_600_000_000;
+
 /// A cursor over an input that remembers the offset of each read.
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {

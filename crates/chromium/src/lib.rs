@@ -7,7 +7,9 @@ pub mod error;
 pub mod idb_key;
 pub mod indexeddb;
 pub mod json;
+pub mod local_storage;
 pub mod metadata;
+pub mod session_storage;
 pub mod v8;
 
 pub use comparator::IdbCmp1;

@@ -10,14 +10,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::coding::{Reader, decode_int, decode_varint, utf16be_to_string};
+use crate::coding::{
+    Reader, WINDOWS_TO_UNIX_EPOCH_US, decode_int, decode_varint, utf16be_to_string,
+};
 use crate::error::{Error, Result};
 use crate::idb_key::IdbKey;
 use crate::indexeddb::{IdbRecordKey, KeyType, database, global};
 use crate::json;
-
-/// Microseconds from 1601-01-01 (Chromium's `base::Time` epoch) to 1970-01-01.
-const WINDOWS_TO_UNIX_EPOCH_US: i64 = 11_644_473_600_000_000;
 
 /// An IndexedDB key path.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,21 +13,17 @@ python3 server.py "$port" "$profile/report.json" &
 server=$!
 sleep 1
 
-run_chromium() {
-    chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
-        --user-data-dir="$profile/user" "$1" >"$profile/chromium.log" 2>&1 &
-    pid=$!
-    sleep "$2"
-    kill -TERM "$pid"
-    wait "$pid" || true
-}
-
-# First run writes everything; sessionStorage and localStorage commit on a timer, so it stays
-# up long enough for their writes to land, then shuts down cleanly on SIGTERM.
-run_chromium "http://127.0.0.1:$port/page.html" 30
-# Second run only reopens the origin's databases: LevelDB recovers the first run's logs into
-# sorted table files written by Chromium's own comparator.
-run_chromium "http://127.0.0.1:$port/reopen.html" 15
+# Chromium writes everything, stays up long enough for the Local Storage and Session Storage
+# commit timers to fire, and is then killed: a clean shutdown would close the tab and delete
+# its Session Storage namespace. LevelDB's logs survive a kill (that is what they are for).
+chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
+    --user-data-dir="$profile/user" "http://127.0.0.1:$port/page.html" \
+    >"$profile/chromium.log" 2>&1 &
+pid=$!
+sleep 30
+kill -KILL "$pid"
+wait "$pid" || true
+sleep 1
 
 chromium --version >"$profile/version.txt"
 rm -rf "$out"
