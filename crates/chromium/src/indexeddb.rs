@@ -97,8 +97,19 @@ impl KeyPrefix {
         Ok(prefix)
     }
 
-    /// The prefix's encoding (Chromium's `KeyPrefix::Encode`); ids must not be negative.
-    pub fn encode(&self) -> Vec<u8> {
+    /// The prefix's encoding (Chromium's `KeyPrefix::Encode`). Ids must not be negative and
+    /// the index id must fit four bytes, as in Chromium.
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        if self.database_id < 0
+            || self.object_store_id < 0
+            || !(0..=i64::from(u32::MAX)).contains(&self.index_id)
+        {
+            return Err(Error::invalid(
+                "IndexedDB key prefix",
+                0,
+                format!("ids {self:?} out of range"),
+            ));
+        }
         let mut db = Vec::new();
         let mut os = Vec::new();
         let mut index = Vec::new();
@@ -106,13 +117,13 @@ impl KeyPrefix {
         encode_int(self.object_store_id as u64, &mut os);
         encode_int(self.index_id as u64, &mut index);
         let first = (((db.len() - 1) as u8) << 5)
-            | ((((os.len() - 1) as u8) & 7) << 2)
-            | (((index.len() - 1) as u8) & 3);
+            | (((os.len() - 1) as u8) << 2)
+            | ((index.len() - 1) as u8);
         let mut out = vec![first];
         out.extend_from_slice(&db);
         out.extend_from_slice(&os);
         out.extend_from_slice(&index);
-        out
+        Ok(out)
     }
 
     /// What the key is.

@@ -60,7 +60,8 @@ fn record_key() -> impl Strategy<Value = Vec<u8>> {
                     object_store_id: os,
                     index_id: index,
                 }
-                .encode();
+                .encode()
+                .unwrap();
                 k.encode(&mut out);
                 out
             }
@@ -78,7 +79,8 @@ fn record_key() -> impl Strategy<Value = Vec<u8>> {
                     object_store_id: os,
                     index_id: index,
                 }
-                .encode();
+                .encode()
+                .unwrap();
                 k.encode(&mut out);
                 if let Some((seq, primary)) = tail {
                     encode_varint(seq, &mut out);
@@ -102,7 +104,8 @@ fn metadata_key() -> impl Strategy<Value = Vec<u8>> {
         object_store_id: 0,
         index_id: 0,
     }
-    .encode();
+    .encode()
+    .unwrap();
     let g = global.clone();
     let g2 = global.clone();
     let db = |id: i64| {
@@ -112,6 +115,7 @@ fn metadata_key() -> impl Strategy<Value = Vec<u8>> {
             index_id: 0,
         }
         .encode()
+        .unwrap()
     };
     prop_oneof![
         (0u8..7).prop_map(move |t| [global.clone(), vec![t]].concat()),
@@ -200,7 +204,7 @@ proptest! {
     fn record_keys_are_ordered_as_the_specification_orders_the_decoded_keys(
         a in key(), b in key(),
     ) {
-        let prefix = KeyPrefix { database_id: 1, object_store_id: 1, index_id: 1 }.encode();
+        let prefix = KeyPrefix { database_id: 1, object_store_id: 1, index_id: 1 }.encode().unwrap();
         let ka = [prefix.clone(), a.encoded()].concat();
         let kb = [prefix, b.encoded()].concat();
         prop_assert_eq!(IdbCmp1.compare(&ka, &kb), a.spec_cmp(&b), "{:?} vs {:?}", a, b);
@@ -211,7 +215,7 @@ proptest! {
     fn index_entries_order_by_index_key_then_primary_key_then_sequence(
         ka in key(), kb in key(), pa in key(), pb in key(), sa in 0u64..3, sb in 0u64..3,
     ) {
-        let prefix = KeyPrefix { database_id: 1, object_store_id: 1, index_id: 30 }.encode();
+        let prefix = KeyPrefix { database_id: 1, object_store_id: 1, index_id: 30 }.encode().unwrap();
         let entry = |k: &IdbKey, s: u64, p: &IdbKey| {
             let mut out = prefix.clone();
             k.encode(&mut out);
@@ -230,7 +234,7 @@ proptest! {
     ) {
         let pa = KeyPrefix { database_id: a.0, object_store_id: a.1, index_id: a.2 };
         let pb = KeyPrefix { database_id: b.0, object_store_id: b.1, index_id: b.2 };
-        let (da, _) = KeyPrefix::decode_prefix(&pa.encode()).unwrap();
+        let (da, _) = KeyPrefix::decode_prefix(&pa.encode().unwrap()).unwrap();
         prop_assert_eq!(da, pa);
         prop_assert_eq!(pa.cmp_ids(&pb), a.cmp(&b));
     }
@@ -255,7 +259,8 @@ fn keys_chromium_cannot_decode_are_ordered_bytewise_never_equal() {
         object_store_id: 1,
         index_id: 5,
     }
-    .encode();
+    .encode()
+    .unwrap();
     let b = [a.clone(), vec![1]].concat();
     assert_eq!(compare_keys(&a, &b), None);
     assert_eq!(IdbCmp1.compare(&a, &b), Ordering::Less);
@@ -268,7 +273,8 @@ fn keys_chromium_cannot_decode_are_ordered_bytewise_never_equal() {
         object_store_id: 1,
         index_id: 1,
     }
-    .encode();
+    .encode()
+    .unwrap();
     let bad = [p.clone(), vec![9]].concat();
     let good = [p.clone(), IdbKey::Number(1.0).encoded()].concat();
     assert_eq!(compare_keys(&bad, &good), None);
@@ -282,7 +288,8 @@ fn records_with_nothing_after_the_prefix_sort_first_as_in_chromium() {
         object_store_id: 1,
         index_id: 1,
     }
-    .encode();
+    .encode()
+    .unwrap();
     let with_key = [p.clone(), IdbKey::Min.encoded()].concat();
     assert_eq!(compare_keys(&p, &with_key), Some(Ordering::Less));
     assert_eq!(compare_keys(&p, &p), Some(Ordering::Equal));
@@ -296,7 +303,8 @@ fn simple_metadata_compares_equal_past_the_type_byte_as_in_chromium() {
         object_store_id: 0,
         index_id: 0,
     }
-    .encode();
+    .encode()
+    .unwrap();
     let a = [g.clone(), vec![0]].concat();
     let b = [g.clone(), vec![0, 7]].concat();
     assert_eq!(compare_keys(&a, &b), Some(Ordering::Equal));
@@ -304,4 +312,22 @@ fn simple_metadata_compares_equal_past_the_type_byte_as_in_chromium() {
     let s1 = [g.clone(), vec![50, 1]].concat();
     let s2 = [g, vec![50, 2]].concat();
     assert_eq!(compare_keys(&s1, &s2), Some(Ordering::Less));
+}
+
+#[test]
+fn prefixes_with_ids_chromium_cannot_encode_are_refused() {
+    let p = |database_id, object_store_id, index_id| KeyPrefix {
+        database_id,
+        object_store_id,
+        index_id,
+    };
+    assert!(p(-1, 1, 1).encode().is_err());
+    assert!(p(1, -1, 1).encode().is_err());
+    assert!(p(1, 1, 1 << 32).encode().is_err());
+    let widest = p(i64::MAX, i64::MAX, u32::MAX.into()).encode().unwrap();
+    assert_eq!(widest[0], 0xff);
+    assert_eq!(
+        KeyPrefix::decode_prefix(&widest).unwrap().0,
+        p(i64::MAX, i64::MAX, u32::MAX.into())
+    );
 }

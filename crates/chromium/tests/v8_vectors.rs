@@ -219,3 +219,38 @@ fn snap_compress(data: &[u8]) -> Vec<u8> {
     out.extend_from_slice(data);
     out
 }
+
+#[test]
+fn a_long_string_referenced_many_times_is_bounded() {
+    // An object holding a 100 KB string object, then an array of 40,000 references to it:
+    // 4 GB of JSON from 180 KB.
+    let mut b = vec![0xff, 0x0f, b'A', 0xc1, 0xb8, 0x02]; // dense array of 40,001 items
+    b.extend_from_slice(&[b's', b'"', 0xa0, 0x8d, 0x06]); // String object, 100,000 bytes
+    b.extend(std::iter::repeat_n(b'x', 100_000));
+    for _ in 0..40_000 {
+        b.extend_from_slice(&[b'^', 1]);
+    }
+    b.extend_from_slice(&[b'$', 0, 0xc1, 0xb8, 0x02]);
+    let err = deserialize_v8(&b).unwrap_err();
+    assert!(err.to_string().contains("output limit"), "{err}");
+}
+
+#[test]
+fn long_bigints_are_written_in_hex() {
+    let mut b = vec![0xff, 0x0f, b'Z'];
+    let len = 5000u32;
+    let bitfield = (len << 1) | 1;
+    let mut n = bitfield;
+    while n >= 0x80 {
+        b.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    b.push(n as u8);
+    let mut digits = vec![0u8; len as usize];
+    digits[len as usize - 1] = 0xab;
+    b.extend_from_slice(&digits);
+    let v = deserialize_v8(&b).unwrap();
+    let hex = v["hex"].as_str().unwrap();
+    assert!(hex.starts_with("-0xab000"), "{}", &hex[..10]);
+    assert_eq!(hex.len(), 3 + 2 * len as usize);
+}

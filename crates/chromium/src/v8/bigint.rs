@@ -1,4 +1,24 @@
-//! BigInt digits (a little-endian magnitude) as decimal text.
+//! BigInt digits (a little-endian magnitude) as text: decimal up to [`DECIMAL_LIMIT_BYTES`]
+//! bytes of digits (the conversion takes time quadratic in the length), hexadecimal beyond.
+
+/// The longest magnitude written in decimal: 4 KiB, about 9,900 decimal digits.
+pub(crate) const DECIMAL_LIMIT_BYTES: usize = 4096;
+
+/// The hexadecimal form (`0x…`, `-0x…`) of the little-endian magnitude `bytes`.
+pub(crate) fn to_hex(bytes: &[u8], negative: bool) -> String {
+    let digits: String = bytes
+        .iter()
+        .rev()
+        .skip_while(|&&b| b == 0)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let digits = digits.trim_start_matches('0');
+    match (digits.is_empty(), negative) {
+        (true, _) => "0x0".into(),
+        (false, true) => format!("-0x{digits}"),
+        (false, false) => format!("0x{digits}"),
+    }
+}
 
 /// The decimal form of the little-endian magnitude `bytes`, with a `-` if `negative` (and the
 /// magnitude is not zero).
@@ -48,7 +68,14 @@ pub(crate) fn to_decimal(bytes: &[u8], negative: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::to_decimal;
+    use super::{to_decimal, to_hex};
+
+    #[test]
+    fn magnitudes_become_hex() {
+        assert_eq!(to_hex(&[], true), "0x0");
+        assert_eq!(to_hex(&[0x0f, 0x01, 0], false), "0x10f");
+        assert_eq!(to_hex(&[0xff], true), "-0xff");
+    }
 
     #[test]
     fn magnitudes_become_decimal() {

@@ -8,6 +8,7 @@
 //! (Blink's, see `host.rs`), `\0` padding and `?` object-count checks. Any other tag is an
 //! [`Error::UnknownTag`] naming the tag and its offset.
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::Value;
@@ -31,7 +32,7 @@ pub(crate) struct Deserializer<'a> {
     /// Every object by V8 id; `None` while it is being decoded.
     objects: Vec<Option<Rc<Node>>>,
     /// The bytes of the array buffers among them.
-    buffers: Vec<(u32, Rc<[u8]>)>,
+    buffers: HashMap<u32, Rc<[u8]>>,
     depth: usize,
     max_depth: usize,
 }
@@ -51,7 +52,7 @@ impl<'a> Deserializer<'a> {
             version: 0,
             blink_version,
             objects: Vec::new(),
-            buffers: Vec::new(),
+            buffers: HashMap::new(),
             depth: 0,
             max_depth,
         }
@@ -203,12 +204,9 @@ impl<'a> Deserializer<'a> {
             Read::Buffer(id, buffer_node) => {
                 if self.pos < self.data.len() && self.peek_tag()? == b'V' {
                     self.pos += 1;
-                    let bytes = self
-                        .buffers
-                        .iter()
-                        .find(|(b, _)| *b == id)
-                        .map(|(_, bytes)| Rc::clone(bytes))
-                        .expect("a buffer read before");
+                    let bytes = self.buffers.get(&id).cloned().ok_or_else(|| {
+                        self.invalid_at(self.pos - 1, "a view of an unknown buffer")
+                    })?;
                     self.read_view(&bytes)
                 } else {
                     Ok(buffer_node)
@@ -237,10 +235,7 @@ impl<'a> Deserializer<'a> {
             }
             b'U' => Node::leaf(self.varint32("V8 uint32")?),
             b'N' => Node::leaf(json::number(self.double("V8 double")?)),
-            b'Z' => Rc::new(Node::Tagged(
-                "bigint",
-                vec![("value", Node::leaf(self.bigint()?))],
-            )),
+            b'Z' => Rc::new(Node::Tagged("bigint", self.bigint()?)),
             b'"' | b'c' | b'S' => Node::leaf(self.string_body(tag, tag_at)?),
             b'^' => {
                 let id = self.varint32("V8 object reference")?;
@@ -257,7 +252,7 @@ impl<'a> Deserializer<'a> {
                     Some(None) => Rc::new(Node::Cycle(id)),
                     Some(Some(n)) => Rc::clone(n),
                 };
-                if self.buffers.iter().any(|(b, _)| *b == id) {
+                if self.buffers.contains_key(&id) {
                     return Ok(Read::Buffer(id, node));
                 }
                 node
@@ -285,7 +280,7 @@ impl<'a> Deserializer<'a> {
             }
             b'z' => {
                 let id = self.new_id();
-                let node = Node::Tagged("BigInt", vec![("value", Node::leaf(self.bigint()?))]);
+                let node = Node::Tagged("BigInt", self.bigint()?);
                 self.finish(id, Rc::new(node))
             }
             b's' => {
@@ -474,10 +469,17 @@ impl<'a> Deserializer<'a> {
         Ok(props)
     }
 
-    fn bigint(&mut self) -> Result<String> {
+    /// A BigInt's value: `value` in decimal, or `hex` for magnitudes too long to convert
+    /// quickly.
+    fn bigint(&mut self) -> Result<Vec<(&'static str, Rc<Node>)>> {
         let bitfield = self.varint32("V8 BigInt")?;
         let digits = self.bytes(u64::from(bitfield >> 1), "V8 BigInt digits")?;
-        Ok(bigint::to_decimal(digits, bitfield & 1 == 1))
+        let negative = bitfield & 1 == 1;
+        Ok(if digits.len() <= bigint::DECIMAL_LIMIT_BYTES {
+            vec![("value", Node::leaf(bigint::to_decimal(digits, negative)))]
+        } else {
+            vec![("hex", Node::leaf(bigint::to_hex(digits, negative)))]
+        })
     }
 
     /// A string value: its tag, then its body (versions 12 and later).
@@ -559,7 +561,7 @@ impl<'a> Deserializer<'a> {
         }
         let bytes: Rc<[u8]> = Rc::from(self.bytes(len, "V8 array buffer")?);
         fields.insert(0, ("base64", Node::leaf(json::base64(&bytes))));
-        self.buffers.push((id, bytes));
+        self.buffers.insert(id, bytes);
         let node = self.finish(id, Rc::new(Node::Tagged("ArrayBuffer", fields)));
         Ok(Read::Buffer(id, node))
     }

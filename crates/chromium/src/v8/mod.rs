@@ -27,7 +27,9 @@
 //!
 //! Limits: values nest at most [`MAX_DEPTH`] deep (values nested more than 150 deep are
 //! decoded on a thread of their own with a 64 MiB stack); the JSON written (copies of objects
-//! reached again included) is at most one million values plus 64 per input byte; nothing is
+//! reached again included) is at most about one million values plus 64 bytes per input
+//! byte; BigInts longer than 4 KiB are written in hexadecimal (`{"type":"bigint","hex":"0x…"}`)
+//! rather than converted to decimal; nothing is
 //! allocated by a length before the bytes it claims exist.
 
 mod bigint;

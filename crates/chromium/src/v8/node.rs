@@ -3,7 +3,8 @@
 //! Objects a value reaches more than once (V8's back-references) are shared, not copied, while
 //! decoding; [`Node::to_json`] writes a copy at each place, counting every JSON node it writes
 //! against a budget so that a small input whose references fan out cannot grow into a huge
-//! output. A reference to an object still being decoded (a cycle) becomes
+//! output (a leaf counts as many values as it has bytes or items). A reference to an object
+//! still being decoded (a cycle) becomes
 //! `{"type":"cycle","id":n}`, with `n` the object's V8 id.
 
 use std::rc::Rc;
@@ -36,14 +37,18 @@ impl Node {
 
     /// Writes the JSON, failing once more than `budget` JSON values would be written.
     pub(crate) fn to_json(&self, budget: &mut usize) -> Result<Value> {
-        if *budget == 0 {
+        let cost = match self {
+            Node::Leaf(v) => 1 + leaf_size(v),
+            _ => 1,
+        };
+        if *budget < cost {
             return Err(Error::invalid(
                 "V8 value",
                 0,
                 "the value's references expand beyond the output limit",
             ));
         }
-        *budget -= 1;
+        *budget -= cost;
         Ok(match self {
             Node::Leaf(v) => v.clone(),
             Node::Array(items) => Value::Array(
@@ -81,5 +86,15 @@ impl Node {
                 Value::Object(m)
             }
         })
+    }
+}
+
+/// Roughly how many bytes a leaf's JSON takes (leaves nest at most two levels).
+fn leaf_size(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len(),
+        Value::Array(a) => a.iter().map(|x| 1 + leaf_size(x)).sum(),
+        Value::Object(m) => m.iter().map(|(k, x)| k.len() + 1 + leaf_size(x)).sum(),
+        _ => 8,
     }
 }
