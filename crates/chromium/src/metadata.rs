@@ -76,6 +76,14 @@ pub fn split_record_value(value: &[u8]) -> Result<(i64, &[u8])> {
     Ok((version, r.rest()))
 }
 
+/// One entry of an IndexedDB database as JSON: `{"key": <the decoded key>, "value": <the
+/// decoded value>}` ([`IdbRecordKey::to_json`], [`value_json`]).
+pub fn entry_json(key: &[u8], value: &[u8]) -> Result<Value> {
+    let decoded = IdbRecordKey::decode(key)?;
+    let value = value_json(&decoded, value)?;
+    Ok(json!({ "key": decoded.to_json(), "value": value }))
+}
+
 /// The value of any key of an IndexedDB database as JSON, decoded by the key's kind.
 /// Record values become `{"version": n, "value": <V8 value as JSON>}`.
 pub fn value_json(key: &IdbRecordKey, value: &[u8]) -> Result<Value> {
