@@ -132,7 +132,8 @@ pub fn value_json(key: &IdbRecordKey, value: &[u8]) -> Result<Value> {
                 json!({ "version": version, "value": decoded })
             }
             KeyType::BlobEntry => blob_entry(value)?,
-            _ => varint_value(value)?.into(),
+            // Chromium's design document says VarInt; Chromium writes an Int.
+            _ => decode_int(value).into(),
         },
         IdbRecordKey::IndexData { .. } => {
             let mut r = Reader::new(value);
