@@ -254,3 +254,42 @@ fn long_bigints_are_written_in_hex() {
     assert!(hex.starts_with("-0xab000"), "{}", &hex[..10]);
     assert_eq!(hex.len(), 3 + 2 * len as usize);
 }
+
+#[test]
+fn what_v8_refuses_is_refused() {
+    // An object defining `a` twice.
+    let twice = [
+        0xff, 0x0f, b'o', b'"', 1, b'a', b'0', b'"', 1, b'a', b'T', b'{', 2,
+    ];
+    assert!(matches!(
+        deserialize_v8(&twice),
+        Err(Error::Invalid { offset: 7, .. })
+    ));
+    // The number 1 and the string "1" are the same property.
+    let same = [
+        0xff, 0x0f, b'o', b'I', 2, b'0', b'"', 1, b'1', b'T', b'{', 2,
+    ];
+    assert!(deserialize_v8(&same).is_err());
+    // Error fields out of V8's order (stack before message), and a prototype tag after them.
+    let out_of_order = [
+        0xff, 0x0f, b'r', b's', b'"', 1, b's', b'm', b'"', 1, b'm', b'.',
+    ];
+    assert!(matches!(
+        deserialize_v8(&out_of_order),
+        Err(Error::UnknownTag {
+            what: "V8 error tag",
+            tag: b'm',
+            offset: 7
+        })
+    ));
+    let late_prototype = [0xff, 0x0f, b'r', b'm', b'"', 1, b'm', b'R', b'.'];
+    assert!(deserialize_v8(&late_prototype).is_err());
+    // In order, every field.
+    let full = [
+        0xff, 0x0f, b'r', b'T', b'm', b'"', 1, b'm', b's', b'"', 1, b's', b'c', b'I', 2, b'.',
+    ];
+    assert_eq!(
+        deserialize_v8(&full).unwrap(),
+        json!({"type": "error", "name": "TypeError", "message": "m", "stack": "s", "cause": 1})
+    );
+}

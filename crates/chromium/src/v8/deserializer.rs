@@ -456,12 +456,17 @@ impl<'a> Deserializer<'a> {
     /// Key–value pairs up to `end`, which is consumed.
     fn properties(&mut self, end: u8) -> Result<Vec<(String, Rc<Node>)>> {
         let mut props = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         while self.peek_tag()? != end {
             let key_at = self.pos;
             let key = self.read_value()?;
             let key = property_key(&key).ok_or_else(|| {
                 self.invalid_at(key_at, "a property key that is not a string or a number")
             })?;
+            // V8 refuses an object that defines a property twice.
+            if !seen.insert(key.clone()) {
+                return Err(self.invalid_at(key_at, format!("property {key:?} defined twice")));
+            }
             let value = self.read_value()?;
             props.push((key, value));
         }
@@ -514,33 +519,54 @@ impl<'a> Deserializer<'a> {
         })
     }
 
+    /// An error: an optional prototype tag, `m` message, then `s` stack and `c` cause in
+    /// either order (V8 has written both), each at most once, then `.`; any other tag where
+    /// the next is expected is an error.
     fn error(&mut self) -> Result<Rc<Node>> {
         let id = self.new_id();
-        let mut name = "Error";
-        let mut fields = Vec::new();
-        loop {
-            let at = self.pos;
-            match self.byte("V8 error tag")? {
-                b'E' => name = "EvalError",
-                b'R' => name = "RangeError",
-                b'F' => name = "ReferenceError",
-                b'S' => name = "SyntaxError",
-                b'T' => name = "TypeError",
-                b'U' => name = "URIError",
-                b'm' => fields.push(("message", Node::leaf(self.string()?))),
-                b's' => fields.push(("stack", Node::leaf(self.string()?))),
-                b'c' => fields.push(("cause", self.read_value()?)),
-                b'.' => break,
-                tag => {
-                    return Err(Error::UnknownTag {
-                        what: "V8 error tag",
-                        tag,
-                        offset: self.base + at,
-                    });
-                }
-            }
+        let mut at = self.pos;
+        let mut tag = self.varint("V8 error tag")? as u8;
+        let name = match tag {
+            b'E' => Some("EvalError"),
+            b'R' => Some("RangeError"),
+            b'F' => Some("ReferenceError"),
+            b'S' => Some("SyntaxError"),
+            b'T' => Some("TypeError"),
+            b'U' => Some("URIError"),
+            _ => None,
+        };
+        let mut fields = vec![("name", Node::leaf(name.unwrap_or("Error")))];
+        if name.is_some() {
+            at = self.pos;
+            tag = self.varint("V8 error tag")? as u8;
         }
-        fields.insert(0, ("name", Node::leaf(name)));
+        if tag == b'm' {
+            fields.push(("message", Node::leaf(self.string()?)));
+            at = self.pos;
+            tag = self.varint("V8 error tag")? as u8;
+        }
+        // V8 before 12 writes the cause before the stack, later versions after it.
+        let (mut stack, mut cause) = (false, false);
+        loop {
+            if tag == b's' && !stack {
+                stack = true;
+                fields.push(("stack", Node::leaf(self.string()?)));
+            } else if tag == b'c' && !cause {
+                cause = true;
+                fields.push(("cause", self.read_value()?));
+            } else {
+                break;
+            }
+            at = self.pos;
+            tag = self.varint("V8 error tag")? as u8;
+        }
+        if tag != b'.' {
+            return Err(Error::UnknownTag {
+                what: "V8 error tag",
+                tag,
+                offset: self.base + at,
+            });
+        }
         Ok(self.finish(id, Rc::new(Node::Tagged("error", fields))))
     }
 
