@@ -9,6 +9,7 @@ use std::sync::Arc;
 use leveltable_chromium::metadata::{KeyPath, Metadata, value_json};
 use leveltable_chromium::{IdbCmp1, IdbKey, IdbRecordKey, KeyType};
 use leveltable_db::{Db, DbOptions};
+use leveltable_table::Comparator;
 use serde_json::{Value, json};
 
 const ORIGIN: &str = "http_127.0.0.1_8765";
@@ -20,6 +21,14 @@ fn entries() -> Vec<(Vec<u8>, Vec<u8>)> {
     )
     .unwrap();
     db.iter().map(|e| e.unwrap()).collect()
+}
+
+/// The entries reversed, then sorted by `idb_cmp1`: the order the tests compare with
+/// Chromium's is ours, not the order the files happen to hold.
+fn in_idb_cmp1_order(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<&(Vec<u8>, Vec<u8>)> {
+    let mut sorted: Vec<_> = entries.iter().rev().collect();
+    sorted.sort_by(|a, b| IdbCmp1.compare(&a.0, &b.0));
+    sorted
 }
 
 /// The page's `describeKey`: every number as a float, strings as code points.
@@ -157,8 +166,8 @@ fn records_come_in_the_order_chromiums_get_all_keys_returned() {
     let order = report["key_order"].as_object().unwrap();
     assert_eq!(order.len(), 8);
     for (store_id, store) in &keys.object_stores {
-        let ours: Vec<Value> = entries
-            .iter()
+        let ours: Vec<Value> = in_idb_cmp1_order(&entries)
+            .into_iter()
             .filter_map(|(k, _)| match IdbRecordKey::decode(k).unwrap() {
                 IdbRecordKey::Data {
                     kind: KeyType::ObjectStoreData,
@@ -187,8 +196,8 @@ fn index_entries_come_in_the_order_chromiums_cursors_returned() {
         .unwrap();
     let report = common::report();
     for (index_id, index) in &people.indexes {
-        let ours: Vec<Value> = entries
-            .iter()
+        let ours: Vec<Value> = in_idb_cmp1_order(&entries)
+            .into_iter()
             .filter_map(|(k, v)| match IdbRecordKey::decode(k).unwrap() {
                 IdbRecordKey::IndexData {
                     database_id,
@@ -271,8 +280,8 @@ fn random_keys_of_every_type_come_in_chromiums_order() {
         .iter()
         .find(|(_, s)| s.name == "random")
         .unwrap();
-    let ours: Vec<Value> = entries
-        .iter()
+    let ours: Vec<Value> = in_idb_cmp1_order(&entries)
+        .into_iter()
         .filter_map(|(k, _)| match IdbRecordKey::decode(k).unwrap() {
             IdbRecordKey::Data {
                 kind: KeyType::ObjectStoreData,
