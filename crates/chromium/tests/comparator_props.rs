@@ -331,3 +331,58 @@ fn prefixes_with_ids_chromium_cannot_encode_are_refused() {
         p(i64::MAX, i64::MAX, u32::MAX.into())
     );
 }
+
+#[test]
+fn index_key_comparison_ignores_the_primary_key() {
+    use leveltable_chromium::comparator::compare_index_keys;
+    let prefix = KeyPrefix {
+        database_id: 1,
+        object_store_id: 1,
+        index_id: 30,
+    }
+    .encode()
+    .unwrap();
+    let entry = |primary: f64| {
+        let mut out = prefix.clone();
+        IdbKey::string("k").encode(&mut out);
+        encode_varint(0, &mut out);
+        IdbKey::Number(primary).encode(&mut out);
+        out
+    };
+    assert_eq!(compare_keys(&entry(1.0), &entry(2.0)), Some(Ordering::Less));
+    assert_eq!(
+        compare_index_keys(&entry(1.0), &entry(2.0)),
+        Some(Ordering::Equal)
+    );
+}
+
+#[test]
+fn database_names_order_by_origin_then_name_in_utf16_code_units() {
+    let key = |origin: &str, name: &str| {
+        let mut out = KeyPrefix {
+            database_id: 0,
+            object_store_id: 0,
+            index_id: 0,
+        }
+        .encode()
+        .unwrap();
+        out.push(201);
+        encode_string_with_length(origin, &mut out);
+        encode_string_with_length(name, &mut out);
+        out
+    };
+    assert_eq!(
+        IdbCmp1.compare(&key("a", "z"), &key("b", "a")),
+        Ordering::Less
+    );
+    assert_eq!(
+        IdbCmp1.compare(&key("a", "b"), &key("a", "ab")),
+        Ordering::Greater
+    );
+    // U+FF5E sorts before U+1F600 by code point (and in UTF-8), after it by UTF-16 code unit
+    // (0xFF5E > 0xD83D).
+    assert_eq!(
+        IdbCmp1.compare(&key("a", "\u{ff5e}"), &key("a", "\u{1f600}")),
+        Ordering::Greater
+    );
+}
