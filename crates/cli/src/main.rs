@@ -37,8 +37,8 @@ use crate::output::Output;
 struct Cli {
     /// How block type bytes map to codecs when reading: auto (Google's and Mojang's
     /// LevelDB alike), leveldb (2 is zstd) or mojang (2 zlib, 3 zstd, 4 raw deflate).
-    #[arg(long, global = true, value_enum, default_value_t = profile::ProfileArg::Auto)]
-    profile: profile::ProfileArg,
+    #[arg(long, global = true, default_value = "auto", value_parser = profile::parser())]
+    profile: leveltable_table::Profile,
     /// After the command, print to standard error the requests made to object stores and
     /// the bytes they moved (`leveltable --stats dump s3://...`; `get --stats` prints them
     /// too).

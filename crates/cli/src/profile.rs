@@ -6,33 +6,20 @@ use std::sync::OnceLock;
 use leveltable_db::DbOptions;
 use leveltable_table::{Profile, ReadOptions};
 
-/// `--profile`.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ProfileArg {
-    /// Google's and Mojang's LevelDB alike: type 2 is zstd or zlib by its first bytes.
-    #[default]
-    Auto,
-    /// Google's LevelDB: 0 none, 1 snappy, 2 zstd.
-    Leveldb,
-    /// Mojang's LevelDB (Minecraft Bedrock): 0 none, 1 snappy, 2 zlib, 3 zstd, 4 raw deflate.
-    Mojang,
-}
-
-impl From<ProfileArg> for Profile {
-    fn from(arg: ProfileArg) -> Profile {
-        match arg {
-            ProfileArg::Auto => Profile::Auto,
-            ProfileArg::Leveldb => Profile::LevelDb,
-            ProfileArg::Mojang => Profile::Mojang,
-        }
-    }
+/// `--profile`: the table crate's names and descriptions of its profiles.
+pub fn parser() -> impl clap::builder::TypedValueParser<Value = Profile> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        Profile::ALL.map(|p| PossibleValue::new(p.name()).help(p.description())),
+    )
+    .try_map(|name| name.parse::<Profile>())
 }
 
 static PROFILE: OnceLock<Profile> = OnceLock::new();
 
 /// Sets the profile of this run (the first call wins).
-pub fn set(arg: ProfileArg) {
-    let _ = PROFILE.set(arg.into());
+pub fn set(profile: Profile) {
+    let _ = PROFILE.set(profile);
 }
 
 /// The profile of this run.

@@ -17,20 +17,18 @@ use crate::fs_path::FsPath;
 /// other Python threads do.
 const BATCH_BYTES: usize = 256 << 10;
 
-/// The `compression` keyword.
+/// The `compression` keyword: the table crate's codec names.
 pub fn compression_named(name: &str) -> PyResult<Compression> {
-    match name {
-        "snappy" => Ok(Compression::Snappy),
-        "none" => Ok(Compression::None),
-        "zlib" => Ok(Compression::Zlib),
-        "deflate" => Ok(Compression::RawDeflate),
-        "zstd" => Ok(Compression::Zstd),
-        "zstd-mojang" => Ok(Compression::ZstdMojang),
-        other => Err(InvalidArgumentError::new_err(format!(
-            "compression must be \"snappy\", \"none\", \"zlib\", \"deflate\", \"zstd\" or \
-             \"zstd-mojang\", not {other:?}"
-        ))),
-    }
+    name.parse::<Compression>().map_err(|_| {
+        let names: Vec<String> = Compression::ALL
+            .iter()
+            .map(|c| format!("{:?}", c.name()))
+            .collect();
+        InvalidArgumentError::new_err(format!(
+            "compression must be one of {}, not {name:?}",
+            names.join(", ")
+        ))
+    })
 }
 
 /// The `profile` keyword of the readers: which compression each block type byte names.

@@ -127,6 +127,30 @@ impl Compression {
     }
 }
 
+impl Compression {
+    /// One line for users choosing a codec: what it is, its type byte, and who reads it.
+    pub fn description(self) -> &'static str {
+        match self {
+            Compression::None => "stored as is (type 0); every LevelDB reads it",
+            Compression::Snappy => "Snappy (type 1), LevelDB's default; every LevelDB reads it",
+            Compression::Zlib => {
+                "zlib (type 2), as Mojang's LevelDB writes it; Google's LevelDB cannot read it"
+            }
+            Compression::RawDeflate => {
+                "raw deflate (type 4), Mojang's LevelDB's default (Minecraft Bedrock); Google's \
+                 LevelDB cannot read it"
+            }
+            Compression::Zstd => {
+                "zstd (type 2), as LevelDB after 1.23 writes it; LevelDB 1.23 and Mojang's \
+                 cannot read it"
+            }
+            Compression::ZstdMojang => {
+                "zstd (type 3), as Mojang's LevelDB writes it; Google's LevelDB cannot read it"
+            }
+        }
+    }
+}
+
 impl fmt::Display for Compression {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -58,6 +58,20 @@ impl Profile {
         }
     }
 
+    /// One line for users choosing a profile: which writers' type bytes it reads.
+    pub fn description(self) -> &'static str {
+        match self {
+            Profile::Auto => {
+                "Google's and Mojang's LevelDB alike: type 2 is zstd or zlib by its first bytes"
+            }
+            Profile::LevelDb => "Google's LevelDB: 0 none, 1 snappy, 2 zstd",
+            Profile::Mojang => {
+                "Mojang's LevelDB (Minecraft Bedrock): 0 none, 1 snappy, 2 zlib, 3 zstd, 4 raw \
+                 deflate"
+            }
+        }
+    }
+
     /// The compression of a block with trailer type `type_byte` whose stored bytes start
     /// with `contents`; `None` if the profile gives the type no meaning, or (for
     /// [`Auto`](Profile::Auto) and type 2) if the bytes are neither a zstd frame nor a zlib

@@ -76,8 +76,8 @@ pub struct TableArgs {
     )]
     pub restart_interval: u32,
     /// Compression of data, index and metaindex blocks.
-    #[arg(long, value_enum, default_value_t = CompressionArg::Snappy)]
-    pub compression: CompressionArg,
+    #[arg(long, value_name = "COMPRESSION", default_value = "snappy", value_parser = compression_parser())]
+    pub compression: Compression,
     /// Bits per key of LevelDB's Bloom filter (`leveldb.BuiltinBloomFilter2`); 0 for none.
     #[arg(
         long,
@@ -99,35 +99,13 @@ pub struct TableArgs {
     pub extra_bits: Option<u32>,
 }
 
-/// `--compression`.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompressionArg {
-    /// Snappy, as LevelDB does by default.
-    Snappy,
-    /// No compression.
-    None,
-    /// zlib, type 2 as Mojang's LevelDB (Minecraft Bedrock) writes it; Google's LevelDB
-    /// cannot read it.
-    Zlib,
-    /// Raw deflate, type 4: Mojang's LevelDB's default; Google's LevelDB cannot read it.
-    Deflate,
-    /// zstd, type 2 as LevelDB after 1.23 writes it; LevelDB 1.23 and Mojang's cannot read it.
-    Zstd,
-    /// zstd, type 3 as Mojang's LevelDB writes it; Google's LevelDB cannot read it.
-    ZstdMojang,
-}
-
-impl From<CompressionArg> for Compression {
-    fn from(arg: CompressionArg) -> Compression {
-        match arg {
-            CompressionArg::Snappy => Compression::Snappy,
-            CompressionArg::None => Compression::None,
-            CompressionArg::Zlib => Compression::Zlib,
-            CompressionArg::Deflate => Compression::RawDeflate,
-            CompressionArg::Zstd => Compression::Zstd,
-            CompressionArg::ZstdMojang => Compression::ZstdMojang,
-        }
-    }
+/// `--compression`: the table crate's names and descriptions of its codecs.
+fn compression_parser() -> impl clap::builder::TypedValueParser<Value = Compression> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        Compression::ALL.map(|c| PossibleValue::new(c.name()).help(c.description())),
+    )
+    .try_map(|name| name.parse::<Compression>())
 }
 
 /// `--extra-filter`.
@@ -153,7 +131,7 @@ impl TableArgs {
         let mut options = BuildOptions::default()
             .block_size(self.block_size)
             .block_restart_interval(count(self.restart_interval))
-            .compression(self.compression.into());
+            .compression(self.compression);
         if self.bloom_bits > 0 {
             options = options.filter_policy(BloomFilterPolicy::new(count(self.bloom_bits)));
         }

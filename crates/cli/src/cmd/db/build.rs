@@ -140,7 +140,7 @@ impl BuildArgs {
         BulkOptions::default()
             .block_size(t.block_size)
             .restart_interval(bits(t.restart_interval))
-            .compression(t.compression.into())
+            .compression(t.compression)
             .bloom_bits_per_key((t.bloom_bits > 0).then(|| bits(t.bloom_bits)))
             .cache_local_bits_per_key(
                 t.extra_filter.map(|ExtraFilter::LocalBloom| {
