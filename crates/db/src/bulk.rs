@@ -9,7 +9,8 @@
 //!   table files on worker threads and syncing them on another;
 //! - `commit.rs` (and `commit/verify.rs`, what a commit checks before it moves anything);
 //! - `durable.rs`: files written through a rename, directories synced;
-//! - `db_builder.rs`, `external_sort.rs`.
+//! - `db_builder.rs`, `external_sort.rs`, and `sorted_feed.rs` (sorted input with keys given
+//!   twice resolved, for every front end).
 
 pub(crate) mod commit;
 pub(crate) mod db_builder;
@@ -18,6 +19,7 @@ pub(crate) mod external_sort;
 pub(crate) mod options;
 pub(crate) mod part;
 pub(crate) mod part_builder;
+pub(crate) mod sorted_feed;
 pub(crate) mod syncer;
 pub(crate) mod table_writer;
 pub(crate) mod workers;
@@ -28,3 +30,4 @@ pub use external_sort::{Duplicates, ExternalSorter};
 pub use options::{BulkOptions, DEFAULT_MAX_FILE_SIZE};
 pub use part::{PART_RECORD, Part, PartFile};
 pub use part_builder::PartBuilder;
+pub use sorted_feed::SortedFeed;

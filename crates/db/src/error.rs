@@ -73,6 +73,12 @@ pub enum Error {
         /// The underlying error.
         source: io::Error,
     },
+    /// A bulk build was given a key twice, and [`Duplicates::Error`](crate::Duplicates)
+    /// refuses it.
+    DuplicateKey {
+        /// The key.
+        key: Vec<u8>,
+    },
 }
 
 impl Error {
@@ -85,7 +91,8 @@ impl Error {
             | Error::Io { .. }
             | Error::FileOp { .. }
             | Error::UnknownComparator { .. }
-            | Error::KeptChanging { .. } => false,
+            | Error::KeptChanging { .. }
+            | Error::DuplicateKey { .. } => false,
         }
     }
 
@@ -140,6 +147,7 @@ impl fmt::Display for Error {
                 path,
                 source,
             } => write!(f, "db: {doing} {}: {source}", path.display()),
+            Error::DuplicateKey { key } => write!(f, "db: duplicate key {}", show_user_key(key)),
         }
     }
 }
@@ -153,7 +161,8 @@ impl std::error::Error for Error {
             | Error::InvalidArgument(_)
             | Error::MissingFile { .. }
             | Error::UnknownComparator { .. }
-            | Error::KeptChanging { .. } => None,
+            | Error::KeptChanging { .. }
+            | Error::DuplicateKey { .. } => None,
         }
     }
 }
@@ -206,5 +215,18 @@ impl Error {
 impl From<leveltable_table::Error> for Error {
     fn from(e: leveltable_table::Error) -> Error {
         Error::Table(e)
+    }
+}
+
+/// A user key for a message: quoted if it is printable ASCII, else in hex; cut to 64 bytes.
+pub(crate) fn show_user_key(key: &[u8]) -> String {
+    const SHOWN: usize = 64;
+    let head = &key[..key.len().min(SHOWN)];
+    let more = if key.len() > SHOWN { "..." } else { "" };
+    if head.iter().all(|b| (0x20..0x7f).contains(b)) {
+        format!("{:?}{more}", String::from_utf8_lossy(head))
+    } else {
+        let digits: String = head.iter().map(|b| format!("{b:02x}")).collect();
+        format!("0x{digits}{more}")
     }
 }

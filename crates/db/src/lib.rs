@@ -31,7 +31,7 @@ pub mod write_batch;
 
 pub use bulk::{
     BULK_LEVEL, BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates,
-    ExternalSorter, PART_RECORD, Part, PartBuilder, PartFile, commit,
+    ExternalSorter, PART_RECORD, Part, PartBuilder, PartFile, SortedFeed, commit,
 };
 pub use db::Db;
 pub use db_iter::{DbIter, StoredVersion, VersionStatus, Versions};

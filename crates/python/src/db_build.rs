@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use leveltable_db::{
     BulkOptions, CommitSummary, DbBuilder, Duplicates, ExternalSorter, Part as RustPart,
-    PartBuilder, commit,
+    PartBuilder, SortedFeed, commit,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple, PyType};
@@ -13,7 +13,7 @@ use pyo3::types::{PyDict, PyList, PyTuple, PyType};
 use crate::arrow::BinaryColumn;
 use crate::builder::{cache_local_bits, compression_named};
 use crate::bytes::bytes_of;
-use crate::errors::{InvalidArgumentError, KeyOrderError, db_error};
+use crate::errors::{InvalidArgumentError, db_error};
 use crate::fs_path::FsPath;
 
 /// Entries read from Python are handed to Rust in batches of about this many bytes, with the
@@ -262,14 +262,11 @@ impl Part {
     }
 }
 
-/// Entries in key order for a [`PartBuilder`], with equal neighbours resolved: an error
-/// naming the key, or under [`Duplicates::KeepLast`] the last of them kept. Entries come in
-/// batches of rows; the last row of a batch is held until the next batch shows whether its
-/// key repeats.
+/// A part being built from sorted rows: the db crate's [`SortedFeed`] resolves keys given
+/// twice (as the command line's `db build-part` does) before they reach the builder.
 struct PartFeed {
     builder: PartBuilder,
-    duplicates: Duplicates,
-    held: Option<(Vec<u8>, Vec<u8>)>,
+    feed: SortedFeed,
 }
 
 impl PartFeed {
@@ -278,72 +275,17 @@ impl PartFeed {
         &mut self,
         n: usize,
         row: impl Fn(usize) -> (&'a [u8], &'a [u8]),
-    ) -> Result<(), FeedError> {
-        let Some(last) = n.checked_sub(1) else {
-            return Ok(());
-        };
-        if let Some((key, value)) = self.held.take() {
-            if key.as_slice() != row(0).0 {
-                self.builder.add(&key, &value)?;
-            } else if self.duplicates == Duplicates::Error {
-                return Err(FeedError::Duplicate(key));
-            }
-        }
-        for i in 0..last {
-            let (key, value) = row(i);
-            if key == row(i + 1).0 {
-                if self.duplicates == Duplicates::Error {
-                    return Err(FeedError::Duplicate(key.to_vec()));
-                }
-                continue;
-            }
-            self.builder.add(key, value)?;
-        }
-        let (key, value) = row(last);
-        self.held = Some((key.to_vec(), value.to_vec()));
-        Ok(())
+    ) -> leveltable_db::Result<()> {
+        let builder = &mut self.builder;
+        self.feed
+            .add_rows(n, row, &mut |key, value| builder.add(key, value))
     }
 
     fn finish(mut self) -> leveltable_db::Result<RustPart> {
-        if let Some((key, value)) = self.held.take() {
-            self.builder.add(&key, &value)?;
-        }
+        let builder = &mut self.builder;
+        self.feed
+            .finish(&mut |key, value| builder.add(key, value))?;
         self.builder.finish()
-    }
-}
-
-/// Why a [`PartFeed`] refused rows.
-enum FeedError {
-    Duplicate(Vec<u8>),
-    Db(leveltable_db::Error),
-}
-
-impl From<leveltable_db::Error> for FeedError {
-    fn from(e: leveltable_db::Error) -> Self {
-        FeedError::Db(e)
-    }
-}
-
-impl FeedError {
-    fn into_py(self, staging: &std::path::Path) -> PyErr {
-        match self {
-            FeedError::Db(e) => db_error(staging, e),
-            FeedError::Duplicate(key) => KeyOrderError::new_err(format!(
-                "{}: duplicate key {} (keep the last one with dedup=\"last\")",
-                staging.display(),
-                show_key(&key)
-            )),
-        }
-    }
-}
-
-/// A key for a message: quoted if printable ASCII, else hex.
-fn show_key(key: &[u8]) -> String {
-    if key.iter().all(|b| (0x20..0x7f).contains(b)) {
-        format!("{:?}", String::from_utf8_lossy(key))
-    } else {
-        let digits: String = key.iter().map(|b| format!("{b:02x}")).collect();
-        format!("0x{digits}")
     }
 }
 
@@ -373,8 +315,7 @@ fn part_feed(
     let builder = PartBuilder::create(staging, options).map_err(|e| db_error(staging, e))?;
     Ok(PartFeed {
         builder,
-        duplicates,
-        held: None,
+        feed: SortedFeed::new(duplicates),
     })
 }
 
@@ -410,28 +351,16 @@ pub fn build_part(
         bloom_bits,
         extra_filter,
     )?;
-    let mut refused = None;
-    let fed = feed(
+    feed(
         py,
         items,
-        |batch| match part.add_rows(batch.len(), |i| {
-            (batch[i].0.as_slice(), batch[i].1.as_slice())
-        }) {
-            Ok(()) => Ok(()),
-            Err(FeedError::Db(e)) => Err(e),
-            Err(FeedError::Duplicate(key)) => {
-                refused = Some(key);
-                Err(leveltable_db::Error::InvalidArgument(
-                    "duplicate key".into(),
-                ))
-            }
+        |batch| {
+            part.add_rows(batch.len(), |i| {
+                (batch[i].0.as_slice(), batch[i].1.as_slice())
+            })
         },
         &staging,
-    );
-    if let Some(key) = refused {
-        return Err(FeedError::Duplicate(key).into_py(&staging));
-    }
-    fed?;
+    )?;
     let inner = py
         .detach(|| part.finish())
         .map_err(|e| db_error(&staging, e))?;
@@ -485,7 +414,7 @@ pub fn build_part_arrow(
         let n = keys.len();
         let (keys, values) = (keys.rows(), values.rows());
         py.detach(|| part.add_rows(n, |i| (keys.get(i), values.get(i))))
-            .map_err(|e| e.into_py(&staging))?;
+            .map_err(|e| db_error(&staging, e))?;
     }
     let inner = py
         .detach(|| part.finish())

@@ -76,6 +76,11 @@ pub fn db_error(path: &Path, e: leveltable_db::Error) -> PyErr {
         E::TableFile { file, source } => table_error(&file, source),
         E::Io { path, source } | E::FileOp { path, source, .. } => os_error(&path, &source),
         E::InvalidArgument(_) => InvalidArgumentError::new_err(e.to_string()),
+        E::DuplicateKey { .. } => KeyOrderError::new_err(format!(
+            "{}: {} (keep the last one with dedup=\"last\")",
+            path.display(),
+            e.to_string().trim_start_matches("db: ")
+        )),
         e if e.is_corruption() => CorruptionError::new_err(e.to_string()),
         e => Error::new_err(e.to_string()),
     }

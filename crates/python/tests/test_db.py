@@ -116,6 +116,17 @@ def test_build_db_sorts_and_refuses_duplicates(tmp_path):
         leveltable.build_db(tmp_path / "bad", [], compression="zip")
 
 
+def test_build_part_resolves_duplicates_as_the_cli_does(tmp_path):
+    # The same input and answers as crates/cli/tests/db_dedup.rs: both front ends go
+    # through the db crate's SortedFeed.
+    rows = [(b"a", b"1"), (b"b", b"1"), (b"b", b"2"), (b"b", b"3"), (b"c", b"1")]
+    with pytest.raises(leveltable.KeyOrderError, match='duplicate key "b"'):
+        leveltable.build_part(tmp_path / "refused", rows)
+    part = leveltable.build_part(tmp_path / "kept", rows, dedup="last")
+    leveltable.commit_db(tmp_path / "db", [part])
+    assert list(leveltable.Db(tmp_path / "db")) == [(b"a", b"1"), (b"b", b"3"), (b"c", b"1")]
+
+
 def test_parts_pickle_and_commit(tmp_path):
     items = entries(8000, seed=5)
     cuts = [0, 2000, 2000, 5000, len(items)]

@@ -186,18 +186,8 @@ fn distinct(
 }
 
 /// The error for a key given twice.
-fn duplicate(key: &[u8]) -> Error {
-    let shown = if key.iter().all(|b| (0x20..0x7f).contains(b)) {
-        format!("{:?}", String::from_utf8_lossy(key))
-    } else {
-        format!(
-            "0x{}",
-            key.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        )
-    };
-    Error::InvalidArgument(
-        format!("duplicate key {shown} (keep the last one with dedup last)").into(),
-    )
+pub(crate) fn duplicate(key: &[u8]) -> Error {
+    Error::DuplicateKey { key: key.to_vec() }
 }
 
 /// A run's cursor in the merge heap: smallest key first, and for equal keys the latest run.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use leveltable_db::{
     BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates, Error,
-    ExternalSorter, Part, PartBuilder, commit,
+    ExternalSorter, Part, PartBuilder, SortedFeed, commit,
 };
 
 use crate::cmd::Outcome;
@@ -115,8 +115,9 @@ pub struct BuildArgs {
     /// The memory --sort may hold entries in.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_SORT_MEMORY, requires = "sort")]
     pub memory: u64,
-    /// With --sort, what a key given twice means: an error (default), or keep the last.
-    #[arg(long, value_enum, requires = "sort")]
+    /// What a key given twice means (in a row, or anywhere with --sort): an error
+    /// (default), or keep the value given last.
+    #[arg(long, value_enum)]
     pub dedup: Option<Dedup>,
     /// Print no summary.
     #[arg(long, short)]
@@ -199,14 +200,18 @@ fn feed(
                 encoding.show(&previous)
             ))
         }
+        Error::DuplicateKey { key } => CliError::new(format!(
+            "line {line}: duplicate key {} (keep the last one with --dedup last)",
+            encoding.show(&key)
+        )),
         other => build_error(out, other),
+    };
+    let duplicates = match args.dedup {
+        Some(Dedup::Last) => Duplicates::KeepLast,
+        None => Duplicates::Error,
     };
     if args.sort {
         let parent = parent_dir(out);
-        let duplicates = match args.dedup {
-            Some(Dedup::Last) => Duplicates::KeepLast,
-            None => Duplicates::Error,
-        };
         let mut sorter = ExternalSorter::new(args.memory, duplicates, &parent)
             .map_err(|e| build_error(out, e))?;
         while let Some((number, line)) = next_line(&mut lines, &input.name)? {
@@ -222,12 +227,26 @@ fn feed(
             .finish(|key, value| sink.add(key, value))
             .map_err(|e| build_error(out, e))?;
     } else {
-        while let Some((number, line)) = next_line(&mut lines, &input.name)? {
+        // Keys given twice in a row are resolved as Python's build_part resolves them.
+        let mut sorted = SortedFeed::new(duplicates);
+        let entries = std::cell::Cell::new(sink.entries());
+        let mut add = |key: &[u8], value: &[u8]| {
+            entries.set(entries.get() + 1);
+            sink.add(key, value)
+        };
+        let mut number = 0;
+        while let Some((n, line)) = next_line(&mut lines, &input.name)? {
+            number = n;
             let (key, value) = parse_entry(line, encoding)
                 .map_err(|e| CliError::new(format!("line {number}: {e}")))?;
-            sink.add(&key, &value).map_err(|e| order_error(e, number))?;
-            progress.update_with(lines.bytes_read(), || format!("{} entries", sink.entries()));
+            sorted
+                .add(&key, &value, &mut add)
+                .map_err(|e| order_error(e, number))?;
+            progress.update_with(lines.bytes_read(), || format!("{} entries", entries.get()));
         }
+        sorted
+            .finish(&mut add)
+            .map_err(|e| order_error(e, number))?;
         progress.finish();
     }
     Ok(lines.bytes_read())
