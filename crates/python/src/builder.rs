@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
+use leveltable_db::BulkOptions;
 use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
 use leveltable_table::{AtomicTableFile, BuildOptions, BuildSummary, Compression, Profile};
 use pyo3::prelude::*;
@@ -52,32 +53,68 @@ pub fn cache_local_bits(extra_filter: Option<&str>, bloom_bits: usize) -> PyResu
     }
 }
 
-/// The table options a builder takes from Python keywords.
-pub fn build_options(
-    block_size: usize,
-    restart_interval: usize,
-    compression: &str,
-    bloom_bits: usize,
-    extra_filter: Option<&str>,
-) -> PyResult<BuildOptions> {
-    let compression = compression_named(compression)?;
-    let cache_local = cache_local_bits(extra_filter, bloom_bits)?;
-    if block_size == 0 || restart_interval == 0 {
-        return Err(InvalidArgumentError::new_err(
-            "block_size and restart_interval must be at least 1",
-        ));
+/// The table keywords every Python builder takes (`TableBuilder`, `build_db`, `build_part`,
+/// `build_part_arrow`), read once into the options of the table and db crates.
+pub struct TableKeywords<'a> {
+    /// `block_size`.
+    pub block_size: usize,
+    /// `restart_interval`.
+    pub restart_interval: usize,
+    /// `compression`: a codec name of the table crate.
+    pub compression: &'a str,
+    /// `bloom_bits`: LevelDB's Bloom filter, 0 for none.
+    pub bloom_bits: usize,
+    /// `extra_filter`: `None` or `"local-bloom"`.
+    pub extra_filter: Option<&'a str>,
+}
+
+impl TableKeywords<'_> {
+    /// The table options of a single table file.
+    pub fn build_options(&self) -> PyResult<BuildOptions> {
+        let compression = compression_named(self.compression)?;
+        let cache_local = cache_local_bits(self.extra_filter, self.bloom_bits)?;
+        if self.block_size == 0 || self.restart_interval == 0 {
+            return Err(InvalidArgumentError::new_err(
+                "block_size and restart_interval must be at least 1",
+            ));
+        }
+        let mut options = BuildOptions::default()
+            .block_size(self.block_size)
+            .block_restart_interval(self.restart_interval)
+            .compression(compression);
+        if self.bloom_bits > 0 {
+            options = options.filter_policy(BloomFilterPolicy::new(self.bloom_bits));
+        }
+        if let Some(bits) = cache_local {
+            options = options.extra_filter_policy(CacheLocalBloomPolicy::new(bits));
+        }
+        Ok(options)
     }
-    let mut options = BuildOptions::default()
-        .block_size(block_size)
-        .block_restart_interval(restart_interval)
-        .compression(compression);
-    if bloom_bits > 0 {
-        options = options.filter_policy(BloomFilterPolicy::new(bloom_bits));
+
+    /// The options of a bulk build's tables, with `threads` building them and files of at
+    /// most `max_file_size` bytes of entries.
+    pub fn bulk_options(
+        &self,
+        threads: Option<usize>,
+        max_file_size: Option<u64>,
+    ) -> PyResult<BulkOptions> {
+        let compression = compression_named(self.compression)?;
+        let cache_local = cache_local_bits(self.extra_filter, self.bloom_bits)?;
+        let mut options = BulkOptions::default()
+            .block_size(self.block_size)
+            .restart_interval(self.restart_interval)
+            .compression(compression)
+            .bloom_bits_per_key((self.bloom_bits > 0).then_some(self.bloom_bits))
+            .cache_local_bits_per_key(cache_local)
+            .threads(threads.unwrap_or(1));
+        if let Some(size) = max_file_size {
+            options = options.max_file_size(size);
+        }
+        options
+            .check()
+            .map_err(|e| InvalidArgumentError::new_err(e.to_string()))?;
+        Ok(options)
     }
-    if let Some(bits) = cache_local {
-        options = options.extra_filter_policy(CacheLocalBloomPolicy::new(bits));
-    }
-    Ok(options)
 }
 
 struct Building {
@@ -124,13 +161,14 @@ impl TableBuilder {
         extra_filter: Option<&str>,
     ) -> PyResult<Self> {
         let path = path.0;
-        let options = build_options(
+        let options = TableKeywords {
             block_size,
             restart_interval,
             compression,
             bloom_bits,
             extra_filter,
-        )?;
+        }
+        .build_options()?;
         let file =
             AtomicTableFile::create_new(&path, options).map_err(|e| table_error(&path, e))?;
         Ok(TableBuilder {

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple, PyType};
 
 use crate::arrow::BinaryColumn;
-use crate::builder::{cache_local_bits, compression_named};
+use crate::builder::TableKeywords;
 use crate::bytes::bytes_of;
 use crate::errors::{InvalidArgumentError, db_error};
 use crate::fs_path::FsPath;
@@ -24,34 +24,6 @@ const BATCH_BYTES: usize = 1 << 20;
 const DEFAULT_SORT_MEMORY: u64 = 256 << 20;
 
 /// The bulk options from Python keywords.
-#[allow(clippy::too_many_arguments)]
-fn bulk_options(
-    threads: Option<usize>,
-    max_file_size: Option<u64>,
-    block_size: usize,
-    restart_interval: usize,
-    compression: &str,
-    bloom_bits: usize,
-    extra_filter: Option<&str>,
-) -> PyResult<BulkOptions> {
-    let compression = compression_named(compression)?;
-    let cache_local = cache_local_bits(extra_filter, bloom_bits)?;
-    let mut options = BulkOptions::default()
-        .block_size(block_size)
-        .restart_interval(restart_interval)
-        .compression(compression)
-        .bloom_bits_per_key((bloom_bits > 0).then_some(bloom_bits))
-        .cache_local_bits_per_key(cache_local)
-        .threads(threads.unwrap_or(1));
-    if let Some(size) = max_file_size {
-        options = options.max_file_size(size);
-    }
-    options
-        .check()
-        .map_err(|e| InvalidArgumentError::new_err(e.to_string()))?;
-    Ok(options)
-}
-
 fn duplicates(dedup: Option<&str>) -> PyResult<Duplicates> {
     match dedup {
         None => Ok(Duplicates::Error),
@@ -127,15 +99,14 @@ pub fn build_db<'py>(
     extra_filter: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let path = path.0;
-    let options = bulk_options(
-        threads,
-        max_file_size,
+    let options = TableKeywords {
         block_size,
         restart_interval,
         compression,
         bloom_bits,
         extra_filter,
-    )?;
+    }
+    .bulk_options(threads, max_file_size)?;
     let dedup = duplicates(dedup)?;
     let mut builder = DbBuilder::create(&path, options).map_err(|e| db_error(&path, e))?;
     if sort {
@@ -289,28 +260,13 @@ impl PartFeed {
     }
 }
 
-/// The builder and feed of one part in `staging`, with the table options of `build_db`.
-#[allow(clippy::too_many_arguments)]
+/// The builder and feed of one part in `staging`, with `options` and keys given twice
+/// resolved as `dedup` says.
 fn part_feed(
     staging: &std::path::Path,
     dedup: Option<&str>,
-    threads: Option<usize>,
-    max_file_size: Option<u64>,
-    block_size: usize,
-    restart_interval: usize,
-    compression: &str,
-    bloom_bits: usize,
-    extra_filter: Option<&str>,
+    options: BulkOptions,
 ) -> PyResult<PartFeed> {
-    let options = bulk_options(
-        threads,
-        max_file_size,
-        block_size,
-        restart_interval,
-        compression,
-        bloom_bits,
-        extra_filter,
-    )?;
     let duplicates = duplicates(dedup)?;
     let builder = PartBuilder::create(staging, options).map_err(|e| db_error(staging, e))?;
     Ok(PartFeed {
@@ -340,17 +296,15 @@ pub fn build_part(
     extra_filter: Option<&str>,
 ) -> PyResult<Part> {
     let staging = staging.0;
-    let mut part = part_feed(
-        &staging,
-        dedup,
-        threads,
-        max_file_size,
+    let options = TableKeywords {
         block_size,
         restart_interval,
         compression,
         bloom_bits,
         extra_filter,
-    )?;
+    }
+    .bulk_options(threads, max_file_size)?;
+    let mut part = part_feed(&staging, dedup, options)?;
     feed(
         py,
         items,
@@ -391,17 +345,15 @@ pub fn build_part_arrow(
     extra_filter: Option<&str>,
 ) -> PyResult<Part> {
     let staging = staging.0;
-    let mut part = part_feed(
-        &staging,
-        dedup,
-        threads,
-        max_file_size,
+    let options = TableKeywords {
         block_size,
         restart_interval,
         compression,
         bloom_bits,
         extra_filter,
-    )?;
+    }
+    .bulk_options(threads, max_file_size)?;
+    let mut part = part_feed(&staging, dedup, options)?;
     for batch in batches.try_iter()? {
         let batch = batch?;
         let keys = BinaryColumn::of(&batch, key_column)?;
