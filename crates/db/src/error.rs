@@ -230,3 +230,6 @@ pub(crate) fn show_user_key(key: &[u8]) -> String {
         format!("0x{digits}{more}")
     }
 }
+
+/// The result type of this crate.
+pub type Result<T> = std::result::Result<T, Error>;

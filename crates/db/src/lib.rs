@@ -35,11 +35,8 @@ pub use bulk::{
 };
 pub use db::Db;
 pub use db_iter::{DbIter, StoredVersion, VersionStatus, Versions};
-pub use error::Error;
+pub use error::{Error, Result};
 pub use get_many::{GET_MANY_MAX_THREADS, GET_MANY_PARALLEL_BATCH};
 pub use internal_table::InternalTable;
 pub use options::{DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo};
 pub use version::Origin;
-
-/// The result type of this crate.
-pub type Result<T> = std::result::Result<T, Error>;

@@ -48,3 +48,6 @@ impl fmt::Display for Error {
 }
 
 impl core::error::Error for Error {}
+
+/// The result type of this crate.
+pub type Result<T> = core::result::Result<T, Error>;

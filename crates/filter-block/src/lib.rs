@@ -11,10 +11,7 @@ pub mod format;
 mod reader;
 
 pub use builder::{FilterBlockBuilder, MAX_BLOCK_OFFSET};
-pub use error::Error;
+pub use error::{Error, Result};
 pub use filters::Filters;
 pub use format::FILTER_BASE_LG;
 pub use reader::FilterBlockReader;
-
-/// The result type of this crate.
-pub type Result<T> = core::result::Result<T, Error>;

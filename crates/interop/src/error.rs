@@ -92,7 +92,7 @@ impl ErrSlot {
     }
 
     /// `Ok(())` for `LT_OK`, otherwise the error the code and message describe.
-    pub(crate) fn check(self, code: c_int) -> Result<(), Error> {
+    pub(crate) fn check(self, code: c_int) -> Result<()> {
         if code == ffi::LT_OK {
             return Ok(());
         }
@@ -155,3 +155,6 @@ pub(crate) fn take_bytes(bytes: ffi::LtBytes) -> Vec<u8> {
     unsafe { ffi::lt_free(bytes.data.cast()) };
     vec
 }
+
+/// Result of a call into LevelDB.
+pub type Result<T> = std::result::Result<T, Error>;

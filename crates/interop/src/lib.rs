@@ -10,11 +10,8 @@ pub mod hash;
 mod skip;
 pub mod table;
 
-pub use error::{Error, StatusCode};
+pub use error::{Error, Result, StatusCode};
 pub use skip::{REQUIRE_ENV, SKIP_MESSAGE, require_leveldb};
-
-/// Result of a call into LevelDB.
-pub type Result<T> = std::result::Result<T, Error>;
 
 /// Whether LevelDB 1.23 was found at build time and linked into this crate.
 ///

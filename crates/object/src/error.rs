@@ -226,6 +226,9 @@ pub(crate) fn store_message(e: &object_store::Error, secrets: &[String]) -> Stri
     m
 }
 
+/// The result type of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ mod upload;
 pub use async_table::{AsyncTable, Entry};
 pub use blocking::{BlockingRange, BlockingTable};
 pub use connector::MAX_REDIRECTS;
-pub use error::Error;
+pub use error::{Error, Result};
 pub use location::{Location, is_url};
 pub use object_store;
 pub use options::ObjectReadOptions;
@@ -30,6 +30,3 @@ pub use retry::RetryPolicy;
 pub use stats::{Stats, StatsSnapshot};
 pub use tail::TailSource;
 pub use upload::{DEFAULT_PART_SIZE, ObjectTableBuilder, ObjectWriter};
-
-/// The result type of this crate.
-pub type Result<T> = std::result::Result<T, Error>;

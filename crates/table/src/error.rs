@@ -274,6 +274,9 @@ impl fmt::Display for Escaped<'_> {
     }
 }
 
+/// The result type of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,7 @@ pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
 pub use compression::{Compression, UnknownCompression};
 pub use counters::Counters;
-pub use error::Error;
+pub use error::{Error, Result};
 pub use iter::{MapAhead, Range, TableIter};
 pub use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
 pub use options::{
@@ -49,6 +49,3 @@ pub use read_at::ReadAt;
 pub use table::Table;
 pub use table_builder::{BuildSummary, TableBuilder};
 pub use verify::VerifySummary;
-
-/// The result type of this crate.
-pub type Result<T> = std::result::Result<T, Error>;
