@@ -9,11 +9,11 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 use leveltable_table::block_plan::stored_len;
-use leveltable_table::format::{BlockHandle, FOOTER_LEN, Footer};
-use leveltable_table::{Comparator, Error as TableError, Table};
+use leveltable_table::format::BlockHandle;
+use leveltable_table::{Comparator, Error as TableError, OpenPlan, Table};
 
 use crate::remote::RemoteObject;
-use crate::tail::{OUTSIDE_TAIL, TailSource};
+use crate::tail::TailSource;
 use crate::{Error, Location, ObjectReadOptions, Result};
 
 /// A key and its value.
@@ -48,11 +48,6 @@ impl std::fmt::Debug for AsyncTable {
     }
 }
 
-/// Whether a table error is a read the tail did not cover.
-fn missed_tail(e: &TableError) -> bool {
-    matches!(e, TableError::Io(io) if io.to_string() == OUTSIDE_TAIL)
-}
-
 impl AsyncTable {
     /// Opens the table at `location`.
     ///
@@ -63,45 +58,33 @@ impl AsyncTable {
         let name = location.name.as_str();
         let (object, mut held) = RemoteObject::open_tail(location, options.tail_len).await?;
         let size = object.size;
-        // At most two more rounds: the index and metaindex (with a guess at the filter
-        // before them), then the filter if the guess fell short.
-        for _ in 0..3 {
-            let tail = Arc::new(TailSource::new(held.clone(), size));
-            let missed = match Table::open(Arc::clone(&tail), options.read.clone()) {
-                Ok(table) => {
-                    return Ok(AsyncTable {
-                        object,
-                        table: Arc::new(table),
-                        tail,
-                        options,
-                    });
-                }
-                Err(e) if missed_tail(&e) => tail.missed().unwrap_or(0),
-                Err(e) => return Err(Error::table(name, e)),
-            };
-            let start = tail.start();
-            let footer_at = held.len() - FOOTER_LEN.min(held.len());
-            let footer =
-                Footer::decode_from(&mut &held[footer_at..]).map_err(|e| Error::table(name, e))?;
-            let meta = footer.metaindex.offset.min(footer.index.offset);
-            let mut lo = missed.min(meta);
-            if missed >= meta {
-                // The filter block lies before the metaindex, its size unknown until the
-                // metaindex is read: take a generous share of the index's size before it.
-                lo = lo.saturating_sub(footer.index.size.saturating_mul(8).max(64 << 10));
+        let table_err = |e| Error::table(name, e);
+        // The table's open plan asks for the footer, the index and metaindex, then the
+        // filter; each is taken from the bytes held (the object's tail), and what lies
+        // before them is fetched with the plan's hint, so a table opens in two requests
+        // unless its filter block is larger than the hint guessed.
+        let mut plan = OpenPlan::new(size, options.read.clone()).map_err(table_err)?;
+        while let Some(need) = plan.need() {
+            let start = size.saturating_sub(held.len() as u64);
+            if need.start < start {
+                let lo = plan.hint().map_or(need.start, |h| h.start.min(need.start));
+                let more = object.read(lo..start).await?;
+                let mut joined = BytesMut::with_capacity(more.len().saturating_add(held.len()));
+                joined.extend_from_slice(&more);
+                joined.extend_from_slice(&held);
+                held = joined.freeze();
             }
-            let more = object.read(lo..start).await?;
-            let mut joined = BytesMut::with_capacity(more.len() + held.len());
-            joined.extend_from_slice(&more);
-            joined.extend_from_slice(&held);
-            held = joined.freeze();
+            let start = size.saturating_sub(held.len() as u64);
+            plan.give(start, &held).map_err(table_err)?;
         }
-        Err(Error::table(
-            name,
-            TableError::InvalidArgument(
-                "the table's metadata was not found after three reads".into(),
-            ),
-        ))
+        let tail = Arc::new(TailSource::new(held, size));
+        let table = plan.finish(Arc::clone(&tail)).map_err(table_err)?;
+        Ok(AsyncTable {
+            object,
+            table: Arc::new(table),
+            tail,
+            options,
+        })
     }
 
     /// The table reader, for its properties and counters.

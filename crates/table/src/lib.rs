@@ -20,6 +20,7 @@ mod counters;
 mod get_many;
 mod iter;
 mod locate;
+mod open;
 mod options;
 mod profile;
 mod properties;
@@ -39,6 +40,7 @@ pub use counters::Counters;
 pub use error::{Error, Result};
 pub use iter::{MapAhead, Range, TableIter};
 pub use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
+pub use open::OpenPlan;
 pub use options::{
     BuildOptions, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE, DEFAULT_READAHEAD_BLOCKS,
     ReadOptions,

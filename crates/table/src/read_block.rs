@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::ReadAt;
@@ -200,6 +201,35 @@ pub(crate) fn check_stored<R: ReadAt + ?Sized>(
         .map_err(|e| e.rebase(handle.offset))
 }
 
+/// The bytes of `range`, which must lie within the source, borrowed from an in-memory
+/// source or read (in steps, so that memory grows only with bytes that arrive).
+pub(crate) fn read_range<R: ReadAt + ?Sized>(
+    source: &R,
+    range: Range<u64>,
+) -> Result<Cow<'_, [u8]>> {
+    let len = range
+        .end
+        .checked_sub(range.start)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| Error::corrupt("block handle", range.start))?;
+    if let Some(all) = source.as_bytes() {
+        return usize::try_from(range.start)
+            .ok()
+            .and_then(|start| all.get(start..start.checked_add(len)?))
+            .map(Cow::Borrowed)
+            .ok_or_else(|| Error::corrupt("block handle", range.start));
+    }
+    let mut buf = Vec::new();
+    while let Some(left) = len.checked_sub(buf.len()).filter(|&n| n > 0) {
+        let at = buf.len();
+        buf.resize(len.saturating_sub(left.saturating_sub(READ_STEP)), 0);
+        // `at` is below `len`, and the range lies within the source: no overflow.
+        let offset = range.start.saturating_add(at as u64);
+        source.read_exact_at(&mut buf[at..], offset)?;
+    }
+    Ok(Cow::Owned(buf))
+}
+
 /// The stored bytes of the block at `handle` followed by its trailer, borrowed from an
 /// in-memory source or read.
 pub(crate) fn read_raw<'s, R: ReadAt + ?Sized>(
@@ -218,30 +248,15 @@ pub(crate) fn read_raw<'s, R: ReadAt + ?Sized>(
     ) else {
         return Err(Error::corrupt("block handle", handle_at));
     };
-    match source.as_bytes() {
-        Some(all) => {
-            let range = usize::try_from(handle.offset)
-                .ok()
-                .and_then(|start| all.get(start..start.checked_add(total)?));
-            match range {
-                Some(bytes) => Ok(Cow::Borrowed(bytes)),
-                None => Err(Error::corrupt("block handle", handle_at)),
-            }
-        }
-        None => {
-            // The file size a remote source reports is the server's claim: a block is read
-            // in steps, so that memory grows only with bytes that arrive.
-            let mut buf = Vec::new();
-            while let Some(left) = total.checked_sub(buf.len()).filter(|&n| n > 0) {
-                let at = buf.len();
-                buf.resize(total.saturating_sub(left.saturating_sub(READ_STEP)), 0);
-                // `at` is below `total`, and the block ends within the file: no overflow.
-                let offset = handle.offset.saturating_add(at as u64);
-                source.read_exact_at(&mut buf[at..], offset)?;
-            }
-            Ok(Cow::Owned(buf))
-        }
-    }
+    // `end` is checked: the span is `total` bytes from the handle's offset.
+    read_range(
+        source,
+        handle.offset..handle.offset.saturating_add(total as u64),
+    )
+    .map_err(|e| match e {
+        Error::Io(e) => Error::Io(e),
+        _ => Error::corrupt("block handle", handle_at),
+    })
 }
 
 /// The most a block read allocates ahead of the bytes it has read.

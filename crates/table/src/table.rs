@@ -15,12 +15,13 @@ use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
 use crate::counters::{Counter, CounterCells};
 use crate::fence::{Fence, PackedFilter, pack_handle};
 use crate::filter::LoadedFilter;
-use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, Compression, FOOTER_LEN, Footer};
+use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, Compression, Footer};
+use crate::open::OpenPlan;
 use crate::options::ReadOptions;
-use crate::properties::{FilterInfo, TableProperties, read_filter_entries};
+use crate::properties::{FilterInfo, TableProperties};
 pub(crate) use crate::read_block::BlockRef;
 use crate::read_block::{
-    Check, locate, read_block_contents, read_block_contents_into, take_block_buf,
+    Check, locate, read_block_contents, read_block_contents_into, read_range, take_block_buf,
 };
 use crate::readahead::{Readahead, is_slow};
 use crate::{Error, ReadAt, Result};
@@ -103,6 +104,19 @@ pub struct Table<R> {
     pub(crate) mapped: Option<Bits>,
 }
 
+/// What an [`OpenPlan`] decoded of a table, for [`Table::assemble`].
+pub(crate) struct Opened {
+    pub(crate) file_size: u64,
+    pub(crate) decode: crate::read_block::Decode,
+    pub(crate) footer: Footer,
+    pub(crate) index: Vec<u8>,
+    pub(crate) index_layout: Layout,
+    pub(crate) index_compression: Compression,
+    pub(crate) filters: Vec<FilterInfo>,
+    pub(crate) filter: Option<LoadedFilter>,
+    pub(crate) filter_size: u64,
+}
+
 /// The granularity at which a table remembers what scans asked its source to map in.
 pub(crate) const MAP_CHUNK: u64 = 128 << 10;
 
@@ -142,56 +156,35 @@ impl<R: ReadAt> Table<R> {
     /// [`Error::Corruption`] or [`Error::ChecksumMismatch`] for malformed footer, index,
     /// metaindex or filter blocks; [`Error::Io`] if reading fails.
     pub fn open(source: R, options: ReadOptions) -> Result<Table<R>> {
-        let file_size = source.size()?;
-        let Some(footer_at) = file_size.checked_sub(FOOTER_LEN as u64) else {
-            return Err(Error::TooShort { size: file_size });
-        };
-        let mut footer_bytes = [0u8; FOOTER_LEN];
-        source.read_exact_at(&mut footer_bytes, footer_at)?;
-        let footer =
-            Footer::decode_from(&mut &footer_bytes[..]).map_err(|e| e.rebase(footer_at))?;
-        let verify = &crate::read_block::Decode::new(&options);
-        let readahead = Readahead::new(options.readahead_blocks);
+        let mut plan = OpenPlan::new(source.size()?, options)?;
+        while let Some(range) = plan.need() {
+            let bytes = read_range(&source, range.clone())?;
+            plan.give(range.start, &bytes)?;
+        }
+        plan.finish(source)
+    }
 
-        let (index, index_compression) =
-            read_block_contents(&source, file_size, &footer.index, footer_at, verify)?;
+    /// The table from what an [`OpenPlan`] decoded, reading its data blocks from `source`.
+    pub(crate) fn assemble(source: R, options: ReadOptions, opened: Opened) -> Result<Table<R>> {
+        let Opened {
+            file_size,
+            decode,
+            footer,
+            index,
+            index_layout,
+            index_compression,
+            filters,
+            filter,
+            filter_size,
+        } = opened;
         let index_compressed = index_compression != Compression::None;
+        let readahead = Readahead::new(options.readahead_blocks);
         // An index stored with a slow codec says the data blocks are too: scans decompress
         // them ahead from the first.
         if let Some(ahead) = readahead.as_ref().filter(|_| is_slow(index_compression)) {
             ahead.saw(index_compression);
         }
-        let index = index.into_owned();
-        let index_layout =
-            Layout::parse(&index).map_err(|e| locate(e, footer.index.offset, index_compressed))?;
-
-        let (metaindex, meta_compression) =
-            read_block_contents(&source, file_size, &footer.metaindex, footer_at, verify)?;
-        let meta_compressed = meta_compression != Compression::None;
-        let filters = read_filter_entries(&metaindex, footer.metaindex.offset, meta_compressed)?;
-
-        let candidates = options
-            .extra_filter_policies
-            .iter()
-            .chain(options.filter_policy.as_ref());
-        let mut filter = None;
-        let mut filter_size = 0;
-        'find: for policy in candidates {
-            for info in &filters {
-                if info.policy_name == policy.name() {
-                    let meta_at = footer.metaindex.offset;
-                    let (data, _) =
-                        read_block_contents(&source, file_size, &info.handle, meta_at, verify)?;
-                    filter_size = info.handle.size;
-                    filter = Some(LoadedFilter {
-                        policy: Arc::clone(policy),
-                        data: Arc::from(&*data),
-                    });
-                    break 'find;
-                }
-            }
-        }
-
+        let verify = &decode;
         let scan = scan_index(
             &index,
             index_layout,
