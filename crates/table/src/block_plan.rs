@@ -94,8 +94,9 @@ impl<R: ReadAt> Table<R> {
     /// Whether the block cache holds the data block at `handle`.
     pub fn block_is_cached(&self, handle: &BlockHandle) -> bool {
         self.cache
+            .slot
             .as_ref()
-            .is_some_and(|c| c.get(self.cache_id, handle.offset).is_some())
+            .is_some_and(|c| c.get(self.cache.id, handle.offset).is_some())
     }
 
     /// The data blocks that may hold keys in `(start, end)`, in file order: from the block
@@ -110,14 +111,14 @@ impl<R: ReadAt> Table<R> {
         end: Bound<&[u8]>,
     ) -> Result<Vec<BlockHandle>> {
         let cmp = &*self.comparator;
-        let mut index = Cursor::new(self.index_layout, Vec::new());
+        let mut index = Cursor::new(self.index.layout, Vec::new());
         match start {
             Bound::Included(k) | Bound::Excluded(k) => self.seek_index(&mut index, cmp, k),
-            Bound::Unbounded => index.seek_to_first(&self.index),
+            Bound::Unbounded => index.seek_to_first(&self.index.bytes),
         }
         let mut handles = Vec::new();
         while index.valid() {
-            let mut value = index.value(&self.index);
+            let mut value = index.value(&self.index.bytes);
             let handle = BlockHandle::decode_from(&mut value)
                 .map_err(|e| self.locate_in_index(e, index.entry_offset()))?;
             handles.push(handle);
@@ -131,7 +132,7 @@ impl<R: ReadAt> Table<R> {
             if past {
                 break;
             }
-            index.next(&self.index);
+            index.next(&self.index.bytes);
         }
         index.status().map_err(|e| self.locate_index_error(e))?;
         Ok(handles)
@@ -143,8 +144,9 @@ impl<R: ReadAt> Table<R> {
     fn block_from_stored(&self, handle: &BlockHandle, stored: &[u8]) -> Result<Arc<CachedBlock>> {
         if let Some(block) = self
             .cache
+            .slot
             .as_ref()
-            .and_then(|c| c.get(self.cache_id, handle.offset))
+            .and_then(|c| c.get(self.cache.id, handle.offset))
         {
             self.counters.bump(Counter::CacheHits, 1);
             return Ok(block);
@@ -162,19 +164,19 @@ impl<R: ReadAt> Table<R> {
         let index_at = self.properties.footer.index.offset;
         // The table's checksum policy and codec profile.
         let decode = Decode {
-            verify: self.verify_checksums,
-            profile: self.decode.profile,
+            verify: self.reading.verify_checksums,
+            profile: self.reading.decode.profile,
         };
         // A block bound for the cache decodes into one of the thread's spare buffers.
-        let fill = self.cache.is_some() && self.fill_cache;
+        let fill = self.cache.slot.is_some() && self.cache.fill;
         let out = if fill { take_spare() } else { Vec::new() };
         let (contents, compression) =
             read_block_contents_into(&placed, self.file_size, handle, index_at, &decode, out)?;
         let compressed = compression != Compression::None;
         let layout = Layout::parse(&contents).map_err(|e| locate(e, handle.offset, compressed))?;
         let block = CachedBlock::new(contents.into_owned(), layout, compressed);
-        if let Some(cache) = self.cache.as_ref().filter(|_| fill) {
-            cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
+        if let Some(cache) = self.cache.slot.as_ref().filter(|_| fill) {
+            cache.insert(self.cache.id, handle.offset, Arc::clone(&block));
         }
         Ok(block)
     }

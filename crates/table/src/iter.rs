@@ -192,7 +192,7 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
             data: None,
             error: None,
             spare_key: Vec::new(),
-            fill_cache: table.fill_cache,
+            fill_cache: table.cache.fill,
             map: MapAhead::default(),
         }
     }

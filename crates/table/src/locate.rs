@@ -45,7 +45,7 @@ impl<R: ReadAt> Table<R> {
             .zip(&keys[..n])
             .all(|(view, k)| cmp.bytewise_view(k).map(|v| *view = v).is_some());
         let mut firsts = [0usize; BATCH];
-        let batched = match &self.fence {
+        let batched = match &self.index.fence {
             Some(fence) if viewed => {
                 fence.first_at_or_after_batch(
                     &views[..n],
@@ -76,7 +76,7 @@ impl<R: ReadAt> Table<R> {
     ) -> Result<Option<Located>> {
         // The fence holds handles only when every index entry is its own restart point, so
         // its restart point is the block's position.
-        if let Some(fence) = &self.fence
+        if let Some(fence) = &self.index.fence
             && let Some(i) = first
             && let Some(handle) = fence.handle(i)
         {
@@ -86,10 +86,10 @@ impl<R: ReadAt> Table<R> {
                 filter: fence.filter(i),
             }));
         }
-        let mut index = Cursor::new(self.index_layout, INDEX_KEY.take());
+        let mut index = Cursor::new(self.index.layout, INDEX_KEY.take());
         self.seek_index_from(&mut index, cmp, key, first);
         let handle = if index.valid() {
-            let mut value = index.value(&self.index);
+            let mut value = index.value(&self.index.bytes);
             BlockHandle::decode_from(&mut value)
                 .map(|handle| {
                     Some(Located {
@@ -122,7 +122,7 @@ impl<R: ReadAt> Table<R> {
     /// The fence's answer for `key` (the first restart point whose key is `>= key`), for
     /// tables that have one.
     fn fence_first<C: Comparator + ?Sized>(&self, cmp: &C, key: &[u8]) -> Option<usize> {
-        let fence = self.fence.as_ref()?;
+        let fence = self.index.fence.as_ref()?;
         let view = cmp.bytewise_view(key)?;
         Some(fence.first_at_or_after(view, |i| self.restart_key_below(cmp, i, key)))
     }
@@ -135,7 +135,7 @@ impl<R: ReadAt> Table<R> {
         i: usize,
         key: &[u8],
     ) -> Option<bool> {
-        restart_key(&self.index, self.index_layout, i)
+        restart_key(&self.index.bytes, self.index.layout, i)
             .map(|k| cmp.compare(k, key) == Ordering::Less)
     }
 
@@ -151,14 +151,14 @@ impl<R: ReadAt> Table<R> {
             Some(first) => {
                 // With one entry per restart point the answer is that restart entry;
                 // otherwise it may lie in the interval before it.
-                let start = if self.index_all_restarts {
+                let start = if self.index.all_restarts {
                     first
                 } else {
                     first.saturating_sub(1)
                 };
-                cursor.seek_from_restart(&self.index, cmp, key, start);
+                cursor.seek_from_restart(&self.index.bytes, cmp, key, start);
             }
-            None => cursor.seek(&self.index, cmp, key),
+            None => cursor.seek(&self.index.bytes, cmp, key),
         }
     }
 
@@ -175,7 +175,7 @@ impl<R: ReadAt> Table<R> {
         locate(
             e,
             self.properties.footer.index.offset,
-            self.index_compressed,
+            self.index.compressed,
         )
     }
 }

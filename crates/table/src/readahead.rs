@@ -373,6 +373,7 @@ mod tests {
             let ahead = table(compression, 4);
             assert_eq!(ahead.iter_entries(), plain, "{compression:?}");
             let taken = ahead
+                .reading
                 .readahead
                 .as_ref()
                 .unwrap()
@@ -405,7 +406,7 @@ mod tests {
             }
             let plain = table(compression, 0);
             let ahead = table(compression, 4);
-            let handles = data_handles(&ahead.index);
+            let handles = data_handles(&ahead.index.bytes);
             assert!(handles.len() > 10);
             let order = [0, 1, 2, 3, 3, 4, 5, 5, 5, 6, 9, 10, 11, 11, 12];
             for i in order {
@@ -414,6 +415,7 @@ mod tests {
                 assert_eq!(got.data(), want.data(), "{compression:?} block {i}");
             }
             let taken = ahead
+                .reading
                 .readahead
                 .as_ref()
                 .unwrap()

@@ -74,23 +74,34 @@ pub struct Table<R> {
     pub(crate) file_size: u64,
     pub(crate) comparator: Arc<dyn Comparator>,
     pub(crate) bytewise: bool,
-    pub(crate) verify_checksums: bool,
-    pub(crate) decode: crate::read_block::Decode,
-    /// Decompresses the data blocks of a scan ahead on other cores, for slow codecs.
-    pub(crate) readahead: Option<Arc<Readahead>>,
-    pub(crate) cache: Option<Arc<Cache>>,
-    pub(crate) fill_cache: bool,
-    pub(crate) cache_id: u64,
-    pub(crate) index: Vec<u8>,
-    pub(crate) index_layout: Layout,
-    pub(crate) index_compressed: bool,
+    pub(crate) index: IndexBlock,
+    pub(crate) filter: Option<LoadedFilter>,
+    pub(crate) reading: BlockReading,
+    pub(crate) cache: CacheSlot,
+    pub(crate) properties: TableProperties,
+    pub(crate) counters: CounterCells,
+}
+
+/// The index block, decoded at open and held while the table is open, with what speeds up
+/// searching it.
+pub(crate) struct IndexBlock {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) layout: Layout,
+    /// Whether it was stored compressed (for the offsets errors name).
+    pub(crate) compressed: bool,
     /// Search tree over the index's restart keys (for comparators with a bytewise view).
     pub(crate) fence: Option<Fence>,
     /// Whether every index entry is a restart point (LevelDB writes index blocks so).
-    pub(crate) index_all_restarts: bool,
-    pub(crate) filter: Option<LoadedFilter>,
-    pub(crate) properties: TableProperties,
-    pub(crate) counters: CounterCells,
+    pub(crate) all_restarts: bool,
+}
+
+/// How data blocks are read: checksums and codecs, the readahead of scans, and what a
+/// source in memory lets the table remember.
+pub(crate) struct BlockReading {
+    pub(crate) decode: crate::read_block::Decode,
+    pub(crate) verify_checksums: bool,
+    /// Decompresses the data blocks of a scan ahead on other cores, for slow codecs.
+    pub(crate) readahead: Option<Arc<Readahead>>,
     /// The data blocks whose checksums were checked, one bit per block by its position in
     /// the index, for a table in memory that checks them and whose index positions its
     /// fence gives. A block read from memory (a memory map, a buffer) is the same bytes at
@@ -102,6 +113,14 @@ pub struct Table<R> {
     /// to map in ([`ReadAt::will_read`]), so that scans of one table from several threads
     /// do not each ask for the same pages, waiting on each other in the kernel.
     pub(crate) mapped: Option<Bits>,
+}
+
+/// The block cache the table shares, if any: whether reads fill it, and the table's id in
+/// it.
+pub(crate) struct CacheSlot {
+    pub(crate) slot: Option<Arc<Cache>>,
+    pub(crate) fill: bool,
+    pub(crate) id: u64,
 }
 
 /// What an [`OpenPlan`] decoded of a table, for [`Table::assemble`].
@@ -235,22 +254,28 @@ impl<R: ReadAt> Table<R> {
             file_size,
             bytewise,
             comparator: options.comparator,
-            verify_checksums: verify.verify,
-            decode: *verify,
-            readahead,
-            cache: options.block_cache,
-            fill_cache: options.fill_cache,
-            cache_id,
-            index,
-            index_layout,
-            index_compressed,
-            fence,
-            index_all_restarts,
+            index: IndexBlock {
+                bytes: index,
+                layout: index_layout,
+                compressed: index_compressed,
+                fence,
+                all_restarts: index_all_restarts,
+            },
             filter,
+            reading: BlockReading {
+                decode: *verify,
+                verify_checksums: verify.verify,
+                readahead,
+                verified,
+                mapped,
+            },
+            cache: CacheSlot {
+                slot: options.block_cache,
+                fill: options.fill_cache,
+                id: cache_id,
+            },
             properties,
             counters: CounterCells::default(),
-            verified,
-            mapped,
         })
     }
 
@@ -350,7 +375,7 @@ impl<R: ReadAt> Table<R> {
                 // that waits for the one before (in a memory map, the first reaches the file's
                 // page too), and snappy's input is read in data-dependent steps.
                 self.prefetch_block(&handle);
-                self.read_data_block(&handle, at.position, self.fill_cache)?
+                self.read_data_block(&handle, at.position, self.cache.fill)?
             }
         };
         let data = block.data();
@@ -397,7 +422,7 @@ impl<R: ReadAt> Table<R> {
     /// Asks the source to map in `len` bytes from `offset` ([`ReadAt::will_read`]), unless
     /// earlier requests (from any scan of this table) covered every [`MAP_CHUNK`] of them.
     pub(crate) fn map_in(&self, offset: u64, len: u64) {
-        if let Some(mapped) = &self.mapped {
+        if let Some(mapped) = &self.reading.mapped {
             let first = offset / MAP_CHUNK;
             let last = offset.saturating_add(len).saturating_sub(1) / MAP_CHUNK;
             let mut fresh = false;
@@ -427,7 +452,7 @@ impl<R: ReadAt> Table<R> {
     /// [`data_block_with`](Self::data_block_with) of a block found through the index,
     /// filling the cache as the options say.
     pub(crate) fn data_block_at(&self, at: &Located) -> Result<BlockRef<'_>> {
-        self.data_block_with(&at.handle, at.position, self.fill_cache)
+        self.data_block_with(&at.handle, at.position, self.cache.fill)
     }
 
     /// A data block, from the cache or the source, added to the cache if `fill` (and there
@@ -448,7 +473,11 @@ impl<R: ReadAt> Table<R> {
 
     /// The data block `handle` points to if the block cache holds it.
     fn cached_block(&self, handle: &BlockHandle) -> Option<BlockRef<'_>> {
-        let block = self.cache.as_ref()?.get(self.cache_id, handle.offset)?;
+        let block = self
+            .cache
+            .slot
+            .as_ref()?
+            .get(self.cache.id, handle.offset)?;
         self.counters.bump(Counter::CacheHits, 1);
         Some(BlockRef::Cached(block))
     }
@@ -469,7 +498,7 @@ impl<R: ReadAt> Table<R> {
             handle.size.saturating_add(BLOCK_TRAILER_LEN as u64),
         );
         let index_at = self.properties.footer.index.offset;
-        let cached = self.cache.is_some() && fill;
+        let cached = self.cache.slot.is_some() && fill;
         // A block bound for the cache gets one of the thread's spare buffers (trimmed to
         // size below if much larger); others borrow the thread's buffer, which `give_back`
         // returns.
@@ -478,17 +507,23 @@ impl<R: ReadAt> Table<R> {
         } else {
             take_block_buf()
         };
-        let verified = position.zip(self.verified.as_ref());
+        let verified = position.zip(self.reading.verified.as_ref());
         let check = match verified {
-            Some((i, v)) if v.contains(i) => Check::Checked(&self.decode),
-            _ => Check::With(&self.decode),
+            Some((i, v)) if v.contains(i) => Check::Checked(&self.reading.decode),
+            _ => Check::With(&self.reading.decode),
         };
-        let ahead = self.readahead.as_deref().and_then(|ahead| {
+        let ahead = self.reading.readahead.as_deref().and_then(|ahead| {
             let decode = match &check {
                 Check::Checked(d) => (false, d.profile),
-                _ => (self.decode.verify, self.decode.profile),
+                _ => (self.reading.decode.verify, self.reading.decode.profile),
             };
-            ahead.block(&self.source, self.file_size, handle, decode, &self.index)
+            ahead.block(
+                &self.source,
+                self.file_size,
+                handle,
+                decode,
+                &self.index.bytes,
+            )
         });
         let (contents, compressed) = match ahead {
             Some(decoded) => {
@@ -504,7 +539,7 @@ impl<R: ReadAt> Table<R> {
                     check,
                     out,
                 )?;
-                if let Some(ahead) = &self.readahead {
+                if let Some(ahead) = &self.reading.readahead {
                     ahead.saw(compression);
                 }
                 (contents, compression != Compression::None)
@@ -516,10 +551,10 @@ impl<R: ReadAt> Table<R> {
         let layout = Layout::parse(&contents).map_err(|e| locate(e, handle.offset, compressed))?;
         Ok(match contents {
             Cow::Borrowed(data) => BlockRef::Borrowed { data, layout },
-            Cow::Owned(data) => match &self.cache {
+            Cow::Owned(data) => match &self.cache.slot {
                 Some(cache) if fill => {
                     let block = CachedBlock::new(data, layout, compressed);
-                    cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
+                    cache.insert(self.cache.id, handle.offset, Arc::clone(&block));
                     BlockRef::Cached(block)
                 }
                 _ => BlockRef::Owned {
@@ -535,12 +570,12 @@ impl<R: ReadAt> Table<R> {
     /// of the data block that would hold it, or of the metaindex block for keys past the end.
     pub fn approximate_offset_of(&self, key: &[u8]) -> u64 {
         let metaindex_offset = self.properties.footer.metaindex.offset;
-        let mut index = Cursor::new(self.index_layout, Vec::new());
+        let mut index = Cursor::new(self.index.layout, Vec::new());
         self.seek_index(&mut index, &*self.comparator, key);
         if !index.valid() {
             return metaindex_offset;
         }
-        let mut value = index.value(&self.index);
+        let mut value = index.value(&self.index.bytes);
         BlockHandle::decode_from(&mut value).map_or(metaindex_offset, |h| h.offset)
     }
 }
@@ -557,8 +592,8 @@ impl<R> Table<R> {
     /// or a buffer) and the source are not counted; nor is the `Table` value itself.
     pub fn resident_bytes(&self) -> u64 {
         let filter = self.filter.as_ref().map_or(0, |f| f.data.len());
-        let fence = self.fence.as_ref().map_or(0, Fence::heap_bytes);
-        let bits = [&self.verified, &self.mapped]
+        let fence = self.index.fence.as_ref().map_or(0, Fence::heap_bytes);
+        let bits = [&self.reading.verified, &self.reading.mapped]
             .into_iter()
             .flatten()
             .map(Bits::heap_bytes)
@@ -569,7 +604,7 @@ impl<R> Table<R> {
             .iter()
             .map(|f| std::mem::size_of::<FilterInfo>().saturating_add(f.policy_name.capacity()))
             .fold(0usize, usize::saturating_add);
-        [self.index.capacity(), filter, fence, bits, names]
+        [self.index.bytes.capacity(), filter, fence, bits, names]
             .into_iter()
             .fold(0u64, |sum, n| sum.saturating_add(n as u64))
     }
@@ -595,7 +630,7 @@ impl<R> Table<R> {
     }
 
     pub(crate) fn index_parts(&self) -> (&[u8], Layout) {
-        (&self.index, self.index_layout)
+        (&self.index.bytes, self.index.layout)
     }
 
     /// Moves an error at a position in the index block to the file.
@@ -603,7 +638,7 @@ impl<R> Table<R> {
         locate(
             e,
             self.properties.footer.index.offset,
-            self.index_compressed,
+            self.index.compressed,
         )
     }
 }

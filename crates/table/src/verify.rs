@@ -48,12 +48,12 @@ impl<R: ReadAt> Table<R> {
             reason = "open checked that the file holds a footer"
         )]
         let footer_at = self.file_size - FOOTER_LEN as u64;
-        let check = &self.decode.verifying();
+        let check = &self.reading.decode.verifying();
 
         // The index is in memory, decoded at open: its stored bytes are read again for their
         // checksum only, so a verification does not hold a second copy of a large index.
         check_stored(&self.source, self.file_size, &footer.index, footer_at)?;
-        let (index, index_compressed) = (&self.index, self.index_compressed);
+        let (index, index_compressed) = (&self.index.bytes, self.index.compressed);
         add(
             &mut summary.bytes_read,
             footer.index.size.saturating_add(trailer),
