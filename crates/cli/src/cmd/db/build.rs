@@ -239,9 +239,12 @@ fn feed(
             number = n;
             let (key, value) = parse_entry(line, encoding)
                 .map_err(|e| CliError::new(format!("line {number}: {e}")))?;
-            sorted
-                .add(&key, &value, &mut add)
-                .map_err(|e| order_error(e, number))?;
+            // The feed passes an entry on when the next one arrives: an error of the
+            // builder is about the line before this one, a duplicate about this one.
+            sorted.add(&key, &value, &mut add).map_err(|e| match e {
+                Error::DuplicateKey { .. } => order_error(e, number),
+                e => order_error(e, number.saturating_sub(1)),
+            })?;
             progress.update_with(lines.bytes_read(), || format!("{} entries", entries.get()));
         }
         sorted
