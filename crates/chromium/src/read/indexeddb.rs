@@ -92,7 +92,7 @@ pub fn records(
     db: &Db,
     reading: Reading,
     filter: &Filter,
-) -> leveltable_db::Result<impl Iterator<Item = leveltable_db::Result<Value>> + Send> {
+) -> leveltable_db::Result<impl Iterator<Item = leveltable_db::Result<Value>> + Send + use<>> {
     let names = Names::read(db, reading)?;
     let filter = filter.clone();
     Ok(stored(db, reading).filter_map(move |e| match e {

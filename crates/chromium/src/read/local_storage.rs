@@ -12,7 +12,7 @@ use crate::local_storage::LocalStorageRecord;
 pub fn records(
     db: &Db,
     reading: Reading,
-) -> impl Iterator<Item = leveltable_db::Result<Value>> + Send {
+) -> impl Iterator<Item = leveltable_db::Result<Value>> + Send + use<> {
     stored(db, reading).filter_map(|e| match e {
         Ok(e) => item(&e).map(Ok),
         Err(e) => Some(Err(e)),

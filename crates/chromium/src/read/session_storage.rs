@@ -19,7 +19,7 @@ use crate::session_storage::SessionStorageRecord;
 pub fn records(
     db: &Db,
     reading: Reading,
-) -> leveltable_db::Result<impl Iterator<Item = leveltable_db::Result<Value>> + Send> {
+) -> leveltable_db::Result<impl Iterator<Item = leveltable_db::Result<Value>> + Send + use<>> {
     let mut maps: BTreeMap<i64, BTreeSet<(String, String)>> = BTreeMap::new();
     for e in stored(db, reading) {
         let e = e?;
