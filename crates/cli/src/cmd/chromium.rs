@@ -28,7 +28,19 @@ pub struct Args {
 
 #[derive(clap::Subcommand, Debug)]
 enum Command {
+    /// Print every item of a Local Storage directory (`Default/Local Storage/leveldb`) as
+    /// JSON lines.
+    ///
+    /// One line per item: {"origin", "key", "value"}. A record that does not decode is
+    /// printed with null fields, an "error" and its "key_hex" and "value_hex".
     LocalStorage(StorageArgs),
+    /// Print every item of a Session Storage directory (`Default/Session Storage`) as JSON
+    /// lines.
+    ///
+    /// One line per item and tab (namespace) that holds it: {"namespace", "origin", "key",
+    /// "value", "map_id"}; an item of a closed tab's map has a null namespace and origin. A
+    /// record that does not decode is printed with null fields, an "error" and its
+    /// "key_hex" and "value_hex".
     SessionStorage(StorageArgs),
     Indexeddb(IndexedDbArgs),
 }
@@ -55,13 +67,7 @@ impl ReadArgs {
     }
 }
 
-/// Print every item of a Local Storage directory (`Default/Local Storage/leveldb`) or a
-/// Session Storage directory (`Default/Session Storage`) as JSON lines.
-///
-/// Local Storage: {"origin", "key", "value"}. Session Storage: {"namespace", "origin",
-/// "key", "value", "map_id"}, once per tab (namespace) that holds the item; an item of a
-/// closed tab's map has a null namespace and origin. A record that does not decode is
-/// printed with null fields, an "error" and its "key_hex" and "value_hex".
+/// A Local Storage or Session Storage directory and how to read it.
 #[derive(clap::Args, Debug)]
 struct StorageArgs {
     /// The LevelDB directory.
