@@ -367,3 +367,33 @@ fn a_directory_of_the_other_kind_is_refused() {
         assert!(stdout_of(&out).is_empty());
     }
 }
+
+#[test]
+fn db_commands_refuse_an_unregistered_comparator_naming_it() {
+    use leveltable_db::log_writer::LogWriter;
+    use leveltable_db::version_edit::VersionEdit;
+    let tmp = tempfile::tempdir().unwrap();
+    let edit = VersionEdit {
+        comparator: Some("app.Other".to_string()),
+        log_number: Some(0),
+        next_file_number: Some(3),
+        last_sequence: Some(0),
+        ..VersionEdit::default()
+    };
+    let mut w = LogWriter::new(Vec::new());
+    w.add_record(&edit.encode()).unwrap();
+    std::fs::write(tmp.path().join("MANIFEST-000002"), w.into_inner()).unwrap();
+    std::fs::write(tmp.path().join("CURRENT"), b"MANIFEST-000002\n").unwrap();
+    let d = tmp.path().to_str().unwrap();
+    for args in [
+        vec!["db", "dump", d],
+        vec!["db", "dump", d, "--salvage"],
+        vec!["chromium", "indexeddb", d],
+    ] {
+        let out = leveltable().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr_of(&out);
+        assert!(err.contains("app.Other"), "{err}");
+        assert!(err.contains("idb_cmp1"), "{err}");
+    }
+}
