@@ -8,15 +8,14 @@
 //!
 //! An entry that does not decode is printed with its error and its bytes in hex.
 
-use std::io::Write;
-use std::sync::Arc;
-
 use leveltable_chromium::IdbCmp1;
 use leveltable_chromium::local_storage::LocalStorageRecord;
 use leveltable_chromium::metadata::entry_json;
 use leveltable_chromium::session_storage::SessionStorageRecord;
-use leveltable_db::{Db, DbOptions};
+use leveltable_db::DbOptions;
+use leveltable_table::Comparator;
 use serde_json::{Value, json};
+use std::io::Write;
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -26,10 +25,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args()
         .nth(1)
         .ok_or("usage: dump <leveldb directory>")?;
-    let (db, idb) = match Db::open(&dir, DbOptions::default().comparator(Arc::new(IdbCmp1))) {
-        Ok(db) => (db, true),
-        Err(_) => (Db::open(&dir, DbOptions::default())?, false),
-    };
+    // The comparator the MANIFEST names: idb_cmp1 for IndexedDB, bytewise for the others.
+    let db = leveltable_chromium::open(&dir, false, DbOptions::default())?;
+    let idb = db.properties().comparator == IdbCmp1.name();
     let mut out = std::io::stdout().lock();
     for entry in db.iter() {
         let (k, v) = entry?;

@@ -9,6 +9,7 @@ pub mod indexeddb;
 pub mod json;
 pub mod local_storage;
 pub mod metadata;
+pub mod read;
 pub mod session_storage;
 pub mod v8;
 
@@ -16,3 +17,4 @@ pub use comparator::IdbCmp1;
 pub use error::{Error, Result};
 pub use idb_key::IdbKey;
 pub use indexeddb::{IdbRecordKey, KeyPrefix, KeyType};
+pub use read::{comparators, open};

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::cmd::{audit, build, db, dump, get, stats, verify};
+use crate::cmd::{audit, build, chromium, db, dump, get, stats, verify};
 use crate::output::Output;
 
 /// Build, read and check LevelDB-compatible sorted string tables (.ldb, .sst).
@@ -57,6 +57,7 @@ enum Command {
     Stats(stats::Args),
     Audit(audit::Args),
     Db(db::Args),
+    Chromium(chromium::Args),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +80,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args, &mut output),
         Command::Audit(args) => audit::run(args),
         Command::Db(args) => db::run(args, &mut output),
+        Command::Chromium(args) => chromium::run(args, &mut output),
     };
     let result = result.and_then(|outcome| {
         if show_stats {

@@ -32,7 +32,10 @@ pub fn read_options(options: ReadOptions) -> ReadOptions {
     options.profile(get())
 }
 
-/// Database options reading with this run's profile.
+/// Database options reading with this run's profile, with the comparator the MANIFEST
+/// names: bytewise, or Chromium's IndexedDB `idb_cmp1`.
 pub fn db_options() -> DbOptions {
-    DbOptions::default().profile(get())
+    DbOptions::default()
+        .profile(get())
+        .comparators(leveltable_chromium::comparators())
 }

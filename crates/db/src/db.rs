@@ -137,7 +137,8 @@ impl Db {
     /// [`Error::Corruption`] naming the file for a malformed `CURRENT`, MANIFEST (bad
     /// checksum, bad edit, missing counter) or, when paranoid, log;
     /// [`Error::UnknownComparator`] if the MANIFEST names a comparator other than the
-    /// options'; [`Error::KeptChanging`] if another process changed the set of files
+    /// options' (with [`DbOptions::comparators`], one the registry lacks);
+    /// [`Error::KeptChanging`] if another process changed the set of files
     /// during each of 50 attempts; [`Error::Io`] if reading fails.
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
         Db::open_storage(Arc::new(LocalDir::new(path)), options)
@@ -173,8 +174,7 @@ impl Db {
 
     fn open_once(storage: &Arc<dyn Storage>, options: &DbOptions) -> Result<Db> {
         let dir = storage.path();
-        let user = Arc::clone(&options.comparator);
-        let manifest = read_manifest_in(&**storage, &user)?;
+        let (manifest, user) = read_manifest_in(&**storage, options)?;
         let names = storage.list().map_err(|e| Error::io(&dir, e))?;
         let mut expected: BTreeSet<u64> = manifest.live_files().collect();
         let mut logs = Vec::new();

@@ -5,6 +5,7 @@
 mod batch;
 mod bulk;
 mod coding;
+pub mod comparators;
 mod db;
 pub mod db_iter;
 pub mod dbformat;
@@ -33,6 +34,7 @@ pub use bulk::{
     BULK_LEVEL, BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates,
     ExternalSorter, PART_RECORD, Part, PartBuilder, PartFile, SortedFeed, commit,
 };
+pub use comparators::ComparatorRegistry;
 pub use db::Db;
 pub use db_iter::{DbIter, StoredVersion, VersionStatus, Versions};
 pub use error::{Error, Result};

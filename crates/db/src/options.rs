@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use leveltable_table::{BytewiseComparator, Cache, Comparator, Profile};
 
+use crate::comparators::ComparatorRegistry;
 use crate::log_reader::Dropped;
 use crate::table_cache::{DEFAULT_MAX_OPEN_TABLES, DEFAULT_TABLE_MEMORY_BUDGET};
 
@@ -17,8 +18,14 @@ pub const DEFAULT_BLOCK_CACHE_BYTES: u64 = 8 << 20;
 #[non_exhaustive]
 pub struct DbOptions {
     /// The user comparator. A database whose MANIFEST names another comparator is refused.
-    /// Default: [`BytewiseComparator`] (`leveldb.BytewiseComparator`).
+    /// Default: [`BytewiseComparator`] (`leveldb.BytewiseComparator`). Not used when
+    /// [`comparators`](Self::comparators) is set.
     pub comparator: Arc<dyn Comparator>,
+    /// When set, the user comparator is the one of this registry named by the database's
+    /// MANIFEST (bytewise if the MANIFEST names none), and a name the registry lacks is
+    /// refused with [`Error::UnknownComparator`](crate::Error::UnknownComparator) naming it
+    /// and listing the registered ones. Default: `None` (use [`comparator`](Self::comparator)).
+    pub comparators: Option<ComparatorRegistry>,
     /// The most table files open at once (each holds a descriptor, its index block and its
     /// filter block). Default: 990, LevelDB's `max_open_files` (1000) less its reserve.
     pub max_open_tables: usize,
@@ -57,6 +64,7 @@ impl Default for DbOptions {
     fn default() -> Self {
         DbOptions {
             comparator: Arc::new(BytewiseComparator),
+            comparators: None,
             max_open_tables: DEFAULT_MAX_OPEN_TABLES,
             table_memory_budget: DEFAULT_TABLE_MEMORY_BUDGET,
             block_cache: None,
@@ -69,9 +77,18 @@ impl Default for DbOptions {
 }
 
 impl DbOptions {
-    /// Sets [`comparator`](Self::comparator).
+    /// Sets [`comparator`](Self::comparator), and clears [`comparators`](Self::comparators):
+    /// the database must be ordered by this comparator.
     pub fn comparator(mut self, comparator: Arc<dyn Comparator>) -> Self {
         self.comparator = comparator;
+        self.comparators = None;
+        self
+    }
+
+    /// Sets [`comparators`](Self::comparators): the comparator is chosen from `registry` by
+    /// the name the database's MANIFEST records.
+    pub fn comparators(mut self, registry: ComparatorRegistry) -> Self {
+        self.comparators = Some(registry);
         self
     }
 
@@ -122,6 +139,7 @@ impl fmt::Debug for DbOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DbOptions")
             .field("comparator", &self.comparator.name())
+            .field("comparators", &self.comparators)
             .field("max_open_tables", &self.max_open_tables)
             .field("table_memory_budget", &self.table_memory_budget)
             .field("block_cache", &self.block_cache)

@@ -27,8 +27,41 @@ use crate::table_cache::TableCache;
 use crate::table_scan::scan_table;
 use crate::version::{Origin, Source};
 use crate::version_edit::FileMetaData;
-use crate::version_set::read_manifest;
+use crate::version_set::{comparator_name, read_manifest, user_comparator};
 use crate::{Error, Result};
+
+/// The comparator a salvage chooses by name from [`DbOptions::comparators`]: the one the
+/// MANIFEST that `CURRENT` names records or, if that cannot be read, the newest MANIFEST
+/// (of `names`, the directory's files) that records one; bytewise if none does.
+fn salvage_comparator(
+    dir: &Path,
+    names: &[String],
+    options: &DbOptions,
+) -> Result<Arc<dyn Comparator>> {
+    match read_manifest(dir, options) {
+        Ok((_, user)) => return Ok(user),
+        Err(e @ Error::UnknownComparator { .. }) => return Err(e),
+        Err(_) => {}
+    }
+    let mut manifests: Vec<(u64, &String)> = names
+        .iter()
+        .filter_map(|name| match parse_file_name(name) {
+            Some(FileType::Manifest(n)) => Some((n, name)),
+            _ => None,
+        })
+        .collect();
+    manifests.sort_unstable();
+    for (_, name) in manifests.iter().rev() {
+        // Bounded as every read of the directory (read_file refuses a file past its limit).
+        let Ok(data) = read_file(dir, name) else {
+            continue;
+        };
+        if comparator_name(&data).is_some() {
+            return user_comparator(options, name, &data);
+        }
+    }
+    user_comparator(options, "MANIFEST", &[])
+}
 
 impl Db {
     /// Reads every table and log in `path` as LevelDB's `RepairDB` would recover them,
@@ -46,17 +79,27 @@ impl Db {
     ///
     /// # Errors
     /// [`Error::Io`] if the directory cannot be listed; [`Error::UnknownComparator`] if a
-    /// readable MANIFEST names another comparator than the options'.
+    /// readable MANIFEST names another comparator than the options'. With
+    /// [`DbOptions::comparators`], the comparator is the registered one named by the
+    /// MANIFEST `CURRENT` names or, if that cannot be read, by the newest MANIFEST that
+    /// names one (bytewise if none does); a name the registry lacks is refused.
     pub fn salvage(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
         let dir = path.as_ref().to_path_buf();
-        let user = Arc::clone(&options.comparator);
         let names = list_dir(&dir)?;
+        let options = match &options.comparators {
+            Some(_) => {
+                let user = salvage_comparator(&dir, &names, &options)?;
+                options.comparator(user)
+            }
+            None => options,
+        };
+        let user = Arc::clone(&options.comparator);
         // The MANIFEST's ranges are not used: every table is read for its own. What a
         // MANIFEST that can be read still gives is each table's level, and its comparator:
         // a database ordered by another comparator is refused, as an open refuses it (its
         // tables would read as out of order throughout).
-        let listed: BTreeMap<u64, usize> = match read_manifest(&dir, &user) {
-            Ok(m) => m
+        let listed: BTreeMap<u64, usize> = match read_manifest(&dir, &options) {
+            Ok((m, _)) => m
                 .levels
                 .iter()
                 .enumerate()

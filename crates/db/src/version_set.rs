@@ -19,6 +19,7 @@ use crate::dbformat::{InternalKeyComparator, TAG_LEN, show_key};
 use crate::filename::table_file_name;
 use crate::filename::{FileType, parse_file_name};
 use crate::log_reader::LogReader;
+use crate::options::DbOptions;
 use crate::storage::{CURRENT_MAX_BYTES, LocalDir, MAX_READ_BYTES, Storage};
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
 use crate::{Error, Result};
@@ -202,16 +203,67 @@ fn shown_name(name: &[u8]) -> String {
     }
 }
 
-/// Reads `CURRENT` and replays the MANIFEST it names.
-pub(crate) fn read_manifest(dir: &Path, user: &Arc<dyn Comparator>) -> Result<Manifest> {
-    read_manifest_in(&LocalDir::new(dir), user)
+/// Reads `CURRENT` and replays the MANIFEST it names, with the user comparator `options`
+/// give or, with [`DbOptions::comparators`], the one the MANIFEST names.
+pub(crate) fn read_manifest(
+    dir: &Path,
+    options: &DbOptions,
+) -> Result<(Manifest, Arc<dyn Comparator>)> {
+    read_manifest_in(&LocalDir::new(dir), options)
 }
 
-/// Reads `CURRENT` in `storage` and replays the MANIFEST it names.
+/// Reads `CURRENT` in `storage` and replays the MANIFEST it names, as [`read_manifest`].
 pub(crate) fn read_manifest_in(
     storage: &dyn Storage,
-    user: &Arc<dyn Comparator>,
-) -> Result<Manifest> {
+    options: &DbOptions,
+) -> Result<(Manifest, Arc<dyn Comparator>)> {
+    let (name, data) = manifest_bytes(storage)?;
+    let user = user_comparator(options, &name, &data)?;
+    let manifest = Manifest::replay(&name, &data, &user)?;
+    Ok((manifest, user))
+}
+
+/// The comparator to read the MANIFEST `file` (its bytes `data`) with: the options' own, or
+/// with [`DbOptions::comparators`], the registered one the MANIFEST names.
+///
+/// # Errors
+/// [`Error::UnknownComparator`] for a name the registry lacks.
+pub(crate) fn user_comparator(
+    options: &DbOptions,
+    file: &str,
+    data: &[u8],
+) -> Result<Arc<dyn Comparator>> {
+    let Some(registry) = &options.comparators else {
+        return Ok(Arc::clone(&options.comparator));
+    };
+    let name = comparator_name(data);
+    registry
+        .choose(name.as_deref())
+        .map_err(|ours| Error::UnknownComparator {
+            file: file.into(),
+            name: name.unwrap_or_default(),
+            ours,
+        })
+}
+
+/// The first comparator name the MANIFEST bytes `data` record, reading its records up to
+/// the first damaged one; `None` if none before it names one.
+pub fn comparator_name(data: &[u8]) -> Option<String> {
+    let mut reader = LogReader::new(data, true);
+    while let Some(record) = reader.read_record() {
+        if !reader.dropped().is_empty() {
+            return None;
+        }
+        let edit = VersionEdit::decode_from(&mut &record.data[..]).ok()?;
+        if edit.comparator.is_some() {
+            return edit.comparator;
+        }
+    }
+    None
+}
+
+/// Reads `CURRENT` in `storage`, and the MANIFEST it names: its name and bytes.
+fn manifest_bytes(storage: &dyn Storage) -> Result<(String, Vec<u8>)> {
     let dir = &storage.path();
     let current = match storage.read_bounded("CURRENT", CURRENT_MAX_BYTES) {
         Ok(bytes) => bytes,
@@ -267,7 +319,7 @@ pub(crate) fn read_manifest_in(
         }
         Err(e) => return Err(Error::io(dir.join(name), e)),
     };
-    Manifest::replay(name, &data, user)
+    Ok((name.to_string(), data))
 }
 
 /// Checks a new-file entry's key range: both keys hold a tag, and the smallest is not after

@@ -172,7 +172,9 @@ fn options(
     table_memory: Option<u64>,
     profile: &str,
 ) -> PyResult<DbOptions> {
+    // The comparator the MANIFEST names: bytewise, or Chromium's IndexedDB `idb_cmp1`.
     let mut options = DbOptions::default()
+        .comparators(leveltable_chromium::comparators())
         .verify_checksums(verify_checksums)
         .profile(crate::builder::profile_named(profile)?);
     if let Some(bytes) = table_memory {
@@ -415,7 +417,7 @@ impl Db {
 /// `FileNotFoundError` (a file, `NotADirectoryError`), and one without CURRENT or any other
 /// file of a database is `leveltable.Error` saying it is not a database; the rest as
 /// [`db_error`] says.
-fn open_error(path: &Path, e: leveltable_db::Error) -> PyErr {
+pub(crate) fn open_error(path: &Path, e: leveltable_db::Error) -> PyErr {
     let no_current = matches!(
         &e,
         leveltable_db::Error::MissingFile { file, .. } if file.as_os_str() == "CURRENT"

@@ -4,6 +4,7 @@
 mod arrow;
 mod builder;
 mod bytes;
+mod chromium;
 mod closable;
 mod db;
 mod db_build;
@@ -18,6 +19,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
+    chromium::register(m)?;
     m.add_class::<table::Table>()?;
     m.add_class::<entries::Entries>()?;
     m.add_class::<builder::TableBuilder>()?;

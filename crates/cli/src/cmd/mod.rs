@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 pub mod audit;
 pub mod build;
+pub mod chromium;
 pub mod db;
 pub mod dump;
 pub mod get;

@@ -6,7 +6,9 @@ reads what LevelDB's repair would recover); ``build_db`` bulk-builds one that Le
 and keeps using, and ``build_part`` (or ``build_part_arrow``, from Arrow record batches)
 with ``commit_db`` builds one in parts, on many machines; ``leveltable.spark.write_leveldb``
 does so from a Spark DataFrame.
-Keys and values are bytes-like in and ``bytes`` out.
+Keys and values are bytes-like in and ``bytes`` out. ``leveltable.chromium`` decodes what
+Chrome, Chromium and Electron apps keep in LevelDB (Local Storage, Session Storage,
+IndexedDB).
 """
 
 from leveltable._leveltable import (
@@ -26,6 +28,7 @@ from leveltable._leveltable import (
     build_part_arrow,
     commit_db,
 )
+from leveltable import chromium
 
 __all__ = [
     "ClosedError",
@@ -42,5 +45,6 @@ __all__ = [
     "build_db",
     "build_part",
     "build_part_arrow",
+    "chromium",
     "commit_db",
 ]

@@ -133,7 +133,11 @@ class Db:
     closed and reopened when needed, and a table that alone needs more raises
     ``InvalidArgumentError`` naming it and both sizes. A directory that is not there raises
     ``FileNotFoundError``; one without CURRENT or any other file of a database,
-    ``leveltable.Error`` (not a database)."""
+    ``leveltable.Error`` (not a database).
+
+    The comparator is the one the MANIFEST names: LevelDB's bytewise order, or Chromium's
+    IndexedDB order ``idb_cmp1`` (``leveltable.chromium`` decodes what such a database
+    holds); another name raises ``leveltable.Error`` naming it."""
 
     def __init__(
         self,

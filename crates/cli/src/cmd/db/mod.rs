@@ -115,7 +115,7 @@ impl OpenArgs {
 ///
 /// # Errors
 /// A message naming the file that is missing or bad.
-fn open(dir: &Path, salvage: bool, how: OpenArgs) -> Result<Db> {
+pub(crate) fn open(dir: &Path, salvage: bool, how: OpenArgs) -> Result<Db> {
     if crate::remote::is_url(dir) {
         if salvage {
             return Err(CliError::new(
@@ -157,7 +157,7 @@ fn table_name(dir: &Path, number: u64) -> String {
 /// The message for a database error: corruption says `corruption:` and where; the rest
 /// loses the crate's `db: ` prefix and names the file. A directory without CURRENT is not
 /// a database, unless it holds a database's other files (then its CURRENT was lost).
-fn db_error(dir: &Path, e: Error) -> CliError {
+pub(crate) fn db_error(dir: &Path, e: Error) -> CliError {
     if let Error::MissingFile { file, .. } = &e
         && file.as_os_str() == "CURRENT"
         && !crate::remote::is_url(dir)
