@@ -43,13 +43,21 @@ def test_the_driver_reports_the_executors_message(tmp_path):
 
 
 def test_the_shipped_functions_unpickle_without_leveltable(tmp_path):
-    cloudpickle = pytest.importorskip("cloudpickle")
+    # Spark pickles with the cloudpickle it ships (pyspark.cloudpickle), or the package.
+    try:
+        import cloudpickle
+
+        module = "cloudpickle"
+    except ImportError:
+        cloudpickle = pytest.importorskip("pyspark.cloudpickle")
+        module = "pyspark.cloudpickle"
     arrow, rows = functions(tmp_path)
     shipped = cloudpickle.dumps((arrow, rows))
     # A Python that cannot import leveltable at all unpickles them (Spark's executors do so
     # before running them) and gets the message when they run.
     script = (
-        "import sys, cloudpickle\n"
+        "import importlib, sys\n"
+        f"cloudpickle = importlib.import_module({module!r})\n"
         "sys.modules['leveltable'] = None\n"
         "arrow, rows = cloudpickle.loads(sys.stdin.buffer.read())\n"
         "try:\n"
