@@ -19,7 +19,8 @@ use crate::output::Output;
 ///
 /// Each command reads one LevelDB directory of a profile (`~/.config/google-chrome/Default`,
 /// an Electron app's data directory) and prints one JSON object a line. Reading never
-/// writes to the directory; copy it first if the browser is running.
+/// writes to the directory and takes no lock, so it works while the browser runs: it reads
+/// the files as they are (what the browser has written to them).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(subcommand)]

@@ -2,7 +2,8 @@
 LevelDB, decoded: Local Storage, Session Storage and IndexedDB.
 
 Each function takes one LevelDB directory of a browser profile and yields one ``dict`` per
-record. Reading never writes to the directory; copy it first if the browser is running.
+record. Reading never writes to the directory and takes no lock, so it works while the
+browser runs: it reads the files as they are (what the browser has written to them).
 
 - ``local_storage(path)``: ``Default/Local Storage/leveldb``; dicts with ``origin``,
   ``key``, ``value``.
