@@ -93,6 +93,24 @@ fn check_regular(metadata: &Metadata) -> io::Result<()> {
     ))
 }
 
+/// What stands at `path`, where a table file should be, when it is not a file that can be
+/// read: a dangling symbolic link (naming its target, kind [`io::ErrorKind::NotFound`]) or
+/// a directory (kind [`io::ErrorKind::IsADirectory`]); `None` otherwise.
+pub fn table_path_problem(path: &Path) -> Option<io::Error> {
+    let link = fs::symlink_metadata(path).ok()?;
+    if link.file_type().is_symlink() && fs::metadata(path).is_err() {
+        let target =
+            fs::read_link(path).map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
+        return Some(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("a dangling symbolic link: its target {target} does not exist"),
+        ));
+    }
+    fs::metadata(path)
+        .is_ok_and(|m| m.is_dir())
+        .then(|| io::Error::new(io::ErrorKind::IsADirectory, "a directory, not a table file"))
+}
+
 /// Reads the regular file `path` whole: at most `limit` bytes, and at most the size its
 /// handle had at open (a file that grows meanwhile is read to that size).
 ///

@@ -33,7 +33,7 @@ use leveltable_table::{ReadOptions, Table};
 
 use crate::filename::{sst_table_file_name, table_file_name};
 use crate::internal_table::InternalTable;
-use crate::storage::{LocalDir, Storage};
+use crate::storage::{LocalDir, Storage, table_path_problem};
 use crate::table_source::TableSource;
 use crate::{Error, Result};
 
@@ -416,15 +416,8 @@ impl TableCache {
         for name in [ldb, sst] {
             let path = dir.join(name);
             if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                let target = fs::read_link(&path)
-                    .map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
-                return Error::io(
-                    path,
-                    io::Error::new(
-                        e.kind(),
-                        format!("a dangling symbolic link: its target {target} does not exist"),
-                    ),
-                );
+                let problem = table_path_problem(&path);
+                return Error::io(path, problem.unwrap_or(e));
             }
         }
         Error::MissingFile {
@@ -446,12 +439,9 @@ impl TableCache {
     /// does.
     fn directory_error(&self, name: &str) -> Option<Error> {
         let path = self.storage.path().join(name);
-        fs::metadata(&path).is_ok_and(|m| m.is_dir()).then(|| {
-            Error::io(
-                path,
-                io::Error::new(io::ErrorKind::IsADirectory, "a directory, not a table file"),
-            )
-        })
+        table_path_problem(&path)
+            .filter(|e| e.kind() == io::ErrorKind::IsADirectory)
+            .map(|e| Error::io(path, e))
     }
 }
 

@@ -223,19 +223,5 @@ fn database_files(dir: &Path) -> Vec<String> {
 /// directory standing in its place (`no such device` from a map, `is a directory` from a
 /// read), or a symbolic link to nothing (`no such file or directory`).
 fn table_path_problem(path: &Path) -> Option<CliError> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if meta.file_type().is_symlink() && std::fs::metadata(path).is_err() {
-        let target =
-            std::fs::read_link(path).map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
-        return Some(CliError::new(format!(
-            "cannot read {}: a dangling symbolic link: its target {target} does not exist",
-            path.display()
-        )));
-    }
-    std::fs::metadata(path).is_ok_and(|m| m.is_dir()).then(|| {
-        CliError::new(format!(
-            "cannot read {}: a directory, not a table file",
-            path.display()
-        ))
-    })
+    leveltable_db::storage::table_path_problem(path).map(|e| CliError::io("cannot read", path, &e))
 }
