@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod chromium;
 pub mod db;
 pub mod db_lies;
 
@@ -25,7 +26,7 @@ use leveltable_table::{
 };
 
 /// The names of all targets, as used for their directories under `fuzz/`.
-pub const TARGETS: [&str; 12] = [
+pub const TARGETS: [&str; 13] = [
     "block",
     "filter_block",
     "bloom",
@@ -38,6 +39,7 @@ pub const TARGETS: [&str; 12] = [
     "db_dir",
     "codec",
     "db_lies",
+    "chromium",
 ];
 
 /// Runs the target called `name` on `data`.
@@ -57,6 +59,7 @@ pub fn run(name: &str, data: &[u8]) {
         "write_batch" => db::write_batch(data),
         "db_dir" => db::db_dir(data),
         "codec" => codec(data),
+        "chromium" => chromium::chromium(data),
         "db_lies" => {
             db_lies::db_lies(data);
         }
