@@ -221,7 +221,7 @@ impl Db {
                     } else {
                         dir.join(sst_table_file_name(number))
                     };
-                    let Some(scan) = scan_table(&path, &icmp) else {
+                    let Some(scan) = scan_table(&path, Arc::clone(&user)) else {
                         skipped.push((table_file_name(number), e.to_string()));
                         continue;
                     };

@@ -139,11 +139,8 @@ impl AsyncTable {
                 .get_from_block(key, &h, &bytes)
                 .map_err(|e| self.err(e));
         }
-        if self.table.block_is_cached(&h) {
-            // Answered from the cache, unless it was evicted just now.
-            if let Ok(found) = self.table.get_from_block(key, &h, &[]) {
-                return Ok(found);
-            }
+        if let Some(found) = self.table.get_from_cache(key, &h) {
+            return found.map_err(|e| self.err(e));
         }
         let bytes = self.object.read(self.span(&h)?).await?;
         self.table
@@ -210,13 +207,14 @@ impl AsyncTable {
                     });
                     match from_run {
                         Some(b) => b,
-                        // Cached when planned: the cache answers, or one request does.
-                        None => match self.table.get_from_block(key, h, &[]) {
-                            Ok(v) => {
-                                out.push(v);
+                        // Cached when planned: the cache answers, or (evicted since) one
+                        // request does.
+                        None => match self.table.get_from_cache(key, h) {
+                            Some(found) => {
+                                out.push(found.map_err(|e| self.err(e))?);
                                 continue;
                             }
-                            Err(_) => self.object.read(self.span(h)?).await?,
+                            None => self.object.read(self.span(h)?).await?,
                         },
                     }
                 }

@@ -195,6 +195,33 @@ impl<R: ReadAt> Table<R> {
         stored: &[u8],
     ) -> Result<Option<Vec<u8>>> {
         let block = self.block_from_stored(handle, stored)?;
+        self.get_in_block(key, handle, &block)
+    }
+
+    /// Answers a get of `key` from the data block `handle` if the block cache holds it, as
+    /// [`get_from_block`](Self::get_from_block) would; `None` when the cache does not hold
+    /// the block (the caller then fetches it).
+    pub fn get_from_cache(
+        &self,
+        key: &[u8],
+        handle: &BlockHandle,
+    ) -> Option<Result<Option<Vec<u8>>>> {
+        let block = self
+            .cache
+            .slot
+            .as_ref()?
+            .get(self.cache.id, handle.offset)?;
+        self.counters.bump(Counter::CacheHits, 1);
+        Some(self.get_in_block(key, handle, &block))
+    }
+
+    /// The value of `key` in `block`, the decoded data block `handle` points to.
+    fn get_in_block(
+        &self,
+        key: &[u8],
+        handle: &BlockHandle,
+        block: &CachedBlock,
+    ) -> Result<Option<Vec<u8>>> {
         let cmp = &*self.comparator;
         let mut cursor = Cursor::new(block.layout, Vec::new());
         cursor.seek(&block.data, cmp, key);

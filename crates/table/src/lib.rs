@@ -17,6 +17,7 @@ pub mod format;
 pub mod read_at;
 
 mod counters;
+mod data_blocks;
 mod get_many;
 mod iter;
 mod locate;
@@ -37,6 +38,7 @@ pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
 pub use compression::{Compression, UnknownCompression};
 pub use counters::Counters;
+pub use data_blocks::DataBlocks;
 pub use error::{Error, Result};
 pub use iter::{MapAhead, Range, TableIter};
 pub use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};

@@ -62,6 +62,9 @@ pub struct OpenPlan {
     filter: Option<LoadedFilter>,
     /// The stored size of the filter block loaded.
     filter_size: u64,
+    /// The footer's metaindex handle points outside the file (and the options say to go
+    /// on without it).
+    meta_unreadable: bool,
 }
 
 impl std::fmt::Debug for OpenPlan {
@@ -94,6 +97,7 @@ impl OpenPlan {
             chosen: None,
             filter: None,
             filter_size: 0,
+            meta_unreadable: false,
         })
     }
 
@@ -187,13 +191,17 @@ impl OpenPlan {
                 let at = self.footer_at();
                 let footer = Footer::decode_from(&mut &piece[..]).map_err(|e| e.rebase(at))?;
                 // Validate the handles against the file before any layout math.
-                for handle in [footer.index, footer.metaindex] {
-                    if handle
+                let fits = |handle: BlockHandle| {
+                    handle
                         .end_with_trailer()
-                        .is_none_or(|end| end > self.file_size)
-                    {
-                        return Err(Error::corrupt("block handle", at));
-                    }
+                        .is_some_and(|end| end <= self.file_size)
+                };
+                if !fits(footer.index) {
+                    return Err(Error::corrupt("block handle", at));
+                }
+                self.meta_unreadable = !fits(footer.metaindex);
+                if self.meta_unreadable && !self.options.ignore_meta_errors {
+                    return Err(Error::corrupt("block handle", at));
                 }
                 self.footer = Some(footer);
                 self.step = Step::Index;
@@ -201,43 +209,61 @@ impl OpenPlan {
             Step::Index => {
                 let (contents, compression) = self.decode_block(piece)?;
                 self.index = Some((contents.into_owned(), compression));
-                self.step = Step::Metaindex;
-            }
-            Step::Metaindex => {
-                let (contents, compression) = self.decode_block(piece)?;
-                let Some(footer) = self.footer else {
-                    return Err(Error::corrupt("metaindex before footer", 0));
-                };
-                let at = footer.metaindex.offset;
-                self.filters =
-                    read_filter_entries(&contents, at, compression != Compression::None)?;
-                self.chosen = self.choose_filter();
-                if let Some((_, handle)) = &self.chosen {
-                    if handle
-                        .end_with_trailer()
-                        .is_none_or(|end| end > self.file_size)
-                    {
-                        return Err(Error::corrupt("block handle", at));
-                    }
-                }
-                self.step = if self.chosen.is_some() {
-                    Step::Filter
-                } else {
+                self.step = if self.meta_unreadable {
                     Step::Done
+                } else {
+                    Step::Metaindex
                 };
             }
-            Step::Filter => {
-                let (contents, _) = self.decode_block(piece)?;
-                if let Some((policy, handle)) = self.chosen.take() {
-                    self.filter_size = handle.size;
-                    self.filter = Some(LoadedFilter {
-                        policy,
-                        data: Arc::from(&*contents),
-                    });
+            Step::Metaindex | Step::Filter => match self.take_meta(piece) {
+                // LevelDB's `Table::Open` goes on without the meta information.
+                Err(_) if self.options.ignore_meta_errors => {
+                    self.filters.clear();
+                    self.chosen = None;
+                    self.filter = None;
+                    self.filter_size = 0;
+                    self.step = Step::Done;
                 }
-                self.step = Step::Done;
-            }
+                result => result?,
+            },
             Step::Done => {}
+        }
+        Ok(())
+    }
+
+    /// [`take`](Self::take) of the metaindex or the filter block.
+    fn take_meta(&mut self, piece: &[u8]) -> Result<()> {
+        if let Step::Metaindex = self.step {
+            let (contents, compression) = self.decode_block(piece)?;
+            let Some(footer) = self.footer else {
+                return Err(Error::corrupt("metaindex before footer", 0));
+            };
+            let at = footer.metaindex.offset;
+            self.filters = read_filter_entries(&contents, at, compression != Compression::None)?;
+            self.chosen = self.choose_filter();
+            if let Some((_, handle)) = &self.chosen {
+                if handle
+                    .end_with_trailer()
+                    .is_none_or(|end| end > self.file_size)
+                {
+                    return Err(Error::corrupt("block handle", at));
+                }
+            }
+            self.step = if self.chosen.is_some() {
+                Step::Filter
+            } else {
+                Step::Done
+            };
+        } else {
+            let (contents, _) = self.decode_block(piece)?;
+            if let Some((policy, handle)) = self.chosen.take() {
+                self.filter_size = handle.size;
+                self.filter = Some(LoadedFilter {
+                    policy,
+                    data: Arc::from(&*contents),
+                });
+            }
+            self.step = Step::Done;
         }
         Ok(())
     }

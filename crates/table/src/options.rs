@@ -152,6 +152,10 @@ pub struct ReadOptions {
     /// has decompressed ahead on other cores; 0 turns this off. Snappy and uncompressed
     /// tables are never read ahead. Default: [`DEFAULT_READAHEAD_BLOCKS`].
     pub readahead_blocks: usize,
+    /// Open a table whose metaindex or filter block cannot be read or decoded as one without
+    /// filters, as LevelDB's `Table::Open` does (it ignores errors in that meta
+    /// information), instead of failing. Default: false; salvage reads set it.
+    pub ignore_meta_errors: bool,
 }
 
 impl Default for ReadOptions {
@@ -165,6 +169,7 @@ impl Default for ReadOptions {
             fill_cache: true,
             profile: Profile::Auto,
             readahead_blocks: DEFAULT_READAHEAD_BLOCKS,
+            ignore_meta_errors: false,
         }
     }
 }
@@ -234,6 +239,12 @@ impl ReadOptions {
         self.readahead_blocks = blocks;
         self
     }
+
+    /// Sets [`ignore_meta_errors`](Self::ignore_meta_errors).
+    pub fn ignore_meta_errors(mut self, ignore: bool) -> Self {
+        self.ignore_meta_errors = ignore;
+        self
+    }
 }
 
 impl fmt::Debug for ReadOptions {
@@ -257,6 +268,7 @@ impl fmt::Debug for ReadOptions {
             .field("fill_cache", &self.fill_cache)
             .field("profile", &self.profile)
             .field("readahead_blocks", &self.readahead_blocks)
+            .field("ignore_meta_errors", &self.ignore_meta_errors)
             .finish()
     }
 }
