@@ -8,7 +8,7 @@ use leveltable_db::Error as DbError;
 use leveltable_db::dbformat::ParsedInternalKey;
 use leveltable_db::storage::open_regular;
 use leveltable_table::format::{BlockHandle, FOOTER_LEN, Footer};
-use leveltable_table::{Error, ReadAt, ReadOptions, Table, TableProperties};
+use leveltable_table::{Error, OpenPlan, ReadAt, ReadOptions, Table, TableProperties};
 
 use crate::error::{CliError, Result};
 
@@ -186,23 +186,25 @@ struct FileMap {
 }
 
 impl FileMap {
-    /// Reads and decodes the footer on its own, so that even a table that fails to open can
-    /// be described.
+    /// Reads the footer on its own (the table core decodes it), so that even a table that
+    /// fails to open can be described.
     fn from_footer(file: &dyn ReadAt) -> FileMap {
-        let mut map = FileMap {
-            file_size: ReadAt::size(file).unwrap_or(0),
-            ..FileMap::default()
-        };
-        if let Some(at) = map.file_size.checked_sub(FOOTER_LEN as u64) {
-            let mut bytes = [0u8; FOOTER_LEN];
-            if file.read_exact_at(&mut bytes, at).is_ok() {
-                if let Ok(footer) = Footer::decode_from(&mut &bytes[..]) {
-                    map.footer = footer;
-                    map.footer_known = true;
-                }
-            }
+        let file_size = ReadAt::size(file).unwrap_or(0);
+        let footer = OpenPlan::new(file_size, ReadOptions::default())
+            .ok()
+            .and_then(|mut plan| {
+                let need = plan.need()?;
+                let mut bytes = vec![0u8; usize::try_from(need.end - need.start).ok()?];
+                file.read_exact_at(&mut bytes, need.start).ok()?;
+                plan.give(need.start, &bytes).ok()?;
+                plan.footer()
+            });
+        FileMap {
+            file_size,
+            footer_known: footer.is_some(),
+            footer: footer.unwrap_or_default(),
+            filters: Vec::new(),
         }
-        map
     }
 
     fn with_filters(mut self, properties: &TableProperties) -> FileMap {

@@ -130,6 +130,12 @@ impl OpenPlan {
         }
     }
 
+    /// The footer, once it has been given and decoded (and its index handle found inside
+    /// the file): where the index and metaindex blocks lie, even if reading them fails later.
+    pub fn footer(&self) -> Option<Footer> {
+        self.footer
+    }
+
     /// A range worth reading for [`need`](Self::need) when each read is costly (a request
     /// to an object store): the needed bytes, and before them, once the footer is known,
     /// a guess at the filter block, which lies before the metaindex and whose size only
