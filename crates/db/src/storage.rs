@@ -10,7 +10,7 @@ use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use leveltable_table::atomic_file::describe_file_type;
+use leveltable_process::describe_file_type;
 
 use crate::table_source::TableSource;
 

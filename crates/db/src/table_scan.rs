@@ -38,14 +38,12 @@ pub(crate) fn scan_table(path: &Path, user: Arc<dyn Comparator>) -> Option<Scan>
         damaged_blocks: 0,
     };
     for handle in table.data_blocks() {
-        let read = handle
-            .and_then(|h| table.read_block(&h))
-            .and_then(|block| {
-                table.entries_of_decoded(&block, |k, v| {
-                    scan.entries.push((k.to_vec(), v.to_vec()));
-                    true
-                })
-            });
+        let read = handle.and_then(|h| table.read_block(&h)).and_then(|block| {
+            table.entries_of_decoded(&block, |k, v| {
+                scan.entries.push((k.to_vec(), v.to_vec()));
+                true
+            })
+        });
         if read.is_err() {
             scan.damaged_blocks += 1;
         }

@@ -4,25 +4,21 @@
 //! # Signals
 //!
 //! A process killed mid-build leaves its temporary file behind (named [`TEMP_FILE_PREFIX`]`*`).
-//! This crate installs no signal handler: it has no `unsafe` code, and a library does not take
-//! a program's signals over. Instead, every [`AtomicTableFile`] alive in the process registers
-//! its temporary file, and [`remove_temporaries`] deletes them all. A program that wants no
-//! leftovers on SIGINT, SIGTERM or SIGHUP handles those signals on a thread of its own (the
-//! `signal-hook` crate's `Signals` iterator does this without `unsafe`), calls
-//! [`remove_temporaries`] there and then exits. From that call on, creating and finishing
-//! tables fails with [`io::ErrorKind::Interrupted`], so no temporary file appears afterwards
-//! and no table appears half-way through the exit.
-//!
-//! Temporary directories (a sort's spilled runs, a bulk build's staging) join the same
-//! registry: [`TemporaryDir`] creates one that [`remove_temporaries`] removes with everything
-//! in it, and [`register_temporary_dir`] registers a directory made otherwise until its
-//! guard is dropped.
+//! Every [`AtomicTableFile`] alive registers its temporary file with
+//! [`leveltable_process`]'s registry, so [`remove_temporaries`] (re-exported here) deletes
+//! them, for a program exiting on a signal; from then on, creating and finishing tables
+//! fails with [`io::ErrorKind::Interrupted`], so no temporary file appears afterwards and no
+//! table appears half-way through the exit. The registry's other items (temporary
+//! directories, [`sync_dir`], [`describe_file_type`]) are re-exported too.
 
-use std::fs;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
+pub use leveltable_process::{
+    TemporaryDir, create_temporary, describe_file_type, register_temporary_dir, remove_temporaries,
+    rename_releasing, sync_dir,
+};
+use leveltable_process::{TemporaryGuard, create_registered, release_with};
 use tempfile::NamedTempFile;
 
 use crate::options::BuildOptions;
@@ -33,234 +29,6 @@ use crate::{Error, Result};
 /// with this prefix left in a directory is the remains of a build that was killed; it is
 /// never a complete table under its final name and may be deleted.
 pub const TEMP_FILE_PREFIX: &str = ".leveltable-tmp-";
-
-/// What a registry entry is: a file, or a directory removed with its contents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    File,
-    Dir,
-}
-
-/// The temporary files of the [`AtomicTableFile`]s alive in this process, and the registered
-/// temporary directories.
-struct Registry {
-    /// Set by [`remove_temporaries`]: the process is exiting.
-    closed: bool,
-    next_id: u64,
-    live: Vec<(u64, PathBuf, Kind)>,
-}
-
-impl Registry {
-    /// Adds `path`, or fails if the process is exiting.
-    fn add(&mut self, path: PathBuf, kind: Kind) -> Result<Registration> {
-        if self.closed {
-            return Err(exiting());
-        }
-        let id = self.next_id;
-        self.next_id = id.wrapping_add(1);
-        self.live.push((id, path, kind));
-        Ok(Registration { id })
-    }
-}
-
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
-    closed: false,
-    next_id: 0,
-    live: Vec::new(),
-});
-
-/// The registry, even if a thread panicked holding it: its data stays consistent, as every
-/// change is a single push or retain.
-fn registry() -> MutexGuard<'static, Registry> {
-    REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Deletes the temporary file of every [`AtomicTableFile`] alive in this process, and every
-/// registered temporary directory with its contents, and returns how many it deleted. Meant
-/// for a program's exit on a signal (see the [module documentation](self)): afterwards,
-/// creating or finishing any table, and creating or registering a temporary directory, in
-/// this process fails with [`io::ErrorKind::Interrupted`].
-///
-/// It takes a lock and allocates, so call it from a normal thread (such as a signal-iterator
-/// thread), never from inside an asynchronous signal handler.
-pub fn remove_temporaries() -> usize {
-    let mut registry = registry();
-    registry.closed = true;
-    let mut removed = 0;
-    for (_, path, kind) in registry.live.drain(..) {
-        let gone = match kind {
-            Kind::File => fs::remove_file(&path).is_ok(),
-            Kind::Dir => remove_dir_all_racing(&path),
-        };
-        if gone {
-            removed += 1;
-        }
-    }
-    removed
-}
-
-/// Removes `dir` and its contents, trying again while another thread of the process (one
-/// that has not yet seen the registry closed) adds a file to it; `true` once it is gone.
-fn remove_dir_all_racing(dir: &Path) -> bool {
-    for _ in 0..100 {
-        match fs::remove_dir_all(dir) {
-            Ok(()) => return true,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return false,
-            Err(_) => std::thread::yield_now(),
-        }
-    }
-    false
-}
-
-/// A temporary directory, removed with everything in it when dropped, or by
-/// [`remove_temporaries`] when the process exits on a signal.
-///
-/// ```
-/// use leveltable_table::atomic_file::TemporaryDir;
-/// let parent = tempfile::tempdir()?;
-/// let dir = TemporaryDir::new_in(parent.path(), ".sort-")?;
-/// std::fs::write(dir.path().join("run-0"), b"spilled")?;
-/// let path = dir.path().to_owned();
-/// drop(dir);
-/// assert!(!path.exists());
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug)]
-pub struct TemporaryDir {
-    // Invariant: `dir` is declared before `registration`, so the directory is removed
-    // before it leaves the registry, never after.
-    dir: tempfile::TempDir,
-    _registration: Registration,
-}
-
-impl TemporaryDir {
-    /// Creates a directory named `prefix` and random characters in `parent`, registered
-    /// for [`remove_temporaries`] in the same step.
-    ///
-    /// # Errors
-    /// The error creating it, or [`io::ErrorKind::Interrupted`] after
-    /// [`remove_temporaries`].
-    pub fn new_in(parent: &Path, prefix: &str) -> io::Result<TemporaryDir> {
-        // Created and registered under the lock, so that remove_temporaries either sees
-        // the directory or has closed the registry before it exists.
-        let mut registry = registry();
-        if registry.closed {
-            return Err(exiting_io());
-        }
-        let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
-        let registration = registry
-            .add(dir.path().to_owned(), Kind::Dir)
-            .map_err(|_| exiting_io())?;
-        Ok(TemporaryDir {
-            dir,
-            _registration: registration,
-        })
-    }
-
-    /// The directory.
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-/// Keeps a file or directory registered for [`remove_temporaries`] until dropped (dropping
-/// it removes nothing: the path is then the caller's again).
-#[derive(Debug)]
-pub struct TemporaryGuard {
-    registration: Registration,
-}
-
-/// Registers the directory `dir`, made by the caller for the time of some work, so that
-/// [`remove_temporaries`] removes it with its contents until the returned guard is dropped.
-/// Register only a directory the process made and owns: on a signal it is removed whole.
-///
-/// # Errors
-/// [`io::ErrorKind::Interrupted`] after [`remove_temporaries`].
-pub fn register_temporary_dir(dir: impl Into<PathBuf>) -> io::Result<TemporaryGuard> {
-    let registration = registry()
-        .add(dir.into(), Kind::Dir)
-        .map_err(|_| exiting_io())?;
-    Ok(TemporaryGuard { registration })
-}
-
-/// Makes the file (or, with `is_dir`, the directory) `path` by calling `create`, and
-/// registers it for [`remove_temporaries`] in the same step, under the registry's lock: a
-/// signal-handling thread either sees it registered or has closed the registry before it
-/// exists. For files that become final only when something else is renamed into place
-/// (see [`rename_releasing`]).
-///
-/// # Errors
-/// [`io::ErrorKind::Interrupted`] after [`remove_temporaries`] (`create` is not called);
-/// the error of `create` (nothing is registered).
-pub fn create_temporary<T>(
-    path: &Path,
-    is_dir: bool,
-    create: impl FnOnce() -> io::Result<T>,
-) -> io::Result<(T, TemporaryGuard)> {
-    let mut registry = registry();
-    if registry.closed {
-        return Err(exiting_io());
-    }
-    let made = create()?;
-    let kind = if is_dir { Kind::Dir } else { Kind::File };
-    let registration = registry
-        .add(path.to_owned(), kind)
-        .map_err(|_| exiting_io())?;
-    Ok((made, TemporaryGuard { registration }))
-}
-
-/// Renames `from` to `to` and releases `guards` (emptying it) in one step, under the
-/// registry's lock: the paths they registered become final together with the rename, so a
-/// signal-handling thread calling [`remove_temporaries`] removes them either before the
-/// rename (which then does not happen) or never.
-///
-/// # Errors
-/// [`io::ErrorKind::Interrupted`] after [`remove_temporaries`]; the rename's error. On
-/// error nothing is released and `guards` is unchanged.
-pub fn rename_releasing(
-    from: &Path,
-    to: &Path,
-    guards: &mut Vec<TemporaryGuard>,
-) -> io::Result<()> {
-    let mut registry = registry();
-    if registry.closed {
-        return Err(exiting_io());
-    }
-    fs::rename(from, to)?;
-    registry
-        .live
-        .retain(|(id, _, _)| !guards.iter().any(|g| g.registration.id == *id));
-    drop(registry);
-    // Their entries are gone; dropping them looks for nothing.
-    guards.clear();
-    Ok(())
-}
-
-fn exiting_io() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::Interrupted,
-        "the process is exiting: its temporary files were removed",
-    )
-}
-
-fn exiting() -> Error {
-    Error::Io(io::Error::new(
-        io::ErrorKind::Interrupted,
-        "the process is exiting: its temporary table files were removed",
-    ))
-}
-
-/// An entry of the registry, removed when dropped.
-#[derive(Debug)]
-struct Registration {
-    id: u64,
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        registry().live.retain(|(id, _, _)| *id != self.id);
-    }
-}
 
 /// A table being built under a temporary name, renamed to its path only once complete.
 ///
@@ -287,10 +55,10 @@ impl Drop for Registration {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct AtomicTableFile {
-    // Invariant: `builder` is declared before `registration`, so it is dropped first: the
+    // Invariant: `builder` is declared before `guard`, so it is dropped first: the
     // temporary file is removed before it leaves the registry, never after.
     builder: TableBuilder<BufWriter<NamedTempFile>>,
-    registration: Registration,
+    guard: TemporaryGuard,
     path: PathBuf,
     replace: bool,
 }
@@ -349,21 +117,17 @@ impl AtomicTableFile {
             use std::os::unix::fs::PermissionsExt;
             temp.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        // Created and registered under the lock, so that remove_temporaries either sees
-        // the file or has closed the registry before it exists.
-        let (file, registration) = {
-            let mut registry = registry();
-            if registry.closed {
-                return Err(exiting());
-            }
+        // Created and registered in one step, so that remove_temporaries either sees the
+        // file or has closed the registry before it exists.
+        let (file, guard) = create_registered(false, || {
             let file = temp.tempfile_in(dir)?;
-            let registration = registry.add(file.path().to_owned(), Kind::File)?;
-            (file, registration)
-        };
+            let path = file.path().to_owned();
+            Ok((file, path))
+        })?;
         let builder = TableBuilder::new(BufWriter::with_capacity(64 * 1024, file), options)?;
         Ok(AtomicTableFile {
             builder,
-            registration,
+            guard,
             path: path.to_owned(),
             replace,
         })
@@ -429,7 +193,7 @@ impl AtomicTableFile {
     pub fn finish_with_status(self) -> Result<Finished> {
         let AtomicTableFile {
             mut builder,
-            registration,
+            guard,
             path,
             replace,
         } = self;
@@ -439,13 +203,11 @@ impl AtomicTableFile {
             .into_inner()
             .map_err(|e| Error::Io(e.into_error()))?;
         temp.as_file().sync_all()?;
-        {
-            // The rename happens under the registry lock: a signal-handling thread calling
-            // remove_temporaries sees either the temporary file or the finished table.
-            let registry = registry();
-            if registry.closed {
-                return Err(exiting());
-            }
+        // The rename happens as the registration is released, under the registry's lock: a
+        // signal-handling thread calling remove_temporaries sees either the temporary file
+        // or the finished table.
+        let mut guards = vec![guard];
+        release_with(&mut guards, || {
             if replace {
                 check_replaceable(&path)?;
             }
@@ -455,10 +217,8 @@ impl AtomicTableFile {
                 temp.persist_noclobber(&path)
             };
             // On error, the PersistError owns the temporary file and removes it when dropped.
-            drop(persisted.map_err(|e| Error::Io(e.error))?);
-            drop(registry);
-        }
-        drop(registration);
+            persisted.map(drop).map_err(|e| e.error)
+        })?;
         let dir_sync_error = sync_dir(parent_dir(&path)).err();
         Ok(Finished {
             summary,
@@ -500,48 +260,18 @@ pub fn create_table(
     file.finish()
 }
 
-/// What kind of thing a file type is, for messages: `a symbolic link`, `a FIFO`, ...
-pub fn describe_file_type(file_type: fs::FileType) -> &'static str {
-    if file_type.is_file() {
-        return "a regular file";
-    }
-    if file_type.is_dir() {
-        return "a directory";
-    }
-    if file_type.is_symlink() {
-        return "a symbolic link";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if file_type.is_fifo() {
-            return "a FIFO";
-        }
-        if file_type.is_char_device() {
-            return "a character device";
-        }
-        if file_type.is_block_device() {
-            return "a block device";
-        }
-        if file_type.is_socket() {
-            return "a socket";
-        }
-    }
-    "not a regular file"
-}
-
 /// Refuses a path holding anything but a regular file: replacing a link, a FIFO or a device
 /// with a table is never what was meant.
-fn check_replaceable(path: &Path) -> Result<()> {
+fn check_replaceable(path: &Path) -> io::Result<()> {
     match path.symlink_metadata() {
-        Ok(m) if !m.file_type().is_file() => Err(Error::Io(io::Error::new(
+        Ok(m) if !m.file_type().is_file() => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
                 "{} is {}; only a regular file is replaced by a table",
                 path.display(),
                 describe_file_type(m.file_type())
             ),
-        ))),
+        )),
         _ => Ok(()),
     }
 }
@@ -550,24 +280,6 @@ fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
-    }
-}
-
-/// Makes a rename in `dir` durable: syncs the directory, so that the names in it survive a
-/// crash.
-///
-/// # Errors
-/// Whatever opening or syncing the directory reports.
-pub fn sync_dir(dir: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        fs::File::open(dir)?.sync_all()
-    }
-    #[cfg(not(unix))]
-    {
-        // Windows cannot open a directory as a file; NTFS journals the rename itself.
-        let _ = dir;
-        Ok(())
     }
 }
 

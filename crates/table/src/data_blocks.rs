@@ -82,6 +82,7 @@ impl<R: ReadAt> Table<R> {
 }
 
 #[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)]
 mod tests {
     use crate::{BuildOptions, Compression, Error, ReadOptions, Table, TableBuilder};
 

@@ -5,10 +5,10 @@
 //! snappy and below a disk's read rate, so a scan of a Minecraft world is bound by one
 //! core's inflate. A table's [`Readahead`] watches the data blocks it is asked for; once it
 //! has seen a block of a slow codec and two reads in a row of consecutive data blocks, each
-//! read hands the stored bytes of the following blocks (up to the depth) to a small pool of
-//! threads, and a later read of one of them takes its result. The reading thread decodes a
-//! block itself when no worker has started on it yet, so neither side waits on an idle
-//! other. Memory is bounded by the depth: at most that many stored and decoded blocks per
+//! read hands the stored bytes of the following blocks (up to the depth) to the process's
+//! background workers (`leveltable_process::workers`), and a later read of one of them
+//! takes its result. The reading thread decodes a block itself when no worker has started
+//! on it yet, so neither side waits on an idle other. Memory is bounded by the depth: at most that many stored and decoded blocks per
 //! scanned table.
 //!
 //! Gets and scans that jump are never sequential and pay one uncontended lock per block.
@@ -19,8 +19,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::ReadAt;
 use crate::block::Block;
@@ -306,39 +305,10 @@ impl Slot {
     }
 }
 
-/// The worker pool's queue: one thread fewer than the machine has cores, at least one.
+/// Hands `slot` to the process's background workers (one thread fewer than the machine has
+/// cores, at least one); `false` if there are none.
 fn submit(slot: Arc<Slot>) -> bool {
-    static POOL: OnceLock<Option<Mutex<Sender<Arc<Slot>>>>> = OnceLock::new();
-    let pool = POOL.get_or_init(|| {
-        let (tx, rx) = channel::<Arc<Slot>>();
-        let rx = Arc::new(Mutex::new(rx));
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get().saturating_sub(1))
-            .max(1);
-        let mut started = false;
-        for i in 0..workers {
-            let rx = Arc::clone(&rx);
-            let spawned = std::thread::Builder::new()
-                .name(format!("leveltable-readahead-{i}"))
-                .spawn(move || work(&rx));
-            started |= spawned.is_ok();
-        }
-        started.then(|| Mutex::new(tx))
-    });
-    match pool {
-        Some(tx) => lock(tx).send(slot).is_ok(),
-        None => false,
-    }
-}
-
-fn work(rx: &Mutex<Receiver<Arc<Slot>>>) {
-    loop {
-        let next = lock(rx).recv();
-        match next {
-            Ok(slot) => slot.run(),
-            Err(_) => return,
-        }
-    }
+    leveltable_process::workers::submit(move || slot.run())
 }
 
 #[cfg(test)]

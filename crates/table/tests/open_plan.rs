@@ -35,8 +35,11 @@ fn a_plan_fed_its_hints_opens_in_few_reads() {
     let mut reads = 0;
     while let Some(range) = plan.hint() {
         reads += 1;
-        plan.give(range.start, &bytes[range.start as usize..range.end as usize])
-            .unwrap();
+        plan.give(
+            range.start,
+            &bytes[range.start as usize..range.end as usize],
+        )
+        .unwrap();
         assert!(reads < 5, "{plan:?}");
     }
     assert!(plan.need().is_none());

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leveltable_filter_policy::CacheLocalBloomPolicy;
-use leveltable_table::atomic_file::describe_file_type;
+use leveltable_process::describe_file_type;
 use leveltable_table::{
     AtomicTableFile, BloomFilterPolicy, BuildOptions, BuildSummary, Compression, Error,
 };
@@ -275,30 +275,15 @@ fn dir_sync_warning(out: &Path, e: &io::Error) -> String {
     )
 }
 
-/// Makes SIGINT, SIGTERM and SIGHUP remove the table's temporary file before the process
-/// ends as the signal would have ended it. The handler runs on a thread of its own
-/// (signal-hook's iterator), where taking a lock and deleting files is safe; the table
-/// library keeps track of its temporary files and deletes them there.
+/// Makes SIGINT, SIGTERM and SIGHUP remove the table's temporary file (every temporary the
+/// process registered) and run `extra` before the process ends as the signal would have
+/// ended it; see `leveltable_process::clean_up_on_signals`.
 pub fn clean_up_on_signals(extra: impl Fn() + Send + 'static) -> Result<()> {
     #[cfg(unix)]
-    {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        use signal_hook::iterator::Signals;
-
-        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|e| {
-            CliError::new(format!("cannot set up signal handling: {}", io_message(&e)))
-        })?;
-        std::thread::spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                leveltable_table::atomic_file::remove_temporaries();
-                extra();
-                // Restores the default action and raises the signal again, so the shell
-                // sees the process end by it; exit the conventional way if that fails.
-                let _ = signal_hook::low_level::emulate_default_handler(signal);
-                std::process::exit(128_i32.saturating_add(signal));
-            }
-        });
-    }
+    leveltable_process::clean_up_on_signals(extra)
+        .map_err(|e| CliError::new(format!("cannot set up signal handling: {}", io_message(&e))))?;
+    #[cfg(not(unix))]
+    drop(extra);
     Ok(())
 }
 

@@ -17,7 +17,7 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use leveltable_table::atomic_file::{TemporaryGuard, create_temporary, rename_releasing};
+use leveltable_process::{TemporaryGuard, create_temporary, rename_releasing};
 
 use super::durable::sync_dir;
 use super::part::{PART_RECORD, Part};

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use leveltable_table::atomic_file::TemporaryDir;
+use leveltable_process::TemporaryDir;
 
 use super::commit::{CommitSummary, commit};
 use super::options::BulkOptions;
@@ -19,7 +19,7 @@ use crate::{Error, Result};
 /// it; an error or an abandoned build leaves no database, and an interrupted one leaves a
 /// directory without `CURRENT`, which no reader takes for a database. The staging directory
 /// is registered with [`leveltable_table::atomic_file`], so a program that calls
-/// [`remove_temporaries`](leveltable_table::atomic_file::remove_temporaries) on a signal
+/// [`remove_temporaries`](leveltable_process::remove_temporaries) on a signal
 /// removes it too.
 ///
 /// ```

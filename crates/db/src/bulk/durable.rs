@@ -26,7 +26,7 @@ pub(crate) fn write_atomically(dir: &Path, temp: &str, name: &str, contents: &[u
 }
 
 /// Syncs a directory, so that the names in it survive a crash
-/// ([`leveltable_table::atomic_file::sync_dir`], with the error naming it).
+/// ([`leveltable_process::sync_dir`], with the error naming it).
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
-    leveltable_table::atomic_file::sync_dir(dir).map_err(|e| Error::op("cannot sync", dir, e))
+    leveltable_process::sync_dir(dir).map_err(|e| Error::op("cannot sync", dir, e))
 }

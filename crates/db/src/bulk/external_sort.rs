@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
-use leveltable_table::atomic_file::TemporaryDir;
+use leveltable_process::TemporaryDir;
 use leveltable_table::{BuildOptions, Compression, ReadOptions, Table, TableBuilder, TableIter};
 
 use crate::{Error, Result};
@@ -41,7 +41,7 @@ pub struct ExternalSorter {
     index: Vec<(usize, usize, usize)>,
     runs: Vec<Table<File>>,
     /// Where runs are spilled: removed when the sorter is dropped, or by
-    /// [`leveltable_table::atomic_file::remove_temporaries`] on a signal.
+    /// [`leveltable_process::remove_temporaries`] on a signal.
     temp: TemporaryDir,
     entries: u64,
 }
@@ -50,7 +50,7 @@ impl ExternalSorter {
     /// A sorter that holds at most about `budget` bytes of entries in memory and spills runs
     /// to a temporary directory `.leveltable-sort-*` inside `temp_dir`. The directory is
     /// registered with [`leveltable_table::atomic_file`]: a program that calls
-    /// [`remove_temporaries`](leveltable_table::atomic_file::remove_temporaries) on a
+    /// [`remove_temporaries`](leveltable_process::remove_temporaries) on a
     /// signal removes it too.
     ///
     /// # Errors

@@ -15,7 +15,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use leveltable_table::atomic_file::describe_file_type;
+use leveltable_process::describe_file_type;
 
 use crate::storage::open_no_follow;
 use crate::{Error, Result};

@@ -304,7 +304,7 @@ pub fn run_part(args: PartArgs, output: &mut Output) -> Result<Outcome> {
         .map_err(|e| build_error(&args.staging, e))?;
     // Until the part is complete, STAGING (new or empty, now ours) is a temporary that the
     // signal handler removes, with the sort's spill directory.
-    let guard = leveltable_table::atomic_file::register_temporary_dir(&args.staging)
+    let guard = leveltable_process::register_temporary_dir(&args.staging)
         .map_err(|e| CliError::io("cannot build", &args.staging, &e))?;
     let built = feed(
         &args.build,

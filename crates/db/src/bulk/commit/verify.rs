@@ -8,8 +8,8 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::PathBuf;
 
+use leveltable_process::describe_file_type;
 use leveltable_table::Table;
-use leveltable_table::atomic_file::describe_file_type;
 
 use crate::bulk::part::{Part, PartFile, plain_file_name};
 use crate::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};

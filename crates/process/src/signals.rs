@@ -1,0 +1,32 @@
+//! Removing the process's temporaries when it is told to end.
+
+use std::io;
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+use crate::remove_temporaries;
+
+/// Makes SIGINT, SIGTERM and SIGHUP remove every registered temporary (see
+/// [`remove_temporaries`]) and run `extra`, then end the process as the signal would have
+/// ended it. The signals are handled on a thread of this function's own (`signal-hook`'s
+/// iterator), where taking a lock and deleting files is safe.
+///
+/// # Errors
+/// The error setting up the signal handling.
+pub fn clean_up_on_signals(extra: impl Fn() + Send + 'static) -> io::Result<()> {
+    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("leveltable-signals".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                remove_temporaries();
+                extra();
+                // Restores the default action and raises the signal again, so the shell
+                // sees the process end by it; exit the conventional way if that fails.
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
+                std::process::exit(128_i32.saturating_add(signal));
+            }
+        })?;
+    Ok(())
+}
