@@ -7,8 +7,8 @@
 #   it, over and over (a few thousand copies); torn.py says what is inconsistent in each and
 #   up to three of those of at most 150 KB are kept: the first with the most inconsistencies
 #   (`most`), the first whose log ends in a record cut short (`torn_log`) and the first with
-#   a table file shorter than the MANIFEST says (`short_table`). Each has a `problems.txt` (torn.py's findings and
-#   cp's complaints about files that vanished while it copied).
+#   a table file shorter than the MANIFEST says (`short_table`). Each has a `problems.txt`
+#   (torn.py's findings and cp's complaints about files that vanished while it copied).
 #
 # Every run catches different moments: the tests' expectations about the copies follow the
 # copies committed.

@@ -1,9 +1,10 @@
 """Says what is inconsistent in copies of a LevelDB directory taken while it was written, and
-picks two of them (see main): python3 torn.py COPY...
+picks up to three of them (see main): python3 torn.py COPY...
 
-Problems: CURRENT missing or naming a MANIFEST the copy lacks; a table file the MANIFEST lists
-missing or shorter than the MANIFEST says; the MANIFEST's log missing; a log file (the MANIFEST's log or a newer one)
-whose last record is cut short; a MANIFEST whose last record is cut short."""
+Problems: CURRENT missing or naming a MANIFEST the copy lacks; a table file the MANIFEST
+lists missing or shorter than the MANIFEST says; no log as new as the MANIFEST's; a log file
+(the MANIFEST's log or a newer one) whose last record is cut short; a MANIFEST whose last
+record is cut short."""
 import os
 import sys
 
