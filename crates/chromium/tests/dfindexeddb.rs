@@ -1,8 +1,8 @@
 //! dfindexeddb (Google's forensic IndexedDB parser, PyPI `dfindexeddb`) as the oracle for
 //! the records and keys of Chromium's IndexedDB directories: every record it finds (key,
 //! sequence number, put or deletion, newest or older) is one this crate's salvage finds,
-//! and every key it decodes (key class, database, object store and index ids, IndexedDB
-//! key) decodes here to the same. Where they differ, the difference is the one
+//! and every key it decodes (key class, database, object store and index ids, the names,
+//! metadata types and ids in metadata keys, IndexedDB keys) decodes here to the same. Where they differ, the difference is the one
 //! `README.md` ("Differences from dfindexeddb") explains. Values are not compared:
 //! dfindexeddb does not decode the V8 format version 16 that Chromium 156 writes.
 //!
@@ -111,6 +111,35 @@ fn ours(key: &[u8]) -> Value {
     };
     let mut out = json!({ "class": class,
         "prefix": [p.database_id, p.object_store_id, p.index_id] });
+    let fields = match &decoded {
+        IdbRecordKey::DatabaseName { origin, name } => json!({ "origin": origin, "name": name }),
+        IdbRecordKey::ObjectStoreName { name, .. } | IdbRecordKey::IndexName { name, .. } => {
+            json!({ "name": name })
+        }
+        IdbRecordKey::Database { type_byte, .. } => json!({ "type": type_byte }),
+        IdbRecordKey::ObjectStoreMeta {
+            object_store_id,
+            meta_type,
+            ..
+        } => json!({ "object_store_id": object_store_id, "type": meta_type }),
+        IdbRecordKey::IndexMeta {
+            object_store_id,
+            index_id,
+            meta_type,
+            ..
+        } => json!({ "object_store_id": object_store_id, "index_id": index_id, "type": meta_type }),
+        IdbRecordKey::DatabaseFreeList { database_id } => json!({ "database_id": database_id }),
+        IdbRecordKey::ObjectStoreFreeList {
+            object_store_id, ..
+        }
+        | IdbRecordKey::IndexFreeList {
+            object_store_id, ..
+        } => json!({ "object_store_id": object_store_id }),
+        _ => Value::Null,
+    };
+    if !fields.is_null() {
+        out["fields"] = fields;
+    }
     match &decoded {
         IdbRecordKey::Data { key, .. } => out["key"] = key_json(key),
         IdbRecordKey::IndexData {

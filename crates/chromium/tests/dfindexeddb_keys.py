@@ -8,7 +8,8 @@ fails to decode is printed with its `error`.
 
 Each line: {"file", "sequence", "type" (1 put, 0 deletion), "recovered", "key_hex", and
 either "error" or "class" (dfindexeddb's key class), "prefix" ([database, object store,
-index] ids) and, for record, exists, blob and index keys, "key" (and for index keys
+index] ids), for names, metadata and free lists the "fields" in the key (names, metadata
+type, ids), and for record, exists, blob and index keys, "key" (and for index keys
 "sequence_number" and "primary_key")}, keys as {"number": x}, {"date": ms},
 {"string": [UTF-16 code units]}, {"binary": "hex"}, {"array": [...]}, {"min": null} or
 {"null": null}; numbers (and dates' milliseconds) as their 64 bits in hexadecimal.
@@ -63,6 +64,24 @@ def describe(k):
         "class": type(k).__name__,
         "prefix": [k.key_prefix.database_id, k.key_prefix.object_store_id, k.key_prefix.index_id],
     }
+    c = chromium_record
+    if isinstance(k, c.DatabaseNameKey):
+        out["fields"] = {"origin": k.origin, "name": k.database_name}
+    elif isinstance(k, (c.ObjectStoreNamesKey,)):
+        out["fields"] = {"name": k.object_store_name}
+    elif isinstance(k, c.IndexNamesKey):
+        out["fields"] = {"name": k.index_name}
+    elif isinstance(k, c.DatabaseMetaDataKey):
+        out["fields"] = {"type": int(k.metadata_type)}
+    elif isinstance(k, c.ObjectStoreMetaDataKey):
+        out["fields"] = {"object_store_id": k.object_store_id, "type": int(k.metadata_type)}
+    elif isinstance(k, c.IndexMetaDataKey):
+        out["fields"] = {"object_store_id": k.object_store_id, "index_id": k.index_id,
+                         "type": int(k.metadata_type)}
+    elif isinstance(k, c.DatabaseFreeListKey):
+        out["fields"] = {"database_id": k.database_id}
+    elif isinstance(k, (c.ObjectStoreFreeListKey, c.IndexFreeListKey)):
+        out["fields"] = {"object_store_id": k.object_store_id}
     if isinstance(k, (chromium_record.ObjectStoreDataKey, chromium_record.ExistsEntryKey)):
         out["key"] = idb_key(k.encoded_user_key)
     elif isinstance(k, chromium_record.BlobEntryKey):
