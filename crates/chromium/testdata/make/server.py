@@ -1,4 +1,5 @@
-"""Serves page.html on a loopback port and saves the JSON the page posts to /result."""
+"""Serves the pages on a loopback port and saves the JSON a page posts to /result (any other
+path: next to it, named after the path, e.g. /started to report.json.started)."""
 import http.server
 import sys
 
@@ -12,7 +13,8 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             self.send_error(413)
             return
         body = self.rfile.read(length)
-        with open(OUT, "wb") as f:
+        path = OUT if self.path == "/result" else OUT + "." + self.path.strip("/").replace("/", "_")
+        with open(path, "wb") as f:
             f.write(body)
         self.send_response(204)
         self.end_headers()
