@@ -11,6 +11,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use leveltable_process::describe_file_type;
+use leveltable_table::{Error as TableError, ReadOptions, Table};
 
 use crate::table_source::TableSource;
 
@@ -171,6 +172,25 @@ pub trait Storage: Send + Sync {
     /// # Errors
     /// [`io::ErrorKind::NotFound`] if there is none; whatever opening reports.
     fn open_table(&self, name: &str, memory_map: bool) -> io::Result<TableSource>;
+
+    /// Opens the table file `name` with `options`: the outer error when the file cannot be
+    /// opened (as [`open_table`](Self::open_table)), the inner one when it is not a
+    /// well-formed table. The default feeds the table's open plan from
+    /// [`open_table`](Self::open_table)'s source with positional reads; a storage whose reads
+    /// are requests (an object store) feeds the plan its own way, fetching the metadata in as
+    /// few requests as it can.
+    ///
+    /// # Errors
+    /// As [`open_table`](Self::open_table).
+    fn open_table_with(
+        &self,
+        name: &str,
+        memory_map: bool,
+        options: &ReadOptions,
+    ) -> io::Result<Result<Table<TableSource>, TableError>> {
+        let source = self.open_table(name, memory_map)?;
+        Ok(Table::open(source, options.clone()))
+    }
 
     /// What changes whenever a writer changes the set of live files (CURRENT's contents
     /// and the MANIFEST's size), for storages another process may write while we open;

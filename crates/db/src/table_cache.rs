@@ -29,7 +29,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 
-use leveltable_table::{ReadOptions, Table};
+use leveltable_table::ReadOptions;
 
 use crate::filename::{sst_table_file_name, table_file_name};
 use crate::internal_table::InternalTable;
@@ -383,12 +383,16 @@ impl TableCache {
     /// exists. Returns the name it was opened under.
     fn open_file(&self, number: u64) -> Result<(String, OpenTable)> {
         let ldb = table_file_name(number);
-        let (name, source) = match self.storage.open_table(&ldb, self.memory_map) {
-            Ok(source) => (ldb, source),
+        let open = |name: &str| {
+            self.storage
+                .open_table_with(name, self.memory_map, &self.options)
+        };
+        let (name, opened) = match open(&ldb) {
+            Ok(opened) => (ldb, opened),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 let sst = sst_table_file_name(number);
-                match self.storage.open_table(&sst, self.memory_map) {
-                    Ok(source) => (sst, source),
+                match open(&sst) {
+                    Ok(opened) => (sst, opened),
                     Err(e2) if e2.kind() == io::ErrorKind::NotFound => {
                         return Err(self.not_found(&ldb, &sst, e));
                     }
@@ -397,7 +401,7 @@ impl TableCache {
             }
             Err(e) => return Err(self.io_error(&ldb, e)),
         };
-        let table = Table::open(source, self.options.clone()).map_err(|e| {
+        let table = opened.map_err(|e| {
             // Reading a directory through `pread` fails only here.
             self.directory_error(&name)
                 .unwrap_or_else(|| Error::TableFile {

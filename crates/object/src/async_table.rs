@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 use leveltable_table::block_plan::stored_len;
 use leveltable_table::format::BlockHandle;
-use leveltable_table::{Comparator, Error as TableError, OpenPlan, Table};
+use leveltable_table::{Comparator, Error as TableError, OpenPlan, ReadOptions, Table};
 
 use crate::remote::RemoteObject;
 use crate::tail::TailSource;
@@ -48,6 +48,43 @@ impl std::fmt::Debug for AsyncTable {
     }
 }
 
+/// Pins the table object at `location` and feeds its open plan: the last `tail_len` bytes
+/// come with the first request; the footer, index, metaindex and filter are taken from the
+/// bytes held, and what lies before them is fetched with the plan's hint, so a table opens
+/// in two requests unless its filter block is larger than the hint guessed. Returns the
+/// object, the plan ready to [`finish`](OpenPlan::finish), and the bytes held (the object's
+/// last bytes, the metadata among them). Every table on object storage opens here: an
+/// [`AsyncTable`], and each table of a database under a prefix.
+///
+/// # Errors
+/// [`Error::NotFound`], [`Error::Request`], or [`Error::Table`] for an object that is not a
+/// well-formed table.
+pub(crate) async fn open_plan(
+    location: &Location,
+    tail_len: u64,
+    read: ReadOptions,
+) -> Result<(RemoteObject, OpenPlan, Bytes)> {
+    let name = location.name.as_str();
+    let (object, mut held) = RemoteObject::open_tail(location, tail_len).await?;
+    let size = object.size;
+    let table_err = |e| Error::table(name, e);
+    let mut plan = OpenPlan::new(size, read).map_err(table_err)?;
+    while let Some(need) = plan.need() {
+        let start = size.saturating_sub(held.len() as u64);
+        if need.start < start {
+            let lo = plan.hint().map_or(need.start, |h| h.start.min(need.start));
+            let more = object.read(lo..start).await?;
+            let mut joined = BytesMut::with_capacity(more.len().saturating_add(held.len()));
+            joined.extend_from_slice(&more);
+            joined.extend_from_slice(&held);
+            held = joined.freeze();
+        }
+        let start = size.saturating_sub(held.len() as u64);
+        plan.give(start, &held).map_err(table_err)?;
+    }
+    Ok((object, plan, held))
+}
+
 impl AsyncTable {
     /// Opens the table at `location`.
     ///
@@ -55,30 +92,12 @@ impl AsyncTable {
     /// [`Error::NotFound`], [`Error::Request`], or [`Error::Table`] for an object that is
     /// not a well-formed table.
     pub async fn open(location: &Location, options: ObjectReadOptions) -> Result<AsyncTable> {
-        let name = location.name.as_str();
-        let (object, mut held) = RemoteObject::open_tail(location, options.tail_len).await?;
-        let size = object.size;
-        let table_err = |e| Error::table(name, e);
-        // The table's open plan asks for the footer, the index and metaindex, then the
-        // filter; each is taken from the bytes held (the object's tail), and what lies
-        // before them is fetched with the plan's hint, so a table opens in two requests
-        // unless its filter block is larger than the hint guessed.
-        let mut plan = OpenPlan::new(size, options.read.clone()).map_err(table_err)?;
-        while let Some(need) = plan.need() {
-            let start = size.saturating_sub(held.len() as u64);
-            if need.start < start {
-                let lo = plan.hint().map_or(need.start, |h| h.start.min(need.start));
-                let more = object.read(lo..start).await?;
-                let mut joined = BytesMut::with_capacity(more.len().saturating_add(held.len()));
-                joined.extend_from_slice(&more);
-                joined.extend_from_slice(&held);
-                held = joined.freeze();
-            }
-            let start = size.saturating_sub(held.len() as u64);
-            plan.give(start, &held).map_err(table_err)?;
-        }
-        let tail = Arc::new(TailSource::new(held, size));
-        let table = plan.finish(Arc::clone(&tail)).map_err(table_err)?;
+        let (object, plan, held) =
+            open_plan(location, options.tail_len, options.read.clone()).await?;
+        let tail = Arc::new(TailSource::new(held, object.size));
+        let table = plan
+            .finish(Arc::clone(&tail))
+            .map_err(|e| Error::table(&location.name, e))?;
         Ok(AsyncTable {
             object,
             table: Arc::new(table),

@@ -12,6 +12,9 @@ use leveltable_db::storage::{MAX_READ_BYTES, Storage, open_regular};
 use leveltable_db::table_source::TableSource;
 use leveltable_db::{Db, DbOptions};
 
+use leveltable_table::{Error as TableError, ReadOptions, Table};
+
+use crate::async_table::open_plan;
 use crate::read_at::ObjectReadAt;
 use crate::remote::read_whole;
 use crate::runtime::block_on;
@@ -105,6 +108,26 @@ impl Storage for PrefixStorage {
         let child = self.location.child(name);
         let source = ObjectReadAt::open_with_tail(&child, TABLE_TAIL).map_err(to_io)?;
         Ok(TableSource::Other(Box::new(source.sequential_readahead())))
+    }
+
+    /// Opens the table as an [`AsyncTable`](crate::AsyncTable) opens: its tail in the first
+    /// request, what else the open plan needs in at most one more; then data blocks are
+    /// ranged reads of the same pinned object, ahead when sequential.
+    fn open_table_with(
+        &self,
+        name: &str,
+        _memory_map: bool,
+        options: &ReadOptions,
+    ) -> io::Result<std::result::Result<Table<TableSource>, TableError>> {
+        let child = self.location.child(name);
+        match block_on(open_plan(&child, TABLE_TAIL, options.clone())).map_err(to_io)? {
+            Ok((object, plan, held)) => {
+                let source = ObjectReadAt::from_parts(object, held).sequential_readahead();
+                Ok(plan.finish(TableSource::Other(Box::new(source))))
+            }
+            Err(Error::Table { source, .. }) => Ok(Err(source)),
+            Err(e) => Err(to_io(e)),
+        }
     }
 }
 

@@ -63,6 +63,17 @@ impl ObjectReadAt {
         })
     }
 
+    /// The pinned `object` with `tail`, its last bytes, already fetched.
+    pub(crate) fn from_parts(object: RemoteObject, tail: Bytes) -> ObjectReadAt {
+        let tail_start = object.size.saturating_sub(tail.len() as u64);
+        ObjectReadAt {
+            object,
+            tail,
+            tail_start,
+            window: None,
+        }
+    }
+
     /// Turns on readahead for sequential reads.
     #[must_use]
     pub fn sequential_readahead(mut self) -> ObjectReadAt {

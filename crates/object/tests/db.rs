@@ -41,6 +41,12 @@ fn check(what: &str, loc: &Location, local: &Db) {
     println!("{what}: open {opened}");
     assert_eq!(opened.lists, 1, "{what}");
     assert_eq!(opened.gets, 2, "{what}");
+    // The first get opens one table as an AsyncTable opens (its tail, then at most one
+    // more request for the metadata before it) and reads one data block.
+    let before = loc.stats().snapshot();
+    assert!(db.get(&key(N / 2)).unwrap().is_some());
+    let first = loc.stats().snapshot() - before;
+    assert!(first.gets <= 3, "{what}: first get {first}");
     for i in (0..N).step_by(331) {
         assert_eq!(
             db.get(&key(i)).unwrap(),
