@@ -473,13 +473,19 @@ impl<R: ReadAt> Table<R> {
 
     /// The data block `handle` points to if the block cache holds it.
     fn cached_block(&self, handle: &BlockHandle) -> Option<BlockRef<'_>> {
+        self.from_cache(handle).map(BlockRef::Cached)
+    }
+
+    /// The decoded data block `handle` points to if the block cache holds it, counted as a
+    /// cache hit.
+    pub(crate) fn from_cache(&self, handle: &BlockHandle) -> Option<Arc<CachedBlock>> {
         let block = self
             .cache
             .slot
             .as_ref()?
             .get(self.cache.id, handle.offset)?;
         self.counters.bump(Counter::CacheHits, 1);
-        Some(BlockRef::Cached(block))
+        Some(block)
     }
 
     /// [`data_block_with`](Self::data_block_with) of a block the cache does not hold: read
