@@ -142,7 +142,7 @@ impl<R: ReadAt> Table<R> {
     /// trailer, as fetched from the file): checks the checksum if the read options ask,
     /// decompresses, and fills the block cache if configured.
     fn block_from_stored(&self, handle: &BlockHandle, stored: &[u8]) -> Result<Arc<CachedBlock>> {
-        if let Some(block) = self.from_cache(handle) {
+        if let Some(block) = self.cache_lookup(handle) {
             return Ok(block);
         }
         self.counters.bump(Counter::DataBlocksRead, 1);
@@ -200,7 +200,7 @@ impl<R: ReadAt> Table<R> {
         key: &[u8],
         handle: &BlockHandle,
     ) -> Option<Result<Option<Vec<u8>>>> {
-        let block = self.from_cache(handle)?;
+        let block = self.cache_lookup(handle)?;
         Some(self.get_in_block(key, handle, &block))
     }
 

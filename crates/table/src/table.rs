@@ -473,12 +473,12 @@ impl<R: ReadAt> Table<R> {
 
     /// The data block `handle` points to if the block cache holds it.
     fn cached_block(&self, handle: &BlockHandle) -> Option<BlockRef<'_>> {
-        self.from_cache(handle).map(BlockRef::Cached)
+        self.cache_lookup(handle).map(BlockRef::Cached)
     }
 
     /// The decoded data block `handle` points to if the block cache holds it, counted as a
     /// cache hit.
-    pub(crate) fn from_cache(&self, handle: &BlockHandle) -> Option<Arc<CachedBlock>> {
+    pub(crate) fn cache_lookup(&self, handle: &BlockHandle) -> Option<Arc<CachedBlock>> {
         let block = self
             .cache
             .slot
