@@ -13,6 +13,7 @@ mod filters;
 mod lines;
 mod output;
 mod profile;
+mod progress;
 mod remote;
 mod table_file;
 
