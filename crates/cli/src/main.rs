@@ -13,14 +13,15 @@ mod filters;
 mod lines;
 mod output;
 mod profile;
+mod progress;
 mod remote;
 mod table_file;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::cmd::{audit, build, chromium, db, dump, get, stats, verify};
+use crate::cmd::{audit, build, chromium, completions, db, dump, get, man, stats, verify};
 use crate::output::Output;
 
 /// Build, read and check LevelDB-compatible sorted string tables (.ldb, .sst).
@@ -58,6 +59,8 @@ enum Command {
     Audit(audit::Args),
     Db(db::Args),
     Chromium(chromium::Args),
+    Completions(completions::Args),
+    Man(man::Args),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +84,8 @@ fn main() -> ExitCode {
         Command::Audit(args) => audit::run(args),
         Command::Db(args) => db::run(args, &mut output),
         Command::Chromium(args) => chromium::run(args, &mut output),
+        Command::Completions(args) => completions::run(args, Cli::command(), &mut output),
+        Command::Man(args) => man::run(args, Cli::command(), &mut output),
     };
     let result = result.and_then(|outcome| {
         if show_stats {
@@ -127,7 +132,6 @@ mod tests {
 
     #[test]
     fn command_line_definition_is_consistent() {
-        use clap::CommandFactory;
         Cli::command().debug_assert();
     }
 }

@@ -451,6 +451,14 @@ impl Db {
         Ok(total)
     }
 
+    /// The tables the MANIFEST lists, in the order [`verify`](Self::verify) reads them.
+    fn tables(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
+        self.version.sources.iter().flat_map(|source| match source {
+            Source::Files { files, .. } => files.as_slice(),
+            Source::Mem { .. } => &[],
+        })
+    }
+
     /// Checks that the first and last keys of `table` are the range `f` gives it.
     fn check_range<R: leveltable_table::ReadAt>(
         &self,
@@ -496,24 +504,43 @@ impl Db {
     /// range the MANIFEST gives it ([`Error::Corruption`] showing both ranges), or for a
     /// log, the first record its replay dropped.
     pub fn verify(&self) -> Result<DbVerifySummary> {
+        self.verify_with_progress(&mut |_, _| {})
+    }
+
+    /// [`verify`](Self::verify), calling `progress(done, total)` as it goes: `total` is the
+    /// bytes of the tables the MANIFEST lists (by the sizes it gives them), `done` how many
+    /// of them are checked, reported after each data block and each table, so a caller can
+    /// show how far a long verification has got.
+    ///
+    /// # Errors
+    /// As [`verify`](Self::verify).
+    pub fn verify_with_progress(
+        &self,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<DbVerifySummary> {
         let mut summary = DbVerifySummary::default();
-        for source in &self.version.sources {
-            let Source::Files { files, .. } = source else {
-                continue;
-            };
-            for f in files {
-                let name = table_file_name(f.number);
-                let table = self.version.tables.open(f.number)?;
-                let s = table
-                    .table()
-                    .verify()
-                    .map_err(|e| Error::from(e).in_table(name.clone()))?;
-                self.check_range(f, table.table())
-                    .map_err(|e| e.in_table(name))?;
-                summary.tables += 1;
-                summary.table_entries += s.entries;
-                summary.table_bytes += s.bytes_read;
-            }
+        let total = self
+            .tables()
+            .fold(0u64, |sum, f| sum.saturating_add(f.file_size));
+        let mut done = 0u64;
+        for f in self.tables() {
+            let name = table_file_name(f.number);
+            let table = self.version.tables.open(f.number)?;
+            // The MANIFEST's size is used for the count only; the table is read as it is.
+            let size = f.file_size;
+            let s = table
+                .table()
+                .verify_with_progress(&mut |at, _| {
+                    progress(done.saturating_add(at.min(size)), total);
+                })
+                .map_err(|e| Error::from(e).in_table(name.clone()))?;
+            self.check_range(f, table.table())
+                .map_err(|e| e.in_table(name))?;
+            summary.tables += 1;
+            summary.table_entries += s.entries;
+            summary.table_bytes += s.bytes_read;
+            done = done.saturating_add(size);
+            progress(done, total);
         }
         for log in &self.properties.logs {
             if let Some(d) = log.dropped.first() {

@@ -33,6 +33,7 @@ pub mod write_batch;
 pub use bulk::{
     BULK_LEVEL, BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates,
     ExternalSorter, PART_RECORD, Part, PartBuilder, PartFile, SortedFeed, commit,
+    commit_with_progress,
 };
 pub use comparators::ComparatorRegistry;
 pub use db::Db;

@@ -84,6 +84,21 @@ impl Db {
     /// MANIFEST `CURRENT` names or, if that cannot be read, by the newest MANIFEST that
     /// names one (bytewise if none does); a name the registry lacks is refused.
     pub fn salvage(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
+        Db::salvage_with_progress(path, options, &mut |_, _| {})
+    }
+
+    /// [`salvage`](Self::salvage), calling `progress(done, total)` as it goes: `total` is
+    /// the bytes of the logs and tables in the directory (as listed when the salvage
+    /// starts), `done` how many of them are read, reported before each file and once all
+    /// are read, so a caller can show how far a long salvage has got.
+    ///
+    /// # Errors
+    /// As [`salvage`](Self::salvage).
+    pub fn salvage_with_progress(
+        path: impl AsRef<Path>,
+        options: DbOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Db> {
         let dir = path.as_ref().to_path_buf();
         let names = list_dir(&dir)?;
         let options = match &options.comparators {
@@ -132,11 +147,28 @@ impl Db {
         tables.sort_unstable();
         tables.dedup();
 
+        // For the progress count only: each file's size as listed, 0 if it cannot be had.
+        let log_sizes: Vec<u64> = logs
+            .iter()
+            .map(|&n| file_len(&dir.join(log_file_name(n))))
+            .collect();
+        let table_sizes: Vec<u64> = tables.iter().map(|&n| table_len(&dir, n)).collect();
+        let total = log_sizes
+            .iter()
+            .chain(&table_sizes)
+            .fold(0u64, |sum, &n| sum.saturating_add(n));
+        let mut done = 0u64;
+        let mut file_done = |size: u64, progress: &mut dyn FnMut(u64, u64)| {
+            progress(done, total);
+            done = done.saturating_add(size);
+        };
+
         let mut sources = Vec::new();
         let mut skipped = Vec::new();
         let mut log_infos: Vec<LogInfo> = Vec::new();
         let mut max_sequence = 0u64;
-        for &number in &logs {
+        for (&number, &size) in logs.iter().zip(&log_sizes) {
+            file_done(size, progress);
             let data = match read_file(&dir, &log_file_name(number)) {
                 Ok(data) => data,
                 Err(e) => {
@@ -173,7 +205,8 @@ impl Db {
         .with_memory_budget(options.table_memory_budget);
         let icmp = InternalKeyComparator::new(Arc::clone(&user));
         let mut infos = Vec::new();
-        for &number in &tables {
+        for (&number, &size) in tables.iter().zip(&table_sizes) {
+            file_done(size, progress);
             let level = listed.get(&number).copied();
             // Most tables read whole: keep them on disk, behind the table cache.
             let whole = cache.open(number).and_then(|table| {
@@ -273,6 +306,7 @@ impl Db {
                 },
             });
         }
+        progress(total, total);
         let properties = DbProperties {
             comparator: user.name().to_string(),
             manifest: None,
@@ -301,6 +335,22 @@ impl Db {
             true,
             properties,
         ))
+    }
+}
+
+/// The size of the file at `path` for a progress count: 0 for anything but a regular file.
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| if m.is_file() { m.len() } else { 0 })
+}
+
+/// The size of table `number` in `dir` for a progress count: its `.ldb` file, or its
+/// `.sst` file when there is no `.ldb` (as the salvage reads it).
+fn table_len(dir: &Path, number: u64) -> u64 {
+    let ldb = dir.join(table_file_name(number));
+    if ldb.exists() {
+        file_len(&ldb)
+    } else {
+        file_len(&dir.join(sst_table_file_name(number)))
     }
 }
 

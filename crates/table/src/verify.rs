@@ -34,6 +34,20 @@ impl<R: ReadAt> Table<R> {
     /// The first problem found, as [`Error::Corruption`] or [`Error::ChecksumMismatch`];
     /// [`Error::Io`] if reading fails.
     pub fn verify(&self) -> Result<VerifySummary> {
+        self.verify_with_progress(&mut |_, _| {})
+    }
+
+    /// [`verify`](Self::verify), calling `progress(done, total)` after each data block:
+    /// `done` is the file offset checked up to (the end of the block and its trailer) and
+    /// `total` the file's size, and once more with both the file's size when all is checked,
+    /// so a caller can show how far a long verification has got.
+    ///
+    /// # Errors
+    /// As [`verify`](Self::verify).
+    pub fn verify_with_progress(
+        &self,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<VerifySummary> {
         let footer = self.properties.footer;
         let cmp = &*self.comparator;
         // The counts below saturate: each block read lies in the file, but the filter handles
@@ -153,11 +167,13 @@ impl<R: ReadAt> Table<R> {
                 it.next();
             }
             it.status().map_err(in_block)?;
+            progress(previous_end.min(self.file_size), self.file_size);
             entries.next();
         }
         entries
             .status()
             .map_err(|e| locate(e, footer.index.offset, index_compressed))?;
+        progress(self.file_size, self.file_size);
         Ok(summary)
     }
 

@@ -1,11 +1,10 @@
 //! `leveltable build OUT [INPUT|-]`: writes a table from `KEY<TAB>VALUE` lines.
 
 use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, IsTerminal};
+use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leveltable_filter_policy::CacheLocalBloomPolicy;
 use leveltable_process::describe_file_type;
 use leveltable_table::{
@@ -19,13 +18,11 @@ use crate::lines::{
     DEFAULT_MAX_LINE, Encoding, LineReader, ReadError, parse_entry, parse_entry_into,
 };
 use crate::output::Output;
+use crate::progress::Progress;
 
 /// The most bits per key a filter may be given here: far past any useful rate (30 bits give
 /// about one false positive in a million), and a bound on the memory filters take.
 const MAX_BITS_PER_KEY: u32 = 64;
-
-/// How often the progress bar is moved: every this many bytes of input.
-const PROGRESS_STEP: u64 = 1 << 20;
 
 /// Build a table from lines of KEY<TAB>VALUE.
 ///
@@ -53,7 +50,7 @@ pub struct Args {
     /// device) is refused; a link is not followed.
     #[arg(long)]
     pub force: bool,
-    /// Print no summary.
+    /// Print no summary and draw no progress bar.
     #[arg(long, short)]
     pub quiet: bool,
     /// Refuse input lines longer than this many bytes.
@@ -155,7 +152,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     clean_up_on_signals(|| {})?;
     // Anything buffered goes out before the progress bar draws over standard error.
     output.flush()?;
-    let progress = Progress::new(input.file_len);
+    let progress = Progress::new(input.file_len, args.quiet);
     let started = Instant::now();
 
     let options = args.table.options();
@@ -443,61 +440,6 @@ impl Input {
             name: path.display().to_string(),
             file_len: metadata.is_file().then_some(metadata.len()),
         })
-    }
-}
-
-/// A progress bar on standard error, shown only for an input file of known size when
-/// standard error is a terminal.
-pub struct Progress {
-    bar: Option<ProgressBar>,
-    /// Position last shown.
-    shown: std::cell::Cell<u64>,
-}
-
-impl Progress {
-    /// A bar for an input of `file_len` bytes, when standard error is a terminal.
-    pub fn new(file_len: Option<u64>) -> Progress {
-        let bar = file_len.filter(|_| io::stderr().is_terminal()).map(|len| {
-            let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-            let style = ProgressStyle::with_template(
-                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar());
-            bar.set_style(style);
-            bar
-        });
-        Progress {
-            bar,
-            shown: std::cell::Cell::new(0),
-        }
-    }
-
-    /// Moves the bar to `position` bytes of input.
-    pub fn update(&self, position: u64) {
-        if let Some(bar) = &self.bar {
-            if position.saturating_sub(self.shown.get()) >= PROGRESS_STEP {
-                bar.set_position(position);
-                self.shown.set(position);
-            }
-        }
-    }
-
-    /// Moves the bar to `position` bytes of input and shows what was built so far.
-    pub fn update_with(&self, position: u64, built: impl FnOnce() -> String) {
-        if let Some(bar) = &self.bar {
-            if position.saturating_sub(self.shown.get()) >= PROGRESS_STEP {
-                bar.set_message(built());
-                bar.set_position(position);
-                self.shown.set(position);
-            }
-        }
-    }
-
-    /// Removes the bar.
-    pub fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
     }
 }
 

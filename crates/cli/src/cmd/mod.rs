@@ -6,9 +6,11 @@ use std::process::ExitCode;
 pub mod audit;
 pub mod build;
 pub mod chromium;
+pub mod completions;
 pub mod db;
 pub mod dump;
 pub mod get;
+pub mod man;
 pub mod stats;
 pub mod verify;
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use crate::cmd::Outcome;
 use crate::error::Result;
 use crate::output::Output;
+use crate::progress::Progress;
 use crate::table_file::TableFile;
 
 /// Read and check every block of a table.
@@ -16,6 +17,9 @@ use crate::table_file::TableFile;
 pub struct Args {
     /// The table to check.
     pub table: PathBuf,
+    /// Draw no progress bar (one is drawn on standard error when it is a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Runs the command.
@@ -24,7 +28,13 @@ pub struct Args {
 /// The first problem found, or a failed write.
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let file = TableFile::open(&args.table)?;
-    let summary = file.table.verify().map_err(|e| file.error(e))?;
+    output.flush()?;
+    let progress = Progress::counting(args.quiet);
+    let summary = file
+        .table
+        .verify_with_progress(&mut |done, total| progress.report(done, total))
+        .map_err(|e| file.error(e))?;
+    progress.finish();
     output.out_line(format_args!(
         "ok: {}: {} entries, {} data blocks, {} filter blocks, {} bytes checked",
         file.path.display(),

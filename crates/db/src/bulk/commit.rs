@@ -74,11 +74,27 @@ pub struct CommitSummary {
 /// creation, copy, write or sync in `dir`. On any error every staging directory is as it
 /// was and `dir` holds none of the commit's files (and is removed if the commit created it).
 pub fn commit(dir: impl AsRef<Path>, parts: &[Part]) -> Result<CommitSummary> {
+    commit_with_progress(dir, parts, &mut |_, _| {})
+}
+
+/// [`commit()`], calling `progress(done, total)` as it goes: `total` is the bytes of the
+/// staged tables (as their records give them), and `done` rises to it as they are checked
+/// and then placed, each file counting half its bytes when checked and half when placed,
+/// so a caller can show how far a long commit has got.
+///
+/// # Errors
+/// As [`commit()`].
+pub fn commit_with_progress(
+    dir: impl AsRef<Path>,
+    parts: &[Part],
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<CommitSummary> {
     let dir = dir.as_ref();
-    let staged = check_parts(parts)?;
+    let mut count = Progress::new(parts, progress);
+    let staged = check_parts(parts, &mut |size| count.add(size))?;
     let mut made = Made::default();
     let created = prepare_dir(dir, &mut made)?;
-    match place(dir, parts, &staged, &mut made) {
+    match place(dir, parts, &staged, &mut made, &mut |size| count.add(size)) {
         Ok(summary) => {
             for part in parts {
                 remove_staging(part);
@@ -98,6 +114,37 @@ pub fn commit(dir: impl AsRef<Path>, parts: &[Part]) -> Result<CommitSummary> {
             }
             Err(e)
         }
+    }
+}
+
+/// The progress of a commit: each staged file's bytes, counted twice (checked, placed), are
+/// reported as half their sum, so that `done` reaches the tables' bytes at the end.
+struct Progress<'a> {
+    report: &'a mut dyn FnMut(u64, u64),
+    /// The tables' bytes, as recorded.
+    total: u64,
+    /// Bytes checked plus bytes placed.
+    counted: u64,
+}
+
+impl<'a> Progress<'a> {
+    fn new(parts: &[Part], report: &'a mut dyn FnMut(u64, u64)) -> Progress<'a> {
+        let total = parts
+            .iter()
+            .flat_map(|p| &p.files)
+            .fold(0u64, |sum, f| sum.saturating_add(f.size));
+        report(0, total);
+        Progress {
+            report,
+            total,
+            counted: 0,
+        }
+    }
+
+    /// Counts `size` more bytes checked or placed.
+    fn add(&mut self, size: u64) {
+        self.counted = self.counted.saturating_add(size);
+        (self.report)((self.counted / 2).min(self.total), self.total);
     }
 }
 
@@ -167,7 +214,13 @@ fn prepare_dir(dir: &Path, made: &mut Made) -> Result<bool> {
 
 /// Places the files, recording every name made in `made`, and writes the MANIFEST and
 /// CURRENT.
-fn place(dir: &Path, parts: &[Part], staged: &[Staged], made: &mut Made) -> Result<CommitSummary> {
+fn place(
+    dir: &Path,
+    parts: &[Part],
+    staged: &[Staged],
+    made: &mut Made,
+    placed: &mut dyn FnMut(u64),
+) -> Result<CommitSummary> {
     let target_dev = fs::metadata(dir)
         .map(|m| dev_ino(&m).0)
         .map_err(|e| Error::io(dir, e))?;
@@ -181,6 +234,7 @@ fn place(dir: &Path, parts: &[Part], staged: &[Staged], made: &mut Made) -> Resu
         number += 1;
         let to = dir.join(table_file_name(number));
         place_file(file, &to, file.dev == target_dev, made)?;
+        placed(file.size);
         edit.new_files.push((
             BULK_LEVEL,
             FileMetaData {

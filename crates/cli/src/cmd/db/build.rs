@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use leveltable_db::{
     BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates, Error,
-    ExternalSorter, Part, PartBuilder, SortedFeed, commit,
+    ExternalSorter, Part, PartBuilder, SortedFeed, commit_with_progress,
 };
 
 use crate::cmd::Outcome;
-use crate::cmd::build::{ExtraFilter, Input, Progress, TableArgs, clean_up_on_signals, next_line};
+use crate::cmd::build::{ExtraFilter, Input, TableArgs, clean_up_on_signals, next_line};
 use crate::cmd::db::db_error;
 use crate::error::{CliError, Result};
 
@@ -29,6 +29,7 @@ fn build_error(dir: &Path, e: Error) -> CliError {
 }
 use crate::lines::{DEFAULT_MAX_LINE, Encoding, LineReader, parse_entry};
 use crate::output::Output;
+use crate::progress::Progress;
 
 /// The memory `--sort` holds entries in, unless `--memory` says otherwise.
 const DEFAULT_SORT_MEMORY: u64 = 256 << 20;
@@ -86,7 +87,7 @@ pub struct CommitArgs {
     /// The parts' staging directories, in key order.
     #[arg(required = true)]
     pub staging: Vec<PathBuf>,
-    /// Print no summary.
+    /// Print no summary and draw no progress bar.
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -119,7 +120,7 @@ pub struct BuildArgs {
     /// (default), or keep the value given last.
     #[arg(long, value_enum)]
     pub dedup: Option<Dedup>,
-    /// Print no summary.
+    /// Print no summary and draw no progress bar.
     #[arg(long, short)]
     pub quiet: bool,
     /// Refuse input lines longer than this many bytes.
@@ -189,7 +190,7 @@ fn feed(
     let encoding = Encoding::from_hex_flag(args.hex);
     let input = Input::open(input)?;
     output.flush()?;
-    let progress = Progress::new(input.file_len);
+    let progress = Progress::new(input.file_len, args.quiet);
     let mut lines = LineReader::new(input.reader, args.max_line);
     let order_error = |e: Error, line: u64| match e {
         Error::Table(leveltable_table::Error::KeyOutOfOrder { previous, got }) => {
@@ -356,7 +357,13 @@ pub fn run_commit(args: CommitArgs, output: &mut Output) -> Result<Outcome> {
         .iter()
         .map(|s| Part::load(s).map_err(|e| build_error(s, e)))
         .collect::<Result<Vec<Part>>>()?;
-    let summary = commit(&args.dir, &parts).map_err(|e| build_error(&args.dir, e))?;
+    output.flush()?;
+    let progress = Progress::counting(args.quiet);
+    let summary = commit_with_progress(&args.dir, &parts, &mut |done, total| {
+        progress.report(done, total);
+    })
+    .map_err(|e| build_error(&args.dir, e))?;
+    progress.finish();
     if !args.quiet {
         output.err_line(summary_line("committed", &args.dir, &summary, None))?;
     }

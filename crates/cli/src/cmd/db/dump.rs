@@ -9,10 +9,11 @@ use leveltable_db::filename::log_file_name;
 use leveltable_db::{Origin, VersionStatus};
 
 use crate::cmd::Outcome;
-use crate::cmd::db::{OpenArgs, db_error, open, table_name};
+use crate::cmd::db::{OpenArgs, db_error, open_with_progress, table_name};
 use crate::error::{CliError, Result};
 use crate::lines::{Encoding, LineError, write_entry};
 use crate::output::Output;
+use crate::progress::Progress;
 
 /// Print the database's live entries as KEY<TAB>VALUE, in key order.
 ///
@@ -36,6 +37,10 @@ pub struct Args {
     /// Read every table and log of the directory as a repair would, ignoring the MANIFEST.
     #[arg(long)]
     pub salvage: bool,
+    /// Draw no progress bar (--salvage draws one on standard error while it reads the
+    /// files, when standard error is a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Runs the command.
@@ -45,7 +50,13 @@ pub struct Args {
 /// failed write.
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
-    let db = open(&args.dir, args.salvage, args.open)?;
+    output.flush()?;
+    // Only a salvage reads every file at the open.
+    let progress = Progress::counting(args.quiet || !args.salvage);
+    let db = open_with_progress(&args.dir, args.salvage, args.open, &mut |done, total| {
+        progress.report(done, total);
+    })?;
+    progress.finish();
     let mut line = Vec::new();
     let mut number = 0u64;
     if !args.internal {

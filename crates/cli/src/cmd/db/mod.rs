@@ -116,6 +116,19 @@ impl OpenArgs {
 /// # Errors
 /// A message naming the file that is missing or bad.
 pub(crate) fn open(dir: &Path, salvage: bool, how: OpenArgs) -> Result<Db> {
+    open_with_progress(dir, salvage, how, &mut |_, _| {})
+}
+
+/// [`open`], calling `progress(done, total)` with the bytes a salvage has read.
+///
+/// # Errors
+/// As [`open`].
+pub(crate) fn open_with_progress(
+    dir: &Path,
+    salvage: bool,
+    how: OpenArgs,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Db> {
     if crate::remote::is_url(dir) {
         if salvage {
             return Err(CliError::new(
@@ -135,7 +148,7 @@ pub(crate) fn open(dir: &Path, salvage: bool, how: OpenArgs) -> Result<Db> {
         Ok(_) => {}
     }
     let opened = if salvage {
-        Db::salvage(dir, how.options())
+        Db::salvage_with_progress(dir, how.options(), progress)
     } else {
         Db::open(dir, how.options())
     };

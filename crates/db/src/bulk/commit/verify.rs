@@ -34,19 +34,21 @@ pub(super) struct Staged {
     pub largest: Vec<u8>,
 }
 
-/// Checks every file of `parts` (see the module documentation) and returns them in order.
+/// Checks every file of `parts` (see the module documentation) and returns them in order,
+/// calling `checked` with each file's size once it is checked.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] naming the part, the file and what differs from its record;
 /// [`Error::Io`] for a file that cannot be read.
-pub(super) fn check_parts(parts: &[Part]) -> Result<Vec<Staged>> {
+pub(super) fn check_parts(parts: &[Part], checked: &mut dyn FnMut(u64)) -> Result<Vec<Staged>> {
     let mut staged = Vec::new();
     // The last file's part index, name and largest user key.
     let mut previous: Option<(usize, String, Vec<u8>)> = None;
     for (i, part) in parts.iter().enumerate() {
         for file in &part.files {
-            let checked = check_file(i, part, file)?;
-            let first = user_key(&checked.smallest);
+            let staged_file = check_file(i, part, file)?;
+            checked(staged_file.size);
+            let first = user_key(&staged_file.smallest);
             if let Some((j, name, end)) = &previous {
                 if end.as_slice() >= first {
                     return Err(refused(
@@ -62,8 +64,12 @@ pub(super) fn check_parts(parts: &[Part]) -> Result<Vec<Staged>> {
                     ));
                 }
             }
-            previous = Some((i, file.name.clone(), user_key(&checked.largest).to_vec()));
-            staged.push(checked);
+            previous = Some((
+                i,
+                file.name.clone(),
+                user_key(&staged_file.largest).to_vec(),
+            ));
+            staged.push(staged_file);
         }
     }
     Ok(staged)
