@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the Python package `leveltable` for distribution, into OUT (default: dist/ at the
-# top of the repository):
+# Builds the Python package `leveltable` for distribution, into OUT (default: wheels/ in
+# cargo's target directory, target/wheels at the top of the repository unless
+# CARGO_TARGET_DIR says otherwise):
 #
 #   leveltable-<version>-cp39-abi3-manylinux2014_<arch>.manylinux_2_17_<arch>.whl
 #       one wheel for CPython 3.9 and later (abi3) on every Linux with glibc 2.17 or newer
-#       (CentOS 7, RHEL 8 and 9, Debian 9 on, Ubuntu 14.04 on, Amazon Linux 2, ...), for the
+#       (CentOS 7, RHEL 8 and 9, Debian 8 on, Ubuntu 14.04 on, Amazon Linux 2, ...), for the
 #       architecture of the machine that builds it. Zig links it against glibc 2.17's symbols,
 #       so no manylinux container is needed; maturin's auditwheel check refuses a wheel that
 #       needs a newer glibc or a library outside the manylinux set.
@@ -20,7 +21,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-out="${1:-$here/../../dist}"
+out="${1:-${CARGO_TARGET_DIR:-$here/../../target}/wheels}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 venv="${LEVELTABLE_BUILD_VENV:-${TMPDIR:-/tmp}/leveltable-build-venv}"
