@@ -218,7 +218,7 @@ impl TableCache {
         self.clock().order.len()
     }
 
-    /// The bytes the open tables keep in memory, as [`Table::resident_bytes`] counts them
+    /// The bytes the open tables keep in memory, as [`Table::resident_bytes`](leveltable_table::Table::resident_bytes) counts them
     /// (tables a reader still holds after the cache closed them not included).
     pub fn resident_bytes(&self) -> u64 {
         self.clock().bytes
