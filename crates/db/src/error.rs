@@ -48,6 +48,15 @@ pub enum Error {
         /// The database directory.
         path: PathBuf,
     },
+    /// The database directory's `LOCK` file is locked (see [`DbLock`](crate::lock::DbLock)):
+    /// another process has the database open (LevelDB, or a program of this crate changing
+    /// it), or, if `by_this_process`, this process does.
+    Locked {
+        /// The lock file, `DIR/LOCK`.
+        path: PathBuf,
+        /// Whether this process holds the lock (another [`DbLock`](crate::lock::DbLock)).
+        by_this_process: bool,
+    },
     /// An error of one table file of the database, naming the file.
     TableFile {
         /// The file, as named in the database directory (`000071.ldb`).
@@ -92,6 +101,7 @@ impl Error {
             | Error::FileOp { .. }
             | Error::UnknownComparator { .. }
             | Error::KeptChanging { .. }
+            | Error::Locked { .. }
             | Error::DuplicateKey { .. } => false,
         }
     }
@@ -141,6 +151,23 @@ impl fmt::Display for Error {
                 "db: {}: the database kept changing while it was being opened; open it again",
                 path.display()
             ),
+            Error::Locked {
+                path,
+                by_this_process: false,
+            } => write!(
+                f,
+                "db: {}: locked by another process: the database is open in LevelDB or \
+                 another program; close it and try again",
+                path.display()
+            ),
+            Error::Locked {
+                path,
+                by_this_process: true,
+            } => write!(
+                f,
+                "db: {}: already locked by this process: the database is open in it",
+                path.display()
+            ),
             Error::Io { path, source } => write!(f, "db: {}: {source}", path.display()),
             Error::FileOp {
                 doing,
@@ -162,6 +189,7 @@ impl std::error::Error for Error {
             | Error::MissingFile { .. }
             | Error::UnknownComparator { .. }
             | Error::KeptChanging { .. }
+            | Error::Locked { .. }
             | Error::DuplicateKey { .. } => None,
         }
     }
