@@ -12,6 +12,12 @@
 //! copied and synced. Only once `CURRENT` names the MANIFEST are the staging directories
 //! emptied. A commit that fails leaves every staging directory as it was and removes every
 //! file it made in the database directory, so it can be run again.
+//!
+//! From before the first file is placed until `CURRENT` is in place, the commit holds the
+//! database directory's `LOCK` file as LevelDB's `DB::Open` does (see [`crate::lock`]): a
+//! LevelDB process opening the directory meanwhile fails rather than reading or writing a
+//! half-made database, and a commit into a directory LevelDB has open is refused. The
+//! `LOCK` file stays in the committed database, as in one LevelDB made.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Write};
@@ -22,6 +28,7 @@ use leveltable_process::{TemporaryGuard, create_temporary, rename_releasing};
 use super::durable::sync_dir;
 use super::part::{PART_RECORD, Part};
 use crate::filename::{manifest_file_name, table_file_name};
+use crate::lock::{DbLock, LOCK_FILE};
 use crate::log_writer::LogWriter;
 use crate::storage::open_no_follow;
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
@@ -62,17 +69,22 @@ pub struct CommitSummary {
 /// checksum), and a table whose first and last keys, read from it, are the recorded ones;
 /// the real key ranges, in the order given, must increase without overlapping.
 ///
-/// Then the files are placed in `dir` (created if missing; it must otherwise be empty) as
-/// `000002.ldb`, … in key order: hard-linked on the same file system, copied and synced on
-/// another; then `MANIFEST-000001` and `CURRENT` are written, and only then are the staging
-/// directories emptied and removed.
+/// Then `dir` is created if missing (it must otherwise be empty, but for a `LOCK` file) and
+/// its `LOCK` file is locked as LevelDB's `DB::Open` locks it ([`DbLock`]), and held until
+/// `CURRENT` is in place. The files are placed in `dir` as `000002.ldb`, … in key order:
+/// hard-linked on the same file system, copied and synced on another; then
+/// `MANIFEST-000001` and `CURRENT` are written, the lock is released (the `LOCK` file
+/// stays), and only then are the staging directories emptied and removed.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for a file that differs from its record (naming the part, the
 /// file and what differs), parts out of order or overlapping, or a `dir` that is not empty;
-/// [`Error::Io`] for a staged file that cannot be read; [`Error::FileOp`] for a failed
-/// creation, copy, write or sync in `dir`. On any error every staging directory is as it
-/// was and `dir` holds none of the commit's files (and is removed if the commit created it).
+/// [`Error::Locked`] if another process (LevelDB with the database open) or this one holds
+/// `dir/LOCK`; [`Error::Io`] for a staged file that cannot be read; [`Error::FileOp`] for a
+/// failed creation, copy, write or sync in `dir`, or a `LOCK` that cannot be locked (one that
+/// is not a regular file is refused). On any error every staging directory is as it was
+/// and `dir` holds none of the commit's files, a `LOCK` file it made included (and is
+/// removed if the commit created it); a `LOCK` file that was there stays.
 pub fn commit(dir: impl AsRef<Path>, parts: &[Part]) -> Result<CommitSummary> {
     commit_with_progress(dir, parts, &mut |_, _| {})
 }
@@ -93,9 +105,14 @@ pub fn commit_with_progress(
     let mut count = Progress::new(parts, progress);
     let staged = check_parts(parts, &mut |size| count.add(size))?;
     let mut made = Made::default();
-    let created = prepare_dir(dir, &mut made)?;
-    match place(dir, parts, &staged, &mut made, &mut |size| count.add(size)) {
+    let (created, lock) = prepare_dir(dir, &mut made)?;
+    let placed = register_lock(&lock, created, &mut made)
+        .and_then(|()| check_empty(dir))
+        .and_then(|()| place(dir, parts, &staged, &mut made, &mut |size| count.add(size)));
+    match placed {
         Ok(summary) => {
+            // CURRENT is in place: the database is LevelDB's to open.
+            drop(lock);
             for part in parts {
                 remove_staging(part);
             }
@@ -107,6 +124,12 @@ pub fn commit_with_progress(
             for path in made.paths.iter().rev() {
                 let _ = fs::remove_file(path);
             }
+            // A LOCK file the commit made goes too, removed while still locked (a process
+            // that opened it meanwhile was refused, and one that comes later makes its own).
+            if lock.created() {
+                let _ = fs::remove_file(lock.path());
+            }
+            drop(lock);
             if created {
                 let _ = fs::remove_dir(dir);
             } else {
@@ -188,28 +211,59 @@ impl Made {
     }
 }
 
-/// Creates `dir`, or checks that it is an empty directory. Returns whether it was created.
-fn prepare_dir(dir: &Path, made: &mut Made) -> Result<bool> {
-    match create_temporary(dir, true, || fs::create_dir(dir)) {
+/// Creates `dir`, or checks that it is an empty directory, and locks its `LOCK` file as
+/// LevelDB's `DB::Open` does. Returns whether it created `dir`, and the lock.
+fn prepare_dir(dir: &Path, made: &mut Made) -> Result<(bool, DbLock)> {
+    let created = match create_temporary(dir, true, || fs::create_dir(dir)) {
         Ok(((), guard)) => {
             made.guards.push(guard);
-            Ok(true)
+            true
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            let mut entries = fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-            if entries.next().is_some() {
-                return Err(Error::InvalidArgument(
-                    format!(
-                        "{} is not empty: a database is built only in a new or empty directory",
-                        dir.display()
-                    )
-                    .into(),
-                ));
-            }
-            Ok(false)
+            // Checked before the lock too, so that nothing is made in a directory refused.
+            check_empty(dir)?;
+            false
         }
-        Err(e) => Err(Error::op("cannot create", dir, e)),
+        Err(e) => return Err(Error::op("cannot create", dir, e)),
+    };
+    match DbLock::acquire(dir) {
+        Ok(lock) => Ok((created, lock)),
+        Err(e) => {
+            if created {
+                let _ = fs::remove_dir(dir);
+            }
+            Err(e)
+        }
     }
+}
+
+/// Registers the `LOCK` file `lock` made in a directory the commit did not create (a
+/// directory it created is registered whole), so that a signal removes it with the rest.
+fn register_lock(lock: &DbLock, created_dir: bool, made: &mut Made) -> Result<()> {
+    if lock.created() && !created_dir {
+        let ((), guard) = create_temporary(lock.path(), false, || Ok(()))
+            .map_err(|e| Error::op("cannot create", lock.path(), e))?;
+        made.guards.push(guard);
+    }
+    Ok(())
+}
+
+/// Refuses `dir` unless it holds nothing but, perhaps, its `LOCK` file (left by an earlier
+/// commit that was killed, or made by another program that locked the empty directory).
+fn check_empty(dir: &Path) -> Result<()> {
+    for entry in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        if entry.file_name() != LOCK_FILE {
+            return Err(Error::InvalidArgument(
+                format!(
+                    "{} is not empty: a database is built only in a new or empty directory",
+                    dir.display()
+                )
+                .into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Places the files, recording every name made in `made`, and writes the MANIFEST and
