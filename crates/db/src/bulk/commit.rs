@@ -80,7 +80,7 @@ pub struct CommitSummary {
 /// [`Error::InvalidArgument`] for a file that differs from its record (naming the part, the
 /// file and what differs), parts out of order or overlapping, or a `dir` that is not empty;
 /// [`Error::Locked`] if another process (LevelDB with the database open) or this one holds
-/// `dir/LOCK`; [`Error::Io`] for a staged file that cannot be read; [`Error::FileOp`] for a
+/// `dir/LOCK` (also for a `dir` that is not empty); [`Error::Io`] for a staged file that cannot be read; [`Error::FileOp`] for a
 /// failed creation, copy, write or sync in `dir`, or a `LOCK` that cannot be locked (one that
 /// is not a regular file is refused). On any error every staging directory is as it was
 /// and `dir` holds none of the commit's files, a `LOCK` file it made included (and is
@@ -221,7 +221,9 @@ fn prepare_dir(dir: &Path, made: &mut Made) -> Result<(bool, DbLock)> {
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             // Checked before the lock too, so that nothing is made in a directory refused.
-            check_empty(dir)?;
+            if let Err(not_empty) = check_empty(dir) {
+                return Err(held_elsewhere(dir).unwrap_or(not_empty));
+            }
             false
         }
         Err(e) => return Err(Error::op("cannot create", dir, e)),
@@ -234,6 +236,20 @@ fn prepare_dir(dir: &Path, made: &mut Made) -> Result<(bool, DbLock)> {
             }
             Err(e)
         }
+    }
+}
+
+/// For a directory refused as not empty: [`Error::Locked`] if it has a `LOCK` file (a
+/// regular one, which locking does not create) that another process holds, a database
+/// LevelDB has open, which says more than that it is not empty.
+fn held_elsewhere(dir: &Path) -> Option<Error> {
+    let lock = dir.join(LOCK_FILE);
+    if !fs::symlink_metadata(&lock).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    match DbLock::acquire(dir) {
+        Err(e @ Error::Locked { .. }) => Some(e),
+        _ => None,
     }
 }
 
