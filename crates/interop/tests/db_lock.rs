@@ -1,5 +1,6 @@
 //! The `LOCK` file against LevelDB 1.23: a LevelDB process with the database open and a
-//! held [`DbLock`] exclude each other, and the bulk commit holds the lock while it runs.
+//! held [`DbLock`] exclude each other, and the bulk commit holds the lock while it places
+//! files.
 //!
 //! POSIX record locks belong to a process, so LevelDB runs in a child: this test binary,
 //! run again with `LEVELTABLE_LOCK_CHILD` set (see `leveldb_child`).
@@ -8,7 +9,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 
-use leveltable_db::{DbLock, Error};
+use leveltable_db::{
+    BulkOptions, Db as OurDb, DbLock, DbOptions as OurOptions, Error, PartBuilder,
+};
+use leveltable_db::{commit, commit_with_progress};
 use leveltable_interop::db::{Db, DbOptions};
 use leveltable_interop::require_leveldb;
 
@@ -200,4 +204,100 @@ fn db_locks_of_two_processes_exclude_each_other() {
     assert_leveldb_refused(dir.path());
     other.close();
     drop(DbLock::acquire(dir.path()).unwrap());
+}
+
+/// A part of `n` entries in `staging`, in small files.
+fn part(staging: &Path, n: u32) -> leveltable_db::Part {
+    let mut builder =
+        PartBuilder::create(staging, BulkOptions::default().max_file_size(4096)).unwrap();
+    for i in 0..n {
+        builder
+            .add(format!("key{i:06}").as_bytes(), &[i as u8; 100])
+            .unwrap();
+    }
+    builder.finish().unwrap()
+}
+
+#[test]
+fn leveldb_cannot_open_a_database_while_it_is_committed() {
+    if !require_leveldb() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let part = part(&tmp.path().join("part"), 300);
+    assert!(part.files.len() >= 2);
+    let db = tmp.path().join("db");
+    let mut tried = false;
+    commit_with_progress(&db, &[part], &mut |done, total| {
+        // Past the checks, with a file placed and no CURRENT yet.
+        if done > total / 2 && !tried {
+            tried = true;
+            assert!(!db.join("CURRENT").exists());
+            assert_leveldb_refused(&db);
+        }
+    })
+    .unwrap();
+    assert!(tried);
+    // Released with CURRENT in place: LevelDB opens what was committed.
+    let leveldb = Db::open(&db, &DbOptions::default()).unwrap();
+    assert_eq!(
+        leveldb.get(b"key000299").unwrap().as_deref(),
+        Some(&[43u8; 100][..])
+    );
+    leveldb.close();
+    assert_eq!(
+        OurDb::open(&db, OurOptions::default())
+            .unwrap()
+            .iter()
+            .count(),
+        300
+    );
+}
+
+#[test]
+fn a_commit_into_a_directory_another_process_holds_is_refused() {
+    if !require_leveldb() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let staging = tmp.path().join("part");
+    let part = part(&staging, 50);
+    let db = tmp.path().join("db");
+    std::fs::create_dir(&db).unwrap();
+    // An empty directory whose LOCK another process holds.
+    let other = Holder::ours(&db);
+    let err = commit(&db, std::slice::from_ref(&part)).unwrap_err();
+    assert!(
+        matches!(&err, Error::Locked { path, by_this_process: false } if *path == db.join("LOCK")),
+        "{err:?}"
+    );
+    assert!(staging.join("PART").is_file(), "the part is still staged");
+    other.close();
+    commit(&db, &[part]).unwrap();
+    assert_eq!(leveldb_opens(&db), "OPENED");
+}
+
+#[test]
+fn a_commit_into_a_database_leveldb_has_open_says_it_is_locked() {
+    if !require_leveldb() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let staging = tmp.path().join("part");
+    let part = part(&staging, 50);
+    let db = tmp.path().join("db");
+    let holder = Holder::open(&db);
+    let err = commit(&db, std::slice::from_ref(&part)).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(&err, Error::Locked { path, by_this_process: false } if *path == db.join("LOCK")),
+        "{err:?}"
+    );
+    assert!(text.contains("locked by another process"), "{text}");
+    assert!(staging.join("PART").is_file(), "the part is still staged");
+    holder.close();
+    // Closed, the database is refused as not empty, as before.
+    let err = commit(&db, &[part]).unwrap_err();
+    assert!(err.to_string().contains("is not empty"), "{err}");
+    assert_eq!(leveldb_opens(&db), "OPENED");
 }
