@@ -77,6 +77,18 @@ impl DbLock {
     pub fn acquire(dir: impl AsRef<Path>) -> Result<DbLock> {
         let path = lock_file_name(dir.as_ref());
         let cannot = |e| Error::op("cannot lock", &path, e);
+        // A file this process holds is refused before it is opened, so that retries keep no
+        // handles (the check after the open, below, is the one that counts).
+        if let Ok(seen) = fs::symlink_metadata(&path)
+            && seen.is_file()
+            && let Ok(key) = FileKey::of(&path, &seen)
+            && table().contains_key(&key)
+        {
+            return Err(Error::Locked {
+                path,
+                by_this_process: true,
+            });
+        }
         let (file, created) = open_lock_file(&path).map_err(|e| cannot(explain_open(&path, e)))?;
         let metadata = file.metadata().map_err(cannot)?;
         if !metadata.is_file() {
