@@ -222,7 +222,7 @@ fn prepare_dir(dir: &Path, made: &mut Made) -> Result<(bool, DbLock)> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             // Checked before the lock too, so that nothing is made in a directory refused.
             if let Err(not_empty) = check_empty(dir) {
-                return Err(held_elsewhere(dir).unwrap_or(not_empty));
+                return Err(locked_elsewhere(dir).unwrap_or(not_empty));
             }
             false
         }
@@ -242,7 +242,7 @@ fn prepare_dir(dir: &Path, made: &mut Made) -> Result<(bool, DbLock)> {
 /// For a directory refused as not empty: [`Error::Locked`] if it has a `LOCK` file (a
 /// regular one, which locking does not create) that another process holds, a database
 /// LevelDB has open, which says more than that it is not empty.
-fn held_elsewhere(dir: &Path) -> Option<Error> {
+fn locked_elsewhere(dir: &Path) -> Option<Error> {
     let lock = dir.join(LOCK_FILE);
     if !fs::symlink_metadata(&lock).is_ok_and(|m| m.is_file()) {
         return None;
