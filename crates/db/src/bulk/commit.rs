@@ -249,6 +249,11 @@ fn locked_elsewhere(dir: &Path) -> Option<Error> {
     }
     match DbLock::acquire(dir) {
         Err(e @ Error::Locked { .. }) => Some(e),
+        Ok(lock) if lock.created() => {
+            // Removed since it was looked at: the one made here goes too.
+            let _ = fs::remove_file(lock.path());
+            None
+        }
         _ => None,
     }
 }
