@@ -2,12 +2,21 @@
 through Cython) and rleveldb (a reader with a Rust core), in the same process, interleaved
 round by round, best of the rounds.
 
-    python crates/python/bench/bench_db.py [--entries 1000000] [--rounds 5]
+    python crates/python/bench/bench_db.py [--entries 1000000] [--rounds 5] [--cpu N]
+
+The process pins itself to one CPU at start (`os.sched_setaffinity`; `--cpu N` chooses
+which, else the lowest it may run on) before any reader or thread exists, so every reader
+runs on one core and the ratios do not depend on the core count. Where
+`os.sched_setaffinity` is unavailable it says so; run it under `taskset -c 0` or the
+platform's equivalent.
 
 Workloads: point gets of present keys (one call each), get_many of 1,000 keys per call
 (plyvel has no batch call: its figure is the loop a user would write), and a full
 iteration (rleveldb iterates raw records: every stored version, file by file). Prints the
-CPU model, per-operation times and the ratios to the fastest other reader.
+CPU model, per-operation times and the ratios to the fastest other reader, then the
+targets, each a ratio of leveltable's default reader to plyvel in the same run, with
+"met" or "missed": a get at most 0.90x plyvel's get; get_many of 1,000 at most 0.50x
+plyvel's get, per key; iteration at most 0.67x plyvel's, per entry.
 
 leveltable verifies every block's checksum by default; plyvel (LevelDB's
 `ReadOptions::verify_checksums`) does not, so for an uncompressed block it reads only the
@@ -54,6 +63,46 @@ def cpu_model():
     return name
 
 
+# leveltable's default reader over plyvel, per key or entry, at most: (workload, its name,
+# plyvel's workload, its name, target).
+TARGETS = (
+    ("get", "get", "get", "get", 0.90),
+    ("get_many", "get_many of 1,000, per key", "get", "get", 0.50),
+    ("scan", "iteration, per entry", "scan", "iteration", 0.67),
+)
+
+
+def pin_to_one_cpu(cpu):
+    """Pins this process to one CPU; returns a line saying which, or why not."""
+    if not hasattr(os, "sched_setaffinity"):
+        return ("not pinned: os.sched_setaffinity is unavailable here; "
+                "run under `taskset -c 0` (or the platform's equivalent) for one core")
+    allowed = sorted(os.sched_getaffinity(0))
+    if cpu is None:
+        cpu = allowed[0]
+    elif cpu not in allowed:
+        raise SystemExit(f"--cpu {cpu}: this process may run only on CPUs {allowed}")
+    os.sched_setaffinity(0, {cpu})
+    return f"pinned to CPU {cpu} (of {len(allowed)} allowed): every reader runs on one core"
+
+
+def verdicts(per_op):
+    """The target lines from per-operation times keyed (workload, system)."""
+    lines = []
+    for workload, what, theirs, their_name, target in TARGETS:
+        ours = per_op.get((workload, "leveltable"))
+        plyvel_t = per_op.get((theirs, "plyvel"))
+        if ours is None or plyvel_t is None:
+            lines.append(f"target: {what} <= {target:.2f}x plyvel's {their_name}: not judged "
+                         "(plyvel is not installed)")
+            continue
+        ratio = ours / plyvel_t
+        verdict = "met" if ratio <= target else "missed"
+        lines.append(f"target: {what} <= {target:.2f}x plyvel's {their_name}: {ratio:.2f}x "
+                     f"({ours:.0f} ns against {plyvel_t:.0f} ns): {verdict}")
+    return lines
+
+
 def best(fn, rounds):
     times = []
     for _ in range(rounds):
@@ -68,7 +117,11 @@ def main():
     parser.add_argument("--entries", type=int, default=1_000_000)
     parser.add_argument("--gets", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cpu", type=int, default=None,
+                        help="the CPU to pin to (default: the lowest this process may use)")
     args = parser.parse_args()
+    # Before any reader or thread exists: threads inherit the affinity of their creator.
+    pinned = pin_to_one_cpu(args.cpu)
 
     work = tempfile.mkdtemp(prefix="leveltable-bench-")
     path = os.path.join(work, "db")
@@ -129,20 +182,22 @@ def main():
 
     print(f"CPU: {cpu_model()}; Python {platform.python_version()}; "
           f"{args.entries} entries, {args.gets} gets, best of {args.rounds} rounds, interleaved")
+    print(pinned)
     names = ("leveltable", "leveltable, unverified", "plyvel", "rleveldb")
     ours_names = names[:2]
     print("| workload | " + " | ".join(names) + " | ratio to fastest other | unverified: ratio |")
     print("|---|" + "--:|" * (len(names) + 2))
     per = {"get": args.gets, "get_many": args.gets, "scan": args.entries}
+    per_op = {key: t / per[key[0]] * 1e9 for key, t in results.items()}
     for workload in ("get", "get_many", "scan"):
-        row = {}
-        for name in names:
-            t = results.get((workload, name))
-            row[name] = None if t is None else t / per[workload] * 1e9
+        row = {name: per_op.get((workload, name)) for name in names}
         others = [v for k, v in row.items() if k not in ours_names and v is not None]
         ratios = [f"{row[n] / min(others):.2f}x" if others else "-" for n in ours_names]
         cells = ["-" if v is None else f"{v:.0f} ns" for v in row.values()]
         print(f"| {workload} (per entry) | " + " | ".join(cells + ratios) + " |")
+    print()
+    for line in verdicts(per_op):
+        print(line)
     ours.close()
     unverified.close()
     shutil.rmtree(work)
