@@ -184,6 +184,16 @@ pub(crate) fn fetch(
                 mapped: None,
             })
         }
+        Source::Live { table } => {
+            table.visit_range(as_ref(lo), as_ref(hi), forward, &mut |k, v| {
+                out.push(k, v);
+                !out.full()
+            });
+            Ok(Fetched {
+                ended: None,
+                mapped: None,
+            })
+        }
         Source::Files { files, .. } => {
             // Files are sorted and disjoint: skip those wholly outside the bounds by
             // binary search, then read on until the batch is full.

@@ -25,7 +25,7 @@ use crate::storage::{LocalDir, MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
 use crate::version::{Origin, Source, Version};
 use crate::version_edit::FileMetaData;
-use crate::version_set::read_manifest_in;
+use crate::version_set::{Manifest, read_manifest_in};
 use crate::{Error, Result};
 
 /// A LevelDB database, open read-only. `Send + Sync`: share it between threads.
@@ -82,6 +82,49 @@ fn read_bounded(storage: &dyn Storage, name: &str) -> Result<Vec<u8>> {
         .map_err(|e| Error::io(storage.path().join(name), e))
 }
 
+/// The logs an open replays, in order, given the names in the directory (LevelDB's
+/// `DBImpl::Recover`): those numbered at least the MANIFEST's log number, and its previous
+/// log.
+///
+/// # Errors
+/// [`Error::MissingFile`] naming the first table the MANIFEST lists that no file of the
+/// directory has the number of.
+pub(crate) fn logs_to_replay(manifest: &Manifest, names: &[String]) -> Result<Vec<u64>> {
+    let mut expected: BTreeSet<u64> = manifest.live_files().collect();
+    let mut logs = Vec::new();
+    for name in names {
+        let Some(t) = parse_file_name(name) else {
+            continue;
+        };
+        let number = match t {
+            FileType::Log(n) | FileType::Table(n) | FileType::Manifest(n) | FileType::Temp(n) => n,
+            _ => continue,
+        };
+        // As LevelDB: a file of any kind with a live table's number counts as it.
+        expected.remove(&number);
+        if let FileType::Log(n) = t
+            && (n >= manifest.log_number || n == manifest.prev_log_number)
+        {
+            logs.push(n);
+        }
+    }
+    if let Some(&missing) = expected.iter().next() {
+        return Err(Error::MissingFile {
+            file: table_file_name(missing).into(),
+            what: format!(
+                "{} lists it ({} table file{} missing)",
+                manifest.file,
+                expected.len(),
+                if expected.len() == 1 { "" } else { "s" }
+            )
+            .into(),
+        });
+    }
+    logs.sort_unstable();
+    logs.dedup();
+    Ok(logs)
+}
+
 /// Table read options for a database with the user comparator `user`.
 pub(crate) fn table_options(
     user: &Arc<dyn Comparator>,
@@ -103,9 +146,11 @@ pub(crate) fn table_options(
 const OPEN_ATTEMPTS: u32 = 50;
 
 /// Bounds on internal keys.
-type KeyBounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+pub(crate) type KeyBounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
 
-fn internal_bounds<K: AsRef<[u8]> + ?Sized>(range: &impl RangeBounds<K>) -> Result<KeyBounds> {
+pub(crate) fn internal_bounds<K: AsRef<[u8]> + ?Sized>(
+    range: &impl RangeBounds<K>,
+) -> Result<KeyBounds> {
     let key = |k: &K, sequence, t| -> Result<Vec<u8>> {
         let mut v = Vec::new();
         append_internal_key(&mut v, k.as_ref(), sequence, t)?;
@@ -176,41 +221,7 @@ impl Db {
         let dir = storage.path();
         let (manifest, user) = read_manifest_in(&**storage, options)?;
         let names = storage.list().map_err(|e| Error::io(&dir, e))?;
-        let mut expected: BTreeSet<u64> = manifest.live_files().collect();
-        let mut logs = Vec::new();
-        for name in &names {
-            let Some(t) = parse_file_name(name) else {
-                continue;
-            };
-            let number = match t {
-                FileType::Log(n)
-                | FileType::Table(n)
-                | FileType::Manifest(n)
-                | FileType::Temp(n) => n,
-                _ => continue,
-            };
-            // As LevelDB: a file of any kind with a live table's number counts as it.
-            expected.remove(&number);
-            if let FileType::Log(n) = t
-                && (n >= manifest.log_number || n == manifest.prev_log_number)
-            {
-                logs.push(n);
-            }
-        }
-        if let Some(&missing) = expected.iter().next() {
-            return Err(Error::MissingFile {
-                file: table_file_name(missing).into(),
-                what: format!(
-                    "{} lists it ({} table file{} missing)",
-                    manifest.file,
-                    expected.len(),
-                    if expected.len() == 1 { "" } else { "s" }
-                )
-                .into(),
-            });
-        }
-        logs.sort_unstable();
-        logs.dedup();
+        let logs = logs_to_replay(&manifest, &names)?;
         let mut last_sequence = manifest.last_sequence;
         let mut sources = Vec::new();
         let mut log_infos: Vec<LogInfo> = Vec::new();
@@ -310,7 +321,7 @@ impl Db {
     ) -> Db {
         let version = Version::new(
             InternalKeyComparator::new(Arc::clone(&user)),
-            tables,
+            Arc::new(tables),
             sources,
             newest_wins,
         );
@@ -455,7 +466,7 @@ impl Db {
     fn tables(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
         self.version.sources.iter().flat_map(|source| match source {
             Source::Files { files, .. } => files.as_slice(),
-            Source::Mem { .. } => &[],
+            Source::Mem { .. } | Source::Live { .. } => &[],
         })
     }
 

@@ -82,6 +82,10 @@ pub enum Error {
         /// The underlying error.
         source: io::Error,
     },
+    /// An error shared by several callers: the failure of a write this one was committed
+    /// with (one log record holds a group of writes), or of the background work after which
+    /// a database open for writing accepts no more writes (reopen it).
+    Shared(std::sync::Arc<Error>),
     /// A bulk build was given a key twice, and [`Duplicates::Error`](crate::Duplicates)
     /// refuses it.
     DuplicateKey {
@@ -96,6 +100,7 @@ impl Error {
         match self {
             Error::Table(e) | Error::TableFile { source: e, .. } => e.is_corruption(),
             Error::Corruption { .. } | Error::MissingFile { .. } => true,
+            Error::Shared(e) => e.is_corruption(),
             Error::InvalidArgument(_)
             | Error::Io { .. }
             | Error::FileOp { .. }
@@ -110,6 +115,7 @@ impl Error {
     pub fn as_table_error(&self) -> Option<&leveltable_table::Error> {
         match self {
             Error::Table(e) | Error::TableFile { source: e, .. } => Some(e),
+            Error::Shared(e) => e.as_table_error(),
             _ => None,
         }
     }
@@ -175,6 +181,7 @@ impl fmt::Display for Error {
                 source,
             } => write!(f, "db: {doing} {}: {source}", path.display()),
             Error::DuplicateKey { key } => write!(f, "db: duplicate key {}", show_user_key(key)),
+            Error::Shared(e) => fmt::Display::fmt(e, f),
         }
     }
 }
@@ -184,6 +191,7 @@ impl std::error::Error for Error {
         match self {
             Error::Table(e) | Error::TableFile { source: e, .. } => Some(e),
             Error::Io { source, .. } | Error::FileOp { source, .. } => Some(source),
+            Error::Shared(e) => e.source(),
             Error::Corruption { .. }
             | Error::InvalidArgument(_)
             | Error::MissingFile { .. }

@@ -76,6 +76,11 @@ pub fn log_file_name(number: u64) -> String {
     format!("{number:06}.log")
 }
 
+/// `NNNNNN.dbtmp`, a file being written before it is renamed into place.
+pub fn temp_file_name(number: u64) -> String {
+    format!("{number:06}.dbtmp")
+}
+
 /// `MANIFEST-NNNNNN`.
 pub fn manifest_file_name(number: u64) -> String {
     format!("MANIFEST-{number:06}")

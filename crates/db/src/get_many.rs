@@ -173,6 +173,14 @@ impl Db {
                         found[i] = table.get_at(keys[i].as_ref(), sequence)?;
                     }
                 }
+                Source::Live { table } => {
+                    for &i in &order {
+                        found[i] = table.lookup(&crate::dbformat::LookupKey::new(
+                            keys[i].as_ref(),
+                            sequence,
+                        )?)?;
+                    }
+                }
                 Source::Files { files, .. } => {
                     self.lookup_many_files(files, keys, &order, sequence, &mut found)?;
                 }

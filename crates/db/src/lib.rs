@@ -13,6 +13,7 @@ mod error;
 pub mod filename;
 mod get_many;
 pub mod internal_table;
+pub mod live_memtable;
 pub mod lock;
 pub mod log_format;
 pub mod log_reader;
@@ -30,6 +31,7 @@ mod version;
 pub mod version_edit;
 pub mod version_set;
 pub mod write_batch;
+mod writer;
 
 pub use bulk::{
     BULK_LEVEL, BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates,
@@ -45,3 +47,6 @@ pub use internal_table::InternalTable;
 pub use lock::DbLock;
 pub use options::{DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo};
 pub use version::Origin;
+pub use write_batch::WriteBatchBuilder;
+pub use writer::options::{DEFAULT_WRITE_BUFFER_SIZE, WritableOptions, WriteOptions};
+pub use writer::writable_db::{Snapshot, WritableDb};

@@ -213,6 +213,21 @@ impl TableCache {
         Ok(table)
     }
 
+    /// Closes table `number` if it is open (LevelDB's `TableCache::Evict`): its file was
+    /// deleted. Readers holding it keep reading it until they let go.
+    pub fn forget(&self, number: u64) {
+        let mut clock = self.clock();
+        let slot = self
+            .shard(number)
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&number);
+        if let Some(slot) = slot {
+            clock.bytes = clock.bytes.saturating_sub(slot.bytes);
+            clock.order.retain(|&n| n != number);
+        }
+    }
+
     /// How many tables are open.
     pub fn open_tables(&self) -> usize {
         self.clock().order.len()

@@ -9,6 +9,7 @@ use leveltable_table::{BytewiseComparator, Comparator};
 use crate::Result;
 use crate::dbformat::{InternalKeyComparator, LookupKey, LookupResult};
 use crate::filename::table_file_name;
+use crate::live_memtable::LiveMemTable;
 use crate::memtable::MemTable;
 use crate::table_cache::TableCache;
 use crate::version_edit::FileMetaData;
@@ -40,6 +41,8 @@ pub(crate) enum Source {
         origin: Origin,
         table: Arc<MemTable>,
     },
+    /// The memtable of a database open for writing, which grows as it is read.
+    Live { table: Arc<LiveMemTable> },
     /// Tables whose key ranges do not overlap, in order (one level-0 table, or a level).
     Files {
         level: Option<usize>,
@@ -55,7 +58,7 @@ pub(crate) struct Version {
     /// The internal comparator over [`BytewiseComparator`], statically dispatched, when the
     /// user comparator is bytewise.
     pub(crate) bytewise: Option<InternalKeyComparator<BytewiseComparator>>,
-    pub(crate) tables: TableCache,
+    pub(crate) tables: Arc<TableCache>,
     pub(crate) sources: Vec<Source>,
     /// Gets take the newest version of all sources (a salvage) instead of the first found
     /// in LevelDB's search order.
@@ -65,7 +68,7 @@ pub(crate) struct Version {
 impl Version {
     pub(crate) fn new(
         icmp: InternalKeyComparator,
-        tables: TableCache,
+        tables: Arc<TableCache>,
         sources: Vec<Source>,
         newest_wins: bool,
     ) -> Self {
@@ -84,6 +87,8 @@ impl Version {
     pub(crate) fn origin(&self, i: usize, key: &[u8]) -> Origin {
         match &self.sources[i] {
             Source::Mem { origin, .. } => *origin,
+            // The live memtable's log is the newest; its number is not kept here.
+            Source::Live { .. } => Origin::Log { number: 0 },
             Source::Files { level, files } => {
                 // The file whose range holds the key: the first whose largest key is not
                 // below it (files of a source do not overlap).
@@ -106,6 +111,7 @@ impl Version {
         for source in &self.sources {
             let found = match source {
                 Source::Mem { table, .. } => table.lookup(key)?,
+                Source::Live { table } => table.lookup(key)?,
                 Source::Files { files, .. } => self.get_in_files(files, key)?,
             };
             let seq = |r: &LookupResult| match r {

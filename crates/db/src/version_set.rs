@@ -44,6 +44,8 @@ pub struct Manifest {
     pub levels: [Vec<Arc<FileMetaData>>; NUM_LEVELS],
     /// Records replayed.
     pub records: u64,
+    /// Per level, the internal key its next compaction starts after (empty: none recorded).
+    pub compact_pointers: [Vec<u8>; NUM_LEVELS],
 }
 
 /// The files of one level while edits are applied (LevelDB's `VersionSet::Builder`).
@@ -69,6 +71,7 @@ impl Manifest {
         let (mut log_number, mut prev_log_number) = (None, None);
         let (mut next_file_number, mut last_sequence) = (None, None);
         let mut records = 0u64;
+        let mut compact_pointers: [Vec<u8>; NUM_LEVELS] = Default::default();
         let icmp = InternalKeyComparator::new(Arc::clone(comparator));
         loop {
             let record = reader.read_record();
@@ -95,6 +98,9 @@ impl Manifest {
                     });
                 }
                 comparator_name = Some(name.clone());
+            }
+            for (level, key) in &edit.compact_pointers {
+                compact_pointers[*level].clone_from(key);
             }
             for &(level, number) in &edit.deleted_files {
                 levels[level].deleted.insert(number);
@@ -181,6 +187,7 @@ impl Manifest {
             last_sequence,
             levels,
             records,
+            compact_pointers,
         })
     }
 

@@ -111,10 +111,18 @@ impl<'a> WriteBatch<'a> {
     }
 }
 
-/// Builds write batches (for tests and tools writing logs).
+/// A batch of puts and deletes, applied atomically by
+/// [`WritableDb::write`](crate::WritableDb::write) (LevelDB's `WriteBatch`); also builds the
+/// log records of tests and tools.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteBatchBuilder {
     rep: Vec<u8>,
+}
+
+impl Default for WriteBatchBuilder {
+    fn default() -> Self {
+        WriteBatchBuilder::new(0)
+    }
 }
 
 impl WriteBatchBuilder {
@@ -151,6 +159,39 @@ impl WriteBatchBuilder {
     /// The encoded batch.
     pub fn as_bytes(&self) -> &[u8] {
         &self.rep
+    }
+
+    /// The number of operations.
+    pub fn count(&self) -> u32 {
+        u32::from_le_bytes(self.rep[8..12].try_into().expect("4 bytes"))
+    }
+
+    /// Whether the batch holds no operation.
+    pub fn is_empty(&self) -> bool {
+        self.count() == 0
+    }
+
+    /// Removes every operation.
+    pub fn clear(&mut self) {
+        self.rep.truncate(HEADER_SIZE);
+        self.rep[8..12].copy_from_slice(&0u32.to_le_bytes());
+    }
+
+    /// The bytes of the encoded batch (LevelDB's `ApproximateSize`).
+    pub fn approximate_size(&self) -> usize {
+        self.rep.len()
+    }
+
+    /// Sets the sequence number of the first operation.
+    pub fn set_sequence(&mut self, sequence: u64) {
+        self.rep[..8].copy_from_slice(&sequence.to_le_bytes());
+    }
+
+    /// Appends the operations of `other` (LevelDB's `WriteBatchInternal::Append`).
+    pub fn append(&mut self, other: &WriteBatchBuilder) {
+        let count = self.count().wrapping_add(other.count());
+        self.rep[8..12].copy_from_slice(&count.to_le_bytes());
+        self.rep.extend_from_slice(&other.rep[HEADER_SIZE..]);
     }
 }
 

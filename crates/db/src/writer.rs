@@ -1,0 +1,12 @@
+//! Writing to a database: the write path of LevelDB 1.23 (log, memtable, flushes,
+//! compactions, recovery), sharing its files with LevelDB.
+
+mod background;
+mod compaction;
+mod levels;
+pub(crate) mod options;
+mod recover;
+mod shared;
+mod table_output;
+mod version_set;
+pub(crate) mod writable_db;

@@ -1,0 +1,291 @@
+//! The background thread of a database open for writing: it flushes full memtables and
+//! compacts levels (LevelDB's `BackgroundCall`, `BackgroundCompaction` and
+//! `DoCompactionWork`), one step at a time, with the state unlocked while it reads and
+//! writes tables.
+
+use std::ops::Bound;
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::{Arc, MutexGuard};
+
+use crate::dbformat::{MAX_SEQUENCE, ParsedInternalKey, ValueType};
+use crate::merger::Merger;
+use crate::version::{Source, Version};
+use crate::version_edit::FileMetaData;
+use crate::writer::compaction::{Compaction, Limits};
+use crate::writer::levels::user_key;
+use crate::writer::shared::{Shared, State};
+use crate::writer::table_output::TableOutput;
+use crate::{Error, Result};
+
+/// Whether the background thread has work (LevelDB's `MaybeScheduleCompaction`).
+fn has_work(st: &State) -> bool {
+    st.bg_error.is_none()
+        && (st.imm.is_some()
+            || st.manual.as_ref().is_some_and(|m| !m.done)
+            || st.versions.levels.compaction_score().1 >= 1.0)
+}
+
+/// The background thread's loop: waits for work, does one step, signals, until shutdown.
+pub(crate) fn run(shared: Arc<Shared>) {
+    let mut st = shared.state();
+    loop {
+        while !st.shutting_down && !has_work(&st) {
+            st = shared
+                .work_cv
+                .wait(st)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        if st.shutting_down {
+            break;
+        }
+        let (next, result) = step(&shared, st);
+        st = next;
+        // A compaction given up because the handle is being dropped is no error.
+        if let Err(e) = result
+            && !st.shutting_down
+        {
+            shared.record_bg_error(&mut st, e);
+        }
+        shared.finished_cv.notify_all();
+    }
+    shared.finished_cv.notify_all();
+}
+
+/// One step of background work: a memtable flush if one waits, else the range compaction
+/// asked for, else the compaction the levels most need.
+fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, Result<()>) {
+    if st.imm.is_some() {
+        return shared.flush_imm(st);
+    }
+    let limits = Limits {
+        max_file_size: shared.options.max_file_size,
+    };
+    let icmp = &shared.icmp;
+    let mut st = st;
+    let manual = st
+        .manual
+        .as_ref()
+        .filter(|m| !m.done)
+        .map(|m| (m.level, m.begin.clone(), m.end.clone()));
+    let compaction = match &manual {
+        Some((level, begin, end)) => Compaction::range(
+            &st.versions.levels,
+            *level,
+            begin.as_deref(),
+            end.as_deref(),
+            icmp,
+            limits,
+        ),
+        None => Compaction::pick(
+            &st.versions.levels,
+            &st.versions.compact_pointers,
+            icmp,
+            limits,
+            None,
+        ),
+    };
+    let Some(mut c) = compaction else {
+        if let Some(m) = &mut st.manual {
+            m.done = true;
+        }
+        return (st, Ok(()));
+    };
+    let manual_end = c.inputs[0].last().map(|f| user_key(&f.largest).to_vec());
+    let result = if manual.is_none() && c.is_trivial_move(limits) {
+        // Move the file down a level without reading it.
+        let f = Arc::clone(&c.inputs[0][0]);
+        let mut edit = std::mem::take(&mut c.edit);
+        edit.deleted_files.insert((c.level, f.number));
+        edit.new_files.push((c.level + 1, (*f).clone()));
+        let r = st.versions.log_and_apply(&mut edit);
+        if r.is_ok() {
+            shared.install_view(&mut st);
+        }
+        r
+    } else {
+        let (next, r) = compact(shared, st, c);
+        st = next;
+        r
+    };
+    st.compactions += 1;
+    if let Some(m) = &mut st.manual {
+        if result.is_err() || manual_end.is_none() {
+            m.done = true;
+        } else {
+            m.begin = manual_end;
+        }
+    }
+    shared.remove_obsolete_files(&mut st);
+    (st, result)
+}
+
+/// Merges the compaction's inputs into new tables of the next level, dropping versions no
+/// snapshot can see, then records the change (LevelDB's `DoCompactionWork`).
+fn compact<'a>(
+    shared: &'a Shared,
+    st: MutexGuard<'a, State>,
+    mut c: Compaction,
+) -> (MutexGuard<'a, State>, Result<()>) {
+    let smallest_snapshot = st
+        .snapshots
+        .keys()
+        .next()
+        .copied()
+        .unwrap_or(st.versions.last_sequence);
+    let levels = st.versions.levels.clone();
+    let mut outputs: Vec<FileMetaData> = Vec::new();
+    let mut numbers: Vec<u64> = Vec::new();
+    drop(st);
+    let result = merge_inputs(
+        shared,
+        &mut c,
+        &levels,
+        smallest_snapshot,
+        &mut outputs,
+        &mut numbers,
+    );
+    let mut st = shared.state();
+    let result = result.and_then(|()| {
+        let mut edit = std::mem::take(&mut c.edit);
+        c.add_input_deletions(&mut edit);
+        for meta in &outputs {
+            edit.new_files.push((c.level + 1, meta.clone()));
+        }
+        st.versions.log_and_apply(&mut edit)
+    });
+    for n in &numbers {
+        st.pending_outputs.remove(n);
+    }
+    if result.is_ok() {
+        shared.install_view(&mut st);
+    }
+    (st, result)
+}
+
+/// The merge loop of a compaction: reads the inputs in order and writes the versions kept.
+fn merge_inputs(
+    shared: &Shared,
+    c: &mut Compaction,
+    levels: &crate::writer::levels::Levels,
+    smallest_snapshot: u64,
+    outputs: &mut Vec<FileMetaData>,
+    numbers: &mut Vec<u64>,
+) -> Result<()> {
+    let limits = Limits {
+        max_file_size: shared.options.max_file_size,
+    };
+    let mut sources = Vec::new();
+    if c.level == 0 {
+        for f in &c.inputs[0] {
+            sources.push(Source::Files {
+                level: Some(0),
+                files: vec![Arc::clone(f)],
+            });
+        }
+    } else {
+        sources.push(Source::Files {
+            level: Some(c.level),
+            files: c.inputs[0].clone(),
+        });
+    }
+    if !c.inputs[1].is_empty() {
+        sources.push(Source::Files {
+            level: Some(c.level + 1),
+            files: c.inputs[1].clone(),
+        });
+    }
+    let version = Version::new(
+        (*shared.icmp).clone(),
+        Arc::clone(&shared.tables),
+        sources,
+        false,
+    );
+    let mut merger = Merger::new(Arc::new(version), Bound::Unbounded, Bound::Unbounded);
+    let user = &*shared.user;
+    let mut current_user_key: Option<Vec<u8>> = None;
+    let mut last_sequence_for_key = MAX_SEQUENCE;
+    let mut out: Option<TableOutput> = None;
+    let finish = |out: &mut Option<TableOutput>, outputs: &mut Vec<FileMetaData>| -> Result<()> {
+        if let Some(o) = out.take() {
+            let meta = o.finish()?;
+            shared.tables.get(meta.number)?;
+            outputs.push(meta);
+        }
+        Ok(())
+    };
+    let result = (|| -> Result<()> {
+        loop {
+            if shared.closing.load(AtomicOrdering::Acquire) {
+                return Err(Error::InvalidArgument(
+                    "the database was closed during a compaction".into(),
+                ));
+            }
+            if shared.has_imm.load(AtomicOrdering::Acquire) {
+                // A full memtable waits: flush it first, or writes would stall behind this
+                // compaction.
+                let st = shared.state();
+                let (st, r) = shared.flush_imm(st);
+                drop(st);
+                r?;
+            }
+            let Some((key, value, _)) = merger.next_front()? else {
+                break;
+            };
+            if out.is_some() && c.should_stop_before(key, &shared.icmp, limits) {
+                finish(&mut out, outputs)?;
+            }
+            let drop_entry = match ParsedInternalKey::parse(key) {
+                Err(_) => {
+                    // Kept as it is, and it ends the run of its user key.
+                    current_user_key = None;
+                    last_sequence_for_key = MAX_SEQUENCE;
+                    false
+                }
+                Ok(parsed) => {
+                    let first = current_user_key.as_deref().is_none_or(|k| {
+                        user.compare(parsed.user_key, k) != std::cmp::Ordering::Equal
+                    });
+                    if first {
+                        current_user_key = Some(parsed.user_key.to_vec());
+                        last_sequence_for_key = MAX_SEQUENCE;
+                    }
+                    let drop_entry = if last_sequence_for_key <= smallest_snapshot {
+                        // A newer version of the key is visible to every snapshot.
+                        true
+                    } else {
+                        parsed.value_type == ValueType::Deletion
+                            && parsed.sequence <= smallest_snapshot
+                            && c.is_base_level_for_key(levels, parsed.user_key, user)
+                    };
+                    last_sequence_for_key = parsed.sequence;
+                    drop_entry
+                }
+            };
+            if drop_entry {
+                continue;
+            }
+            if out.is_none() {
+                let number = {
+                    let mut st = shared.state();
+                    let n = st.versions.new_file_number();
+                    st.pending_outputs.insert(n);
+                    n
+                };
+                numbers.push(number);
+                out = Some(TableOutput::create(&shared.dir, number, &shared.build)?);
+            }
+            let o = out.as_mut().expect("an output is open");
+            o.add(key, value)?;
+            if o.file_size() >= c.max_output_file_size {
+                finish(&mut out, outputs)?;
+            }
+        }
+        finish(&mut out, outputs)
+    })();
+    if result.is_err()
+        && let Some(o) = out.take()
+    {
+        o.abandon();
+    }
+    result
+}

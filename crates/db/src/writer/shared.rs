@@ -1,0 +1,340 @@
+//! What the writers, the readers and the background thread of a database open for writing
+//! share (the members of LevelDB's `DBImpl`), and the steps more than one of them takes:
+//! publishing a new view, flushing a memtable, deleting obsolete files.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::fs::{self, File};
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock, Weak};
+
+use leveltable_table::{BuildOptions, Comparator};
+
+use crate::db::list_dir;
+use crate::dbformat::InternalKeyComparator;
+use crate::filename::{FileType, log_file_name, parse_file_name};
+use crate::live_memtable::LiveMemTable;
+use crate::lock::DbLock;
+use crate::log_writer::LogWriter;
+use crate::table_cache::TableCache;
+use crate::version::{Source, Version};
+use crate::version_edit::FileMetaData;
+use crate::write_batch::WriteBatchBuilder;
+use crate::writer::levels::{Levels, user_key};
+use crate::writer::options::WritableOptions;
+use crate::writer::table_output::TableOutput;
+use crate::writer::version_set::VersionSet;
+use crate::{Error, Result};
+
+/// The write-ahead log being appended to.
+pub(crate) struct LogFile {
+    pub(crate) path: PathBuf,
+    pub(crate) writer: LogWriter<BufWriter<File>>,
+}
+
+impl LogFile {
+    /// Creates the log `number` in `dir`.
+    pub(crate) fn create(dir: &std::path::Path, number: u64) -> Result<LogFile> {
+        let path = dir.join(log_file_name(number));
+        let file = File::create(&path).map_err(|e| Error::op("cannot create", &path, e))?;
+        Ok(LogFile {
+            path,
+            writer: LogWriter::new(BufWriter::with_capacity(1 << 16, file)),
+        })
+    }
+
+    /// Appends one record, handed to the system; synced to disk if `sync`.
+    pub(crate) fn append(&mut self, record: &[u8], sync: bool) -> Result<()> {
+        let path = &self.path;
+        self.writer
+            .add_record(record)
+            .and_then(|()| self.writer.flush())
+            .map_err(|e| Error::op("cannot write", path, e))?;
+        if sync {
+            self.writer
+                .get_ref()
+                .get_ref()
+                .sync_data()
+                .map_err(|e| Error::op("cannot sync", path, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// A write waiting in the queue.
+pub(crate) struct Pending {
+    /// `None`: no write, only room for one (a memtable flush asked for).
+    pub(crate) batch: Option<WriteBatchBuilder>,
+    pub(crate) sync: bool,
+}
+
+/// A range compaction asked for by [`compact_range`](crate::WritableDb::compact_range).
+pub(crate) struct ManualCompaction {
+    pub(crate) level: usize,
+    pub(crate) begin: Option<Vec<u8>>,
+    pub(crate) end: Option<Vec<u8>>,
+    pub(crate) done: bool,
+}
+
+/// What the state mutex guards (the members LevelDB's `mutex_` guards).
+pub(crate) struct State {
+    pub(crate) versions: VersionSet,
+    pub(crate) mem: Arc<LiveMemTable>,
+    pub(crate) imm: Option<Arc<LiveMemTable>>,
+    /// The number of the log the memtable's writes go to.
+    pub(crate) log_number: u64,
+    /// Writers in arrival order, by id; the front one commits for the group.
+    pub(crate) writers: VecDeque<u64>,
+    pub(crate) pending: HashMap<u64, Pending>,
+    /// Results of writes committed by another writer, until their writer collects them.
+    pub(crate) done: HashMap<u64, Result<()>>,
+    pub(crate) next_writer: u64,
+    /// Live snapshots: sequence number and how many hold it.
+    pub(crate) snapshots: BTreeMap<u64, usize>,
+    /// Tables being written, not yet in the MANIFEST: never deleted as obsolete.
+    pub(crate) pending_outputs: BTreeSet<u64>,
+    /// The error that stopped writes (LevelDB's `bg_error_`).
+    pub(crate) bg_error: Option<Arc<Error>>,
+    pub(crate) manual: Option<ManualCompaction>,
+    pub(crate) shutting_down: bool,
+    /// Views handed to readers: their files are not deleted while any is alive.
+    pub(crate) views: Vec<Weak<Version>>,
+    /// Compactions run, for the properties.
+    pub(crate) compactions: u64,
+}
+
+/// Everything a database open for writing shares between its handle, its readers and its
+/// background thread.
+pub(crate) struct Shared {
+    pub(crate) dir: PathBuf,
+    pub(crate) options: WritableOptions,
+    pub(crate) user: Arc<dyn Comparator>,
+    pub(crate) icmp: Arc<InternalKeyComparator>,
+    pub(crate) build: BuildOptions,
+    pub(crate) tables: Arc<TableCache>,
+    pub(crate) state: Mutex<State>,
+    /// Signalled when a writer leaves the queue.
+    pub(crate) writers_cv: Condvar,
+    /// Signalled when background work ends a step (LevelDB's
+    /// `background_work_finished_signal_`).
+    pub(crate) finished_cv: Condvar,
+    /// Wakes the background thread.
+    pub(crate) work_cv: Condvar,
+    /// What reads see: the memtables and the tables, newest first.
+    pub(crate) view: RwLock<Arc<Version>>,
+    /// The sequence number of the last write readers may see.
+    pub(crate) visible_sequence: AtomicU64,
+    /// The handle is being dropped: a compaction in progress gives up.
+    pub(crate) closing: AtomicBool,
+    /// A memtable waits to be flushed: a compaction in progress stops to flush it.
+    pub(crate) has_imm: AtomicBool,
+    /// The log; only the writer at the front of the queue appends to it.
+    pub(crate) log: Mutex<LogFile>,
+    pub(crate) _lock: DbLock,
+}
+
+/// Locks `m`, ignoring poisoning: the state stays consistent between steps.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// The view reads start from, with the sequence number they read at.
+    pub(crate) fn read_view(&self) -> (Arc<Version>, u64) {
+        // The sequence first: every write at or below it is in the view taken after it.
+        let sequence = self.visible_sequence.load(AtomicOrdering::Acquire);
+        let view = Arc::clone(&self.view.read().unwrap_or_else(PoisonError::into_inner));
+        (view, sequence)
+    }
+
+    /// Publishes the state's memtables and levels as the view new reads start from.
+    pub(crate) fn install_view(&self, st: &mut State) {
+        let view = Arc::new(view_of(
+            &self.icmp,
+            &self.tables,
+            &st.mem,
+            st.imm.as_ref(),
+            &st.versions.levels,
+        ));
+        st.views.retain(|v| v.strong_count() > 0);
+        st.views.push(Arc::downgrade(&view));
+        self.has_imm
+            .store(st.imm.is_some(), AtomicOrdering::Release);
+        *self.view.write().unwrap_or_else(PoisonError::into_inner) = view;
+    }
+
+    /// The error writes stop at, if any.
+    pub(crate) fn check_bg_error(st: &State) -> Result<()> {
+        match &st.bg_error {
+            Some(e) => Err(Error::Shared(Arc::clone(e))),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a background error: no more writes until the database is reopened.
+    pub(crate) fn record_bg_error(&self, st: &mut State, e: Error) -> Arc<Error> {
+        let e = match e {
+            Error::Shared(e) => e,
+            other => Arc::new(other),
+        };
+        if st.bg_error.is_none() {
+            st.bg_error = Some(Arc::clone(&e));
+        }
+        self.finished_cv.notify_all();
+        e
+    }
+
+    /// Flushes the immutable memtable to a table (LevelDB's `CompactMemTable`), with the
+    /// state unlocked while the table is written.
+    pub(crate) fn flush_imm<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
+        let Some(imm) = st.imm.clone() else {
+            return (st, Ok(()));
+        };
+        let number = st.versions.new_file_number();
+        st.pending_outputs.insert(number);
+        drop(st);
+        let written = write_table(&self.dir, &self.build, &self.tables, number, |add| {
+            imm.try_for_each(add)
+        });
+        let mut st = self.state();
+        st.pending_outputs.remove(&number);
+        let meta = match written {
+            Ok(meta) => meta,
+            Err(e) => return (st, Err(e)),
+        };
+        let mut edit = crate::version_edit::VersionEdit::default();
+        if let Some(meta) = meta {
+            let level = st.versions.levels.level_for_flush(
+                user_key(&meta.smallest),
+                user_key(&meta.largest),
+                self.options.max_file_size.saturating_mul(10),
+                &*self.user,
+            );
+            edit.new_files.push((level, meta));
+        }
+        edit.prev_log_number = Some(0);
+        edit.log_number = Some(st.log_number);
+        if let Err(e) = st.versions.log_and_apply(&mut edit) {
+            return (st, Err(e));
+        }
+        st.imm = None;
+        self.install_view(&mut st);
+        self.remove_obsolete_files(&mut st);
+        self.finished_cv.notify_all();
+        (st, Ok(()))
+    }
+
+    /// Deletes the files no view needs (LevelDB's `RemoveObsoleteFiles`): logs older than
+    /// the MANIFEST's log number, older MANIFESTs, and tables and temporary files no live
+    /// view or write in progress names.
+    pub(crate) fn remove_obsolete_files(&self, st: &mut State) {
+        if st.bg_error.is_some() {
+            // Whether the last change reached the MANIFEST is unknown: keep everything.
+            return;
+        }
+        let mut live: BTreeSet<u64> = st.pending_outputs.clone();
+        live.extend(st.versions.levels.numbers());
+        st.views.retain(|v| v.strong_count() > 0);
+        for view in st.views.iter().filter_map(Weak::upgrade) {
+            for source in &view.sources {
+                if let Source::Files { files, .. } = source {
+                    live.extend(files.iter().map(|f| f.number));
+                }
+            }
+        }
+        let Ok(names) = list_dir(&self.dir) else {
+            return;
+        };
+        let v = &st.versions;
+        for name in names {
+            let keep = match parse_file_name(&name) {
+                Some(FileType::Log(n)) => n >= v.log_number || n == v.prev_log_number,
+                Some(FileType::Manifest(n)) => n >= v.manifest_number,
+                Some(FileType::Table(n) | FileType::Temp(n)) => live.contains(&n),
+                _ => true,
+            };
+            if !keep {
+                if let Some(FileType::Table(n)) = parse_file_name(&name) {
+                    self.tables.forget(n);
+                }
+                let _ = fs::remove_file(self.dir.join(&name));
+            }
+        }
+    }
+}
+
+/// The view of a database open for writing: the memtable, the one being flushed, each
+/// level-0 table newest first, each deeper level as one run.
+pub(crate) fn view_of(
+    icmp: &InternalKeyComparator,
+    tables: &Arc<TableCache>,
+    mem: &Arc<LiveMemTable>,
+    imm: Option<&Arc<LiveMemTable>>,
+    levels: &Levels,
+) -> Version {
+    let mut sources = vec![Source::Live {
+        table: Arc::clone(mem),
+    }];
+    if let Some(imm) = imm {
+        sources.push(Source::Live {
+            table: Arc::clone(imm),
+        });
+    }
+    let mut level0 = levels.files[0].clone();
+    level0.sort_by_key(|f| std::cmp::Reverse(f.number));
+    for f in level0 {
+        sources.push(Source::Files {
+            level: Some(0),
+            files: vec![f],
+        });
+    }
+    for (level, files) in levels.files.iter().enumerate().skip(1) {
+        if !files.is_empty() {
+            sources.push(Source::Files {
+                level: Some(level),
+                files: files.clone(),
+            });
+        }
+    }
+    Version::new(icmp.clone(), Arc::clone(tables), sources, false)
+}
+
+/// A visitor of sorted entries: called with a function to pass each entry to.
+pub(crate) type Entries<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<()>;
+
+/// Writes the entries `visit` passes (internal keys in order) as table `number` of `dir`
+/// (LevelDB's `BuildTable`); `None`, and no file, if there are none. The table is synced
+/// and opened through `tables` before it is returned, as LevelDB checks it.
+pub(crate) fn write_table(
+    dir: &std::path::Path,
+    build: &BuildOptions,
+    tables: &TableCache,
+    number: u64,
+    visit: impl FnOnce(Entries<'_>) -> Result<()>,
+) -> Result<Option<FileMetaData>> {
+    let mut out: Option<TableOutput> = None;
+    let added = visit(&mut |k, v| {
+        if out.is_none() {
+            out = Some(TableOutput::create(dir, number, build)?);
+        }
+        out.as_mut().expect("created above").add(k, v)
+    });
+    let Some(out) = out else {
+        return added.map(|()| None);
+    };
+    if let Err(e) = added {
+        out.abandon();
+        return Err(e);
+    }
+    let meta = out.finish()?;
+    tables.get(number)?;
+    Ok(Some(meta))
+}

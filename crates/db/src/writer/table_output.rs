@@ -1,0 +1,88 @@
+//! One table file written by a flush or a compaction: internal keys in order, synced and
+//! closed before the MANIFEST names it (LevelDB's `BuildTable` and compaction outputs).
+
+use std::fs::{self, File};
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use leveltable_table::{BuildOptions, TableBuilder};
+
+use crate::filename::table_file_name;
+use crate::version_edit::FileMetaData;
+use crate::{Error, Result};
+
+/// A table file being written.
+pub(crate) struct TableOutput {
+    number: u64,
+    path: PathBuf,
+    builder: TableBuilder<BufWriter<File>>,
+    smallest: Vec<u8>,
+    largest: Vec<u8>,
+}
+
+impl TableOutput {
+    /// Creates `dir/<number>.ldb`.
+    pub(crate) fn create(dir: &Path, number: u64, options: &BuildOptions) -> Result<TableOutput> {
+        let path = dir.join(table_file_name(number));
+        let file = File::create(&path).map_err(|e| Error::op("cannot create", &path, e))?;
+        let builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options.clone())?;
+        Ok(TableOutput {
+            number,
+            path,
+            builder,
+            smallest: Vec::new(),
+            largest: Vec::new(),
+        })
+    }
+
+    /// Appends an entry; keys come in increasing internal-key order.
+    pub(crate) fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if self.builder.num_entries() == 0 {
+            self.smallest = key.to_vec();
+        }
+        self.largest.clear();
+        self.largest.extend_from_slice(key);
+        self.builder
+            .add(key, value)
+            .map_err(|e| Error::writing(&self.path, e))
+    }
+
+    /// The bytes written so far (LevelDB's `FileSize`).
+    pub(crate) fn file_size(&self) -> u64 {
+        self.builder.file_size()
+    }
+
+    /// Finishes the table, syncs and closes it.
+    pub(crate) fn finish(mut self) -> Result<FileMetaData> {
+        let finished = self.finish_file();
+        if finished.is_err() {
+            let _ = fs::remove_file(&self.path);
+        }
+        let file_size = finished?;
+        Ok(FileMetaData {
+            number: self.number,
+            file_size,
+            smallest: self.smallest,
+            largest: self.largest,
+        })
+    }
+
+    fn finish_file(&mut self) -> Result<u64> {
+        let summary = self
+            .builder
+            .finish()
+            .map_err(|e| Error::writing(&self.path, e))?;
+        let file = self.builder.get_mut();
+        std::io::Write::flush(file).map_err(|e| Error::op("cannot write", &self.path, e))?;
+        file.get_ref()
+            .sync_all()
+            .map_err(|e| Error::op("cannot sync", &self.path, e))?;
+        Ok(summary.file_size)
+    }
+
+    /// Gives up on the table and removes its file.
+    pub(crate) fn abandon(mut self) {
+        self.builder.abandon();
+        let _ = fs::remove_file(&self.path);
+    }
+}

@@ -1,0 +1,216 @@
+//! The writer's view of the MANIFEST (LevelDB's `VersionSet`): the files of each level, the
+//! counters, and the MANIFEST log each change is appended to before it takes effect.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::dbformat::InternalKeyComparator;
+use crate::filename::{manifest_file_name, temp_file_name};
+use crate::log_writer::LogWriter;
+use crate::version_edit::{NUM_LEVELS, VersionEdit};
+use crate::version_set::Manifest;
+use crate::writer::levels::Levels;
+use crate::{Error, Result};
+
+/// An open MANIFEST being appended to.
+struct ManifestLog {
+    path: PathBuf,
+    log: LogWriter<BufWriter<File>>,
+}
+
+impl ManifestLog {
+    fn create(path: PathBuf) -> Result<ManifestLog> {
+        let file = File::create_new(&path).map_err(|e| Error::op("cannot create", &path, e))?;
+        Ok(ManifestLog {
+            path,
+            log: LogWriter::new(BufWriter::new(file)),
+        })
+    }
+
+    /// Appends `record` and syncs it.
+    fn append(&mut self, record: &[u8]) -> Result<()> {
+        let path = &self.path;
+        self.log
+            .add_record(record)
+            .and_then(|()| self.log.flush())
+            .map_err(|e| Error::op("cannot write", path, e))?;
+        self.log
+            .get_ref()
+            .get_ref()
+            .sync_data()
+            .map_err(|e| Error::op("cannot sync", path, e))
+    }
+}
+
+/// Points `dir/CURRENT` at `MANIFEST-<number>` as LevelDB's `SetCurrentFile` does: written
+/// to `<number>.dbtmp`, synced, renamed over `CURRENT`, the directory synced.
+pub(crate) fn set_current(dir: &Path, number: u64) -> Result<()> {
+    let temp = dir.join(temp_file_name(number));
+    let contents = format!("{}\n", manifest_file_name(number));
+    let write = || -> std::io::Result<()> {
+        let mut f = File::create(&temp)?;
+        f.write_all(contents.as_bytes())?;
+        f.sync_all()
+    };
+    if let Err(e) = write() {
+        let _ = fs::remove_file(&temp);
+        return Err(Error::op("cannot write", &temp, e));
+    }
+    let current = dir.join("CURRENT");
+    if let Err(e) = fs::rename(&temp, &current) {
+        let _ = fs::remove_file(&temp);
+        return Err(Error::op("cannot rename to", &current, e));
+    }
+    leveltable_process::sync_dir(dir).map_err(|e| Error::op("cannot sync", dir, e))
+}
+
+/// The files of each level and the counters, as the MANIFEST records them.
+pub(crate) struct VersionSet {
+    dir: PathBuf,
+    pub(crate) icmp: Arc<InternalKeyComparator>,
+    pub(crate) levels: Levels,
+    pub(crate) next_file_number: u64,
+    /// The number of the MANIFEST being written (or to be written by the next change).
+    pub(crate) manifest_number: u64,
+    pub(crate) last_sequence: u64,
+    pub(crate) log_number: u64,
+    pub(crate) prev_log_number: u64,
+    /// Per level, where its next compaction starts (an internal key; empty: the start).
+    pub(crate) compact_pointers: [Vec<u8>; NUM_LEVELS],
+    manifest: Option<ManifestLog>,
+}
+
+impl VersionSet {
+    /// The state `manifest` describes; the first change writes a new MANIFEST holding it
+    /// (LevelDB's `VersionSet::Recover` without reusing the MANIFEST).
+    pub(crate) fn recovered(
+        dir: &Path,
+        icmp: Arc<InternalKeyComparator>,
+        manifest: &Manifest,
+    ) -> VersionSet {
+        let mut set = VersionSet {
+            dir: dir.to_path_buf(),
+            icmp,
+            levels: Levels {
+                files: manifest.levels.clone(),
+            },
+            next_file_number: manifest.next_file_number,
+            manifest_number: 0,
+            last_sequence: manifest.last_sequence,
+            log_number: manifest.log_number,
+            prev_log_number: manifest.prev_log_number,
+            compact_pointers: manifest.compact_pointers.clone(),
+            manifest: None,
+        };
+        set.mark_file_number_used(manifest.prev_log_number);
+        set.mark_file_number_used(manifest.log_number);
+        set.manifest_number = set.new_file_number();
+        set
+    }
+
+    /// Allocates a file number.
+    pub(crate) fn new_file_number(&mut self) -> u64 {
+        let n = self.next_file_number;
+        self.next_file_number = self.next_file_number.saturating_add(1);
+        n
+    }
+
+    /// Makes sure `number` is never allocated.
+    pub(crate) fn mark_file_number_used(&mut self, number: u64) {
+        if self.next_file_number <= number {
+            self.next_file_number = number.saturating_add(1);
+        }
+    }
+
+    /// Records `edit` in the MANIFEST (a new one, holding the whole state first, if none is
+    /// open yet) and applies it (LevelDB's `LogAndApply`). On failure nothing changes.
+    ///
+    /// # Errors
+    /// Writing or syncing the MANIFEST or `CURRENT`.
+    pub(crate) fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
+        let log_number = *edit.log_number.get_or_insert(self.log_number);
+        let prev_log_number = *edit.prev_log_number.get_or_insert(self.prev_log_number);
+        edit.next_file_number = Some(self.next_file_number);
+        edit.last_sequence = Some(self.last_sequence);
+        let levels = self.levels.apply(edit, &self.icmp);
+        let mut pointers = self.compact_pointers.clone();
+        for (level, key) in &edit.compact_pointers {
+            pointers[*level] = key.clone();
+        }
+        let created = self.manifest.is_none();
+        if created {
+            let path = self.dir.join(manifest_file_name(self.manifest_number));
+            let mut log = ManifestLog::create(path.clone())?;
+            let written = log
+                .append(&self.snapshot().encode())
+                .and_then(|()| log.append(&edit.encode()))
+                .and_then(|()| set_current(&self.dir, self.manifest_number));
+            if let Err(e) = written {
+                drop(log);
+                let _ = fs::remove_file(&path);
+                return Err(e);
+            }
+            self.manifest = Some(log);
+        } else if let Some(log) = &mut self.manifest
+            && let Err(e) = log.append(&edit.encode())
+        {
+            // The MANIFEST may now end in part of a record; the next change starts a new
+            // one rather than append after it.
+            self.manifest = None;
+            self.manifest_number = self.new_file_number();
+            return Err(e);
+        }
+        self.levels = levels;
+        self.compact_pointers = pointers;
+        self.log_number = log_number;
+        self.prev_log_number = prev_log_number;
+        Ok(())
+    }
+
+    /// The whole state as one edit: the first record of a new MANIFEST (LevelDB's
+    /// `WriteSnapshot`).
+    fn snapshot(&self) -> VersionEdit {
+        let mut edit = VersionEdit {
+            comparator: Some(self.icmp.user_comparator().name().to_string()),
+            ..VersionEdit::default()
+        };
+        for (level, key) in self.compact_pointers.iter().enumerate() {
+            if !key.is_empty() {
+                edit.compact_pointers.push((level, key.clone()));
+            }
+        }
+        for (level, files) in self.levels.files.iter().enumerate() {
+            for f in files {
+                edit.new_files.push((level, (**f).clone()));
+            }
+        }
+        edit
+    }
+}
+
+/// Writes the MANIFEST of a new, empty database and points `CURRENT` at it (LevelDB's
+/// `DBImpl::NewDB`).
+///
+/// # Errors
+/// Creating, writing or syncing the MANIFEST or `CURRENT`; a MANIFEST written is removed.
+pub(crate) fn create_new_db(dir: &Path, comparator: &str) -> Result<()> {
+    let edit = VersionEdit {
+        comparator: Some(comparator.to_string()),
+        log_number: Some(0),
+        next_file_number: Some(2),
+        last_sequence: Some(0),
+        ..VersionEdit::default()
+    };
+    let path = dir.join(manifest_file_name(1));
+    let mut log = ManifestLog::create(path.clone())?;
+    let result = log
+        .append(&edit.encode())
+        .and_then(|()| set_current(dir, 1));
+    if result.is_err() {
+        drop(log);
+        let _ = fs::remove_file(&path);
+    }
+    result
+}

@@ -1,0 +1,558 @@
+//! A LevelDB database open for writing: puts, deletes and write batches through a queue
+//! that commits concurrent writers as one log record (LevelDB's `DBImpl::Write`), reads at
+//! any snapshot beside them, and a background thread that flushes and compacts.
+
+use std::ops::{Bound, RangeBounds};
+use std::path::Path;
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::{Arc, MutexGuard, PoisonError, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::db::internal_bounds;
+use crate::db_iter::DbIter;
+use crate::dbformat::{LookupKey, LookupResult, MAX_SEQUENCE};
+use crate::live_memtable::LiveMemTable;
+use crate::merger::Merger;
+use crate::options::TableInfo;
+use crate::version_edit::NUM_LEVELS;
+use crate::write_batch::{HEADER_SIZE, WriteBatch, WriteBatchBuilder};
+use crate::writer::background;
+use crate::writer::levels::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
+use crate::writer::options::{WritableOptions, WriteOptions};
+use crate::writer::recover;
+use crate::writer::shared::{LogFile, ManualCompaction, Pending, Shared, State, lock};
+use crate::{Error, Result};
+
+/// A group of writes grows to at most this many bytes…
+const MAX_GROUP_BYTES: usize = 1 << 20;
+/// …or, after a small first write, to this many bytes more than it, so that a small write
+/// is not slowed down by much (LevelDB's `BuildBatchGroup`).
+const SMALL_WRITE_BYTES: usize = 128 << 10;
+
+/// A LevelDB database open for writing. `Send + Sync`: share it between threads; writes
+/// from several threads are committed together.
+///
+/// Opening locks the directory's `LOCK` file with the lock LevelDB takes, so this process
+/// and a LevelDB process never have the database open for writing at once; the lock is
+/// released when the handle is dropped. Reads see a consistent snapshot and never wait for
+/// a flush or a compaction.
+pub struct WritableDb {
+    shared: Arc<Shared>,
+    background: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for WritableDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WritableDb")
+            .field("dir", &self.shared.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<WritableDb>();
+};
+
+/// A snapshot of a database open for writing: reads at it see the database as it was when
+/// it was taken, and compactions keep what it sees until it is dropped.
+#[derive(Debug)]
+pub struct Snapshot {
+    sequence: u64,
+    shared: Weak<Shared>,
+}
+
+impl Snapshot {
+    /// The sequence number of the last write it sees.
+    pub fn sequence(&self) -> u64 {
+        self.sequence
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let mut st = shared.state();
+        if let Some(n) = st.snapshots.get_mut(&self.sequence) {
+            *n -= 1;
+            if *n == 0 {
+                st.snapshots.remove(&self.sequence);
+            }
+        }
+    }
+}
+
+/// The result `r` for each writer of a group.
+fn share(r: &Result<()>) -> Result<()> {
+    match r {
+        Ok(()) => Ok(()),
+        Err(Error::Shared(e)) => Err(Error::Shared(Arc::clone(e))),
+        Err(e) => Err(Error::InvalidArgument(e.to_string().into())),
+    }
+}
+
+/// Keys and values are stored with 32-bit lengths.
+fn check_len(what: &str, bytes: &[u8]) -> Result<()> {
+    if u32::try_from(bytes.len()).is_err() {
+        return Err(Error::InvalidArgument(
+            format!("a {what} of {} bytes: at most 4 GiB - 1", bytes.len()).into(),
+        ));
+    }
+    Ok(())
+}
+
+impl WritableDb {
+    /// Opens the database in `path` for writing, as LevelDB's `DB::Open` does: the
+    /// directory is locked, created with a new database if missing and
+    /// [`create_if_missing`](WritableOptions::create_if_missing), the MANIFEST replayed, each
+    /// live log written to a level-0 table, then a new log and a new MANIFEST started and
+    /// files no longer needed deleted. A background thread then flushes and compacts.
+    ///
+    /// # Errors
+    /// [`Error::Locked`] naming `LOCK` if another process (or this one) has it open;
+    /// [`Error::InvalidArgument`] for a missing database without `create_if_missing`, or an
+    /// existing one with `error_if_exists`; the errors of [`Db::open`](crate::Db::open) for a
+    /// damaged database; [`Error::FileOp`] if a file cannot be written.
+    pub fn open(path: impl AsRef<Path>, options: WritableOptions) -> Result<WritableDb> {
+        let shared = recover::open(path.as_ref(), &options)?;
+        let runner = Arc::clone(&shared);
+        let background = std::thread::Builder::new()
+            .name("leveltable-compaction".into())
+            .spawn(move || background::run(runner))
+            .map_err(|e| Error::op("cannot start the compaction thread for", path.as_ref(), e))?;
+        shared.work_cv.notify_one();
+        Ok(WritableDb {
+            shared,
+            background: Some(background),
+        })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// Sets `key` to `value`.
+    ///
+    /// # Errors
+    /// Writing the log failed (the database then accepts no more writes: reopen it), or an
+    /// earlier background error stopped writes; a key or value of 4 GiB or more.
+    pub fn put(&self, key: &[u8], value: &[u8], options: WriteOptions) -> Result<()> {
+        check_len("key", key)?;
+        check_len("value", value)?;
+        let mut batch = WriteBatchBuilder::new(0);
+        batch.put(key, value);
+        self.commit(Some(batch), options.sync)
+    }
+
+    /// Deletes `key` (nothing happens if it is absent).
+    ///
+    /// # Errors
+    /// As [`put`](Self::put).
+    pub fn delete(&self, key: &[u8], options: WriteOptions) -> Result<()> {
+        check_len("key", key)?;
+        let mut batch = WriteBatchBuilder::new(0);
+        batch.delete(key);
+        self.commit(Some(batch), options.sync)
+    }
+
+    /// Applies the puts and deletes of `batch` atomically: a read sees all or none of them,
+    /// and after a crash the database holds all or none of them.
+    ///
+    /// # Errors
+    /// As [`put`](Self::put).
+    pub fn write(&self, batch: &WriteBatchBuilder, options: WriteOptions) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.commit(Some(batch.clone()), options.sync)
+    }
+
+    /// Queues `batch` (or, for `None`, a request for a memtable switch) and waits until it
+    /// is committed, by this thread if it reaches the front of the queue first, or as part
+    /// of the group of the writer in front of it.
+    fn commit(&self, batch: Option<WriteBatchBuilder>, sync: bool) -> Result<()> {
+        let shared = &*self.shared;
+        let mut st = shared.state();
+        let id = st.next_writer;
+        st.next_writer = st.next_writer.wrapping_add(1);
+        let force = batch.is_none();
+        st.pending.insert(id, Pending { batch, sync });
+        st.writers.push_back(id);
+        loop {
+            if let Some(r) = st.done.remove(&id) {
+                return r;
+            }
+            if st.writers.front() == Some(&id) {
+                break;
+            }
+            st = shared
+                .writers_cv
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        let (mut st, room) = self.make_room_for_write(st, force);
+        let own = st.pending.remove(&id);
+        let mut group = vec![id];
+        let result = match (room, own.and_then(|p| p.batch)) {
+            (Err(e), _) => Err(e),
+            (Ok(()), None) => Ok(()),
+            (Ok(()), Some(batch)) => {
+                let (next, r) = self.commit_group(st, batch, sync, &mut group);
+                st = next;
+                r
+            }
+        };
+        for &g in &group {
+            st.writers.pop_front();
+            if g != id {
+                st.done.insert(g, share(&result));
+            }
+        }
+        shared.writers_cv.notify_all();
+        result
+    }
+
+    /// Commits `batch` with the writes queued behind it that may join it, as one log
+    /// record; `group` gets their ids.
+    fn commit_group<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        mut batch: WriteBatchBuilder,
+        sync: bool,
+        group: &mut Vec<u64>,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
+        let shared = &*self.shared;
+        let size = batch.approximate_size();
+        let max = if size <= SMALL_WRITE_BYTES {
+            size + SMALL_WRITE_BYTES
+        } else {
+            MAX_GROUP_BYTES
+        };
+        let mut total = size;
+        for &other in st.writers.iter().skip(1) {
+            let Some(p) = st.pending.get(&other) else {
+                break;
+            };
+            // A synced write does not join an unsynced leader; a memtable switch ends it.
+            let Some(b) = p.batch.as_ref().filter(|_| sync || !p.sync) else {
+                break;
+            };
+            total += b.approximate_size() - HEADER_SIZE;
+            if total > max {
+                break;
+            }
+            group.push(other);
+        }
+        for other in &group[1..] {
+            if let Some(Pending { batch: Some(b), .. }) = st.pending.remove(other) {
+                batch.append(&b);
+            }
+        }
+        let last = st.versions.last_sequence;
+        let count = u64::from(batch.count());
+        if last.saturating_add(count) > MAX_SEQUENCE {
+            return (
+                st,
+                Err(Error::InvalidArgument(
+                    "the database has used every sequence number".into(),
+                )),
+            );
+        }
+        batch.set_sequence(last + 1);
+        let mem = Arc::clone(&st.mem);
+        drop(st);
+        // Only the writer at the front of the queue gets here: the log and the memtable
+        // have one writer at a time, without the state lock.
+        let written = lock(&shared.log)
+            .append(batch.as_bytes(), sync)
+            .and_then(|()| {
+                let parsed = WriteBatch::new(batch.as_bytes())
+                    .map_err(|e| Error::InvalidArgument(e.into()))?;
+                mem.insert_batch(&parsed)
+                    .map_err(|e| Error::InvalidArgument(e.into()))
+            });
+        let mut st = shared.state();
+        match written {
+            Ok(()) => {
+                st.versions.last_sequence = last + count;
+                shared
+                    .visible_sequence
+                    .store(last + count, AtomicOrdering::Release);
+                (st, Ok(()))
+            }
+            Err(e) => {
+                // The log may end in part of a record: accept no more writes until the
+                // database is reopened (LevelDB stops only after a failed sync).
+                let e = shared.record_bg_error(&mut st, e);
+                (st, Err(Error::Shared(e)))
+            }
+        }
+    }
+
+    /// Makes room in the memtable for a write (LevelDB's `MakeRoomForWrite`): delays it by
+    /// 1 ms once level 0 has 8 files, switches to a new memtable and log when the memtable
+    /// is full (or `force`), and waits while the previous memtable is still being flushed
+    /// or level 0 has 12 files.
+    fn make_room_for_write<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        mut force: bool,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
+        let shared = &*self.shared;
+        let mut allow_delay = !force;
+        loop {
+            if let Err(e) = Shared::check_bg_error(&st) {
+                return (st, Err(e));
+            }
+            let level0 = st.versions.levels.files[0].len();
+            if allow_delay && level0 >= L0_SLOWDOWN_WRITES_TRIGGER {
+                drop(st);
+                std::thread::sleep(Duration::from_millis(1));
+                st = shared.state();
+                allow_delay = false;
+            } else if !force && st.mem.approximate_bytes() <= shared.options.write_buffer_size {
+                return (st, Ok(()));
+            } else if st.imm.is_some() || level0 >= L0_STOP_WRITES_TRIGGER {
+                shared.work_cv.notify_one();
+                st = shared
+                    .finished_cv
+                    .wait(st)
+                    .unwrap_or_else(PoisonError::into_inner);
+            } else {
+                let number = st.versions.new_file_number();
+                let log = match LogFile::create(&shared.dir, number) {
+                    Ok(log) => log,
+                    Err(e) => return (st, Err(e)),
+                };
+                // The old log is closed; its writes are in the memtable being flushed.
+                *lock(&shared.log) = log;
+                st.log_number = number;
+                let full =
+                    std::mem::replace(&mut st.mem, Arc::new(LiveMemTable::new(&shared.user)));
+                st.imm = Some(full);
+                shared.install_view(&mut st);
+                shared.work_cv.notify_one();
+                force = false;
+            }
+        }
+    }
+
+    /// The value of `key`, `None` if it is absent or deleted.
+    ///
+    /// # Errors
+    /// A table that cannot be read, naming it.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let (view, sequence) = self.shared.read_view();
+        Ok(view.get(&LookupKey::new(key, sequence)?)?.into_value())
+    }
+
+    /// The value of `key` at `snapshot`.
+    ///
+    /// # Errors
+    /// As [`get`](Self::get).
+    pub fn get_at(&self, key: &[u8], snapshot: &Snapshot) -> Result<Option<Vec<u8>>> {
+        Ok(self.lookup(key, snapshot)?.into_value())
+    }
+
+    /// What a lookup of `key` at `snapshot` finds, with the version's sequence number.
+    ///
+    /// # Errors
+    /// As [`get`](Self::get).
+    pub fn lookup(&self, key: &[u8], snapshot: &Snapshot) -> Result<LookupResult> {
+        let (view, _) = self.shared.read_view();
+        view.get(&LookupKey::new(key, snapshot.sequence)?)
+    }
+
+    /// A snapshot of the database as it is now.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut st = self.shared.state();
+        let sequence = st.versions.last_sequence;
+        *st.snapshots.entry(sequence).or_insert(0) += 1;
+        Snapshot {
+            sequence,
+            shared: Arc::downgrade(&self.shared),
+        }
+    }
+
+    /// Every live key and value in key order, double-ended, as of now.
+    pub fn iter(&self) -> DbIter {
+        self.range::<[u8]>(..)
+    }
+
+    /// Every key and value visible at `snapshot`.
+    pub fn iter_at(&self, snapshot: &Snapshot) -> DbIter {
+        self.range_at::<[u8]>(.., snapshot)
+    }
+
+    /// The live keys within `range` (user-key bounds), double-ended, as of now.
+    pub fn range<K: AsRef<[u8]> + ?Sized>(&self, range: impl RangeBounds<K>) -> DbIter {
+        let (view, sequence) = self.shared.read_view();
+        self.iter_in(view, &range, sequence)
+    }
+
+    /// The keys within `range` visible at `snapshot`.
+    pub fn range_at<K: AsRef<[u8]> + ?Sized>(
+        &self,
+        range: impl RangeBounds<K>,
+        snapshot: &Snapshot,
+    ) -> DbIter {
+        let (view, _) = self.shared.read_view();
+        self.iter_in(view, &range, snapshot.sequence)
+    }
+
+    fn iter_in<K: AsRef<[u8]> + ?Sized>(
+        &self,
+        view: Arc<crate::version::Version>,
+        range: &impl RangeBounds<K>,
+        sequence: u64,
+    ) -> DbIter {
+        let (lo, hi) = internal_bounds(range).unwrap_or((Bound::Unbounded, Bound::Unbounded));
+        DbIter::new(
+            Merger::new(view, lo, hi),
+            sequence,
+            Arc::clone(&self.shared.user),
+        )
+    }
+
+    /// Writes the memtable to a table now (it is otherwise written once it holds
+    /// [`write_buffer_size`](WritableOptions::write_buffer_size) bytes), and waits until it
+    /// is.
+    ///
+    /// # Errors
+    /// A background error, or the new log cannot be created.
+    pub fn flush(&self) -> Result<()> {
+        self.commit(None, false)?;
+        let shared = &*self.shared;
+        let mut st = shared.state();
+        while st.imm.is_some() && st.bg_error.is_none() {
+            shared.work_cv.notify_one();
+            st = shared
+                .finished_cv
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        Shared::check_bg_error(&st)
+    }
+
+    /// Compacts the keys in `[begin, end]` (`None`: unbounded) down the levels, as
+    /// LevelDB's `CompactRange` does: the memtable is flushed, then each level holding
+    /// such keys is compacted into the next, down to the deepest level that has any.
+    /// Deleted and overwritten versions no snapshot sees are dropped.
+    ///
+    /// # Errors
+    /// A background error.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let max_level_with_files = {
+            let st = self.shared.state();
+            (1..NUM_LEVELS)
+                .filter(|&level| {
+                    !st.versions
+                        .levels
+                        .overlapping(level, begin, end, &*self.shared.user)
+                        .is_empty()
+                })
+                .max()
+                .unwrap_or(1)
+        };
+        self.flush()?;
+        for level in 0..max_level_with_files {
+            self.compact_level(level, begin, end)?;
+        }
+        Ok(())
+    }
+
+    /// Runs range compactions of `level` until none of its files overlaps `[begin, end]`.
+    fn compact_level(&self, level: usize, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let shared = &*self.shared;
+        let mut st = shared.state();
+        while st.manual.is_some() && st.bg_error.is_none() {
+            st = shared
+                .finished_cv
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        st.manual = Some(ManualCompaction {
+            level,
+            begin: begin.map(<[u8]>::to_vec),
+            end: end.map(<[u8]>::to_vec),
+            done: false,
+        });
+        while st.manual.as_ref().is_some_and(|m| !m.done) && st.bg_error.is_none() {
+            shared.work_cv.notify_one();
+            st = shared
+                .finished_cv
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        st.manual = None;
+        shared.finished_cv.notify_all();
+        Shared::check_bg_error(&st)
+    }
+
+    /// The table files of each level, with their key ranges.
+    pub fn tables(&self) -> Vec<TableInfo> {
+        let st = self.shared.state();
+        st.versions
+            .levels
+            .files
+            .iter()
+            .enumerate()
+            .flat_map(|(level, files)| {
+                files.iter().map(move |f| TableInfo {
+                    number: f.number,
+                    level: Some(level),
+                    size: f.file_size,
+                    smallest: f.smallest.clone(),
+                    largest: f.largest.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// The number of table files at `level`.
+    pub fn files_at_level(&self, level: usize) -> usize {
+        let st = self.shared.state();
+        st.versions.levels.files.get(level).map_or(0, Vec::len)
+    }
+
+    /// The sequence number of the last write.
+    pub fn last_sequence(&self) -> u64 {
+        self.shared.visible_sequence.load(AtomicOrdering::Acquire)
+    }
+
+    /// Compactions run since the open (flushes not counted).
+    pub fn compactions(&self) -> u64 {
+        self.shared.state().compactions
+    }
+
+    /// Closes the database, waiting for the background work in progress to end.
+    ///
+    /// # Errors
+    /// The background error that stopped writes, if one did.
+    pub fn close(mut self) -> Result<()> {
+        self.stop();
+        Shared::check_bg_error(&self.shared.state())
+    }
+
+    fn stop(&mut self) {
+        {
+            let mut st = self.shared.state();
+            st.shutting_down = true;
+        }
+        self.shared.closing.store(true, AtomicOrdering::Release);
+        self.shared.work_cv.notify_all();
+        if let Some(h) = self.background.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for WritableDb {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
