@@ -21,8 +21,10 @@ struct ManifestLog {
 }
 
 impl ManifestLog {
+    /// Creates (or empties) `path`. A MANIFEST of the number already there was left by a
+    /// process that died before `CURRENT` named it: the number was never used.
     fn create(path: PathBuf) -> Result<ManifestLog> {
-        let file = File::create_new(&path).map_err(|e| Error::op("cannot create", &path, e))?;
+        let file = File::create(&path).map_err(|e| Error::op("cannot create", &path, e))?;
         Ok(ManifestLog {
             path,
             log: LogWriter::new(BufWriter::new(file)),
