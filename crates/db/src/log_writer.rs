@@ -91,6 +91,11 @@ impl<W: Write> LogWriter<W> {
         &self.dest
     }
 
+    /// The destination, mutably (to sync it).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.dest
+    }
+
     /// Gives back the destination.
     pub fn into_inner(self) -> W {
         self.dest

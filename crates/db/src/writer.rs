@@ -3,6 +3,7 @@
 
 mod background;
 mod compaction;
+pub(crate) mod file_system;
 mod levels;
 pub(crate) mod options;
 mod recover;

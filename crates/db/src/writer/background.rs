@@ -115,7 +115,9 @@ fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, St
             m.begin = manual_end;
         }
     }
-    shared.remove_obsolete_files(&mut st);
+    if result.is_ok() {
+        shared.remove_obsolete_files(&mut st);
+    }
     (st, result)
 }
 
@@ -272,7 +274,12 @@ fn merge_inputs(
                     n
                 };
                 numbers.push(number);
-                out = Some(TableOutput::create(&shared.dir, number, &shared.build)?);
+                out = Some(TableOutput::create(
+                    &shared.options.file_system,
+                    &shared.dir,
+                    number,
+                    &shared.build,
+                )?);
             }
             let o = out.as_mut().expect("an output is open");
             o.add(key, value)?;

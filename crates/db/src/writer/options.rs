@@ -10,6 +10,7 @@ use leveltable_table::{
 
 use crate::dbformat::{InternalFilterPolicy, InternalKeyComparator};
 use crate::options::DbOptions;
+use crate::writer::file_system::{FileSystem, LocalFileSystem};
 use crate::{Error, Result};
 
 /// LevelDB's default `write_buffer_size`: a memtable is flushed once it holds 4 MiB.
@@ -43,6 +44,9 @@ pub struct WritableOptions {
     /// The filter written into new tables: LevelDB's Bloom filter
     /// (`NewBloomFilterPolicy(bits)`), or none. Default: none, as LevelDB's.
     pub filter_policy: Option<BloomFilterPolicy>,
+    /// Where files are created, synced, renamed and deleted. Default: the local file
+    /// system; tests give one that fails on demand.
+    pub file_system: Arc<dyn FileSystem>,
 }
 
 impl Default for WritableOptions {
@@ -57,6 +61,7 @@ impl Default for WritableOptions {
             block_restart_interval: DEFAULT_BLOCK_RESTART_INTERVAL,
             compression: Compression::Snappy,
             filter_policy: None,
+            file_system: Arc::new(LocalFileSystem),
         }
     }
 }
@@ -113,6 +118,12 @@ impl WritableOptions {
     /// Sets [`filter_policy`](Self::filter_policy).
     pub fn filter_policy(mut self, policy: Option<BloomFilterPolicy>) -> Self {
         self.filter_policy = policy;
+        self
+    }
+
+    /// Sets [`file_system`](Self::file_system).
+    pub fn file_system(mut self, file_system: Arc<dyn FileSystem>) -> Self {
+        self.file_system = file_system;
         self
     }
 

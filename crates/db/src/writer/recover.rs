@@ -48,7 +48,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         if !options.create_if_missing {
             return Err(missing());
         }
-        create_new_db(dir, options.read.comparator.name())?;
+        create_new_db(&*options.file_system, dir, options.read.comparator.name())?;
     } else if options.error_if_exists {
         return Err(Error::InvalidArgument(
             format!("{}: exists (error_if_exists is true)", dir.display()).into(),
@@ -57,7 +57,8 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     let storage = Arc::new(LocalDir::new(dir));
     let (manifest, user) = read_manifest_in(&*storage, &options.read)?;
     let icmp = Arc::new(InternalKeyComparator::new(Arc::clone(&user)));
-    let mut versions = VersionSet::recovered(dir, Arc::clone(&icmp), &manifest);
+    let fs = Arc::clone(&options.file_system);
+    let mut versions = VersionSet::recovered(Arc::clone(&fs), dir, Arc::clone(&icmp), &manifest);
     let names = list_dir(dir)?;
     let logs = logs_to_replay(&manifest, &names)?;
     let read = &options.read;
@@ -84,7 +85,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         }
         if !replayed.table.is_empty() {
             let table = versions.new_file_number();
-            let meta = write_table(dir, &build, &tables, table, |add| {
+            let meta = write_table(&fs, dir, &build, &tables, table, |add| {
                 replayed
                     .table
                     .entries()
@@ -99,12 +100,12 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     }
     versions.last_sequence = max_sequence.min(crate::dbformat::MAX_SEQUENCE);
     let log_number = versions.new_file_number();
-    let log = LogFile::create(dir, log_number)?;
+    let log = LogFile::create(&*fs, dir, log_number)?;
     edit.log_number = Some(log_number);
     edit.prev_log_number = Some(0);
     if let Err(e) = versions.log_and_apply(&mut edit) {
         drop(log);
-        let _ = fs::remove_file(dir.join(log_file_name(log_number)));
+        let _ = fs.remove(&dir.join(log_file_name(log_number)));
         return Err(e);
     }
     let mem = Arc::new(LiveMemTable::new(&user));

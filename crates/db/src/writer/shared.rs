@@ -3,7 +3,6 @@
 //! publishing a new view, flushing a memtable, deleting obsolete files.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::fs::{self, File};
 use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
@@ -21,6 +20,7 @@ use crate::table_cache::TableCache;
 use crate::version::{Source, Version};
 use crate::version_edit::FileMetaData;
 use crate::write_batch::WriteBatchBuilder;
+use crate::writer::file_system::{FileSystem, WritableFile};
 use crate::writer::levels::{Levels, user_key};
 use crate::writer::options::WritableOptions;
 use crate::writer::table_output::TableOutput;
@@ -30,14 +30,20 @@ use crate::{Error, Result};
 /// The write-ahead log being appended to.
 pub(crate) struct LogFile {
     pub(crate) path: PathBuf,
-    pub(crate) writer: LogWriter<BufWriter<File>>,
+    pub(crate) writer: LogWriter<BufWriter<Box<dyn WritableFile>>>,
 }
 
 impl LogFile {
     /// Creates the log `number` in `dir`.
-    pub(crate) fn create(dir: &std::path::Path, number: u64) -> Result<LogFile> {
+    pub(crate) fn create(
+        fs: &dyn FileSystem,
+        dir: &std::path::Path,
+        number: u64,
+    ) -> Result<LogFile> {
         let path = dir.join(log_file_name(number));
-        let file = File::create(&path).map_err(|e| Error::op("cannot create", &path, e))?;
+        let file = fs
+            .create(&path)
+            .map_err(|e| Error::op("cannot create", &path, e))?;
         Ok(LogFile {
             path,
             writer: LogWriter::new(BufWriter::with_capacity(1 << 16, file)),
@@ -53,9 +59,9 @@ impl LogFile {
             .map_err(|e| Error::op("cannot write", path, e))?;
         if sync {
             self.writer
-                .get_ref()
-                .get_ref()
-                .sync_data()
+                .get_mut()
+                .get_mut()
+                .sync()
                 .map_err(|e| Error::op("cannot sync", path, e))?;
         }
         Ok(())
@@ -201,9 +207,14 @@ impl Shared {
         let number = st.versions.new_file_number();
         st.pending_outputs.insert(number);
         drop(st);
-        let written = write_table(&self.dir, &self.build, &self.tables, number, |add| {
-            imm.try_for_each(add)
-        });
+        let written = write_table(
+            &self.options.file_system,
+            &self.dir,
+            &self.build,
+            &self.tables,
+            number,
+            |add| imm.try_for_each(add),
+        );
         let mut st = self.state();
         st.pending_outputs.remove(&number);
         let meta = match written {
@@ -265,7 +276,7 @@ impl Shared {
                 if let Some(FileType::Table(n)) = parse_file_name(&name) {
                     self.tables.forget(n);
                 }
-                let _ = fs::remove_file(self.dir.join(&name));
+                let _ = self.options.file_system.remove(&self.dir.join(&name));
             }
         }
     }
@@ -314,6 +325,7 @@ pub(crate) type Entries<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<()>;
 /// (LevelDB's `BuildTable`); `None`, and no file, if there are none. The table is synced
 /// and opened through `tables` before it is returned, as LevelDB checks it.
 pub(crate) fn write_table(
+    fs: &Arc<dyn FileSystem>,
     dir: &std::path::Path,
     build: &BuildOptions,
     tables: &TableCache,
@@ -323,7 +335,7 @@ pub(crate) fn write_table(
     let mut out: Option<TableOutput> = None;
     let added = visit(&mut |k, v| {
         if out.is_none() {
-            out = Some(TableOutput::create(dir, number, build)?);
+            out = Some(TableOutput::create(fs, dir, number, build)?);
         }
         out.as_mut().expect("created above").add(k, v)
     });

@@ -1,32 +1,42 @@
 //! One table file written by a flush or a compaction: internal keys in order, synced and
 //! closed before the MANIFEST names it (LevelDB's `BuildTable` and compaction outputs).
 
-use std::fs::{self, File};
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use leveltable_table::{BuildOptions, TableBuilder};
 
 use crate::filename::table_file_name;
 use crate::version_edit::FileMetaData;
+use crate::writer::file_system::{FileSystem, WritableFile};
 use crate::{Error, Result};
 
 /// A table file being written.
 pub(crate) struct TableOutput {
+    fs: Arc<dyn FileSystem>,
     number: u64,
     path: PathBuf,
-    builder: TableBuilder<BufWriter<File>>,
+    builder: TableBuilder<BufWriter<Box<dyn WritableFile>>>,
     smallest: Vec<u8>,
     largest: Vec<u8>,
 }
 
 impl TableOutput {
     /// Creates `dir/<number>.ldb`.
-    pub(crate) fn create(dir: &Path, number: u64, options: &BuildOptions) -> Result<TableOutput> {
+    pub(crate) fn create(
+        fs: &Arc<dyn FileSystem>,
+        dir: &Path,
+        number: u64,
+        options: &BuildOptions,
+    ) -> Result<TableOutput> {
         let path = dir.join(table_file_name(number));
-        let file = File::create(&path).map_err(|e| Error::op("cannot create", &path, e))?;
+        let file = fs
+            .create(&path)
+            .map_err(|e| Error::op("cannot create", &path, e))?;
         let builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options.clone())?;
         Ok(TableOutput {
+            fs: Arc::clone(fs),
             number,
             path,
             builder,
@@ -56,7 +66,7 @@ impl TableOutput {
     pub(crate) fn finish(mut self) -> Result<FileMetaData> {
         let finished = self.finish_file();
         if finished.is_err() {
-            let _ = fs::remove_file(&self.path);
+            let _ = self.fs.remove(&self.path);
         }
         let file_size = finished?;
         Ok(FileMetaData {
@@ -74,8 +84,8 @@ impl TableOutput {
             .map_err(|e| Error::writing(&self.path, e))?;
         let file = self.builder.get_mut();
         std::io::Write::flush(file).map_err(|e| Error::op("cannot write", &self.path, e))?;
-        file.get_ref()
-            .sync_all()
+        file.get_mut()
+            .sync()
             .map_err(|e| Error::op("cannot sync", &self.path, e))?;
         Ok(summary.file_size)
     }
@@ -83,6 +93,6 @@ impl TableOutput {
     /// Gives up on the table and removes its file.
     pub(crate) fn abandon(mut self) {
         self.builder.abandon();
-        let _ = fs::remove_file(&self.path);
+        let _ = self.fs.remove(&self.path);
     }
 }

@@ -1,30 +1,32 @@
 //! The writer's view of the MANIFEST (LevelDB's `VersionSet`): the files of each level, the
 //! counters, and the MANIFEST log each change is appended to before it takes effect.
 
-use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::dbformat::InternalKeyComparator;
-use crate::filename::{manifest_file_name, temp_file_name};
+use crate::filename::{FileType, manifest_file_name, parse_file_name, temp_file_name};
 use crate::log_writer::LogWriter;
 use crate::version_edit::{NUM_LEVELS, VersionEdit};
 use crate::version_set::Manifest;
+use crate::writer::file_system::{FileSystem, WritableFile};
 use crate::writer::levels::Levels;
 use crate::{Error, Result};
 
 /// An open MANIFEST being appended to.
 struct ManifestLog {
     path: PathBuf,
-    log: LogWriter<BufWriter<File>>,
+    log: LogWriter<BufWriter<Box<dyn WritableFile>>>,
 }
 
 impl ManifestLog {
     /// Creates (or empties) `path`. A MANIFEST of the number already there was left by a
     /// process that died before `CURRENT` named it: the number was never used.
-    fn create(path: PathBuf) -> Result<ManifestLog> {
-        let file = File::create(&path).map_err(|e| Error::op("cannot create", &path, e))?;
+    fn create(fs: &dyn FileSystem, path: PathBuf) -> Result<ManifestLog> {
+        let file = fs
+            .create(&path)
+            .map_err(|e| Error::op("cannot create", &path, e))?;
         Ok(ManifestLog {
             path,
             log: LogWriter::new(BufWriter::new(file)),
@@ -39,42 +41,50 @@ impl ManifestLog {
             .and_then(|()| self.log.flush())
             .map_err(|e| Error::op("cannot write", path, e))?;
         self.log
-            .get_ref()
-            .get_ref()
-            .sync_data()
+            .get_mut()
+            .get_mut()
+            .sync()
             .map_err(|e| Error::op("cannot sync", path, e))
     }
 }
 
 /// Points `dir/CURRENT` at `MANIFEST-<number>` as LevelDB's `SetCurrentFile` does: written
-/// to `<number>.dbtmp`, synced, renamed over `CURRENT`, the directory synced.
-pub(crate) fn set_current(dir: &Path, number: u64) -> Result<()> {
+/// to `<number>.dbtmp`, synced, renamed over `CURRENT`. The caller syncs the directory.
+fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
     let temp = dir.join(temp_file_name(number));
     let contents = format!("{}\n", manifest_file_name(number));
     let write = || -> std::io::Result<()> {
-        let mut f = File::create(&temp)?;
+        let mut f = fs.create(&temp)?;
         f.write_all(contents.as_bytes())?;
-        f.sync_all()
+        f.flush()?;
+        f.sync()
     };
     if let Err(e) = write() {
-        let _ = fs::remove_file(&temp);
+        let _ = fs.remove(&temp);
         return Err(Error::op("cannot write", &temp, e));
     }
     let current = dir.join("CURRENT");
-    if let Err(e) = fs::rename(&temp, &current) {
-        let _ = fs::remove_file(&temp);
+    if let Err(e) = fs.rename(&temp, &current) {
+        let _ = fs.remove(&temp);
         return Err(Error::op("cannot rename to", &current, e));
     }
-    leveltable_process::sync_dir(dir).map_err(|e| Error::op("cannot sync", dir, e))
+    Ok(())
+}
+
+/// Syncs the directory after `CURRENT` was renamed into place.
+fn sync_names(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    fs.sync_dir(dir)
+        .map_err(|e| Error::op("cannot sync", dir, e))
 }
 
 /// The files of each level and the counters, as the MANIFEST records them.
 pub(crate) struct VersionSet {
+    fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     pub(crate) icmp: Arc<InternalKeyComparator>,
     pub(crate) levels: Levels,
     pub(crate) next_file_number: u64,
-    /// The number of the MANIFEST being written (or to be written by the next change).
+    /// The number of the MANIFEST `CURRENT` names: it and any newer one are kept.
     pub(crate) manifest_number: u64,
     pub(crate) last_sequence: u64,
     pub(crate) log_number: u64,
@@ -88,11 +98,13 @@ impl VersionSet {
     /// The state `manifest` describes; the first change writes a new MANIFEST holding it
     /// (LevelDB's `VersionSet::Recover` without reusing the MANIFEST).
     pub(crate) fn recovered(
+        fs: Arc<dyn FileSystem>,
         dir: &Path,
         icmp: Arc<InternalKeyComparator>,
         manifest: &Manifest,
     ) -> VersionSet {
         let mut set = VersionSet {
+            fs,
             dir: dir.to_path_buf(),
             icmp,
             levels: Levels {
@@ -106,9 +118,12 @@ impl VersionSet {
             compact_pointers: manifest.compact_pointers.clone(),
             manifest: None,
         };
+        if let Some(FileType::Manifest(n)) = parse_file_name(&manifest.file) {
+            set.manifest_number = n;
+            set.mark_file_number_used(n);
+        }
         set.mark_file_number_used(manifest.prev_log_number);
         set.mark_file_number_used(manifest.log_number);
-        set.manifest_number = set.new_file_number();
         set
     }
 
@@ -141,19 +156,26 @@ impl VersionSet {
         for (level, key) in &edit.compact_pointers {
             pointers[*level] = key.clone();
         }
-        let created = self.manifest.is_none();
-        if created {
-            let path = self.dir.join(manifest_file_name(self.manifest_number));
-            let mut log = ManifestLog::create(path.clone())?;
+        if self.manifest.is_none() {
+            let number = self.new_file_number();
+            let path = self.dir.join(manifest_file_name(number));
+            let mut log = ManifestLog::create(&*self.fs, path.clone())?;
             let written = log
                 .append(&self.snapshot().encode())
                 .and_then(|()| log.append(&edit.encode()))
-                .and_then(|()| set_current(&self.dir, self.manifest_number));
+                .and_then(|()| set_current(&*self.fs, &self.dir, number));
             if let Err(e) = written {
                 drop(log);
-                let _ = fs::remove_file(&path);
+                let _ = self.fs.remove(&path);
                 return Err(e);
             }
+            if let Err(e) = sync_names(&*self.fs, &self.dir) {
+                // CURRENT may name the new MANIFEST, which holds the edit, or the old one:
+                // both are kept (the old number stays the one kept from). The caller stops
+                // writes; the next open reads whichever it is.
+                return Err(e);
+            }
+            self.manifest_number = number;
             self.manifest = Some(log);
         } else if let Some(log) = &mut self.manifest
             && let Err(e) = log.append(&edit.encode())
@@ -161,7 +183,6 @@ impl VersionSet {
             // The MANIFEST may now end in part of a record; the next change starts a new
             // one rather than append after it.
             self.manifest = None;
-            self.manifest_number = self.new_file_number();
             return Err(e);
         }
         self.levels = levels;
@@ -197,7 +218,7 @@ impl VersionSet {
 ///
 /// # Errors
 /// Creating, writing or syncing the MANIFEST or `CURRENT`; a MANIFEST written is removed.
-pub(crate) fn create_new_db(dir: &Path, comparator: &str) -> Result<()> {
+pub(crate) fn create_new_db(fs: &dyn FileSystem, dir: &Path, comparator: &str) -> Result<()> {
     let edit = VersionEdit {
         comparator: Some(comparator.to_string()),
         log_number: Some(0),
@@ -206,13 +227,13 @@ pub(crate) fn create_new_db(dir: &Path, comparator: &str) -> Result<()> {
         ..VersionEdit::default()
     };
     let path = dir.join(manifest_file_name(1));
-    let mut log = ManifestLog::create(path.clone())?;
+    let mut log = ManifestLog::create(fs, path.clone())?;
     let result = log
         .append(&edit.encode())
-        .and_then(|()| set_current(dir, 1));
+        .and_then(|()| set_current(fs, dir, 1));
     if result.is_err() {
         drop(log);
-        let _ = fs::remove_file(&path);
+        let _ = fs.remove(&path);
     }
-    result
+    result.and_then(|()| sync_names(fs, dir))
 }

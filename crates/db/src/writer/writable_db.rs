@@ -324,7 +324,7 @@ impl WritableDb {
                     .unwrap_or_else(PoisonError::into_inner);
             } else {
                 let number = st.versions.new_file_number();
-                let log = match LogFile::create(&shared.dir, number) {
+                let log = match LogFile::create(&*shared.options.file_system, &shared.dir, number) {
                     Ok(log) => log,
                     Err(e) => return (st, Err(e)),
                 };

@@ -1,0 +1,73 @@
+//! Where a database open for writing creates, syncs, renames and deletes its files (the
+//! writing half of LevelDB's `Env`). The default is the local file system; a test can give
+//! one that fails on demand, to check that every failure reaches the caller and loses
+//! nothing acknowledged.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// A file being written.
+pub trait WritableFile: Write + Send {
+    /// Makes what was written durable (`fdatasync`).
+    ///
+    /// # Errors
+    /// The system's.
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+impl WritableFile for File {
+    fn sync(&mut self) -> io::Result<()> {
+        self.sync_data()
+    }
+}
+
+/// The file operations of a database open for writing. Reads go through the read path's
+/// [`Storage`](crate::storage::Storage).
+pub trait FileSystem: Send + Sync + std::fmt::Debug {
+    /// Creates `path`, emptying it if it exists.
+    ///
+    /// # Errors
+    /// The system's.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+
+    /// Renames `from` to `to`, replacing `to`.
+    ///
+    /// # Errors
+    /// The system's.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+
+    /// Deletes `path`.
+    ///
+    /// # Errors
+    /// The system's.
+    fn remove(&self, path: &Path) -> io::Result<()>;
+
+    /// Makes the names in `dir` durable.
+    ///
+    /// # Errors
+    /// The system's.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+}
+
+/// The local file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalFileSystem;
+
+impl FileSystem for LocalFileSystem {
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        Ok(Box::new(File::create(path)?))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        leveltable_process::sync_dir(dir)
+    }
+}
