@@ -169,12 +169,10 @@ impl VersionSet {
                 let _ = self.fs.remove(&path);
                 return Err(e);
             }
-            if let Err(e) = sync_names(&*self.fs, &self.dir) {
-                // CURRENT may name the new MANIFEST, which holds the edit, or the old one:
-                // both are kept (the old number stays the one kept from). The caller stops
-                // writes; the next open reads whichever it is.
-                return Err(e);
-            }
+            // On failure CURRENT may name the new MANIFEST, which holds the edit, or the
+            // old one: both are kept (the old number stays the one kept from). The caller
+            // stops writes; the next open reads whichever it is.
+            sync_names(&*self.fs, &self.dir)?;
             self.manifest_number = number;
             self.manifest = Some(log);
         } else if let Some(log) = &mut self.manifest
