@@ -91,9 +91,11 @@ impl FileSystem for FailingFs {
 }
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+/// Puts (`Some`) and deletes (`None`).
+type Ops = Vec<(Vec<u8>, Option<Vec<u8>>)>;
 
 /// Step `i` of the workload: a put, a delete or a batch, deterministic in `i`.
-fn write_op(i: u64) -> (WriteBatchBuilder, Vec<(Vec<u8>, Option<Vec<u8>>)>, bool) {
+fn write_op(i: u64) -> (WriteBatchBuilder, Ops, bool) {
     let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5555;
     let mut next = |n: u64| {
         x ^= x << 13;
