@@ -50,6 +50,24 @@ pub(crate) enum Source {
     },
 }
 
+/// Which tables a get looked in (LevelDB's `Version::GetStats`): a get that looked in more
+/// than one charges the first a seek, and a table charged too often is compacted.
+#[derive(Debug, Default)]
+pub(crate) struct SeekStats {
+    last: Option<(Option<usize>, Arc<FileMetaData>)>,
+    /// The table to charge and its level.
+    pub(crate) charge: Option<(Option<usize>, Arc<FileMetaData>)>,
+}
+
+impl SeekStats {
+    fn looked_in(&mut self, level: Option<usize>, f: &Arc<FileMetaData>) {
+        if self.charge.is_none() && self.last.is_some() {
+            self.charge = self.last.take();
+        }
+        self.last = Some((level, Arc::clone(f)));
+    }
+}
+
 /// What LevelDB calls a version: the sources of one consistent view of the database, newest
 /// first (the memtables of the live logs, each level-0 table, each deeper level as one run of
 /// tables), and the table cache their files are read through.
@@ -107,12 +125,17 @@ impl Version {
     /// in order, the first that has a version at or below the key's snapshot decides (with
     /// `newest_wins`, the newest of all of them).
     pub(crate) fn get(&self, key: &LookupKey) -> Result<LookupResult> {
+        self.get_with(key, &mut SeekStats::default())
+    }
+
+    /// [`get`](Self::get), noting in `stats` the tables it looked in.
+    pub(crate) fn get_with(&self, key: &LookupKey, stats: &mut SeekStats) -> Result<LookupResult> {
         let mut best = LookupResult::NotFound;
         for source in &self.sources {
             let found = match source {
                 Source::Mem { table, .. } => table.lookup(key)?,
                 Source::Live { table } => table.lookup(key)?,
-                Source::Files { files, .. } => self.get_in_files(files, key)?,
+                Source::Files { files, level } => self.get_in_files(files, *level, key, stats)?,
             };
             let seq = |r: &LookupResult| match r {
                 LookupResult::Value { sequence, .. } | LookupResult::Deleted { sequence } => {
@@ -134,7 +157,13 @@ impl Version {
     }
 
     /// A get in one run of non-overlapping files: only the file whose range holds the key.
-    fn get_in_files(&self, files: &[Arc<FileMetaData>], key: &LookupKey) -> Result<LookupResult> {
+    fn get_in_files(
+        &self,
+        files: &[Arc<FileMetaData>],
+        level: Option<usize>,
+        key: &LookupKey,
+        stats: &mut SeekStats,
+    ) -> Result<LookupResult> {
         let (target, user_key) = (key.target(), key.user_key());
         let icmp = &self.icmp;
         // The first file whose largest key is not below the target (LevelDB's FindFile).
@@ -146,6 +175,7 @@ impl Version {
         if self.icmp.user_comparator().compare(user_key, smallest_user) == Ordering::Less {
             return Ok(LookupResult::NotFound);
         }
+        stats.looked_in(level, f);
         let table = self.tables.get(f.number)?;
         table
             .lookup(key)

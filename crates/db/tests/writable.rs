@@ -163,3 +163,33 @@ fn threads_write_and_read_together() {
     assert_eq!(db.iter().count(), 8 * 3000);
     assert_eq!(db.last_sequence(), 8 * 3000);
 }
+
+#[test]
+fn a_table_read_past_too_often_is_compacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = WritableDb::open(dir.path(), options()).unwrap();
+    let w = WriteOptions::default();
+    db.put(b"a", b"1", w).unwrap();
+    db.put(b"z", b"1", w).unwrap();
+    db.flush().unwrap();
+    db.put(b"b", b"2", w).unwrap();
+    db.put(b"y", b"2", w).unwrap();
+    db.flush().unwrap();
+    // A flushed memtable goes as deep as it overlaps nothing: [a, z] to level 2, [b, y]
+    // above it to level 1.
+    assert_eq!((db.files_at_level(1), db.files_at_level(2)), (1, 1));
+    let before = db.compactions();
+    // Each get of an absent key in [b, y] looks in both tables: the first is charged.
+    for _ in 0..99 {
+        assert_eq!(db.get(b"c").unwrap(), None);
+    }
+    assert_eq!(db.compactions(), before, "compacted before 100 seeks");
+    assert_eq!(db.get(b"c").unwrap(), None);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while db.files_at_level(1) > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!((db.files_at_level(1), db.files_at_level(2)), (0, 1));
+    assert_eq!(db.get(b"b").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(db.iter().count(), 4);
+}

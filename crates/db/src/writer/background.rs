@@ -22,6 +22,7 @@ fn has_work(st: &State) -> bool {
     st.bg_error.is_none()
         && (st.imm.is_some()
             || st.manual.as_ref().is_some_and(|m| !m.done)
+            || st.file_to_compact.is_some()
             || st.versions.levels.compaction_score().1 >= 1.0)
 }
 
@@ -76,16 +77,22 @@ fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, St
             icmp,
             limits,
         ),
-        None => Compaction::pick(
-            &st.versions.levels,
-            &st.versions.compact_pointers,
-            icmp,
-            limits,
-            None,
-        ),
+        None => {
+            // A new version follows this step: the candidate is LevelDB's for one version.
+            let seek = st.file_to_compact.take();
+            Compaction::pick(
+                &st.versions.levels,
+                &st.versions.compact_pointers,
+                icmp,
+                limits,
+                seek,
+            )
+        }
     };
     let Some(mut c) = compaction else {
-        if let Some(m) = &mut st.manual {
+        if manual.is_some()
+            && let Some(m) = &mut st.manual
+        {
             m.done = true;
         }
         return (st, Ok(()));
@@ -108,7 +115,11 @@ fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, St
         r
     };
     st.compactions += 1;
-    if let Some(m) = &mut st.manual {
+    // Only the range compaction asked for moves on: one that began during this step
+    // starts where it was asked to.
+    if manual.is_some()
+        && let Some(m) = &mut st.manual
+    {
         if result.is_err() || manual_end.is_none() {
             m.done = true;
         } else {

@@ -127,6 +127,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         shutting_down: false,
         views: Vec::new(),
         compactions: 0,
+        file_to_compact: None,
     };
     let shared = Arc::new(Shared {
         dir: dir.to_path_buf(),
@@ -142,6 +143,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         visible_sequence: AtomicU64::new(last_sequence),
         closing: AtomicBool::new(false),
         has_imm: AtomicBool::new(false),
+        seeks: Mutex::new(HashMap::new()),
         log: Mutex::new(log),
         options,
         _lock: lock,

@@ -108,6 +108,9 @@ pub(crate) struct State {
     pub(crate) views: Vec<Weak<Version>>,
     /// Compactions run, for the properties.
     pub(crate) compactions: u64,
+    /// A table read past too often, and its level: compacted when nothing else is due
+    /// (LevelDB's `file_to_compact_`).
+    pub(crate) file_to_compact: Option<(usize, u64)>,
 }
 
 /// Everything a database open for writing shares between its handle, its readers and its
@@ -135,6 +138,9 @@ pub(crate) struct Shared {
     pub(crate) closing: AtomicBool,
     /// A memtable waits to be flushed: a compaction in progress stops to flush it.
     pub(crate) has_imm: AtomicBool,
+    /// Seeks each table may still be charged before it is compacted (LevelDB's
+    /// `allowed_seeks`), for the tables charged so far.
+    pub(crate) seeks: Mutex<HashMap<u64, i64>>,
     /// The log; only the writer at the front of the queue appends to it.
     pub(crate) log: Mutex<LogFile>,
     pub(crate) _lock: DbLock,
@@ -172,6 +178,29 @@ impl Shared {
         self.has_imm
             .store(st.imm.is_some(), AtomicOrdering::Release);
         *self.view.write().unwrap_or_else(PoisonError::into_inner) = view;
+    }
+
+    /// Charges a table a seek (LevelDB's `Version::UpdateStats`): a get looked in it, found
+    /// nothing, and looked on. Once a table has cost about as much as compacting it would
+    /// (one seek per 16 KiB, at least 100), it is compacted.
+    pub(crate) fn charge_seek(&self, level: usize, f: &FileMetaData) {
+        let exhausted = {
+            let mut seeks = lock(&self.seeks);
+            let left = seeks.entry(f.number).or_insert_with(|| {
+                i64::try_from(f.file_size / 16384)
+                    .unwrap_or(i64::MAX)
+                    .max(100)
+            });
+            *left -= 1;
+            *left == 0
+        };
+        if exhausted {
+            let mut st = self.state();
+            if st.file_to_compact.is_none() {
+                st.file_to_compact = Some((level, f.number));
+                self.work_cv.notify_one();
+            }
+        }
     }
 
     /// The error writes stop at, if any.
@@ -275,6 +304,7 @@ impl Shared {
             if !keep {
                 if let Some(FileType::Table(n)) = parse_file_name(&name) {
                     self.tables.forget(n);
+                    lock(&self.seeks).remove(&n);
                 }
                 let _ = self.options.file_system.remove(&self.dir.join(&name));
             }

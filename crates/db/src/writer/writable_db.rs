@@ -15,6 +15,7 @@ use crate::dbformat::{LookupKey, LookupResult, MAX_SEQUENCE};
 use crate::live_memtable::LiveMemTable;
 use crate::merger::Merger;
 use crate::options::TableInfo;
+use crate::version::{SeekStats, Version};
 use crate::version_edit::NUM_LEVELS;
 use crate::write_batch::{HEADER_SIZE, WriteBatch, WriteBatchBuilder};
 use crate::writer::background;
@@ -347,7 +348,18 @@ impl WritableDb {
     /// A table that cannot be read, naming it.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let (view, sequence) = self.shared.read_view();
-        Ok(view.get(&LookupKey::new(key, sequence)?)?.into_value())
+        self.get_in(&view, key, sequence)
+            .map(LookupResult::into_value)
+    }
+
+    /// A get in `view`, charging the seeks LevelDB charges.
+    fn get_in(&self, view: &Version, key: &[u8], sequence: u64) -> Result<LookupResult> {
+        let mut stats = SeekStats::default();
+        let found = view.get_with(&LookupKey::new(key, sequence)?, &mut stats)?;
+        if let Some((Some(level), f)) = stats.charge {
+            self.shared.charge_seek(level, &f);
+        }
+        Ok(found)
     }
 
     /// The value of `key` at `snapshot`.
@@ -364,7 +376,7 @@ impl WritableDb {
     /// As [`get`](Self::get).
     pub fn lookup(&self, key: &[u8], snapshot: &Snapshot) -> Result<LookupResult> {
         let (view, _) = self.shared.read_view();
-        view.get(&LookupKey::new(key, snapshot.sequence)?)
+        self.get_in(&view, key, snapshot.sequence)
     }
 
     /// A snapshot of the database as it is now.
@@ -406,7 +418,7 @@ impl WritableDb {
 
     fn iter_in<K: AsRef<[u8]> + ?Sized>(
         &self,
-        view: Arc<crate::version::Version>,
+        view: Arc<Version>,
         range: &impl RangeBounds<K>,
         sequence: u64,
     ) -> DbIter {
