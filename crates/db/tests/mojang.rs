@@ -167,3 +167,79 @@ fn mojang_worlds_read_as_mojang_reads_them() {
         "the tables' newest versions differ from Mojang's view"
     );
 }
+
+/// A world edited by `WritableDb` with Mojang's raw deflate blocks opens in Mojang's
+/// LevelDB with the edits, and its new tables are raw deflate (type 4), as Minecraft's are.
+#[test]
+fn a_world_we_edit_opens_in_mojangs_leveldb() {
+    use leveltable_db::{WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions};
+    use leveltable_table::Compression;
+
+    let Some(python) = python() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("db");
+    let world_str = world.to_str().unwrap();
+    run(
+        &python,
+        &["write", world_str, "--megabytes", "4", "--seed", "5"],
+    );
+    let before: BTreeMap<Vec<u8>, Vec<u8>> = {
+        let copy = tmp.path().join("before");
+        copy_dir(&world, &copy);
+        mojang_view(&python, &copy).into_iter().collect()
+    };
+    let old_tables: Vec<_> = tables(&world);
+    let options = WritableOptions::default()
+        .compression(Compression::RawDeflate)
+        .write_buffer_size(256 << 10);
+    let db = WritableDb::open(&world, options).unwrap();
+    let mut expected = before.clone();
+    // Edit as a world editor does: new chunks, rewritten chunks, deleted chunks.
+    for (i, (k, _)) in before.iter().enumerate().step_by(7) {
+        if i % 2 == 0 {
+            db.delete(k, WriteOptions::default()).unwrap();
+            expected.remove(k);
+        } else {
+            let v = vec![i as u8; 3000];
+            db.put(k, &v, WriteOptions::default()).unwrap();
+            expected.insert(k.clone(), v);
+        }
+    }
+    let mut batch = WriteBatchBuilder::default();
+    for x in 0..500i32 {
+        let mut key = x.to_le_bytes().to_vec();
+        key.extend_from_slice(&1000i32.to_le_bytes());
+        key.push(0x2F);
+        key.push(0);
+        let value: Vec<u8> = (0..4096u32).map(|j| (j / 64 + x as u32) as u8).collect();
+        batch.put(&key, &value);
+        expected.insert(key, value);
+    }
+    db.write(&batch, WriteOptions { sync: true }).unwrap();
+    db.compact_range(None, None).unwrap();
+    db.close().unwrap();
+
+    let ours: Vec<_> = tables(&world)
+        .into_iter()
+        .filter(|t| !old_tables.contains(t))
+        .collect();
+    assert!(!ours.is_empty());
+    for path in &ours {
+        let options = ldb_read_options().profile(Profile::LevelDb);
+        let err = Table::open(File::open(path).unwrap(), options)
+            .and_then(|t| t.verify().map(drop))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("compression type 4"),
+            "{}: {err}",
+            path.display()
+        );
+    }
+    let got: Entries = mojang_view(&python, &world);
+    let want: Entries = expected.into_iter().collect();
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "Mojang's view of the edited world differs");
+}
