@@ -23,7 +23,7 @@ use crate::options::{
 use crate::recovery::replay_log;
 use crate::storage::{LocalDir, MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
-use crate::version::{Origin, Source, Version};
+use crate::version::{Origin, Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
 use crate::version_set::{Manifest, read_manifest_in};
 use crate::{Error, Result};
@@ -240,22 +240,7 @@ impl Db {
         }
         // Newest first: logs, then level-0 tables by number, then the deeper levels.
         sources.reverse();
-        let mut level0: Vec<Arc<FileMetaData>> = manifest.levels[0].clone();
-        level0.sort_by_key(|f| std::cmp::Reverse(f.number));
-        for f in level0 {
-            sources.push(Source::Files {
-                level: Some(0),
-                files: vec![f],
-            });
-        }
-        for (level, files) in manifest.levels.iter().enumerate().skip(1) {
-            if !files.is_empty() {
-                sources.push(Source::Files {
-                    level: Some(level),
-                    files: files.clone(),
-                });
-            }
-        }
+        sources.extend(file_sources(&manifest.levels));
         let levels = manifest
             .levels
             .iter()
@@ -263,13 +248,7 @@ impl Db {
             .map(|(level, files)| {
                 files
                     .iter()
-                    .map(|f| TableInfo {
-                        number: f.number,
-                        level: Some(level),
-                        size: f.file_size,
-                        smallest: f.smallest.clone(),
-                        largest: f.largest.clone(),
-                    })
+                    .map(|f| TableInfo::of(Some(level), f))
                     .collect()
             })
             .collect();

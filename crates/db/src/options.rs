@@ -8,6 +8,7 @@ use leveltable_table::{BytewiseComparator, Cache, Comparator, Profile};
 use crate::comparators::ComparatorRegistry;
 use crate::log_reader::Dropped;
 use crate::table_cache::{DEFAULT_MAX_OPEN_TABLES, DEFAULT_TABLE_MEMORY_BUDGET};
+use crate::version_edit::FileMetaData;
 
 /// LevelDB's default block cache: 8 MiB.
 pub const DEFAULT_BLOCK_CACHE_BYTES: u64 = 8 << 20;
@@ -165,6 +166,19 @@ pub struct TableInfo {
     pub smallest: Vec<u8>,
     /// The largest internal key.
     pub largest: Vec<u8>,
+}
+
+impl TableInfo {
+    /// The table `f` describes, at `level`.
+    pub(crate) fn of(level: Option<usize>, f: &FileMetaData) -> TableInfo {
+        TableInfo {
+            number: f.number,
+            level,
+            size: f.file_size,
+            smallest: f.smallest.clone(),
+            largest: f.largest.clone(),
+        }
+    }
 }
 
 /// A log replayed at the open.

@@ -50,6 +50,31 @@ pub(crate) enum Source {
     },
 }
 
+/// The sources of a MANIFEST's levels in the order gets search them: each level-0 table,
+/// newest (highest number) first, then each deeper level as one run.
+pub(crate) fn file_sources(levels: &[Vec<Arc<FileMetaData>>]) -> Vec<Source> {
+    let mut sources = Vec::new();
+    if let Some(level0) = levels.first() {
+        let mut level0 = level0.clone();
+        level0.sort_by_key(|f| std::cmp::Reverse(f.number));
+        for f in level0 {
+            sources.push(Source::Files {
+                level: Some(0),
+                files: vec![f],
+            });
+        }
+    }
+    for (level, files) in levels.iter().enumerate().skip(1) {
+        if !files.is_empty() {
+            sources.push(Source::Files {
+                level: Some(level),
+                files: files.clone(),
+            });
+        }
+    }
+    sources
+}
+
 /// Which tables a get looked in (LevelDB's `Version::GetStats`): a get that looked in more
 /// than one charges the first a seek, and a table charged too often is compacted.
 #[derive(Debug, Default)]

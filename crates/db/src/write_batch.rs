@@ -136,10 +136,17 @@ impl WriteBatchBuilder {
 
     fn bump(&mut self) {
         let count = u32::from_le_bytes(self.rep[8..12].try_into().expect("4 bytes"));
-        self.rep[8..12].copy_from_slice(&count.wrapping_add(1).to_le_bytes());
+        let count = count
+            .checked_add(1)
+            .expect("a write batch holds fewer than 2^32 operations");
+        self.rep[8..12].copy_from_slice(&count.to_le_bytes());
     }
 
     /// Adds a put.
+    ///
+    /// # Panics
+    /// If the key or the value is 4 GiB or longer (the format stores 32-bit lengths), or
+    /// the batch already holds 2^32 - 1 operations.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
         self.bump();
         self.rep.push(ValueType::Value.to_byte());
@@ -149,6 +156,9 @@ impl WriteBatchBuilder {
     }
 
     /// Adds a delete.
+    ///
+    /// # Panics
+    /// As [`put`](Self::put).
     pub fn delete(&mut self, key: &[u8]) -> &mut Self {
         self.bump();
         self.rep.push(ValueType::Deletion.to_byte());
@@ -188,8 +198,14 @@ impl WriteBatchBuilder {
     }
 
     /// Appends the operations of `other` (LevelDB's `WriteBatchInternal::Append`).
+    ///
+    /// # Panics
+    /// If the two hold 2^32 operations or more.
     pub fn append(&mut self, other: &WriteBatchBuilder) {
-        let count = self.count().wrapping_add(other.count());
+        let count = self
+            .count()
+            .checked_add(other.count())
+            .expect("a write batch holds fewer than 2^32 operations");
         self.rep[8..12].copy_from_slice(&count.to_le_bytes());
         self.rep.extend_from_slice(&other.rep[HEADER_SIZE..]);
     }

@@ -16,15 +16,11 @@ use leveltable_interop::db::{
 use leveltable_interop::require_leveldb;
 use leveltable_interop::table::Compression;
 
-type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+mod common;
 
-/// A configurable count: the environment variable's value or the default.
-pub fn count(var: &str, default: u64) -> u64 {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+use common::{count, same};
+
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Copies a directory's regular files (flat: a LevelDB directory has no subdirectories
 /// until a repair makes `lost/`).
@@ -52,25 +48,6 @@ pub fn dir_state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             (e.file_name().to_string_lossy().into_owned(), bytes)
         })
         .collect()
-}
-
-/// Panics unless the two lists are equal, naming the first entry that differs (the lists
-/// can be long; printing them whole helps nobody).
-fn same(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], what: &str) {
-    if got == want {
-        return;
-    }
-    let i = got.iter().zip(want).take_while(|(a, b)| a == b).count();
-    let show = |e: Option<&(Vec<u8>, Vec<u8>)>| {
-        e.map(|(k, v)| format!("{:?} ({} value bytes)", String::from_utf8_lossy(k), v.len()))
-    };
-    panic!(
-        "{what}: ours has {} entries, LevelDB {}; first difference at {i}: ours {:?}, LevelDB {:?}",
-        got.len(),
-        want.len(),
-        show(got.get(i)),
-        show(want.get(i)),
-    );
 }
 
 fn ours_all(db: &OurDb) -> Result<Pairs, leveltable_db::Error> {

@@ -25,38 +25,17 @@ use leveltable_interop::db::{
 use leveltable_interop::require_leveldb;
 use leveltable_interop::table::Compression;
 
+mod common;
+
+use common::{count, same};
+
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 /// A table as `leveldb.sstables` lists it: number, smallest and largest user keys.
 type Listed = (u64, Vec<u8>, Vec<u8>);
 
-fn count(var: &str, default: u64) -> u64 {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn pairs(m: &Model) -> Pairs {
     m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
-}
-
-/// Panics unless the lists are equal, naming the first difference.
-fn same(got: &Pairs, want: &Pairs, what: &str) {
-    if got == want {
-        return;
-    }
-    let i = got.iter().zip(want).take_while(|(a, b)| a == b).count();
-    let show = |e: Option<&(Vec<u8>, Vec<u8>)>| {
-        e.map(|(k, v)| format!("{:?} ({} value bytes)", String::from_utf8_lossy(k), v.len()))
-    };
-    panic!(
-        "{what}: {} entries, expected {}; first difference at {i}: {:?}, expected {:?}",
-        got.len(),
-        want.len(),
-        show(got.get(i)),
-        show(want.get(i)),
-    );
 }
 
 /// The options of one history, for both sides.

@@ -17,7 +17,7 @@ use crate::live_memtable::LiveMemTable;
 use crate::lock::DbLock;
 use crate::log_writer::LogWriter;
 use crate::table_cache::TableCache;
-use crate::version::{Source, Version};
+use crate::version::{Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
 use crate::write_batch::WriteBatchBuilder;
 use crate::writer::file_system::{FileSystem, WritableFile};
@@ -329,22 +329,7 @@ pub(crate) fn view_of(
             table: Arc::clone(imm),
         });
     }
-    let mut level0 = levels.files[0].clone();
-    level0.sort_by_key(|f| std::cmp::Reverse(f.number));
-    for f in level0 {
-        sources.push(Source::Files {
-            level: Some(0),
-            files: vec![f],
-        });
-    }
-    for (level, files) in levels.files.iter().enumerate().skip(1) {
-        if !files.is_empty() {
-            sources.push(Source::Files {
-                level: Some(level),
-                files: files.clone(),
-            });
-        }
-    }
+    sources.extend(file_sources(&levels.files));
     Version::new(icmp.clone(), Arc::clone(tables), sources, false)
 }
 

@@ -172,6 +172,17 @@ impl WritableDb {
         self.commit(Some(batch.clone()), options.sync)
     }
 
+    /// [`write`](Self::write), taking the batch (not copying it).
+    ///
+    /// # Errors
+    /// As [`put`](Self::put).
+    pub fn write_owned(&self, batch: WriteBatchBuilder, options: WriteOptions) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.commit(Some(batch), options.sync)
+    }
+
     /// Queues `batch` (or, for `None`, a request for a memtable switch) and waits until it
     /// is committed, by this thread if it reaches the front of the queue first, or as part
     /// of the group of the writer in front of it.
@@ -513,15 +524,7 @@ impl WritableDb {
             .files
             .iter()
             .enumerate()
-            .flat_map(|(level, files)| {
-                files.iter().map(move |f| TableInfo {
-                    number: f.number,
-                    level: Some(level),
-                    size: f.file_size,
-                    smallest: f.smallest.clone(),
-                    largest: f.largest.clone(),
-                })
-            })
+            .flat_map(|(level, files)| files.iter().map(move |f| TableInfo::of(Some(level), f)))
             .collect()
     }
 

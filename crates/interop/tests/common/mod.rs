@@ -45,3 +45,30 @@ pub fn check<S>(
         panic!("{e}\n{runner}");
     }
 }
+
+/// A configurable count: the environment variable's value or the default.
+pub fn count(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Panics unless the two lists are equal, naming the first entry that differs (the lists
+/// can be long; printing them whole helps nobody).
+pub fn same(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], what: &str) {
+    if got == want {
+        return;
+    }
+    let i = got.iter().zip(want).take_while(|(a, b)| a == b).count();
+    let show = |e: Option<&(Vec<u8>, Vec<u8>)>| {
+        e.map(|(k, v)| format!("{:?} ({} value bytes)", String::from_utf8_lossy(k), v.len()))
+    };
+    panic!(
+        "{what}: {} entries, expected {}; first difference at {i}: {:?}, expected {:?}",
+        got.len(),
+        want.len(),
+        show(got.get(i)),
+        show(want.get(i)),
+    );
+}
