@@ -31,6 +31,15 @@ impl<T> Closable<T> {
 
     /// Drops this object's reference to the value.
     pub fn close(&self) {
-        *self.inner.write().unwrap_or_else(PoisonError::into_inner) = None;
+        self.take();
+    }
+
+    /// Closes, handing over this object's reference to the value (`None` if it was
+    /// closed already).
+    pub fn take(&self) -> Option<Arc<T>> {
+        self.inner
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 }

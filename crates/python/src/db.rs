@@ -1,141 +1,25 @@
-//! `leveltable.Db`: a whole LevelDB database, read-only, and its snapshots.
+//! `leveltable.Db`: a whole LevelDB database, read-only or open for writing, and its
+//! snapshots.
 
-use std::ops::Bound as Edge;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use leveltable_db::filename::{FileType, parse_file_name};
-use leveltable_db::{Db as RustDb, DbIter, DbOptions};
+use leveltable_db::{Db as RustDb, DbOptions};
 use leveltable_table::Cache;
-use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
-use crate::bytes::bytes_of;
 use crate::closable::Closable;
-use crate::entries::{Chunk, ChunkSource, Entries, Mode, iterate};
+use crate::db_view::{At, IteratorKeywords, Pin, Source, THE_DATABASE, View, bound};
+use crate::db_write::{self, WriteBatch, WriteKeywords};
+use crate::entries::{Entries, Mode, iterate};
 use crate::errors::{Error, InvalidArgumentError, db_error, os_error};
 use crate::fs_path::FsPath;
 
-/// What the database's iterators and snapshots say once it is closed.
-const THE_DATABASE: &str = "the database";
-
-/// A database's entries, read through one iterator kept between chunks.
-struct DbChunks {
-    source: Arc<Closable<RustDb>>,
-    path: PathBuf,
-    iter: DbIter,
-}
-
-impl ChunkSource for DbChunks {
-    fn fill(&mut self, chunk: &mut Chunk) -> PyResult<()> {
-        self.source.get(THE_DATABASE)?;
-        // Entries lent by the iterator, copied once, into the chunk.
-        while let Some(entry) = self.iter.next_entry() {
-            let (k, v) = entry.map_err(|e| db_error(&self.path, e))?;
-            chunk.push(k, v);
-            if chunk.full() {
-                break;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// An optional bytes-like bound.
-fn bound(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<u8>>> {
-    obj.map(|o| bytes_of(o, what).map(|b| b.into_owned()))
-        .transpose()
-}
-
-/// Reads of one database at one sequence number: the methods `Db` and `Snapshot` share.
-/// Each read takes the database from the `Db`'s own hold on it, so once the `Db` is
-/// closed, its snapshots and iterators raise `ClosedError` as the `Db` does.
-struct View {
-    source: Arc<Closable<RustDb>>,
-    sequence: u64,
-}
-
-impl View {
-    /// The database, or `ClosedError`.
-    fn db(&self) -> PyResult<Arc<RustDb>> {
-        self.source.get(THE_DATABASE)
-    }
-
-    fn get<'py>(
-        &self,
-        py: Python<'py>,
-        key: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let key = bytes_of(key, "key")?;
-        let db = self.db()?;
-        let found = py
-            .detach(|| db.get_at(&key, self.sequence))
-            .map_err(|e| db_error(db.path(), e))?;
-        Ok(found.map(|v| PyBytes::new(py, &v)))
-    }
-
-    fn get_many<'py>(
-        &self,
-        py: Python<'py>,
-        keys: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let keys = keys
-            .try_iter()?
-            .map(|k| bytes_of(&k?, "key").map(|b| b.into_owned()))
-            .collect::<PyResult<Vec<Vec<u8>>>>()?;
-        let db = self.db()?;
-        let values = py
-            .detach(|| db.get_many_at(&keys, self.sequence))
-            .map_err(|e| db_error(db.path(), e))?;
-        PyList::new(
-            py,
-            values.into_iter().map(|v| v.map(|v| PyBytes::new(py, &v))),
-        )
-    }
-
-    fn getitem<'py>(
-        &self,
-        py: Python<'py>,
-        key: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        self.get(py, key)?
-            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
-    }
-
-    fn contains(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.get(py, key)?.is_some())
-    }
-
-    fn entries(
-        &self,
-        start: Option<Vec<u8>>,
-        stop: Option<Vec<u8>>,
-        mode: Mode,
-    ) -> PyResult<Entries> {
-        let db = self.db()?;
-        let start = start.map_or(Edge::Unbounded, Edge::Included);
-        let stop = stop.map_or(Edge::Unbounded, Edge::Excluded);
-        let iter = db.range_at::<[u8]>((as_ref(&start), as_ref(&stop)), self.sequence);
-        let source = Arc::clone(&self.source);
-        let entries = Entries::new(
-            DbChunks {
-                source: Arc::clone(&self.source),
-                path: db.path().to_owned(),
-                iter,
-            },
-            mode,
-        );
-        Ok(entries.checked(move || source.get(THE_DATABASE).map(drop)))
-    }
-}
-
-fn as_ref(b: &Edge<Vec<u8>>) -> Edge<&[u8]> {
-    b.as_ref().map(Vec::as_slice)
-}
-
 /// A LevelDB database directory, opened read-only: nothing in it is created, changed,
-/// locked or deleted, so a database another process holds open can be read.
+/// locked or deleted, so a database another process holds open can be read; or, with
+/// `writable=True`, opened for writing under LevelDB's lock, as plyvel opens it.
 ///
 /// `Db(path, *, verify_checksums=True, cache_bytes=8388608, max_open_tables=990,
 /// table_memory=536870912, profile="auto")`; `path` a `str`, `bytes` or path-like;
@@ -143,24 +27,51 @@ fn as_ref(b: &Edge<Vec<u8>>) -> Edge<&[u8]> {
 /// blocks), past which tables are closed and reopened when needed; `profile` as for `Table`
 /// (Minecraft Bedrock worlds read as they are). Reads see the newest writes, those still in
 /// the log included; `snapshot()` pins the current view.
+///
+/// `Db(path, writable=True, create_if_missing=False, error_if_exists=False,
+/// paranoid_checks=None, write_buffer_size=None, max_file_size=None, block_size=None,
+/// block_restart_interval=None, compression="snappy", bloom_filter_bits=0)` opens it for
+/// writing: `put`, `delete`, `write_batch` and `compact_range`, with LevelDB's options
+/// under plyvel's names. `lru_cache_size` and `max_open_files` are plyvel's names of
+/// `cache_bytes` and `max_open_tables` (less LevelDB's 10 other files).
 #[pyclass(frozen, module = "leveltable")]
 pub struct Db {
-    inner: Arc<Closable<RustDb>>,
+    inner: Source,
 }
 
 impl Db {
     fn view(&self) -> PyResult<View> {
-        let db = self.inner.get(THE_DATABASE)?;
-        let sequence = db.snapshot();
+        let at = match &self.inner {
+            Source::Read(db) => At::Sequence(db.get(THE_DATABASE)?.snapshot()),
+            Source::Write(db) => {
+                db.get(THE_DATABASE)?;
+                At::Now
+            }
+        };
         Ok(View {
-            source: Arc::clone(&self.inner),
-            sequence,
+            source: self.inner.clone(),
+            at,
         })
     }
 
     fn opened(db: RustDb) -> Db {
         Db {
-            inner: Arc::new(Closable::new(db)),
+            inner: Source::Read(Arc::new(Closable::new(db))),
+        }
+    }
+
+    /// The read-only database, or `what` refused for one open for writing.
+    fn read_only(&self, what: &str) -> PyResult<Arc<RustDb>> {
+        match &self.inner {
+            Source::Read(db) => db.get(THE_DATABASE),
+            Source::Write(db) => {
+                let db = db.get(THE_DATABASE)?;
+                Err(Error::new_err(format!(
+                    "{}: {what} reads a database opened read-only: close this one and open \
+                     it with leveltable.Db(path)",
+                    db.path().display()
+                )))
+            }
         }
     }
 }
@@ -197,7 +108,8 @@ fn options(
 #[pymethods]
 impl Db {
     #[new]
-    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None, table_memory = None, profile = "auto"))]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None, table_memory = None, profile = "auto", writable = false, create_if_missing = false, error_if_exists = false, paranoid_checks = None, write_buffer_size = None, max_file_size = None, block_size = None, block_restart_interval = None, compression = Some("snappy"), bloom_filter_bits = 0, lru_cache_size = None, max_open_files = None))]
     fn new(
         py: Python<'_>,
         path: FsPath,
@@ -206,15 +118,49 @@ impl Db {
         max_open_tables: Option<usize>,
         table_memory: Option<u64>,
         profile: &str,
+        writable: bool,
+        create_if_missing: bool,
+        error_if_exists: bool,
+        paranoid_checks: Option<bool>,
+        write_buffer_size: Option<usize>,
+        max_file_size: Option<u64>,
+        block_size: Option<usize>,
+        block_restart_interval: Option<usize>,
+        compression: Option<&str>,
+        bloom_filter_bits: usize,
+        lru_cache_size: Option<u64>,
+        max_open_files: Option<usize>,
     ) -> PyResult<Self> {
         let path = path.0;
         let options = options(
             verify_checksums,
-            cache_bytes,
-            max_open_tables,
+            lru_cache_size.unwrap_or(cache_bytes),
+            max_open_files
+                .map(|files| files.saturating_sub(10))
+                .or(max_open_tables),
             table_memory,
             profile,
         )?;
+        let keywords = WriteKeywords {
+            create_if_missing,
+            error_if_exists,
+            paranoid_checks,
+            write_buffer_size,
+            max_file_size,
+            block_size,
+            block_restart_interval,
+            compression,
+            bloom_filter_bits,
+        };
+        if writable {
+            let inner = db_write::open(py, &path, options, &keywords)?;
+            return Ok(Db { inner });
+        }
+        if let Some(name) = keywords.first_given() {
+            return Err(InvalidArgumentError::new_err(format!(
+                "{name} is an option of a database opened for writing: pass writable=True"
+            )));
+        }
         let db = py
             .detach(|| RustDb::open(&path, options))
             .map_err(|e| open_error(&path, e))?;
@@ -251,13 +197,16 @@ impl Db {
         Ok(Db::opened(db))
     }
 
-    /// The value of `key`, or `None` if it is absent or deleted.
+    /// The value of `key`, or `default` (`None`) if it is absent or deleted.
+    #[pyo3(signature = (key, default = None))]
     fn get<'py>(
         &self,
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        self.view()?.get(py, key)
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let found = self.view()?.get(py, key)?;
+        Ok(found.map(Bound::into_any).or(default))
     }
 
     /// The values of `keys`, in order, `None` for each absent key.
@@ -296,6 +245,35 @@ impl Db {
         self.view()?.entries(start, stop, Mode::Items)
     }
 
+    /// plyvel's `iterator()`: the entries from `start` to `stop` (`include_start`,
+    /// `include_stop` say whether each bound is in), or those whose key starts with
+    /// `prefix`; from the last down with `reverse`; `(key, value)` pairs, keys, values, or
+    /// `None` per entry, as `include_key` and `include_value` say.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*, reverse = false, start = None, stop = None, include_start = true, include_stop = false, prefix = None, include_key = true, include_value = true))]
+    fn iterator(
+        &self,
+        reverse: bool,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        include_start: bool,
+        include_stop: bool,
+        prefix: Option<&Bound<'_, PyAny>>,
+        include_key: bool,
+        include_value: bool,
+    ) -> PyResult<Entries> {
+        self.view()?.iterator(&IteratorKeywords {
+            reverse,
+            start,
+            stop,
+            include_start,
+            include_stop,
+            prefix,
+            include_key,
+            include_value,
+        })
+    }
+
     /// The live keys in order.
     fn keys(&self) -> PyResult<Entries> {
         self.view()?.entries(None, None, Mode::Keys)
@@ -312,23 +290,93 @@ impl Db {
     }
 
     /// A view of the database as it is now (its newest sequence number), or at an older
-    /// `sequence`.
+    /// `sequence` (read-only databases). A writable database's compactions keep what a
+    /// snapshot sees until the snapshot is released (`release()`, or dropped).
     #[pyo3(signature = (sequence = None))]
     fn snapshot(&self, sequence: Option<u64>) -> PyResult<Snapshot> {
-        let view = self.view()?;
-        let sequence = sequence.unwrap_or(view.sequence).min(view.sequence);
-        Ok(Snapshot {
-            view: View {
-                source: view.source,
-                sequence,
-            },
-        })
+        let at = match &self.inner {
+            Source::Read(_) => {
+                let newest = self.view()?.sequence()?;
+                Pin::Sequence(sequence.unwrap_or(newest).min(newest))
+            }
+            Source::Write(db) => {
+                let db = db.get(THE_DATABASE)?;
+                if sequence.is_some() {
+                    return Err(InvalidArgumentError::new_err(
+                        "snapshot(sequence=...) reads a database opened read-only: a \
+                         database open for writing keeps only what its snapshots see",
+                    ));
+                }
+                Pin::Writable(db.snapshot())
+            }
+        };
+        Ok(Snapshot::new(View {
+            source: self.inner.clone(),
+            at: At::Snapshot(Closable::new(at)),
+        }))
+    }
+
+    /// Sets `key` to `value` (database opened with `writable=True`); `sync=True` syncs the
+    /// log to disk before returning. The GIL is released while writing.
+    #[pyo3(signature = (key, value, *, sync = false))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        db_write::put(py, &self.inner, key, value, sync)
+    }
+
+    /// Deletes `key` (nothing happens if it is absent).
+    #[pyo3(signature = (key, *, sync = false))]
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+        db_write::delete(py, &self.inner, key, sync)
+    }
+
+    /// A batch of puts and deletes applied atomically: by `write()`, or at the end of a
+    /// `with` block that raised nothing (dropped if it raised, unless
+    /// `transaction=False`).
+    #[pyo3(signature = (*, sync = false, transaction = true))]
+    fn write_batch(&self, sync: bool, transaction: bool) -> PyResult<WriteBatch> {
+        WriteBatch::new(&self.inner, sync, transaction)
+    }
+
+    /// Compacts the keys from `start` to `stop` (both included; `None`: unbounded) down
+    /// the levels, as LevelDB's `CompactRange`: deleted and overwritten versions no
+    /// snapshot sees are dropped. The GIL is released meanwhile.
+    #[pyo3(signature = (start = None, stop = None))]
+    fn compact_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        db_write::compact_range(py, &self.inner, start, stop)
+    }
+
+    /// Whether the database is open for writing.
+    #[getter]
+    fn writable(&self) -> bool {
+        matches!(self.inner, Source::Write(_))
+    }
+
+    /// Whether the database was closed.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.check_open().is_err()
     }
 
     /// The files per level (number, size, smallest and largest key), the logs replayed and
-    /// the bytes dropped from them, the last sequence and the comparator.
+    /// the bytes dropped from them, the last sequence and the comparator. For a database
+    /// open for writing: the path, the last sequence, the files per level and the
+    /// compactions run since the open.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let db = self.view()?.db()?;
+        if let Source::Write(db) = &self.inner {
+            return db_write::stats(py, &*db.get(THE_DATABASE)?);
+        }
+        let db = self.read_only("stats()")?;
         let p = db.properties();
         let d = PyDict::new(py);
         d.set_item("path", db.path().display().to_string())?;
@@ -371,7 +419,7 @@ impl Db {
     /// Reads and checks every table and log record; returns what was checked. Raises
     /// `CorruptionError` at the first problem.
     fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let db = self.view()?.db()?;
+        let db = self.read_only("verify()")?;
         let s = py
             .detach(|| db.verify())
             .map_err(|e| db_error(db.path(), e))?;
@@ -388,8 +436,18 @@ impl Db {
     /// in progress. Its snapshots and iterators raise `ClosedError` from then on, as the
     /// `Db` does (a `for` loop over the `Db` itself first yields the entries it has
     /// already fetched, at most 1024). Closing twice does nothing.
-    fn close(&self) {
-        self.inner.close();
+    ///
+    /// A database open for writing waits for its background work and releases its lock
+    /// (at once, unless another thread is still reading or writing through it: then when
+    /// that ends); its unflushed writes are in its log, which the next open reads.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        match &self.inner {
+            Source::Read(db) => {
+                db.close();
+                Ok(())
+            }
+            Source::Write(db) => db_write::close(py, db),
+        }
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -397,17 +455,22 @@ impl Db {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        self.close();
-        false
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
     }
 
     fn __repr__(&self) -> String {
-        match self.view() {
-            Ok(v) => match v.db() {
-                Ok(db) => format!("leveltable.Db({:?})", db.path().display().to_string()),
-                Err(_) => "leveltable.Db(<closed>)".to_owned(),
-            },
+        let path = match &self.inner {
+            Source::Read(db) => db.get(THE_DATABASE).map(|db| db.path().to_owned()),
+            Source::Write(db) => db.get(THE_DATABASE).map(|db| db.path().to_owned()),
+        };
+        match path {
+            Ok(path) if self.writable() => format!(
+                "leveltable.Db({:?}, writable=True)",
+                path.display().to_string()
+            ),
+            Ok(path) => format!("leveltable.Db({:?})", path.display().to_string()),
             Err(_) => "leveltable.Db(<closed>)".to_owned(),
         }
     }
@@ -453,7 +516,7 @@ pub(crate) fn open_error(path: &Path, e: leveltable_db::Error) -> PyErr {
 }
 
 /// The user key of an internal key (the key less its 8-byte tag).
-fn user_key(internal: &[u8]) -> &[u8] {
+pub(crate) fn user_key(internal: &[u8]) -> &[u8] {
     &internal[..internal.len().saturating_sub(8)]
 }
 
@@ -463,21 +526,42 @@ pub struct Snapshot {
     view: View,
 }
 
+impl Snapshot {
+    fn new(view: View) -> Snapshot {
+        Snapshot { view }
+    }
+}
+
 #[pymethods]
 impl Snapshot {
     /// The sequence number the snapshot reads at.
     #[getter]
-    fn sequence(&self) -> u64 {
-        self.view.sequence
+    fn sequence(&self) -> PyResult<u64> {
+        self.view.sequence()
     }
 
-    /// The value of `key` at the snapshot, or `None`.
+    /// Releases the snapshot (plyvel's name): a database open for writing no longer keeps
+    /// what only it sees, and its reads raise `ClosedError` from then on. Its iterators
+    /// made before read on. Releasing twice does nothing.
+    fn release(&self) {
+        self.view.release();
+    }
+
+    /// The same as `release()`.
+    fn close(&self) {
+        self.view.release();
+    }
+
+    /// The value of `key` at the snapshot, or `default` (`None`).
+    #[pyo3(signature = (key, default = None))]
     fn get<'py>(
         &self,
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        self.view.get(py, key)
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let found = self.view.get(py, key)?;
+        Ok(found.map(Bound::into_any).or(default))
     }
 
     /// The values of `keys` at the snapshot, in order.
@@ -514,5 +598,34 @@ impl Snapshot {
     ) -> PyResult<Entries> {
         let (start, stop) = (bound(start, "start")?, bound(stop, "stop")?);
         self.view.entries(start, stop, Mode::Items)
+    }
+
+    /// plyvel's `iterator()`: the entries from `start` to `stop` (`include_start`,
+    /// `include_stop` say whether each bound is in), or those whose key starts with
+    /// `prefix`; from the last down with `reverse`; `(key, value)` pairs, keys, values, or
+    /// `None` per entry, as `include_key` and `include_value` say.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*, reverse = false, start = None, stop = None, include_start = true, include_stop = false, prefix = None, include_key = true, include_value = true))]
+    fn iterator(
+        &self,
+        reverse: bool,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        include_start: bool,
+        include_stop: bool,
+        prefix: Option<&Bound<'_, PyAny>>,
+        include_key: bool,
+        include_value: bool,
+    ) -> PyResult<Entries> {
+        self.view.iterator(&IteratorKeywords {
+            reverse,
+            start,
+            stop,
+            include_start,
+            include_stop,
+            prefix,
+            include_key,
+            include_value,
+        })
     }
 }

@@ -29,6 +29,8 @@ pub enum Mode {
     Keys,
     /// Values.
     Values,
+    /// `None` per entry (plyvel's iterator with neither keys nor values).
+    Neither,
 }
 
 /// Entries fetched in one crossing, stored end to end in one buffer: filling a chunk
@@ -228,6 +230,24 @@ impl Entries {
         self.item(py, key, value).map(Some)
     }
 
+    /// Stops the iteration: what it reads from is dropped, and it yields nothing more.
+    /// Closing twice does nothing.
+    fn close(&self) {
+        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        guard.feed = Feed::Ended;
+        guard.chunk.clear();
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
     /// The entries not handed out yet of the current chunk (a new chunk if it is used up),
     /// as a list; empty at the end. [`iterate`] builds Python's loops on it.
     fn next_chunk<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -307,6 +327,7 @@ impl Entries {
             }
             Mode::Keys => PyBytes::new(py, key).into_any().unbind(),
             Mode::Values => PyBytes::new(py, value).into_any().unbind(),
+            Mode::Neither => py.None(),
         })
     }
 }

@@ -8,6 +8,8 @@ mod chromium;
 mod closable;
 mod db;
 mod db_build;
+mod db_view;
+mod db_write;
 mod entries;
 mod errors;
 mod fs_path;
@@ -25,6 +27,7 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<builder::TableBuilder>()?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::Snapshot>()?;
+    m.add_class::<db_write::WriteBatch>()?;
     m.add_class::<db_build::Part>()?;
     m.add_function(wrap_pyfunction!(db_build::build_db, m)?)?;
     m.add_function(wrap_pyfunction!(db_build::build_part, m)?)?;

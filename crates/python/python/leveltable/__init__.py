@@ -2,7 +2,8 @@
 
 ``Table`` reads one table file (``.ldb``, ``.sst``); ``TableBuilder`` writes one, byte for
 byte as LevelDB 1.23 would. ``Db`` opens a whole database directory read-only (``Db.salvage``
-reads what LevelDB's repair would recover); ``build_db`` bulk-builds one that LevelDB opens
+reads what LevelDB's repair would recover), or with ``writable=True`` for writing, as
+plyvel does; ``build_db`` bulk-builds one that LevelDB opens
 and keeps using, and ``build_part`` (or ``build_part_arrow``, from Arrow record batches)
 with ``commit_db`` builds one in parts, on many machines; ``leveltable.spark.write_leveldb``
 does so from a Spark DataFrame.
@@ -23,6 +24,7 @@ from leveltable._leveltable import (
     Snapshot,
     Table,
     TableBuilder,
+    WriteBatch,
     build_db,
     build_part,
     build_part_arrow,
@@ -42,6 +44,7 @@ __all__ = [
     "Snapshot",
     "Table",
     "TableBuilder",
+    "WriteBatch",
     "build_db",
     "build_part",
     "build_part_arrow",

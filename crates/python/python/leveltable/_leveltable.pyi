@@ -33,6 +33,15 @@ class Entries(Iterator[_T]):
     def next_chunk(self) -> list[_T]:
         """The entries not yet handed out of the current chunk (or the next chunk), as a
         list; empty at the end."""
+    def close(self) -> None:
+        """Stops the iteration: it yields nothing more."""
+    def __enter__(self) -> "Entries[_T]": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
 
 class Table:
     """A LevelDB table file (``.ldb``, ``.sst``), read-only.
@@ -110,11 +119,14 @@ class TableBuilder:
     ) -> bool: ...
 
 class Snapshot:
-    """A database as it was at one sequence number: later writes are invisible to it."""
+    """A database as it was at one sequence number: later writes are invisible to it. A
+    database open for writing keeps what its snapshots see through compactions until they
+    are released (``release()``, or dropped)."""
 
     @property
     def sequence(self) -> int: ...
-    def get(self, key: BytesLike) -> Optional[bytes]: ...
+    def get(self, key: BytesLike, default: Optional[_T] = None) -> Union[bytes, _T, None]:
+        """The value of ``key``, or ``default`` if it is absent (plyvel's ``get``)."""
     def get_many(self, keys: Iterable[BytesLike]) -> list[Optional[bytes]]: ...
     def __getitem__(self, key: BytesLike) -> bytes: ...
     def __contains__(self, key: BytesLike) -> bool: ...
@@ -122,6 +134,51 @@ class Snapshot:
     def range(
         self, start: Optional[BytesLike] = None, stop: Optional[BytesLike] = None
     ) -> Entries[Tuple[bytes, bytes]]: ...
+    def iterator(
+        self,
+        *,
+        reverse: bool = False,
+        start: Optional[BytesLike] = None,
+        stop: Optional[BytesLike] = None,
+        include_start: bool = True,
+        include_stop: bool = False,
+        prefix: Optional[BytesLike] = None,
+        include_key: bool = True,
+        include_value: bool = True,
+    ) -> Entries[Any]:
+        """plyvel's ``iterator()``: entries from ``start`` to ``stop`` (``include_start``
+        and ``include_stop`` say whether each bound is in) or those whose key starts with
+        ``prefix`` (not with ``start`` or ``stop``: ``TypeError``), from the last down with
+        ``reverse``; ``(key, value)`` pairs, keys, values, or ``None`` per entry as
+        ``include_key`` and ``include_value`` say. A forward-only iterator: no ``seek``."""
+    def release(self) -> None:
+        """Releases the snapshot (plyvel's name): its reads raise ``ClosedError`` from then
+        on; its iterators made before read on."""
+    def close(self) -> None:
+        """The same as ``release()``."""
+
+class WriteBatch:
+    """Puts and deletes applied together, atomically (a read sees all or none of them):
+    ``Db.write_batch()``. As a context manager it is written when the ``with`` block ends,
+    and dropped if the block raised (with ``transaction=False``, plyvel's default, written
+    then too)."""
+
+    def put(self, key: BytesLike, value: BytesLike) -> None: ...
+    def delete(self, key: BytesLike) -> None: ...
+    def write(self) -> None:
+        """Applies the operations, with the GIL released; the batch keeps them."""
+    def clear(self) -> None:
+        """Drops the operations."""
+    def approximate_size(self) -> int:
+        """The bytes of the encoded batch."""
+    def __len__(self) -> int: ...
+    def __enter__(self) -> "WriteBatch": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
 
 class Db:
     """A LevelDB database directory, opened read-only: nothing in it is created, changed,
@@ -137,7 +194,18 @@ class Db:
 
     The comparator is the one the MANIFEST names: LevelDB's bytewise order, or Chromium's
     IndexedDB order ``idb_cmp1`` (``leveltable.chromium`` decodes what such a database
-    holds); another name raises ``leveltable.Error`` naming it."""
+    holds); another name raises ``leveltable.Error`` naming it.
+
+    With ``writable=True`` the database is opened for writing, as plyvel opens it: under
+    LevelDB's lock (held elsewhere: ``OSError`` naming the ``LOCK`` file), created with
+    ``create_if_missing``, refused with ``error_if_exists`` if it exists. ``put``,
+    ``delete``, ``write_batch`` and ``compact_range`` write; the reads see the writes. The
+    other write options are LevelDB's, under plyvel's names: ``compression`` is
+    ``"snappy"`` or ``None`` (or a codec name of ``TableBuilder``), ``bloom_filter_bits``
+    adds LevelDB's Bloom filter to new tables. Without ``writable=True`` they raise
+    ``InvalidArgumentError``, and the write methods ``leveltable.Error``.
+    ``lru_cache_size`` and ``max_open_files`` are plyvel's names of ``cache_bytes`` and
+    ``max_open_tables`` (plus LevelDB's 10 other files)."""
 
     def __init__(
         self,
@@ -148,6 +216,18 @@ class Db:
         max_open_tables: Optional[int] = None,
         table_memory: Optional[int] = None,
         profile: str = "auto",
+        writable: bool = False,
+        create_if_missing: bool = False,
+        error_if_exists: bool = False,
+        paranoid_checks: Optional[bool] = None,
+        write_buffer_size: Optional[int] = None,
+        max_file_size: Optional[int] = None,
+        block_size: Optional[int] = None,
+        block_restart_interval: Optional[int] = None,
+        compression: Optional[str] = "snappy",
+        bloom_filter_bits: int = 0,
+        lru_cache_size: Optional[int] = None,
+        max_open_files: Optional[int] = None,
     ) -> None: ...
     @classmethod
     def salvage(
@@ -161,7 +241,8 @@ class Db:
         profile: str = "auto",
     ) -> "Db":
         """What LevelDB's RepairDB would recover, read without writing anything."""
-    def get(self, key: BytesLike) -> Optional[bytes]: ...
+    def get(self, key: BytesLike, default: Optional[_T] = None) -> Union[bytes, _T, None]:
+        """The value of ``key``, or ``default`` if it is absent (plyvel's ``get``)."""
     def get_many(self, keys: Iterable[BytesLike]) -> list[Optional[bytes]]: ...
     def __getitem__(self, key: BytesLike) -> bytes: ...
     def __contains__(self, key: BytesLike) -> bool: ...
@@ -172,16 +253,53 @@ class Db:
     def keys(self) -> Entries[bytes]: ...
     def values(self) -> Entries[bytes]: ...
     def items(self) -> Entries[Tuple[bytes, bytes]]: ...
+    def iterator(
+        self,
+        *,
+        reverse: bool = False,
+        start: Optional[BytesLike] = None,
+        stop: Optional[BytesLike] = None,
+        include_start: bool = True,
+        include_stop: bool = False,
+        prefix: Optional[BytesLike] = None,
+        include_key: bool = True,
+        include_value: bool = True,
+    ) -> Entries[Any]:
+        """plyvel's ``iterator()``: entries from ``start`` to ``stop`` (``include_start``
+        and ``include_stop`` say whether each bound is in) or those whose key starts with
+        ``prefix`` (not with ``start`` or ``stop``: ``TypeError``), from the last down with
+        ``reverse``; ``(key, value)`` pairs, keys, values, or ``None`` per entry as
+        ``include_key`` and ``include_value`` say. A forward-only iterator: no ``seek``."""
     def snapshot(self, sequence: Optional[int] = None) -> Snapshot:
-        """The database as it is now, or at an older sequence number."""
+        """The database as it is now, or (read-only) at an older sequence number."""
+    def put(self, key: BytesLike, value: BytesLike, *, sync: bool = False) -> None:
+        """Sets ``key`` to ``value``; ``sync=True`` syncs the log to disk first. Releases
+        the GIL while writing."""
+    def delete(self, key: BytesLike, *, sync: bool = False) -> None:
+        """Deletes ``key`` (nothing happens if it is absent)."""
+    def write_batch(self, *, sync: bool = False, transaction: bool = True) -> WriteBatch:
+        """A batch of puts and deletes, applied atomically by ``write()`` or at the end of
+        a ``with`` block; dropped if the block raised, unless ``transaction=False``."""
+    def compact_range(
+        self, start: Optional[BytesLike] = None, stop: Optional[BytesLike] = None
+    ) -> None:
+        """Compacts the keys from ``start`` to ``stop`` (both included) down the levels,
+        as LevelDB's ``CompactRange``. Releases the GIL."""
+    @property
+    def writable(self) -> bool:
+        """Whether the database is open for writing."""
+    @property
+    def closed(self) -> bool: ...
     def stats(self) -> dict[str, object]:
-        """Files per level, logs replayed and bytes dropped, last sequence, comparator."""
+        """Files per level, logs replayed and bytes dropped, last sequence, comparator;
+        open for writing: path, last sequence, files per level, compactions."""
     def verify(self) -> dict[str, int]:
-        """Reads and checks every table and log record."""
+        """Reads and checks every table and log record (read-only databases)."""
     def close(self) -> None:
         """Closes the database. Its snapshots and iterators raise ``ClosedError`` from then
         on, as the ``Db`` does (a ``for`` loop over the ``Db`` itself first yields the
-        entries it has already fetched, at most 1024)."""
+        entries it has already fetched, at most 1024). Open for writing, it waits for its
+        background work and releases the lock."""
     def __enter__(self) -> "Db": ...
     def __exit__(
         self,

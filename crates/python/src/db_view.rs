@@ -1,0 +1,341 @@
+//! Reads of a database at one point in time, shared by `Db` and `Snapshot`, for a database
+//! opened read-only (a sequence number) and one opened for writing (now, or a snapshot that
+//! keeps what it sees from compactions).
+
+use std::ops::Bound as Edge;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use leveltable_db::{Db as RustDb, DbIter, Snapshot as RustSnapshot, WritableDb};
+use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+
+use crate::bytes::bytes_of;
+use crate::closable::Closable;
+use crate::entries::{Chunk, ChunkSource, Entries, Mode};
+use crate::errors::db_error;
+
+/// What the database's iterators and snapshots say once it is closed.
+pub const THE_DATABASE: &str = "the database";
+
+/// A database as the `Db` holds it until closed: read-only, or open for writing.
+#[derive(Clone)]
+pub enum Source {
+    /// Opened read-only: nothing in the directory is locked or written.
+    Read(Arc<Closable<RustDb>>),
+    /// Opened for writing, under LevelDB's lock.
+    Write(Arc<Closable<WritableDb>>),
+}
+
+impl Source {
+    /// `ClosedError` once the database is closed.
+    pub fn check_open(&self) -> PyResult<()> {
+        match self {
+            Source::Read(db) => db.get(THE_DATABASE).map(drop),
+            Source::Write(db) => db.get(THE_DATABASE).map(drop),
+        }
+    }
+}
+
+/// What a `Snapshot` says once released.
+pub const THE_SNAPSHOT: &str = "the snapshot";
+
+/// Where a view reads.
+pub enum At {
+    /// A sequence number of a read-only database.
+    Sequence(u64),
+    /// The newest writes of a writable database, at each read.
+    Now,
+    /// What a `Snapshot` pins until released.
+    Snapshot(Closable<Pin>),
+}
+
+/// What a `Snapshot` pins.
+pub enum Pin {
+    /// A sequence number of a read-only database.
+    Sequence(u64),
+    /// A snapshot of a writable database, which its compactions keep.
+    Writable(RustSnapshot),
+}
+
+impl Pin {
+    fn sequence(&self) -> u64 {
+        match self {
+            Pin::Sequence(s) => *s,
+            Pin::Writable(s) => s.sequence(),
+        }
+    }
+
+    fn writable(&self) -> Option<&RustSnapshot> {
+        match self {
+            Pin::Sequence(_) => None,
+            Pin::Writable(s) => Some(s),
+        }
+    }
+}
+
+/// Reads of one database at one point in time: the methods `Db` and `Snapshot` share.
+/// Each read takes the database from the `Db`'s own hold on it, so once the `Db` is
+/// closed, its snapshots and iterators raise `ClosedError` as the `Db` does.
+pub struct View {
+    pub source: Source,
+    pub at: At,
+}
+
+/// A database's entries, read through one iterator kept between chunks.
+struct DbChunks {
+    source: Source,
+    path: PathBuf,
+    iter: DbIter,
+    /// From the last key down.
+    reverse: bool,
+}
+
+impl ChunkSource for DbChunks {
+    fn fill(&mut self, chunk: &mut Chunk) -> PyResult<()> {
+        self.source.check_open()?;
+        // Entries lent by the iterator, copied once, into the chunk.
+        loop {
+            let entry = if self.reverse {
+                self.iter.next_back_entry()
+            } else {
+                self.iter.next_entry()
+            };
+            let Some(entry) = entry else {
+                break;
+            };
+            let (k, v) = entry.map_err(|e| db_error(&self.path, e))?;
+            chunk.push(k, v);
+            if chunk.full() {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An optional bytes-like bound.
+pub fn bound(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<u8>>> {
+    obj.map(|o| bytes_of(o, what).map(|b| b.into_owned()))
+        .transpose()
+}
+
+fn as_ref(b: &Edge<Vec<u8>>) -> Edge<&[u8]> {
+    b.as_ref().map(Vec::as_slice)
+}
+
+/// The smallest key (bytewise) after every key starting with `prefix`: `None` if there is
+/// none (the prefix is empty or all `0xff`).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let last = prefix.iter().rposition(|&b| b != 0xff)?;
+    let mut end = prefix[..=last].to_vec();
+    end[last] += 1;
+    Some(end)
+}
+
+/// One end of a range of keys.
+type Key = Edge<Vec<u8>>;
+
+/// The keywords of plyvel's `iterator()`.
+pub struct IteratorKeywords<'a, 'py> {
+    pub reverse: bool,
+    pub start: Option<&'a Bound<'py, PyAny>>,
+    pub stop: Option<&'a Bound<'py, PyAny>>,
+    pub include_start: bool,
+    pub include_stop: bool,
+    pub prefix: Option<&'a Bound<'py, PyAny>>,
+    pub include_key: bool,
+    pub include_value: bool,
+}
+
+impl IteratorKeywords<'_, '_> {
+    /// The bounds and what each entry yields; `TypeError` for `prefix` with `start` or
+    /// `stop`, as plyvel says.
+    fn read(&self) -> PyResult<(Key, Key, Mode)> {
+        let mode = match (self.include_key, self.include_value) {
+            (true, true) => Mode::Items,
+            (true, false) => Mode::Keys,
+            (false, true) => Mode::Values,
+            (false, false) => Mode::Neither,
+        };
+        if let Some(prefix) = self.prefix {
+            if self.start.is_some() || self.stop.is_some() {
+                return Err(PyTypeError::new_err(
+                    "'prefix' cannot be used together with 'start' or 'stop'",
+                ));
+            }
+            let prefix = bytes_of(prefix, "prefix")?.into_owned();
+            let end = prefix_end(&prefix).map_or(Edge::Unbounded, Edge::Excluded);
+            return Ok((Edge::Included(prefix), end, mode));
+        }
+        let edge = |key: Option<Vec<u8>>, included: bool| match key {
+            None => Edge::Unbounded,
+            Some(k) if included => Edge::Included(k),
+            Some(k) => Edge::Excluded(k),
+        };
+        let start = edge(bound(self.start, "start")?, self.include_start);
+        let stop = edge(bound(self.stop, "stop")?, self.include_stop);
+        Ok((start, stop, mode))
+    }
+}
+
+impl View {
+    /// The sequence number the view reads at (for `Now`, the newest write's).
+    pub fn sequence(&self) -> PyResult<u64> {
+        Ok(match (&self.source, &self.at) {
+            (_, At::Sequence(s)) => *s,
+            (_, At::Snapshot(pin)) => pin.get(THE_SNAPSHOT)?.sequence(),
+            (Source::Write(db), At::Now) => db.get(THE_DATABASE)?.last_sequence(),
+            (Source::Read(db), At::Now) => db.get(THE_DATABASE)?.snapshot(),
+        })
+    }
+
+    /// What the view's snapshot pins, if it is one: `ClosedError` once released.
+    fn pin(&self) -> PyResult<Option<Arc<Pin>>> {
+        match &self.at {
+            At::Snapshot(pin) => pin.get(THE_SNAPSHOT).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Releases what the view's snapshot pins: its reads raise `ClosedError` from then on.
+    pub fn release(&self) {
+        if let At::Snapshot(pin) = &self.at {
+            pin.close();
+        }
+    }
+
+    /// The values of `keys` as the view sees them, with the GIL released.
+    fn lookup(&self, py: Python<'_>, keys: &[&[u8]]) -> PyResult<Vec<Option<Vec<u8>>>> {
+        match &self.source {
+            Source::Read(db) => {
+                let db = db.get(THE_DATABASE)?;
+                let sequence = self.sequence()?;
+                let found = py.detach(|| match keys {
+                    [key] => db.get_at(key, sequence).map(|v| vec![v]),
+                    _ => db.get_many_at(keys, sequence),
+                });
+                found.map_err(|e| db_error(db.path(), e))
+            }
+            Source::Write(db) => {
+                let db = db.get(THE_DATABASE)?;
+                let pin = self.pin()?;
+                let snapshot = pin.as_deref().and_then(Pin::writable);
+                py.detach(|| {
+                    keys.iter()
+                        .map(|key| match snapshot {
+                            Some(s) => db.get_at(key, s),
+                            None => db.get(key),
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .map_err(|e| db_error(db.path(), e))
+            }
+        }
+    }
+
+    pub fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let key = bytes_of(key, "key")?;
+        let found = self.lookup(py, &[&key])?.pop().flatten();
+        Ok(found.map(|v| PyBytes::new(py, &v)))
+    }
+
+    pub fn get_many<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let keys = keys
+            .try_iter()?
+            .map(|k| bytes_of(&k?, "key").map(|b| b.into_owned()))
+            .collect::<PyResult<Vec<Vec<u8>>>>()?;
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let values = if keys.is_empty() {
+            // Still refuses a closed database.
+            self.source.check_open()?;
+            Vec::new()
+        } else {
+            self.lookup(py, &keys)?
+        };
+        PyList::new(
+            py,
+            values.into_iter().map(|v| v.map(|v| PyBytes::new(py, &v))),
+        )
+    }
+
+    pub fn getitem<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.get(py, key)?
+            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
+    }
+
+    pub fn contains(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.get(py, key)?.is_some())
+    }
+
+    pub fn entries(
+        &self,
+        start: Option<Vec<u8>>,
+        stop: Option<Vec<u8>>,
+        mode: Mode,
+    ) -> PyResult<Entries> {
+        let start = start.map_or(Edge::Unbounded, Edge::Included);
+        let stop = stop.map_or(Edge::Unbounded, Edge::Excluded);
+        self.entries_within(&start, &stop, mode, false)
+    }
+
+    /// plyvel's `iterator()`.
+    pub fn iterator(&self, keywords: &IteratorKeywords<'_, '_>) -> PyResult<Entries> {
+        let (start, stop, mode) = keywords.read()?;
+        self.entries_within(&start, &stop, mode, keywords.reverse)
+    }
+
+    fn entries_within(
+        &self,
+        start: &Edge<Vec<u8>>,
+        stop: &Edge<Vec<u8>>,
+        mode: Mode,
+        reverse: bool,
+    ) -> PyResult<Entries> {
+        let range = (as_ref(start), as_ref(stop));
+        let (path, iter) = match &self.source {
+            Source::Read(db) => {
+                let db = db.get(THE_DATABASE)?;
+                let iter = db.range_at::<[u8]>(range, self.sequence()?);
+                (db.path().to_owned(), iter)
+            }
+            Source::Write(db) => {
+                let db = db.get(THE_DATABASE)?;
+                let pin = self.pin()?;
+                let iter = match pin.as_deref().and_then(Pin::writable) {
+                    Some(s) => db.range_at::<[u8]>(range, s),
+                    None => db.range::<[u8]>(range),
+                };
+                (db.path().to_owned(), iter)
+            }
+        };
+        Ok(self.entries_of(path, iter, mode, reverse))
+    }
+
+    fn entries_of(&self, path: PathBuf, iter: DbIter, mode: Mode, reverse: bool) -> Entries {
+        let source = self.source.clone();
+        Entries::new(
+            DbChunks {
+                source: self.source.clone(),
+                path,
+                iter,
+                reverse,
+            },
+            mode,
+        )
+        .checked(move || source.check_open())
+    }
+}
