@@ -273,7 +273,7 @@ impl WriteBatch {
         // to the batch meanwhile cannot wait for it with the GIL held.
         let ops = self.batch().ops.clone();
         let sync = self.sync;
-        py.detach(|| db.write(&ops, WriteOptions { sync }))
+        py.detach(|| db.write_owned(ops, WriteOptions { sync }))
             .map_err(|e| db_error(db.path(), e))
     }
 
