@@ -1,4 +1,4 @@
-//! The progress bar long commands draw on standard error (`build`, `db build`, `db
+//! The progress bar long commands draw on standard error (`build`, `db build`, `db write`, `db
 //! build-part`, `db commit`, `verify`, `db verify`, `db dump --salvage`): only when standard
 //! error is a terminal and `--quiet` is not given. Nothing else changes with it: standard
 //! output, and what a pipe or a file receives on standard error, are the same either way.

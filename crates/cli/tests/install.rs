@@ -71,6 +71,10 @@ fn every_shell_gets_a_script_naming_the_subcommands() {
             "verify",
             "build-part",
             "commit",
+            "put",
+            "delete",
+            "write",
+            "compact",
             "completions",
             "man",
         ] {
@@ -148,6 +152,10 @@ fn the_manual_page_renders_with_man_and_holds_every_subcommand() {
         "leveltable-db",
         "leveltable-db-verify",
         "leveltable-db-commit",
+        "leveltable-db-put",
+        "leveltable-db-delete",
+        "leveltable-db-write",
+        "leveltable-db-compact",
         "leveltable-man",
     ] {
         assert!(roff.contains(&format!(".TH {page} 1 ")), "no page {page}");
@@ -188,6 +196,8 @@ fn the_manual_page_renders_with_man_and_holds_every_subcommand() {
         "leveltable db verify",
         "leveltable db commit",
         "leveltable db dump",
+        "leveltable db write",
+        "leveltable db compact",
         "leveltable completions",
         "leveltable chromium indexeddb",
     ] {

@@ -178,7 +178,7 @@ fn decode_key_into<'a>(
 }
 
 /// An argument's bytes. Unix arguments are bytes already; elsewhere they must be Unicode.
-fn arg_bytes(arg: &OsStr) -> std::result::Result<Vec<u8>, String> {
+pub(crate) fn arg_bytes(arg: &OsStr) -> std::result::Result<Vec<u8>, String> {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;

@@ -1,5 +1,6 @@
 //! `leveltable db ...`: whole LevelDB databases, read-only (`get`, `dump`, `verify`,
-//! `stats`) and bulk-built (`build`, `build-part`, `commit`).
+//! `stats`), bulk-built (`build`, `build-part`, `commit`) and written to as LevelDB writes
+//! (`put`, `delete`, `write`, `compact`).
 
 use std::path::Path;
 
@@ -12,13 +13,24 @@ use crate::error::{CliError, Result};
 use crate::output::Output;
 
 pub mod build;
+pub mod compact;
+pub mod delete;
 pub mod dump;
 pub mod get;
+pub mod put;
 pub mod stats;
 pub mod verify;
+pub mod writable;
+pub mod write;
 
-/// Read and build whole LevelDB databases (directories with CURRENT, a MANIFEST, tables and
-/// logs). Reading never writes to the directory: no LOCK, no new log, no compaction.
+/// Read, build and write whole LevelDB databases (directories with CURRENT, a MANIFEST,
+/// tables and logs).
+///
+/// Reading (get, dump, verify, stats) never writes to the directory: no LOCK, no new log,
+/// no compaction, so a database another process has open can be read. The write commands
+/// (put, delete, write, compact) open the database as LevelDB does: they take its LOCK
+/// (refused, exit code 2, while LevelDB or another program has it open), turn the old log
+/// into a level-0 table, start a new log and MANIFEST, and compact in the background.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(subcommand)]
@@ -34,6 +46,10 @@ enum Command {
     Build(build::Args),
     BuildPart(build::PartArgs),
     Commit(build::CommitArgs),
+    Put(put::Args),
+    Delete(delete::Args),
+    Write(write::Args),
+    Compact(compact::Args),
 }
 
 /// Runs the `db` command given.
@@ -65,6 +81,10 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
             })
         }
         Command::Commit(args) => build::run_commit(args, output),
+        Command::Put(args) => put::run(args),
+        Command::Delete(args) => delete::run(args),
+        Command::Write(args) => write::run(args, output),
+        Command::Compact(args) => compact::run(args, output),
     }
 }
 
@@ -182,12 +202,7 @@ pub(crate) fn db_error(dir: &Path, e: Error) -> CliError {
                 dir.display()
             ));
         }
-        return CliError::new(format!(
-            "corruption: {}: no CURRENT file, though it holds a database's files ({}); \
-             `leveltable db dump --salvage` reads what they hold",
-            dir.display(),
-            files.join(", ")
-        ));
+        return lost_current(dir, &files);
     }
     let corrupt = e.is_corruption();
     let text = match e {
@@ -213,8 +228,18 @@ pub(crate) fn db_error(dir: &Path, e: Error) -> CliError {
     }
 }
 
+/// The error for a directory that holds a database's `files` but no CURRENT.
+pub(crate) fn lost_current(dir: &Path, files: &[String]) -> CliError {
+    CliError::new(format!(
+        "corruption: {}: no CURRENT file, though it holds a database's files ({}); \
+         `leveltable db dump --salvage` reads what they hold",
+        dir.display(),
+        files.join(", ")
+    ))
+}
+
 /// Up to three of the MANIFESTs, tables and logs in `dir`, by name.
-fn database_files(dir: &Path) -> Vec<String> {
+pub(crate) fn database_files(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
