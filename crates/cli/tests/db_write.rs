@@ -586,3 +586,45 @@ fn regex_escape(text: &str) -> String {
         })
         .collect()
 }
+
+#[test]
+fn compression_and_filters_of_new_tables_are_chosen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("world");
+    let input = tmp.path().join("ops.tsv");
+    fs::write(&input, puts(200, "v")).unwrap();
+    let flags = ["--compression", "deflate", "--bloom-bits", "10"];
+    let input_arg = input.to_str().unwrap();
+    db_ok(
+        "write",
+        &db,
+        &[
+            &[input_arg, "--create-if-missing", "--quiet"][..],
+            &flags[..],
+        ]
+        .concat(),
+    );
+    db_ok("compact", &db, &[&["--quiet"][..], &flags[..]].concat());
+    // The tables are raw deflate (type 4), as Minecraft Bedrock writes them: read as
+    // Google's LevelDB reads blocks, they fail; read as Mojang's, they pass.
+    let out = leveltable()
+        .args(["db", "verify", "--profile", "leveldb"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr_of(&out).contains("type 4"), "{}", stderr_of(&out));
+    leveltable()
+        .args(["db", "verify", "--profile", "mojang"])
+        .arg(&db)
+        .assert()
+        .code(0);
+    assert_eq!(dump(&db, &[]).lines().count(), 200);
+    leveltable()
+        .args(["db", "put", "--compression", "lz4"])
+        .arg(&db)
+        .args(["k", "v"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("lz4"));
+}

@@ -22,7 +22,7 @@ use crate::progress::Progress;
 
 /// The most bits per key a filter may be given here: far past any useful rate (30 bits give
 /// about one false positive in a million), and a bound on the memory filters take.
-const MAX_BITS_PER_KEY: u32 = 64;
+pub(crate) const MAX_BITS_PER_KEY: u32 = 64;
 
 /// Build a table from lines of KEY<TAB>VALUE.
 ///
@@ -97,7 +97,7 @@ pub struct TableArgs {
 }
 
 /// `--compression`: the table crate's names and descriptions of its codecs.
-fn compression_parser() -> impl clap::builder::TypedValueParser<Value = Compression> {
+pub(crate) fn compression_parser() -> impl clap::builder::TypedValueParser<Value = Compression> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
     PossibleValuesParser::new(
         Compression::ALL.map(|c| PossibleValue::new(c.name()).help(c.description())),

@@ -6,7 +6,10 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use leveltable_db::{Error, WritableDb, WritableOptions, WriteOptions};
+use leveltable_filter_policy::BloomFilterPolicy;
+use leveltable_table::Compression;
 
+use crate::cmd::build::MAX_BITS_PER_KEY;
 use crate::cmd::db::{database_files, db_error, lost_current};
 use crate::cmd::get::arg_bytes;
 use crate::error::{CliError, Result};
@@ -29,6 +32,21 @@ pub struct WriteArgs {
     /// and the MANIFEST are always synced, so `db compact` is the same with or without it.)
     #[arg(long)]
     pub sync: bool,
+    /// Compression of the tables the database writes from now on (flushes and
+    /// compactions), as LevelDB's `Options::compression`. A Minecraft Bedrock world wants
+    /// `deflate`, as Minecraft writes it; Mojang's LevelDB reads no Snappy.
+    #[arg(long, value_name = "COMPRESSION", default_value = "snappy", value_parser = crate::cmd::build::compression_parser())]
+    pub compression: Compression,
+    /// Bits per key of LevelDB's Bloom filter in the tables the database writes from now
+    /// on; 0 for none, LevelDB's default. Open the database in LevelDB with the same
+    /// filter policy for it to use them.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_BITS_PER_KEY)),
+    )]
+    pub bloom_bits: u32,
 }
 
 impl WriteArgs {
@@ -105,9 +123,12 @@ pub(crate) fn open_writable(dir: &Path, args: &WriteArgs) -> Result<WritableDb> 
         }
         Err(e) => return Err(CliError::io("cannot open", dir, &e)),
     }
+    let bits = usize::try_from(args.bloom_bits).unwrap_or(usize::MAX);
     let options = WritableOptions::default()
         .read(crate::profile::db_options())
-        .create_if_missing(args.create_if_missing);
+        .create_if_missing(args.create_if_missing)
+        .compression(args.compression)
+        .filter_policy((bits > 0).then(|| BloomFilterPolicy::new(bits)));
     WritableDb::open(dir, options).map_err(|e| write_error(dir, e))
 }
 
