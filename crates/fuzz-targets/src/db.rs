@@ -10,7 +10,9 @@ use leveltable_db::log_reader::LogReader;
 use leveltable_db::log_writer::LogWriter;
 use leveltable_db::version_edit::VersionEdit;
 use leveltable_db::write_batch::{WriteBatch, WriteBatchBuilder};
-use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions};
+use leveltable_db::{
+    BulkOptions, Db, DbBuilder, DbOptions, WritableDb, WritableOptions, WriteOptions,
+};
 
 /// Reads `data` as a log, with and without checksums: never a panic, every record within
 /// the input, and the bytes dropped bounded by the input. Then writes the records read
@@ -121,5 +123,31 @@ pub fn db_dir(data: &[u8]) {
     }
     if let Ok(salvaged) = Db::salvage(&db, DbOptions::default()) {
         read(&salvaged);
+    }
+    // Opened for writing, a database the read-only open reads recovers to the same view,
+    // takes a write, and reads back after a close as the read-only open reads it.
+    let before = Db::open(&db, DbOptions::default())
+        .ok()
+        .and_then(|d| d.iter().collect::<Result<BTreeMap<_, _>, _>>().ok());
+    if let Ok(writer) = WritableDb::open(&db, WritableOptions::default()) {
+        let recovered = writer.iter().collect::<Result<BTreeMap<_, _>, _>>().ok();
+        if let Some(before) = &before {
+            assert_eq!(
+                recovered.as_ref(),
+                Some(before),
+                "the writer recovers another view"
+            );
+        }
+        if let Some(mut expected) = recovered
+            && writer
+                .put(b"new", b"value", WriteOptions::default())
+                .is_ok()
+            && writer.close().is_ok()
+        {
+            expected.insert(b"new".to_vec(), b"value".to_vec());
+            let after = Db::open(&db, DbOptions::default()).expect("a database we wrote opens");
+            let got = after.iter().collect::<Result<BTreeMap<_, _>, _>>();
+            assert_eq!(got.ok(), Some(expected), "the write reads back otherwise");
+        }
     }
 }
