@@ -31,8 +31,10 @@ use common::{count, same};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
-/// A table as `leveldb.sstables` lists it: number, smallest and largest user keys.
-type Listed = (u64, Vec<u8>, Vec<u8>);
+/// A key as `leveldb.sstables` shows it: the user key and the sequence number.
+type Shown = (Vec<u8>, u64);
+/// A table as `leveldb.sstables` lists it: number, smallest and largest keys.
+type Listed = (u64, Shown, Shown);
 
 fn pairs(m: &Model) -> Pairs {
     m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
@@ -123,8 +125,8 @@ fn ours_all(db: &WritableDb, snapshot: Option<&OurSnapshot>) -> Pairs {
     it.collect::<Result<_, _>>().unwrap()
 }
 
-/// The files of each level as LevelDB's `leveldb.sstables` lists them: number and the user
-/// keys of the smallest and largest entries (unescaped).
+/// The files of each level as LevelDB's `leveldb.sstables` lists them: number and the
+/// smallest and largest keys (user key unescaped, sequence number).
 fn sstables(text: &str) -> Vec<Vec<Listed>> {
     let unescape = |s: &str| -> Vec<u8> {
         let b = s.as_bytes();
@@ -142,10 +144,11 @@ fn sstables(text: &str) -> Vec<Vec<Listed>> {
         out
     };
     // A key is shown as 'user' @ sequence : type.
-    let user = |s: &str| -> Vec<u8> {
+    let key = |s: &str| -> Shown {
         let s = s.trim();
         let end = s.rfind("' @ ").expect("a key shown as 'user' @ seq : type");
-        unescape(&s[1..end])
+        let sequence = s[end + 4..].split(" : ").next().unwrap().parse().unwrap();
+        (unescape(&s[1..end]), sequence)
     };
     let mut levels: Vec<Vec<Listed>> = Vec::new();
     for line in text.lines() {
@@ -158,7 +161,7 @@ fn sstables(text: &str) -> Vec<Vec<Listed>> {
             levels
                 .last_mut()
                 .unwrap()
-                .push((number.parse().unwrap(), user(a), user(b)));
+                .push((number.parse().unwrap(), key(a), key(b)));
         }
     }
     levels
@@ -178,10 +181,14 @@ fn check_tree(dir: &Path, shape: &Shape, model: &Model, ctx: &str) {
     let levels = sstables(&text);
     for (level, files) in levels.iter().enumerate().skip(1) {
         let mut sorted = files.clone();
-        sorted.sort_by(|a, b| a.1.cmp(&b.1));
+        // Internal-key order: user keys ascending, then sequence numbers descending. Two
+        // files may share a user key (a compaction's output cut between its versions), but
+        // not a range of internal keys.
+        let order = |k: &Shown| (k.0.clone(), std::cmp::Reverse(k.1));
+        sorted.sort_by_key(|f| order(&f.1));
         for w in sorted.windows(2) {
             assert!(
-                w[0].2 < w[1].1,
+                order(&w[0].2) < order(&w[1].1),
                 "{ctx}: level {level} overlaps: {} and {}\n{text}",
                 w[0].0,
                 w[1].0
