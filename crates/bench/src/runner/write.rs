@@ -303,14 +303,14 @@ pub(super) fn rows(config: &Config, exe: &Path) -> Result<(Vec<Row>, String)> {
         }
         rows.push(Row {
             workload: format!(
-                "write {phase}: disk bytes per byte put ({counter}, through settled compactions)"
+                "write {phase}: disk bytes per byte put ({counter}, through settled compactions, highest round)"
             ),
             unit: Unit::BytesPerByte,
             figures: amp,
             target: Target::TimeAtMost(1.0),
         });
         rows.push(Row {
-            workload: format!("write {phase}: peak RSS of the process (VmHWM)"),
+            workload: format!("write {phase}: peak RSS of the process (VmHWM, highest round)"),
             unit: Unit::MiB,
             figures: peak,
             target: Target::TimeAtMost(1.2),

@@ -2,8 +2,8 @@
 //! directory, timed phase by phase (the runner started with [`CHILD_COMMAND`]).
 //!
 //! Each phase runs db_bench's loop: one write (or get) per key, keys made in chunks of
-//! [`CHUNK`] as they go, values taken in turn from [`value_ring`]. The generation runs inside
-//! the timed loop on every system alike. The child prints one `key=value` line per phase
+//! 4,096 as they go, values taken in turn from [`value_ring`]. The generation runs inside the
+//! timed loop on every system alike. The child prints one `key=value` line per phase
 //! (`phase=NAME ops=.. nanos=.. count=..`) and, after a fill and the compactions it caused,
 //! one line of its disk writes (`/proc/self/io`) and peak resident set (`VmHWM`).
 
