@@ -355,8 +355,8 @@ fn io_line(name: &str, before: (u64, u64), entries: u64) {
     println!(
         "phase={name}-io put_bytes={} write_bytes={} wchar={} peak_kib={}",
         entries * (KEY_LEN + VALUE_LEN) as u64,
-        write_bytes - before.0,
-        wchar - before.1,
+        write_bytes.saturating_sub(before.0),
+        wchar.saturating_sub(before.1),
         status_kib("VmHWM").unwrap_or(0)
     );
 }
