@@ -1,4 +1,5 @@
-//! Compiles the C++ loops over LevelDB 1.23 (`native/leveldb_loops.cc`) when the interop
+//! Compiles the C++ loops over LevelDB 1.23 (`native/leveldb_loops.cc`,
+//! `native/leveldb_write_loops.cc`) when the interop
 //! crate found LevelDB, and sets `cfg(leveldb_loops)`.
 //!
 //! `leveltable-interop` finds LevelDB (see its build script), links it with snappy and the
@@ -15,6 +16,8 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(leveldb_loops)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=native/leveldb_loops.cc");
+    println!("cargo::rerun-if-changed=native/leveldb_write_loops.cc");
+    println!("cargo::rerun-if-changed=native/leveldb_shape.h");
     println!("cargo::rerun-if-env-changed=LEVELTABLE_REQUIRE_LEVELDB");
     let (Some(include), Some(shim_include)) = (
         env::var_os("DEP_LEVELDB_INCLUDE"),
@@ -29,6 +32,8 @@ fn main() {
         .std("c++17")
         .opt_level(2)
         .file("native/leveldb_loops.cc")
+        .file("native/leveldb_write_loops.cc")
+        .include("native")
         .include(&shim_include)
         .include(&include)
         // LevelDB and the C++ runtime are linked by the interop crate, after LevelDB.

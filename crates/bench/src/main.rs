@@ -13,10 +13,12 @@ use leveltable_bench::report::{System, Target, render_table};
 use leveltable_bench::runner::cli;
 use leveltable_bench::runner::db_build::{self, SORT_COMMAND};
 use leveltable_bench::runner::memory::{self, CHILD_COMMAND};
+use leveltable_bench::runner::write_child;
 use leveltable_bench::runner::{self, Config, WORKLOADS};
 
 const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--db-entries N] [--db-build-bytes N] [--sort-budget N] [--dir DIR] WORKLOAD...
-workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory, db, db-build, threads, cli, world, object-store";
+workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory, db, db-build, threads, cli, world, object-store, write
+--entries N also sets the write workload's puts, gets and deletes per phase (default 1,000,000)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -47,6 +49,26 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         return match db_build::sort_child(dir.as_ref(), bytes, budget) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if args.first().map(String::as_str) == Some(write_child::CHILD_COMMAND) {
+        let [_, system, scenario, dir, entries] = &args[..] else {
+            eprintln!(
+                "usage: leveltable-bench {} SYSTEM SCENARIO DIR ENTRIES",
+                write_child::CHILD_COMMAND
+            );
+            return ExitCode::from(2);
+        };
+        let Ok(entries) = entries.parse() else {
+            eprintln!("bad entry count {entries:?}");
+            return ExitCode::from(2);
+        };
+        return match write_child::child(system, scenario, dir.as_ref(), entries) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("{e}");

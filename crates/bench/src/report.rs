@@ -55,6 +55,11 @@ pub enum Unit {
     /// How many times faster one configuration runs than another (the work figure is the
     /// factor itself): higher is better.
     Times,
+    /// Operations per second: higher is better.
+    OpsPerSec,
+    /// Bytes written to disk per byte of input (the work figure is the ratio itself): lower
+    /// is better.
+    BytesPerByte,
 }
 
 impl Unit {
@@ -66,6 +71,8 @@ impl Unit {
             Unit::Millis => "ms",
             Unit::MiB => "MiB",
             Unit::Times => "×",
+            Unit::OpsPerSec => "ops/s",
+            Unit::BytesPerByte => "B/B",
         }
     }
 
@@ -76,23 +83,24 @@ impl Unit {
             Unit::NsPerOp => nanos / work,
             Unit::MbPerSec => work * 1e3 / nanos,
             Unit::Millis => nanos / 1e6 / work,
-            Unit::MiB | Unit::Times => work,
+            Unit::OpsPerSec => work * 1e9 / nanos,
+            Unit::MiB | Unit::Times | Unit::BytesPerByte => work,
         }
     }
 
     /// Whether figure `a` beats figure `b`.
     pub fn better(self, a: f64, b: f64) -> bool {
         match self {
-            Unit::NsPerOp | Unit::Millis | Unit::MiB => a < b,
-            Unit::MbPerSec | Unit::Times => a > b,
+            Unit::NsPerOp | Unit::Millis | Unit::MiB | Unit::BytesPerByte => a < b,
+            Unit::MbPerSec | Unit::Times | Unit::OpsPerSec => a > b,
         }
     }
 
     /// How many times faster `a` is than `b` (above 1 when `a` is better).
     pub fn speedup(self, a: f64, b: f64) -> f64 {
         match self {
-            Unit::NsPerOp | Unit::Millis | Unit::MiB => b / a,
-            Unit::MbPerSec | Unit::Times => a / b,
+            Unit::NsPerOp | Unit::Millis | Unit::MiB | Unit::BytesPerByte => b / a,
+            Unit::MbPerSec | Unit::Times | Unit::OpsPerSec => a / b,
         }
     }
 }
@@ -102,7 +110,8 @@ impl Unit {
 pub enum Target {
     /// No goal against LevelDB (peers are still held to 2×).
     None,
-    /// leveltable's time at most this fraction of LevelDB's.
+    /// leveltable's figure (a time, or memory or bytes written) at most this fraction of
+    /// LevelDB's.
     TimeAtMost(f64),
     /// leveltable's throughput at least this multiple of LevelDB's.
     ThroughputAtLeast(f64),
@@ -311,6 +320,10 @@ mod tests {
         assert!(Unit::MbPerSec.better(2.0, 1.0));
         assert_eq!(Unit::NsPerOp.speedup(10.0, 30.0), 3.0);
         assert_eq!(Unit::MbPerSec.speedup(30.0, 10.0), 3.0);
+        assert_eq!(Unit::OpsPerSec.figure(second, 5e5), 5e5);
+        assert!(Unit::OpsPerSec.better(2.0, 1.0));
+        assert!(Unit::BytesPerByte.better(1.0, 2.0));
+        assert_eq!(Unit::BytesPerByte.figure(second, 1.5), 1.5);
     }
 
     #[test]

@@ -70,6 +70,27 @@ pub fn next_value(rng: &mut SplitMix64) -> [u8; VALUE_LEN] {
     value
 }
 
+/// Bytes in the [`value_ring`]: at least 1 MiB, as db_bench's `RandomGenerator` holds.
+pub const VALUE_RING_MIN_BYTES: usize = 1 << 20;
+
+/// db_bench's value source (`RandomGenerator` in LevelDB's `benchmarks/db_bench.cc`) with
+/// SplitMix64 (seed 5) for LevelDB's `Random`: 100-byte pieces, each 50 random printable
+/// bytes (`' ' + r % 95`) written twice (`CompressibleString` at ratio 0.5), laid end to end
+/// until the ring holds [`VALUE_RING_MIN_BYTES`]. Value `j` of a write workload is piece
+/// `j mod pieces`, so values compress to about half, as db_bench's do.
+pub fn value_ring() -> Vec<u8> {
+    let mut rng = SplitMix64::new(5);
+    let mut out = Vec::with_capacity(VALUE_RING_MIN_BYTES + VALUE_LEN);
+    while out.len() < VALUE_RING_MIN_BYTES {
+        let start = out.len();
+        for _ in 0..VALUE_LEN / 2 {
+            out.push(b' ' + (rng.next() % 95) as u8);
+        }
+        out.extend_from_within(start..);
+    }
+    out
+}
+
 /// The benchmark table: `n` entries, entry `i` with key `key(2i)` and the `i`-th value.
 pub fn table_entries(n: u64) -> impl Iterator<Item = ([u8; KEY_LEN], [u8; VALUE_LEN])> {
     let mut rng = SplitMix64::new(1);
@@ -231,6 +252,17 @@ mod tests {
         assert!(v0.iter().all(u8::is_ascii_lowercase));
         assert_eq!(v0[..50], v0[50..]);
         assert_ne!(v0, v1);
+    }
+
+    #[test]
+    fn value_ring_pieces_are_printable_halves() {
+        let ring = value_ring();
+        assert!(ring.len() >= VALUE_RING_MIN_BYTES && ring.len() % VALUE_LEN == 0);
+        assert!(ring.iter().all(|b| (b' '..=b'~').contains(b)));
+        for piece in ring.chunks_exact(VALUE_LEN) {
+            assert_eq!(piece[..VALUE_LEN / 2], piece[VALUE_LEN / 2..]);
+        }
+        assert_ne!(ring[..VALUE_LEN], ring[VALUE_LEN..2 * VALUE_LEN]);
     }
 
     #[test]

@@ -45,12 +45,22 @@ fn every_workload_runs_and_agrees() {
     assert_eq!(peers("Bloom create"), (true, true));
     assert_eq!(peers("get present"), (true, false));
     assert_eq!(peers("filter block"), (false, false));
+    assert_eq!(peers("write fillrandom:"), (false, true));
+    assert_eq!(peers("write fillsync:"), (false, false));
     for w in [
         "db get present",
         "db scan",
         "db open",
         "db-build",
         "db-build from",
+        "write fillseq:",
+        "write overwrite:",
+        "write readrandom:",
+        "write readseq:",
+        "write deleterandom:",
+        "write fillrandom, 2 writer threads",
+        "write fillrandom: disk bytes per byte put",
+        "write fillrandom: peak RSS",
     ] {
         assert!(
             results.rows.iter().any(|r| r.workload.starts_with(w)),
@@ -74,4 +84,6 @@ fn every_workload_runs_and_agrees() {
         "{filters}"
     );
     assert!(memory.contains("| leveltable |"), "{memory}");
+    let write = section("Write path, per child process");
+    assert!(write.contains("| fillrandom | rusty-leveldb |"), "{write}");
 }

@@ -18,6 +18,10 @@ pub struct Table {
 pub struct Db {
     _private: [u8; 0],
 }
+#[repr(C)]
+pub struct WriteDb {
+    _private: [u8; 0],
+}
 
 unsafe extern "C" {
     pub fn ltb_free(p: *mut core::ffi::c_void);
@@ -168,4 +172,46 @@ unsafe extern "C" {
     ) -> c_int;
     pub fn ltb_cli_get(path: *const c_char, err: *mut *mut c_char) -> c_int;
     pub fn ltb_cli_build(path: *const c_char, err: *mut *mut c_char) -> c_int;
+    pub fn ltb_wdb_open(
+        path: *const c_char,
+        out: *mut *mut WriteDb,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_wdb_free(d: *mut WriteDb);
+    pub fn ltb_wdb_put(
+        d: *mut WriteDb,
+        keys: *const u8,
+        key_len: usize,
+        n: usize,
+        ring: *const u8,
+        value_len: usize,
+        ring_values: usize,
+        first: u64,
+        sync: c_int,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_wdb_delete(
+        d: *mut WriteDb,
+        keys: *const u8,
+        key_len: usize,
+        n: usize,
+        sync: c_int,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_wdb_gets(
+        d: *mut WriteDb,
+        keys: *const u8,
+        key_len: usize,
+        n: usize,
+        found: *mut u64,
+        value_bytes: *mut u64,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_wdb_scan(
+        d: *mut WriteDb,
+        entries: *mut u64,
+        bytes: *mut u64,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn ltb_wdb_settle(d: *mut WriteDb, timeout_ms: u64, err: *mut *mut c_char) -> c_int;
 }

@@ -344,3 +344,66 @@ impl Db {
         self.0.scan()
     }
 }
+
+/// A `leveldb::DB` for the write workloads: `DB::Open` with LevelDB's default options (4 MiB
+/// write buffer, 2 MiB files, snappy, no filter policy, the default 8 MiB block cache) and
+/// `create_if_missing`. `Sync`: LevelDB's database takes writes from several threads at once.
+#[derive(Debug)]
+pub struct WriteDb(imp::WriteDb);
+
+impl WriteDb {
+    /// Opens the database in `path`, creating it if missing.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status; [`Error::Unavailable`] without LevelDB.
+    pub fn open(path: &Path) -> Result<Self> {
+        imp::WriteDb::open(path).map(WriteDb)
+    }
+
+    /// `DB::Put` of `keys[i]` → `ring[(first + i) % ring.count()]`, one write per put, synced
+    /// if `sync`.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status from a write.
+    pub fn put(&self, keys: Records<'_>, ring: Records<'_>, first: u64, sync: bool) -> Result<()> {
+        self.0.put(keys, ring, first, sync)
+    }
+
+    /// `DB::Delete` of each key, one write each.
+    ///
+    /// # Errors
+    ///
+    /// LevelDB's status from a write.
+    pub fn delete(&self, keys: Records<'_>, sync: bool) -> Result<()> {
+        self.0.delete(keys, sync)
+    }
+
+    /// `DB::Get` with default `ReadOptions` for each key; returns (found, value bytes).
+    ///
+    /// # Errors
+    ///
+    /// A status other than not-found.
+    pub fn gets(&self, keys: Records<'_>) -> Result<(u64, u64)> {
+        self.0.gets(keys)
+    }
+
+    /// Iterates over the whole database; returns (entries, key + value bytes).
+    ///
+    /// # Errors
+    ///
+    /// The iterator's status.
+    pub fn scan(&self) -> Result<(u64, u64)> {
+        self.0.scan()
+    }
+
+    /// Waits, up to `timeout_ms`, until no level is due for a size compaction.
+    ///
+    /// # Errors
+    ///
+    /// If the compactions did not settle in time.
+    pub fn settle(&self, timeout_ms: u64) -> Result<()> {
+        self.0.settle(timeout_ms)
+    }
+}

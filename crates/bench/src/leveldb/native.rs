@@ -489,3 +489,106 @@ impl Drop for Db {
         unsafe { ffi::ltb_db_free(self.0.as_ptr()) };
     }
 }
+
+#[derive(Debug)]
+pub struct WriteDb(NonNull<ffi::WriteDb>);
+
+// SAFETY: a leveldb::DB may be used from any thread.
+unsafe impl Send for WriteDb {}
+// SAFETY: leveldb::DB is safe for concurrent use by several threads without external
+// synchronisation (its db.h says so); every method here only calls DB's own methods.
+unsafe impl Sync for WriteDb {}
+
+impl WriteDb {
+    pub fn open(path: &Path) -> Result<Self> {
+        let path = c_path(path)?;
+        let mut raw = ptr::null_mut();
+        let mut err = ptr::null_mut();
+        // SAFETY: `path` is NUL-terminated and outlives the call; out-parameters valid.
+        let code = unsafe { ffi::ltb_wdb_open(path.as_ptr(), &mut raw, &mut err) };
+        check(code, err)?;
+        NonNull::new(raw)
+            .map(WriteDb)
+            .ok_or_else(|| Error::Status("no database".into()))
+    }
+
+    pub fn put(&self, keys: Records<'_>, ring: Records<'_>, first: u64, sync: bool) -> Result<()> {
+        assert!(ring.count() > 0, "bench: the value ring is not empty");
+        let mut err = ptr::null_mut();
+        // SAFETY: the database is live and safe to share; both record sets outlive the
+        // call, and every value index is taken modulo the ring's count.
+        let code = unsafe {
+            ffi::ltb_wdb_put(
+                self.0.as_ptr(),
+                keys.bytes().as_ptr(),
+                keys.record_len(),
+                keys.count(),
+                ring.bytes().as_ptr(),
+                ring.record_len(),
+                ring.count(),
+                first,
+                c_int::from(sync),
+                &mut err,
+            )
+        };
+        check(code, err)
+    }
+
+    pub fn delete(&self, keys: Records<'_>, sync: bool) -> Result<()> {
+        let mut err = ptr::null_mut();
+        // SAFETY: the database is live and safe to share; the keys outlive the call.
+        let code = unsafe {
+            ffi::ltb_wdb_delete(
+                self.0.as_ptr(),
+                keys.bytes().as_ptr(),
+                keys.record_len(),
+                keys.count(),
+                c_int::from(sync),
+                &mut err,
+            )
+        };
+        check(code, err)
+    }
+
+    pub fn gets(&self, keys: Records<'_>) -> Result<(u64, u64)> {
+        let (mut found, mut bytes) = (0, 0);
+        let mut err = ptr::null_mut();
+        // SAFETY: the database is live and safe to share; the keys outlive the call; the
+        // rest are out-parameters.
+        let code = unsafe {
+            ffi::ltb_wdb_gets(
+                self.0.as_ptr(),
+                keys.bytes().as_ptr(),
+                keys.record_len(),
+                keys.count(),
+                &mut found,
+                &mut bytes,
+                &mut err,
+            )
+        };
+        check(code, err).map(|()| (found, bytes))
+    }
+
+    pub fn scan(&self) -> Result<(u64, u64)> {
+        let (mut entries, mut bytes) = (0, 0);
+        let mut err = ptr::null_mut();
+        // SAFETY: the database is live; the rest are out-parameters.
+        let code =
+            unsafe { ffi::ltb_wdb_scan(self.0.as_ptr(), &mut entries, &mut bytes, &mut err) };
+        check(code, err).map(|()| (entries, bytes))
+    }
+
+    pub fn settle(&self, timeout_ms: u64) -> Result<()> {
+        let mut err = ptr::null_mut();
+        // SAFETY: the database is live; `err` is an out-parameter.
+        let code = unsafe { ffi::ltb_wdb_settle(self.0.as_ptr(), timeout_ms, &mut err) };
+        check(code, err)
+    }
+}
+
+impl Drop for WriteDb {
+    fn drop(&mut self) {
+        // SAFETY: from `ltb_wdb_open`, freed only here, after every borrow has ended.
+        unsafe { ffi::ltb_wdb_free(self.0.as_ptr()) };
+    }
+}

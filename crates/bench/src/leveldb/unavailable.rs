@@ -115,3 +115,33 @@ impl Db {
         Err(Error::Unavailable)
     }
 }
+
+#[derive(Debug)]
+pub struct WriteDb(());
+
+impl WriteDb {
+    pub fn open(_path: &Path) -> Result<Self> {
+        Err(Error::Unavailable)
+    }
+    pub fn put(
+        &self,
+        _keys: Records<'_>,
+        _ring: Records<'_>,
+        _first: u64,
+        _sync: bool,
+    ) -> Result<()> {
+        Err(Error::Unavailable)
+    }
+    pub fn delete(&self, _keys: Records<'_>, _sync: bool) -> Result<()> {
+        Err(Error::Unavailable)
+    }
+    pub fn gets(&self, _keys: Records<'_>) -> Result<(u64, u64)> {
+        Err(Error::Unavailable)
+    }
+    pub fn scan(&self) -> Result<(u64, u64)> {
+        Err(Error::Unavailable)
+    }
+    pub fn settle(&self, _timeout_ms: u64) -> Result<()> {
+        Err(Error::Unavailable)
+    }
+}

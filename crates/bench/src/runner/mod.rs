@@ -28,6 +28,8 @@ mod table_build;
 mod tables;
 mod threads;
 mod world;
+mod write;
+pub mod write_child;
 
 use std::path::Path;
 
@@ -56,7 +58,7 @@ pub struct Results {
 }
 
 /// The runner's workloads, by command-line name.
-pub const WORKLOADS: [&str; 15] = [
+pub const WORKLOADS: [&str; 16] = [
     "hash",
     "bloom",
     "filter-block",
@@ -72,10 +74,12 @@ pub const WORKLOADS: [&str; 15] = [
     "cli",
     "world",
     "object-store",
+    "write",
 ];
 
 /// Runs the named workloads (see [`WORKLOADS`]) and collects their results. `exe` is the
-/// runner binary, which the memory and db-build workloads start as a child process.
+/// runner binary, which the memory, db-build, cli and write workloads start as a child
+/// process.
 ///
 /// # Errors
 ///
@@ -132,6 +136,12 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
             )?),
             "world" => results.rows.extend(world::rows(config)?),
             "object-store" => results.sections.push(object_store::run(config)?),
+            "write" => {
+                let (rows, section) =
+                    write::rows(config, exe.ok_or("write needs the runner binary")?)?;
+                results.rows.extend(rows);
+                results.sections.push(section);
+            }
             other => return Err(format!("unknown workload {other:?}").into()),
         }
     }

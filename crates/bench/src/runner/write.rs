@@ -1,0 +1,362 @@
+//! `write`: db_bench's write workloads on a database open for writing, leveltable's
+//! `WritableDb` against LevelDB 1.23 (C++, `native/leveldb_write_loops.cc`) and
+//! rusty-leveldb 4.
+//!
+//! 16-byte keys (`%016d`), 100-byte values compressible to about half (db_bench's
+//! `RandomGenerator`, [`value_ring`](crate::workload::value_ring)), one write per put, LevelDB
+//! 1.23's default options on every system (4 MiB write buffer, 2 MiB files, snappy, no
+//! filter, an 8 MiB block cache). Each system runs each scenario in a child process of its
+//! own ([`write_child`](super::write_child)) in a fresh directory, so that its peak resident
+//! set and its disk writes (`/proc/self/io`) are its own:
+//!
+//! - `fillseq`: `n` puts in key order;
+//! - `random`: `fillrandom` (`n` puts of random keys below `n`), then, once compactions have
+//!   settled, `readrandom` (`n` gets), `readseq` (a scan), `overwrite` (`n` more random
+//!   puts) and `deleterandom` (`n` random deletes);
+//! - `fillsync`: [`sync_writes`] random puts, each synced;
+//! - `fill2`: `fillrandom` from two threads, `n / 2` puts each (not rusty-leveldb, whose
+//!   database is not `Sync`).
+//!
+//! Figures are operations per second, the best round; disk bytes and peak memory the
+//! highest round. Every count (keys found, entries scanned after each fill and after the
+//! deletes) must agree between the systems.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+use super::config::{Config, Result, count};
+use super::harness::{check, leveldb_on};
+use super::write_child::{CHILD_COMMAND, sync_writes};
+use crate::report::{Row, System, Target, Unit, render_markdown};
+
+/// The systems, by their child-process names.
+const SYSTEMS: [(System, &str); 3] = [
+    (System::Leveltable, "leveltable"),
+    (System::LevelDb, "leveldb"),
+    (System::RustyLeveldb, "rusty-leveldb"),
+];
+
+const SCENARIOS: [&str; 4] = ["fillseq", "random", "fillsync", "fill2"];
+
+/// One line a child printed: its fields by name.
+type Fields = HashMap<String, u64>;
+
+/// Parses a child's output into its lines by phase.
+fn parse(stdout: &str) -> HashMap<String, Fields> {
+    let mut out = HashMap::new();
+    for line in stdout.lines() {
+        let mut phase = None;
+        let mut fields = Fields::new();
+        for field in line.split_whitespace() {
+            let Some((name, value)) = field.split_once('=') else {
+                continue;
+            };
+            if name == "phase" {
+                phase = Some(value.to_string());
+            } else if let Ok(v) = value.parse() {
+                fields.insert(name.to_string(), v);
+            }
+        }
+        if let Some(p) = phase {
+            out.insert(p, fields);
+        }
+    }
+    out
+}
+
+/// Runs one system's scenario in a child process in a fresh directory.
+fn run_child(
+    exe: &Path,
+    config: &Config,
+    system: &str,
+    scenario: &str,
+) -> Result<HashMap<String, Fields>> {
+    let dir = config.dir.join(format!("write-{system}"));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    let output = Command::new(exe)
+        .arg(CHILD_COMMAND)
+        .arg(system)
+        .arg(scenario)
+        .arg(&dir)
+        .arg(config.entries.to_string())
+        .output()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    check(output.status.success(), || {
+        format!(
+            "the {system} {scenario} child failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })?;
+    Ok(parse(&String::from_utf8_lossy(&output.stdout)))
+}
+
+/// Best and worst figures per (phase, system), and the counts every system must share.
+#[derive(Default)]
+struct Tally {
+    ops: HashMap<(String, usize), f64>,
+    io: HashMap<(String, usize), Fields>,
+    counts: HashMap<String, (u64, &'static str)>,
+}
+
+impl Tally {
+    fn add(
+        &mut self,
+        system: System,
+        name: &'static str,
+        phases: &HashMap<String, Fields>,
+    ) -> Result<()> {
+        for (phase, fields) in phases {
+            let get = |f: &str| {
+                fields
+                    .get(f)
+                    .copied()
+                    .ok_or_else(|| format!("{name} {phase}: no {f}"))
+            };
+            if phase.ends_with("-io") {
+                let slot = self.io.entry((phase.clone(), system.index())).or_default();
+                for (k, v) in fields {
+                    let e = slot.entry(k.clone()).or_insert(0);
+                    *e = (*e).max(*v);
+                }
+                continue;
+            }
+            let c = get("count")?;
+            match self.counts.get(phase) {
+                Some(&(expected, first)) => check(c == expected, || {
+                    format!("{phase}: {name} counted {c}, {first} {expected}")
+                })?,
+                None => {
+                    self.counts.insert(phase.clone(), (c, name));
+                }
+            }
+            let (ops, nanos) = (get("ops")?, get("nanos")?);
+            if nanos > 0 {
+                let v = ops as f64 * 1e9 / nanos as f64;
+                let slot = self.ops.entry((phase.clone(), system.index())).or_insert(v);
+                *slot = slot.max(v);
+            }
+        }
+        Ok(())
+    }
+
+    fn ops_figures(&self, phase: &str) -> [Option<f64>; 4] {
+        let mut f = [None; 4];
+        for (i, slot) in f.iter_mut().enumerate() {
+            *slot = self.ops.get(&(phase.to_string(), i)).copied();
+        }
+        f
+    }
+
+    fn io(&self, phase: &str, system: System) -> Option<&Fields> {
+        self.io.get(&(format!("{phase}-io"), system.index()))
+    }
+}
+
+/// Which `/proc/self/io` counter measures disk writes here: `write_bytes` (bytes sent to the
+/// storage layer), or `wchar` (bytes passed to write calls) where `write_bytes` stays 0.
+fn disk_counter(tally: &Tally) -> &'static str {
+    let any_write_bytes = tally
+        .io
+        .values()
+        .any(|f| f.get("write_bytes").is_some_and(|&b| b > 0));
+    if any_write_bytes {
+        "write_bytes"
+    } else {
+        "wchar"
+    }
+}
+
+/// The `write` rows and a section with each system's disk writes and peak memory. `exe` is
+/// the runner binary, started as the child.
+///
+/// # Errors
+///
+/// From a child, or systems disagreeing on a count.
+pub(super) fn rows(config: &Config, exe: &Path) -> Result<(Vec<Row>, String)> {
+    let n = config.entries;
+    let mut tally = Tally::default();
+    for _ in 0..config.rounds.max(1) {
+        for scenario in SCENARIOS {
+            for (system, name) in SYSTEMS {
+                if (system == System::LevelDb && !leveldb_on())
+                    || (system == System::RustyLeveldb && scenario == "fill2")
+                {
+                    continue;
+                }
+                eprintln!("  write {scenario}: {name}");
+                let phases = run_child(exe, config, name, scenario)?;
+                tally.add(system, name, &phases)?;
+            }
+        }
+    }
+    let seen = |phase: &str| tally.counts.get(phase).map_or(0, |c| c.0);
+    check(seen("fillseq-count") == n, || {
+        format!("fillseq left {} entries, not {n}", seen("fillseq-count"))
+    })?;
+
+    // rusty-leveldb's `sync` writes its log buffer to the OS without syncing it: its
+    // figure is named in the row, not compared.
+    let rusty_sync = tally
+        .ops
+        .remove(&("fillsync".to_string(), System::RustyLeveldb.index()));
+    let entries = format!("{} ops, 16 B keys, 100 B values", count(n));
+    let mut rows = Vec::new();
+    let mut row = |phase: &str, what: String, target: Target| {
+        rows.push(Row {
+            workload: format!("write {phase}: {what}"),
+            unit: Unit::OpsPerSec,
+            figures: tally.ops_figures(phase),
+            target,
+        });
+    };
+    row("fillseq", entries.clone(), Target::ThroughputAtLeast(1.5));
+    row(
+        "fillrandom",
+        entries.clone(),
+        Target::ThroughputAtLeast(1.5),
+    );
+    row(
+        "overwrite",
+        format!("{entries}, over fillrandom's"),
+        Target::ThroughputAtLeast(1.5),
+    );
+    row(
+        "fillsync",
+        format!(
+            "{} puts each synced{}",
+            count(sync_writes(n)),
+            rusty_sync.map_or(String::new(), |v| format!(
+                " (rusty-leveldb, whose sync does not reach the disk: {v:.0} ops/s, not compared)"
+            ))
+        ),
+        Target::ThroughputAtLeast(1.0),
+    );
+    row(
+        "readrandom",
+        format!(
+            "{} gets after fillrandom ({} found)",
+            count(n),
+            count(seen("readrandom"))
+        ),
+        Target::ThroughputAtLeast(1.5),
+    );
+    row(
+        "readseq",
+        format!("scan of fillrandom's {} entries", count(seen("readseq"))),
+        Target::ThroughputAtLeast(1.5),
+    );
+    row(
+        "deleterandom",
+        format!("{} deletes after overwrite", count(n)),
+        Target::None,
+    );
+    let one = tally.ops_figures("fillrandom")[System::Leveltable.index()];
+    if let Some(baseline) = one {
+        let mut figures = tally.ops_figures("fill2");
+        figures[System::RustyLeveldb.index()] = None;
+        rows.push(Row {
+            workload: format!(
+                "write fillrandom, 2 writer threads ({} ops in all) over 1 writer",
+                count(2 * (n / 2))
+            ),
+            unit: Unit::OpsPerSec,
+            figures,
+            target: Target::SpeedupOver {
+                baseline,
+                at_least: 1.3,
+            },
+        });
+    }
+
+    let counter = disk_counter(&tally);
+    let mut section_rows = Vec::new();
+    for phase in ["fillseq", "fillrandom"] {
+        let mut amp = [None; 4];
+        let mut peak = [None; 4];
+        for (system, name) in SYSTEMS {
+            let Some(io) = tally.io(phase, system) else {
+                continue;
+            };
+            let put = io.get("put_bytes").copied().unwrap_or(0).max(1) as f64;
+            let disk = io.get(counter).copied().unwrap_or(0) as f64;
+            let peak_mib = io.get("peak_kib").copied().unwrap_or(0) as f64 / 1024.0;
+            section_rows.push(vec![
+                phase.to_string(),
+                name.to_string(),
+                format!("{:.1}", put / 1e6),
+                format!(
+                    "{:.1}",
+                    io.get("write_bytes").copied().unwrap_or(0) as f64 / 1e6
+                ),
+                format!("{:.1}", io.get("wchar").copied().unwrap_or(0) as f64 / 1e6),
+                format!("{:.2}", disk / put),
+                format!("{peak_mib:.1}"),
+            ]);
+            if system != System::RustyLeveldb {
+                amp[system.index()] = Some(disk / put);
+                peak[system.index()] = Some(peak_mib);
+            }
+        }
+        rows.push(Row {
+            workload: format!(
+                "write {phase}: disk bytes per byte put ({counter}, through settled compactions, highest round)"
+            ),
+            unit: Unit::BytesPerByte,
+            figures: amp,
+            target: Target::TimeAtMost(1.0),
+        });
+        rows.push(Row {
+            workload: format!("write {phase}: peak RSS of the process (VmHWM, highest round)"),
+            unit: Unit::MiB,
+            figures: peak,
+            target: Target::TimeAtMost(1.2),
+        });
+    }
+    let mut section = String::new();
+    let _ = writeln!(
+        section,
+        "Write path, per child process: bytes put, disk writes from /proc/self/io (from the open \
+         until compactions settled; the ratio uses {counter}), peak resident set:\n"
+    );
+    section.push_str(&render_markdown(
+        &[
+            "fill",
+            "system",
+            "put MB",
+            "write_bytes MB",
+            "wchar MB",
+            "disk B per B put",
+            "peak RSS MiB",
+        ],
+        &section_rows,
+    ));
+    Ok((rows, section))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_lines_parse_by_phase() {
+        let p =
+            parse("phase=fillseq ops=10 nanos=20 count=10\nnoise\nphase=fillseq-io put_bytes=5\n");
+        assert_eq!(p["fillseq"]["ops"], 10);
+        assert_eq!(p["fillseq-io"]["put_bytes"], 5);
+        assert_eq!(p.len(), 2);
+    }
+
+    #[test]
+    fn counts_must_agree() {
+        let mut tally = Tally::default();
+        let a = parse("phase=readseq ops=10 nanos=20 count=10");
+        let b = parse("phase=readseq ops=10 nanos=20 count=9");
+        tally.add(System::Leveltable, "leveltable", &a).unwrap();
+        assert!(tally.add(System::LevelDb, "leveldb", &b).is_err());
+        assert_eq!(tally.ops_figures("readseq")[0], Some(5e8));
+    }
+}
