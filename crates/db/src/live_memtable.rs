@@ -31,18 +31,6 @@ enum Order {
 }
 
 impl Order {
-    #[inline]
-    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        match self {
-            Order::Bytewise => {
-                let (au, at) = split(a);
-                let (bu, bt) = split(b);
-                au.cmp(bu).then_with(|| bt.cmp(&at))
-            }
-            Order::User(icmp) => icmp.compare(a, b),
-        }
-    }
-
     fn same_user_key(&self, a: &[u8], b: &[u8]) -> bool {
         match self {
             Order::Bytewise => a == b,
@@ -51,39 +39,64 @@ impl Order {
     }
 }
 
-/// An internal key and its tag, as numbers compare (keys built here always have a tag).
+/// Bytes of a user key kept in the entry itself.
+const HEAD: usize = 16;
+
+/// The first [`HEAD`] bytes of a user key, zero-padded, as a big-endian number: of two keys
+/// whose heads differ, the smaller head is the smaller key (bytewise).
 #[inline]
-fn split(key: &[u8]) -> (&[u8], u64) {
-    let cut = key.len().saturating_sub(TAG_LEN);
-    let mut tag = [0u8; 8];
-    let t = &key[cut..];
-    tag[..t.len()].copy_from_slice(t);
-    (&key[..cut], u64::from_le_bytes(tag))
+fn head_of(user_key: &[u8]) -> u128 {
+    let mut head = [0u8; HEAD];
+    let n = user_key.len().min(HEAD);
+    head[..n].copy_from_slice(&user_key[..n]);
+    u128::from_be_bytes(head)
 }
 
-/// One version: its internal key and value in one allocation.
+/// One version: its internal key and value in one allocation, and, for bytewise order, the
+/// head of its user key and its tag beside them, so that a search compares most entries
+/// without reading their key (one cache miss a step instead of two).
 struct Entry {
     data: Box<[u8]>,
-    key_len: usize,
+    key_len: u32,
+    user_len: u32,
+    head: u128,
+    tag: u64,
     order: Order,
 }
 
 impl Entry {
+    fn from_data(data: Box<[u8]>, key_len: usize, order: &Order) -> Entry {
+        let user_len = key_len.saturating_sub(TAG_LEN);
+        let tag = data
+            .get(user_len..key_len)
+            .and_then(|t| <[u8; 8]>::try_from(t).ok())
+            .map_or(0, u64::from_le_bytes);
+        Entry {
+            head: head_of(&data[..user_len]),
+            // Keys and values are shorter than 4 GiB (their lengths are 32-bit in a batch).
+            key_len: key_len as u32,
+            user_len: user_len as u32,
+            tag,
+            data,
+            order: order.clone(),
+        }
+    }
+
     fn key(&self) -> &[u8] {
-        &self.data[..self.key_len]
+        &self.data[..self.key_len as usize]
+    }
+
+    fn user_key(&self) -> &[u8] {
+        &self.data[..self.user_len as usize]
     }
 
     fn value(&self) -> &[u8] {
-        &self.data[self.key_len..]
+        &self.data[self.key_len as usize..]
     }
 
     /// An entry holding only `key`, to search by.
     fn probe(key: &[u8], order: &Order) -> Entry {
-        Entry {
-            data: key.into(),
-            key_len: key.len(),
-            order: order.clone(),
-        }
+        Entry::from_data(key.into(), key.len(), order)
     }
 }
 
@@ -104,7 +117,22 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        self.order.compare(self.key(), other.key())
+        match &self.order {
+            Order::Bytewise => {
+                if self.head != other.head {
+                    return self.head.cmp(&other.head);
+                }
+                let users = if self.user_len as usize <= HEAD && other.user_len as usize <= HEAD {
+                    // Equal heads of keys no longer than a head: equal up to zero padding.
+                    self.user_len.cmp(&other.user_len)
+                } else {
+                    self.user_key().cmp(other.user_key())
+                };
+                // Larger tags (newer versions) first.
+                users.then_with(|| other.tag.cmp(&self.tag))
+            }
+            Order::User(icmp) => icmp.compare(self.key(), other.key()),
+        }
     }
 }
 
@@ -155,11 +183,11 @@ impl LiveMemTable {
         let key_len = data.len();
         data.extend_from_slice(value);
         let size = data.len() + ENTRY_OVERHEAD;
-        self.entries.insert(Entry {
-            data: data.into_boxed_slice(),
+        self.entries.insert(Entry::from_data(
+            data.into_boxed_slice(),
             key_len,
-            order: self.order.clone(),
-        });
+            &self.order,
+        ));
         self.bytes.fetch_add(size, AtomicOrdering::Relaxed);
         Ok(())
     }
@@ -281,6 +309,44 @@ mod tests {
         assert_eq!(get(b"ab", 9), LookupResult::NotFound);
         assert_eq!(get(b"b", 9).into_value(), Some(b"x".to_vec()));
         assert_eq!(m.len(), 4);
+    }
+
+    /// The entries' order (heads and tags kept beside the key) is the internal key order.
+    #[test]
+    fn entries_order_as_internal_keys() {
+        let icmp = InternalKeyComparator::bytewise();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let keys: Vec<Vec<u8>> = (0..400)
+            .map(|_| {
+                let len = next(24) as usize;
+                let mut user: Vec<u8> = (0..len)
+                    .map(|_| [0u8, 1, b'a', 0xff][next(4) as usize])
+                    .collect();
+                if next(2) == 0 {
+                    // Keys sharing their first 14 to 16 bytes, so heads tie.
+                    let mut long = b"0000000000000000".to_vec();
+                    long.truncate(14 + next(3) as usize);
+                    long.extend_from_slice(&user[..len.min(4)]);
+                    user = long;
+                }
+                let mut k = Vec::new();
+                append_internal_key(&mut k, &user, next(4), ValueType::Value).unwrap();
+                k
+            })
+            .collect();
+        for a in &keys {
+            for b in &keys {
+                let ea = Entry::probe(a, &Order::Bytewise);
+                let eb = Entry::probe(b, &Order::Bytewise);
+                assert_eq!(ea.cmp(&eb), icmp.compare(a, b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -7,6 +7,8 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
+use crate::writer::mapped_log::MappedLog;
+
 /// A file being written.
 pub trait WritableFile: Write + Send {
     /// Makes what was written durable (`fdatasync`).
@@ -30,6 +32,16 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The system's.
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+
+    /// Creates the write-ahead log `path`, emptying it if it exists. Every write to it
+    /// must be in the system's hands (surviving the end of the process) once `flush`
+    /// returns. By default, [`create`](Self::create).
+    ///
+    /// # Errors
+    /// The system's.
+    fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.create(path)
+    }
 
     /// Renames `from` to `to`, replacing `to`.
     ///
@@ -57,6 +69,23 @@ pub struct LocalFileSystem;
 impl FileSystem for LocalFileSystem {
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         Ok(Box::new(File::create(path)?))
+    }
+
+    /// Logs are written through a shared memory map where the file system can reserve
+    /// blocks (Linux): a write is then a copy into the page cache, not a system call.
+    fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        // Read and write: a shared map for writing needs both.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        match MappedLog::new(file.try_clone()?) {
+            Ok(mapped) => Ok(Box::new(mapped)),
+            Err(e) if e.kind() == io::ErrorKind::Unsupported => Ok(Box::new(file)),
+            Err(e) => Err(e),
+        }
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {

@@ -42,7 +42,7 @@ impl LogFile {
     ) -> Result<LogFile> {
         let path = dir.join(log_file_name(number));
         let file = fs
-            .create(&path)
+            .create_log(&path)
             .map_err(|e| Error::op("cannot create", &path, e))?;
         Ok(LogFile {
             path,

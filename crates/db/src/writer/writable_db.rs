@@ -224,7 +224,11 @@ impl WritableDb {
                 st.done.insert(g, share(&result));
             }
         }
-        shared.writers_cv.notify_all();
+        // Wake the writers whose writes were committed, and the next at the front; with
+        // none waiting, no system call.
+        if !st.writers.is_empty() || group.len() > 1 {
+            shared.writers_cv.notify_all();
+        }
         result
     }
 
