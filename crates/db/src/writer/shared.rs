@@ -192,7 +192,7 @@ impl Shared {
                     .max(100)
             });
             *left -= 1;
-            *left == 0
+            *left <= 0
         };
         if exhausted {
             let mut st = self.state();
