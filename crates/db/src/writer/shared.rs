@@ -96,6 +96,8 @@ pub(crate) struct State {
     /// Results of writes committed by another writer, until their writer collects them.
     pub(crate) done: HashMap<u64, Result<()>>,
     pub(crate) next_writer: u64,
+    /// Writers asleep on [`Shared::writers_cv`]: only they need a system call to wake.
+    pub(crate) sleeping: usize,
     /// Live snapshots: sequence number and how many hold it.
     pub(crate) snapshots: BTreeMap<u64, usize>,
     /// Tables being written, not yet in the MANIFEST: never deleted as obsolete.
@@ -125,6 +127,8 @@ pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,
     /// Signalled when a writer leaves the queue.
     pub(crate) writers_cv: Condvar,
+    /// Groups committed so far: a queued writer spins on it briefly before it sleeps.
+    pub(crate) commits: AtomicU64,
     /// Signalled when background work ends a step (LevelDB's
     /// `background_work_finished_signal_`).
     pub(crate) finished_cv: Condvar,
