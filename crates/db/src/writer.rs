@@ -5,6 +5,7 @@ mod background;
 mod compaction;
 pub(crate) mod file_system;
 mod levels;
+mod log_file;
 mod mapped_log;
 pub(crate) mod options;
 mod recover;

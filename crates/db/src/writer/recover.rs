@@ -18,8 +18,9 @@ use crate::storage::LocalDir;
 use crate::table_cache::TableCache;
 use crate::version_edit::VersionEdit;
 use crate::version_set::read_manifest_in;
+use crate::writer::log_file::LogFile;
 use crate::writer::options::WritableOptions;
-use crate::writer::shared::{LogFile, Shared, State, view_of, write_table};
+use crate::writer::shared::{Shared, State, view_of, write_table};
 use crate::writer::version_set::{VersionSet, create_new_db};
 use crate::{Error, Result};
 
@@ -100,7 +101,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     }
     versions.last_sequence = max_sequence.min(crate::dbformat::MAX_SEQUENCE);
     let log_number = versions.new_file_number();
-    let log = LogFile::create(&*fs, dir, log_number)?;
+    let log = LogFile::create_log(&*fs, dir, log_number)?;
     edit.log_number = Some(log_number);
     edit.prev_log_number = Some(0);
     if let Err(e) = versions.log_and_apply(&mut edit) {
@@ -109,7 +110,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         return Err(e);
     }
     let mem = Arc::new(LiveMemTable::new(&user));
-    let view = view_of(&icmp, &tables, &mem, None, &versions.levels);
+    let view = Arc::new(view_of(&icmp, &tables, &mem, None, &versions.levels));
     let last_sequence = versions.last_sequence;
     let state = State {
         versions,
@@ -126,7 +127,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         bg_error: None,
         manual: None,
         shutting_down: false,
-        views: Vec::new(),
+        views: vec![Arc::downgrade(&view)],
         compactions: 0,
         file_to_compact: None,
     };
@@ -141,7 +142,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         commits: AtomicU64::new(0),
         finished_cv: Condvar::new(),
         work_cv: Condvar::new(),
-        view: RwLock::new(Arc::new(view)),
+        view: RwLock::new(view),
         visible_sequence: AtomicU64::new(last_sequence),
         closing: AtomicBool::new(false),
         has_imm: AtomicBool::new(false),
@@ -150,10 +151,6 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         options,
         _lock: lock,
     });
-    {
-        let mut st = shared.state();
-        shared.install_view(&mut st);
-        shared.remove_obsolete_files(&mut st);
-    }
+    shared.remove_obsolete_files(&mut shared.state());
     Ok(shared)
 }

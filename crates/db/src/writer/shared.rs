@@ -3,7 +3,6 @@
 //! publishing a new view, flushing a memtable, deleting obsolete files.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock, Weak};
@@ -12,61 +11,20 @@ use leveltable_table::{BuildOptions, Comparator};
 
 use crate::db::list_dir;
 use crate::dbformat::InternalKeyComparator;
-use crate::filename::{FileType, log_file_name, parse_file_name};
+use crate::filename::{FileType, parse_file_name};
 use crate::live_memtable::LiveMemTable;
 use crate::lock::DbLock;
-use crate::log_writer::LogWriter;
 use crate::table_cache::TableCache;
 use crate::version::{Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
 use crate::write_batch::WriteBatchBuilder;
-use crate::writer::file_system::{FileSystem, WritableFile};
+use crate::writer::file_system::FileSystem;
 use crate::writer::levels::{Levels, user_key};
+use crate::writer::log_file::LogFile;
 use crate::writer::options::WritableOptions;
 use crate::writer::table_output::TableOutput;
 use crate::writer::version_set::VersionSet;
 use crate::{Error, Result};
-
-/// The write-ahead log being appended to.
-pub(crate) struct LogFile {
-    pub(crate) path: PathBuf,
-    pub(crate) writer: LogWriter<BufWriter<Box<dyn WritableFile>>>,
-}
-
-impl LogFile {
-    /// Creates the log `number` in `dir`.
-    pub(crate) fn create(
-        fs: &dyn FileSystem,
-        dir: &std::path::Path,
-        number: u64,
-    ) -> Result<LogFile> {
-        let path = dir.join(log_file_name(number));
-        let file = fs
-            .create_log(&path)
-            .map_err(|e| Error::op("cannot create", &path, e))?;
-        Ok(LogFile {
-            path,
-            writer: LogWriter::new(BufWriter::with_capacity(1 << 16, file)),
-        })
-    }
-
-    /// Appends one record, handed to the system; synced to disk if `sync`.
-    pub(crate) fn append(&mut self, record: &[u8], sync: bool) -> Result<()> {
-        let path = &self.path;
-        self.writer
-            .add_record(record)
-            .and_then(|()| self.writer.flush())
-            .map_err(|e| Error::op("cannot write", path, e))?;
-        if sync {
-            self.writer
-                .get_mut()
-                .get_mut()
-                .sync()
-                .map_err(|e| Error::op("cannot sync", path, e))?;
-        }
-        Ok(())
-    }
-}
 
 /// A write waiting in the queue.
 pub(crate) struct Pending {
@@ -299,19 +257,21 @@ impl Shared {
         };
         let v = &st.versions;
         for name in names {
-            let keep = match parse_file_name(&name) {
+            let kind = parse_file_name(&name);
+            let keep = match kind {
                 Some(FileType::Log(n)) => n >= v.log_number || n == v.prev_log_number,
                 Some(FileType::Manifest(n)) => n >= v.manifest_number,
                 Some(FileType::Table(n) | FileType::Temp(n)) => live.contains(&n),
                 _ => true,
             };
-            if !keep {
-                if let Some(FileType::Table(n)) = parse_file_name(&name) {
-                    self.tables.forget(n);
-                    lock(&self.seeks).remove(&n);
-                }
-                let _ = self.options.file_system.remove(&self.dir.join(&name));
+            if keep {
+                continue;
             }
+            if let Some(FileType::Table(n)) = kind {
+                self.tables.forget(n);
+                lock(&self.seeks).remove(&n);
+            }
+            let _ = self.options.file_system.remove(&self.dir.join(&name));
         }
     }
 }

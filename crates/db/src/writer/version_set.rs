@@ -1,52 +1,18 @@
 //! The writer's view of the MANIFEST (LevelDB's `VersionSet`): the files of each level, the
 //! counters, and the MANIFEST log each change is appended to before it takes effect.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::{FileType, manifest_file_name, parse_file_name, temp_file_name};
-use crate::log_writer::LogWriter;
 use crate::version_edit::{NUM_LEVELS, VersionEdit};
 use crate::version_set::Manifest;
-use crate::writer::file_system::{FileSystem, WritableFile};
+use crate::writer::file_system::FileSystem;
 use crate::writer::levels::Levels;
+use crate::writer::log_file::LogFile;
 use crate::{Error, Result};
-
-/// An open MANIFEST being appended to.
-struct ManifestLog {
-    path: PathBuf,
-    log: LogWriter<BufWriter<Box<dyn WritableFile>>>,
-}
-
-impl ManifestLog {
-    /// Creates (or empties) `path`. A MANIFEST of the number already there was left by a
-    /// process that died before `CURRENT` named it: the number was never used.
-    fn create(fs: &dyn FileSystem, path: PathBuf) -> Result<ManifestLog> {
-        let file = fs
-            .create(&path)
-            .map_err(|e| Error::op("cannot create", &path, e))?;
-        Ok(ManifestLog {
-            path,
-            log: LogWriter::new(BufWriter::new(file)),
-        })
-    }
-
-    /// Appends `record` and syncs it.
-    fn append(&mut self, record: &[u8]) -> Result<()> {
-        let path = &self.path;
-        self.log
-            .add_record(record)
-            .and_then(|()| self.log.flush())
-            .map_err(|e| Error::op("cannot write", path, e))?;
-        self.log
-            .get_mut()
-            .get_mut()
-            .sync()
-            .map_err(|e| Error::op("cannot sync", path, e))
-    }
-}
 
 /// Points `dir/CURRENT` at `MANIFEST-<number>` as LevelDB's `SetCurrentFile` does: written
 /// to `<number>.dbtmp`, synced, renamed over `CURRENT`. The caller syncs the directory.
@@ -91,7 +57,7 @@ pub(crate) struct VersionSet {
     pub(crate) prev_log_number: u64,
     /// Per level, where its next compaction starts (an internal key; empty: the start).
     pub(crate) compact_pointers: [Vec<u8>; NUM_LEVELS],
-    manifest: Option<ManifestLog>,
+    manifest: Option<LogFile>,
 }
 
 impl VersionSet {
@@ -159,10 +125,10 @@ impl VersionSet {
         if self.manifest.is_none() {
             let number = self.new_file_number();
             let path = self.dir.join(manifest_file_name(number));
-            let mut log = ManifestLog::create(&*self.fs, path.clone())?;
+            let mut log = LogFile::create_manifest(&*self.fs, path.clone())?;
             let written = log
-                .append(&self.snapshot().encode())
-                .and_then(|()| log.append(&edit.encode()))
+                .append(&self.snapshot().encode(), true)
+                .and_then(|()| log.append(&edit.encode(), true))
                 .and_then(|()| set_current(&*self.fs, &self.dir, number));
             if let Err(e) = written {
                 drop(log);
@@ -176,7 +142,7 @@ impl VersionSet {
             self.manifest_number = number;
             self.manifest = Some(log);
         } else if let Some(log) = &mut self.manifest
-            && let Err(e) = log.append(&edit.encode())
+            && let Err(e) = log.append(&edit.encode(), true)
         {
             // The MANIFEST may now end in part of a record; the next change starts a new
             // one rather than append after it.
@@ -225,9 +191,9 @@ pub(crate) fn create_new_db(fs: &dyn FileSystem, dir: &Path, comparator: &str) -
         ..VersionEdit::default()
     };
     let path = dir.join(manifest_file_name(1));
-    let mut log = ManifestLog::create(fs, path.clone())?;
+    let mut log = LogFile::create_manifest(fs, path.clone())?;
     let result = log
-        .append(&edit.encode())
+        .append(&edit.encode(), true)
         .and_then(|()| set_current(fs, dir, 1));
     if result.is_err() {
         drop(log);

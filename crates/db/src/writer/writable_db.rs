@@ -20,9 +20,10 @@ use crate::version_edit::NUM_LEVELS;
 use crate::write_batch::{HEADER_SIZE, WriteBatch, WriteBatchBuilder};
 use crate::writer::background;
 use crate::writer::levels::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
+use crate::writer::log_file::LogFile;
 use crate::writer::options::{WritableOptions, WriteOptions};
 use crate::writer::recover;
-use crate::writer::shared::{LogFile, ManualCompaction, Pending, Shared, State, lock};
+use crate::writer::shared::{ManualCompaction, Pending, Shared, State, lock};
 use crate::{Error, Result};
 
 /// How long a queued writer spins before it sleeps until the writers in front commit.
@@ -364,10 +365,11 @@ impl WritableDb {
                     .unwrap_or_else(PoisonError::into_inner);
             } else {
                 let number = st.versions.new_file_number();
-                let log = match LogFile::create(&*shared.options.file_system, &shared.dir, number) {
-                    Ok(log) => log,
-                    Err(e) => return (st, Err(e)),
-                };
+                let log =
+                    match LogFile::create_log(&*shared.options.file_system, &shared.dir, number) {
+                        Ok(log) => log,
+                        Err(e) => return (st, Err(e)),
+                    };
                 // The old log is closed; its writes are in the memtable being flushed.
                 *lock(&shared.log) = log;
                 st.log_number = number;

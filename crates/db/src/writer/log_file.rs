@@ -1,0 +1,60 @@
+//! A log being appended to, a write-ahead log or a MANIFEST: each record handed to the
+//! system as it is added, synced when asked.
+
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use crate::filename::log_file_name;
+use crate::log_writer::LogWriter;
+use crate::writer::file_system::{FileSystem, WritableFile};
+use crate::{Error, Result};
+
+/// A log file and the writer of its records.
+pub(crate) struct LogFile {
+    path: PathBuf,
+    writer: LogWriter<BufWriter<Box<dyn WritableFile>>>,
+}
+
+impl LogFile {
+    /// Creates the write-ahead log `number` in `dir` ([`FileSystem::create_log`]).
+    pub(crate) fn create_log(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<LogFile> {
+        let path = dir.join(log_file_name(number));
+        let file = fs
+            .create_log(&path)
+            .map_err(|e| Error::op("cannot create", &path, e))?;
+        Ok(LogFile::new(path, file))
+    }
+
+    /// Creates (or empties) the MANIFEST `path`. A MANIFEST of a number already there was
+    /// left by a process that died before `CURRENT` named it: the number was never used.
+    pub(crate) fn create_manifest(fs: &dyn FileSystem, path: PathBuf) -> Result<LogFile> {
+        let file = fs
+            .create(&path)
+            .map_err(|e| Error::op("cannot create", &path, e))?;
+        Ok(LogFile::new(path, file))
+    }
+
+    fn new(path: PathBuf, file: Box<dyn WritableFile>) -> LogFile {
+        LogFile {
+            path,
+            writer: LogWriter::new(BufWriter::with_capacity(1 << 16, file)),
+        }
+    }
+
+    /// Appends one record, handed to the system; synced to disk if `sync`.
+    pub(crate) fn append(&mut self, record: &[u8], sync: bool) -> Result<()> {
+        let path = &self.path;
+        self.writer
+            .add_record(record)
+            .and_then(|()| self.writer.flush())
+            .map_err(|e| Error::op("cannot write", path, e))?;
+        if sync {
+            self.writer
+                .get_mut()
+                .get_mut()
+                .sync()
+                .map_err(|e| Error::op("cannot sync", path, e))?;
+        }
+        Ok(())
+    }
+}
