@@ -38,6 +38,7 @@
 #include "leveldb/write_batch.h"
 
 #include "leveldb_internal.h"
+#include "leveldb_report.h"
 #include "leveldb_shape.h"
 
 namespace {
@@ -45,22 +46,9 @@ namespace {
 using leveldb::Slice;
 using leveldb::Status;
 
-char* CopyMessage(const std::string& s) {
-  char* p = static_cast<char*>(std::malloc(s.size() + 1));
-  if (p == nullptr) return nullptr;
-  std::memcpy(p, s.data(), s.size() + 1);
-  return p;
-}
-
-int Report(const Status& s, char** err) {
-  if (s.ok()) return 0;
-  if (err != nullptr) *err = CopyMessage(s.ToString());
-  return 1;
-}
-
-Slice Record(const uint8_t* base, size_t len, size_t i) {
-  return Slice(reinterpret_cast<const char*>(base) + i * len, len);
-}
+using ltb_report::CopyMessage;
+using ltb_report::Record;
+using ltb_report::Report;
 
 std::vector<Slice> Records(const uint8_t* base, size_t len, size_t n) {
   std::vector<Slice> out;

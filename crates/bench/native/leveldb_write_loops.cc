@@ -22,6 +22,7 @@
 #include "leveldb/options.h"
 #include "leveldb/slice.h"
 #include "leveldb/status.h"
+#include "leveldb_report.h"
 #include "leveldb_shape.h"
 
 namespace {
@@ -29,20 +30,8 @@ namespace {
 using leveldb::Slice;
 using leveldb::Status;
 
-int Report(const Status& s, char** err) {
-  if (s.ok()) return 0;
-  if (err != nullptr) {
-    std::string text = s.ToString();
-    char* p = static_cast<char*>(std::malloc(text.size() + 1));
-    if (p != nullptr) std::memcpy(p, text.c_str(), text.size() + 1);
-    *err = p;
-  }
-  return 1;
-}
-
-Slice Record(const uint8_t* base, size_t len, size_t i) {
-  return Slice(reinterpret_cast<const char*>(base) + i * len, len);
-}
+using ltb_report::Record;
+using ltb_report::Report;
 
 }  // namespace
 
