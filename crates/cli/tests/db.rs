@@ -34,17 +34,6 @@ fn db_build(dir: &Path, tsv: &str, args: &[&str]) {
         .success();
 }
 
-fn dump(dir: &Path, args: &[&str]) -> String {
-    let out = leveltable()
-        .args(["db", "dump"])
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    stdout_of(&out)
-}
-
 #[test]
 fn build_then_read_and_nothing_changes() {
     let tmp = tempfile::tempdir().unwrap();
@@ -52,7 +41,7 @@ fn build_then_read_and_nothing_changes() {
     let tsv = sorted_tsv(5000);
     db_build(&db, &tsv, &["--max-file-size", "20000", "--threads", "2"]);
     let before = snapshot(&db);
-    assert_eq!(dump(&db, &[]), tsv);
+    assert_eq!(db_dump(&db, &[]), tsv);
     leveltable()
         .args(["db", "get"])
         .arg(&db)
@@ -108,10 +97,10 @@ fn build_then_read_and_nothing_changes() {
         stdout_of(&text)
     );
     // Every version: one put per key, at sequence 0.
-    let internal = dump(&db, &["--internal"]);
+    let internal = db_dump(&db, &["--internal"]);
     assert_eq!(internal.lines().count(), 5000);
     assert!(internal.starts_with(&format!("key000000\t0\tput\t{}\n", value(0))));
-    let salvaged = dump(&db, &["--salvage", "--internal"]);
+    let salvaged = db_dump(&db, &["--salvage", "--internal"]);
     assert!(
         salvaged.starts_with(&format!(
             "key000000\t0\tput\t{}\tlive\t000002.ldb\n",
@@ -120,7 +109,7 @@ fn build_then_read_and_nothing_changes() {
         "{}",
         &salvaged[..200]
     );
-    assert_eq!(dump(&db, &["--salvage"]), tsv);
+    assert_eq!(db_dump(&db, &["--salvage"]), tsv);
     assert_eq!(
         snapshot(&db),
         before,
@@ -139,7 +128,7 @@ fn dump_rebuilds_the_same_database() {
     let a = tmp.path().join("a");
     let b = tmp.path().join("b");
     db_build(&a, &tsv, &["--max-file-size", "30000"]);
-    let dumped = dump(&a, &["--hex"]);
+    let dumped = db_dump(&a, &["--hex"]);
     db_build(&b, &dumped, &["--hex", "--max-file-size", "30000"]);
     assert_eq!(snapshot(&a), snapshot(&b));
 }
@@ -169,7 +158,7 @@ fn sort_with_a_memory_budget_and_duplicates() {
         &reversed,
         &["--sort", "--memory", "65536"],
     );
-    assert_eq!(dump(&tmp.path().join("sorted"), &[]), tsv);
+    assert_eq!(db_dump(&tmp.path().join("sorted"), &[]), tsv);
     let twice = format!("{reversed}key000007\tnewer\n");
     let out = leveltable()
         .args(["db", "build", "--sort"])
@@ -244,7 +233,7 @@ fn parts_and_commit() {
         .assert()
         .success()
         .stderr(predicates::str::contains("3000 entries"));
-    assert_eq!(dump(&db, &[]), tsv);
+    assert_eq!(db_dump(&db, &[]), tsv);
     assert_eq!(files_in(tmp.path()), ["db"]);
     let out = leveltable()
         .args(["db", "commit"])

@@ -29,18 +29,6 @@ fn db_ok(command: &str, dir: &Path, args: &[&str]) {
     );
 }
 
-/// `db dump DIR ARGS...`: the live entries.
-fn dump(dir: &Path, args: &[&str]) -> String {
-    let out = leveltable()
-        .args(["db", "dump"])
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    stdout_of(&out)
-}
-
 /// The table files of each level, as `db stats --json` counts them.
 fn files_per_level(dir: &Path) -> Vec<u64> {
     let out = leveltable()
@@ -81,7 +69,7 @@ fn put_then_get_reads_it_and_a_second_put_replaces_it() {
     db_ok("put", &db, &["apple", "green"]);
     // An empty value, and a key that starts with `-` after `--`.
     db_ok("put", &db, &["--", "-k", ""]);
-    assert_eq!(dump(&db, &[]), "-k\t\napple\tgreen\nbanana\tyellow\n");
+    assert_eq!(db_dump(&db, &[]), "-k\t\napple\tgreen\nbanana\tyellow\n");
     // Text mode refuses what the read commands could not print back; nothing is written.
     leveltable()
         .args(["db", "put"])
@@ -92,7 +80,7 @@ fn put_then_get_reads_it_and_a_second_put_replaces_it() {
         .stderr(predicate::str::contains(
             "the value contains a tab or a newline; use --hex",
         ));
-    assert_eq!(dump(&db, &[]), "-k\t\napple\tgreen\nbanana\tyellow\n");
+    assert_eq!(db_dump(&db, &[]), "-k\t\napple\tgreen\nbanana\tyellow\n");
 }
 
 #[test]
@@ -109,7 +97,7 @@ fn delete_removes_several_keys_in_one_batch() {
         .stderr("");
     // An absent key is no error.
     db_ok("delete", &db, &["k01", "k03", "k04", "absent"]);
-    assert_eq!(dump(&db, &[]), "k00\tv-0\nk02\tv-2\n");
+    assert_eq!(db_dump(&db, &[]), "k00\tv-0\nk02\tv-2\n");
     // A key that does not decode deletes nothing, not even the keys before it.
     leveltable()
         .args(["db", "delete", "--hex"])
@@ -119,7 +107,7 @@ fn delete_removes_several_keys_in_one_batch() {
         .code(2)
         .stdout("")
         .stderr("error: key argument 2 is not hex: \"z\" at position 1\n");
-    assert_eq!(dump(&db, &[]), "k00\tv-0\nk02\tv-2\n");
+    assert_eq!(db_dump(&db, &[]), "k00\tv-0\nk02\tv-2\n");
     leveltable()
         .args(["db", "delete"])
         .arg(&db)
@@ -157,7 +145,7 @@ fn write_reads_a_file_or_standard_input_in_batches() {
             i => format!("k{i:02}\ta-{i}\n"),
         })
         .collect();
-    assert_eq!(dump(&db, &[]), want);
+    assert_eq!(db_dump(&db, &[]), want);
 
     // The same from standard input, absent or `-`, into new databases; the last line
     // without its newline.
@@ -180,7 +168,7 @@ fn write_reads_a_file_or_standard_input_in_batches() {
             .stderr(predicate::str::contains(
                 "11 puts, 2 deletes in 13 write batches",
             ));
-        assert_eq!(dump(&other, &[]), want);
+        assert_eq!(db_dump(&other, &[]), want);
     }
 }
 
@@ -207,7 +195,7 @@ fn a_malformed_line_keeps_the_batches_before_it_and_nothing_of_its_own() {
              lines 1 to 4 were written (4 operations in 2 write batches), nothing after them\n",
             input.display()
         ));
-    assert_eq!(dump(&db, &[]), "k01\tv\nk02\tv\nk04\tv\n");
+    assert_eq!(db_dump(&db, &[]), "k01\tv\nk02\tv\nk04\tv\n");
 
     // From standard input, an unknown operation in the first batch: nothing is written.
     leveltable()
@@ -231,7 +219,7 @@ fn a_malformed_line_keeps_the_batches_before_it_and_nothing_of_its_own() {
             "line 2 of standard input is longer than 12 bytes (raise the limit with \
              --max-line); lines 1 to 1 were written (1 operation in 1 write batch)",
         ));
-    assert_eq!(dump(&db, &[]), "k01\tv\nk02\tv\nk04\tv\nk10\tv\n");
+    assert_eq!(db_dump(&db, &[]), "k01\tv\nk02\tv\nk04\tv\nk10\tv\n");
 }
 
 #[test]
@@ -251,7 +239,7 @@ fn hex_keys_and_values_round_trip() {
         .assert()
         .success();
     db_ok("delete", &db, &["--hex", "01"]);
-    assert_eq!(dump(&db, &["--hex"]), "0a\t\n6b090aff00\t760a0900\n");
+    assert_eq!(db_dump(&db, &["--hex"]), "0a\t\n6b090aff00\t760a0900\n");
     leveltable()
         .args(["db", "get", "--hex"])
         .arg(&db)
@@ -288,7 +276,7 @@ fn compact_empties_level_0_in_its_range_and_keeps_the_data() {
             .assert()
             .success();
     }
-    let data = dump(&db, &[]);
+    let data = db_dump(&db, &[]);
     let want: String = (0..9)
         .map(|i| format!("k{i:02}\t{}-{i}\n", if i < 5 { "c" } else { "b" }))
         .collect();
@@ -321,13 +309,13 @@ fn compact_empties_level_0_in_its_range_and_keeps_the_data() {
     let levels = files_per_level(&db);
     assert_eq!(levels[0], 0, "{levels:?}");
     assert!(levels[1] >= 1, "{levels:?}");
-    assert_eq!(dump(&db, &[]), data);
+    assert_eq!(db_dump(&db, &[]), data);
     // The overwritten and deleted versions are gone: one version per live key.
-    let internal = dump(&db, &["--internal"]);
+    let internal = db_dump(&db, &["--internal"]);
     assert_eq!(internal.lines().count(), 9, "{internal}");
     // Unbounded at both ends, and again: nothing changes in the data.
     db_ok("compact", &db, &["-q", "--sync"]);
-    assert_eq!(dump(&db, &[]), data);
+    assert_eq!(db_dump(&db, &[]), data);
 }
 
 #[test]
@@ -369,7 +357,7 @@ fn a_database_another_process_holds_is_refused_naming_its_lock() {
         .stdout("k\tv\n");
     held.close().unwrap();
     db_ok("put", &db, &["k", "w"]);
-    assert_eq!(dump(&db, &[]), "k\tw\n");
+    assert_eq!(db_dump(&db, &[]), "k\tw\n");
 }
 
 #[test]
@@ -619,7 +607,7 @@ fn compression_and_filters_of_new_tables_are_chosen() {
         .arg(&db)
         .assert()
         .code(0);
-    assert_eq!(dump(&db, &[]).lines().count(), 200);
+    assert_eq!(db_dump(&db, &[]).lines().count(), 200);
     leveltable()
         .args(["db", "put", "--compression", "lz4"])
         .arg(&db)

@@ -86,3 +86,15 @@ pub fn stderr_of(output: &std::process::Output) -> String {
 pub fn stdout_of(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
+
+/// `leveltable db dump DIR ARGS...`, asserting success: its standard output.
+pub fn db_dump(dir: &Path, args: &[&str]) -> String {
+    let out = leveltable()
+        .args(["db", "dump"])
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    stdout_of(&out)
+}
