@@ -78,7 +78,7 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
 /// Opens `path` with the comparator its MANIFEST names, or salvages it.
 fn open(py: Python<'_>, path: &Path, salvage: bool) -> PyResult<RustDb> {
     py.detach(|| read::open(path, salvage, DbOptions::default()))
-        .map_err(|e| crate::db::open_error(path, e))
+        .map_err(|e| crate::errors::open_error(path, e))
 }
 
 fn reading(salvage: bool) -> Reading {

@@ -1,20 +1,18 @@
 //! `leveltable.Db`: a whole LevelDB database, read-only or open for writing, and its
 //! snapshots.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use leveltable_db::filename::{FileType, parse_file_name};
 use leveltable_db::{Db as RustDb, DbOptions};
 use leveltable_table::Cache;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
 use crate::closable::Closable;
-use crate::db_view::{At, IteratorKeywords, Pin, Source, THE_DATABASE, View, bound};
+use crate::db_view::{At, IteratorKeywords, Pin, Source, THE_DATABASE, View, bound, table_info};
 use crate::db_write::{self, WriteBatch, WriteKeywords};
 use crate::entries::{Entries, Mode, iterate};
-use crate::errors::{Error, InvalidArgumentError, db_error, os_error};
+use crate::errors::{Error, InvalidArgumentError, db_error, open_error};
 use crate::fs_path::FsPath;
 
 /// A LevelDB database directory, opened read-only: nothing in it is created, changed,
@@ -389,12 +387,7 @@ impl Db {
         for level in &p.levels {
             let files = PyList::empty(py);
             for t in level {
-                let f = PyDict::new(py);
-                f.set_item("number", t.number)?;
-                f.set_item("size", t.size)?;
-                f.set_item("smallest", PyBytes::new(py, user_key(&t.smallest)))?;
-                f.set_item("largest", PyBytes::new(py, user_key(&t.largest)))?;
-                files.append(f)?;
+                files.append(table_info(py, t)?)?;
             }
             levels.append(files)?;
         }
@@ -474,50 +467,6 @@ impl Db {
             Err(_) => "leveltable.Db(<closed>)".to_owned(),
         }
     }
-}
-
-/// The error for a database that does not open: a directory that is not there is
-/// `FileNotFoundError` (a file, `NotADirectoryError`), and one without CURRENT or any other
-/// file of a database is `leveltable.Error` saying it is not a database; the rest as
-/// [`db_error`] says.
-pub(crate) fn open_error(path: &Path, e: leveltable_db::Error) -> PyErr {
-    let no_current = matches!(
-        &e,
-        leveltable_db::Error::MissingFile { file, .. } if file.as_os_str() == "CURRENT"
-    );
-    if !no_current {
-        return db_error(path, e);
-    }
-    match std::fs::metadata(path) {
-        Err(io) => return os_error(path, &io),
-        Ok(m) if !m.is_dir() => {
-            let io = std::io::Error::from_raw_os_error(20); // ENOTDIR
-            return os_error(path, &io);
-        }
-        Ok(_) => {}
-    }
-    let holds_database_files = std::fs::read_dir(path).is_ok_and(|entries| {
-        entries.filter_map(Result::ok).any(|entry| {
-            entry.file_name().to_str().is_some_and(|name| {
-                matches!(
-                    parse_file_name(name),
-                    Some(FileType::Manifest(_) | FileType::Table(_) | FileType::Log(_))
-                )
-            })
-        })
-    });
-    if holds_database_files {
-        return db_error(path, e);
-    }
-    Error::new_err(format!(
-        "{}: not a LevelDB database: no CURRENT file",
-        path.display()
-    ))
-}
-
-/// The user key of an internal key (the key less its 8-byte tag).
-pub(crate) fn user_key(internal: &[u8]) -> &[u8] {
-    &internal[..internal.len().saturating_sub(8)]
 }
 
 /// A database as it was at one sequence number: later writes are invisible to it.

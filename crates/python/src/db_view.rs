@@ -6,10 +6,10 @@ use std::ops::Bound as Edge;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use leveltable_db::{Db as RustDb, DbIter, Snapshot as RustSnapshot, WritableDb};
+use leveltable_db::{Db as RustDb, DbIter, Snapshot as RustSnapshot, TableInfo, WritableDb};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
@@ -338,4 +338,19 @@ impl View {
         )
         .checked(move || source.check_open())
     }
+}
+
+/// The user key of an internal key (the key less its 8-byte tag).
+pub fn user_key(internal: &[u8]) -> &[u8] {
+    &internal[..internal.len().saturating_sub(8)]
+}
+
+/// What `Db.stats()` says of one table: its number, size and user-key range.
+pub fn table_info<'py>(py: Python<'py>, t: &TableInfo) -> PyResult<Bound<'py, PyDict>> {
+    let f = PyDict::new(py);
+    f.set_item("number", t.number)?;
+    f.set_item("size", t.size)?;
+    f.set_item("smallest", PyBytes::new(py, user_key(&t.smallest)))?;
+    f.set_item("largest", PyBytes::new(py, user_key(&t.largest)))?;
+    Ok(f)
 }

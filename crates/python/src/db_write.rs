@@ -9,14 +9,13 @@ use leveltable_filter_policy::BloomFilterPolicy;
 use leveltable_table::Compression;
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::builder::compression_named;
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
-use crate::db::{open_error, user_key};
-use crate::db_view::{Source, THE_DATABASE};
-use crate::errors::{Error, InvalidArgumentError, db_error};
+use crate::db_view::{Source, THE_DATABASE, table_info};
+use crate::errors::{Error, InvalidArgumentError, db_error, open_error};
 
 /// The keywords of `Db` that only a database opened for writing takes, as plyvel names
 /// them.
@@ -331,12 +330,7 @@ pub fn stats<'py>(py: Python<'py>, db: &WritableDb) -> PyResult<Bound<'py, PyDic
         let Some(files) = t.level.and_then(|l| levels.get(l)) else {
             continue;
         };
-        let f = PyDict::new(py);
-        f.set_item("number", t.number)?;
-        f.set_item("size", t.size)?;
-        f.set_item("smallest", PyBytes::new(py, user_key(&t.smallest)))?;
-        f.set_item("largest", PyBytes::new(py, user_key(&t.largest)))?;
-        files.append(f)?;
+        files.append(table_info(py, t)?)?;
     }
     d.set_item("levels", PyList::new(py, levels)?)?;
     d.set_item("compactions", db.compactions())?;

@@ -4,6 +4,8 @@
 use std::io;
 use std::path::Path;
 
+use leveltable_db::filename::{FileType, parse_file_name};
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOSError};
 use pyo3::prelude::*;
@@ -98,4 +100,43 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("ClosedError", py.get_type::<ClosedError>())?;
     Ok(())
+}
+
+/// The error for a database that does not open: a directory that is not there is
+/// `FileNotFoundError` (a file, `NotADirectoryError`), and one without CURRENT or any other
+/// file of a database is `leveltable.Error` saying it is not a database; the rest as
+/// [`db_error`] says.
+pub fn open_error(path: &Path, e: leveltable_db::Error) -> PyErr {
+    let no_current = matches!(
+        &e,
+        leveltable_db::Error::MissingFile { file, .. } if file.as_os_str() == "CURRENT"
+    );
+    if !no_current {
+        return db_error(path, e);
+    }
+    match std::fs::metadata(path) {
+        Err(io) => return os_error(path, &io),
+        Ok(m) if !m.is_dir() => {
+            let io = std::io::Error::from_raw_os_error(20); // ENOTDIR
+            return os_error(path, &io);
+        }
+        Ok(_) => {}
+    }
+    let holds_database_files = std::fs::read_dir(path).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|entry| {
+            entry.file_name().to_str().is_some_and(|name| {
+                matches!(
+                    parse_file_name(name),
+                    Some(FileType::Manifest(_) | FileType::Table(_) | FileType::Log(_))
+                )
+            })
+        })
+    });
+    if holds_database_files {
+        return db_error(path, e);
+    }
+    Error::new_err(format!(
+        "{}: not a LevelDB database: no CURRENT file",
+        path.display()
+    ))
 }
