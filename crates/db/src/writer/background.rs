@@ -220,9 +220,7 @@ fn merge_inputs(
     let mut out: Option<TableOutput> = None;
     let finish = |out: &mut Option<TableOutput>, outputs: &mut Vec<FileMetaData>| -> Result<()> {
         if let Some(o) = out.take() {
-            let meta = o.finish()?;
-            shared.tables.get(meta.number)?;
-            outputs.push(meta);
+            outputs.push(o.finish(&shared.tables)?);
         }
         Ok(())
     };

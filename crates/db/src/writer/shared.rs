@@ -325,7 +325,5 @@ pub(crate) fn write_table(
         out.abandon();
         return Err(e);
     }
-    let meta = out.finish()?;
-    tables.get(number)?;
-    Ok(Some(meta))
+    out.finish(tables).map(Some)
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use leveltable_table::{BuildOptions, TableBuilder};
 
 use crate::filename::table_file_name;
+use crate::table_cache::TableCache;
 use crate::version_edit::FileMetaData;
 use crate::writer::file_system::{FileSystem, WritableFile};
 use crate::{Error, Result};
@@ -62,13 +63,15 @@ impl TableOutput {
         self.builder.file_size()
     }
 
-    /// Finishes the table, syncs and closes it.
-    pub(crate) fn finish(mut self) -> Result<FileMetaData> {
+    /// Finishes the table, syncs and closes it, then checks that it opens through `tables`
+    /// before the MANIFEST names it, as LevelDB checks a table it wrote.
+    pub(crate) fn finish(mut self, tables: &TableCache) -> Result<FileMetaData> {
         let finished = self.finish_file();
         if finished.is_err() {
             let _ = self.fs.remove(&self.path);
         }
         let file_size = finished?;
+        tables.get(self.number)?;
         Ok(FileMetaData {
             number: self.number,
             file_size,
