@@ -1,7 +1,10 @@
 //! Syncing finished files off the threads that build them: an `fsync` waits on the disk,
 //! and a building thread that waited with it would leave its core idle. Files are handed to
-//! one syncing thread; whoever needs them durable waits for it with [`Syncer::finish`].
+//! one syncing thread, which starts each file's writes to the disk as it arrives and syncs
+//! it a few files later, so that the writes of several files overlap; whoever needs them
+//! durable waits for it with [`Syncer::finish`].
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, SyncSender};
@@ -11,6 +14,33 @@ use crate::{Error, Result};
 
 /// A file to sync, and its path for the error.
 type Pending = (PathBuf, File);
+
+/// Files whose writes have been started while they wait for their sync. A file synced as
+/// soon as it is handed over waits for its own writes alone, one file's writes in flight at
+/// a time (and one disk cache flush each); started when handed over and synced this many
+/// files later, the writes of several files overlap and most syncs find their pages written.
+/// On a 2-vCPU cloud VM, 150 files of 1.2 MB: 0.52–0.58 s synced one by one, 0.10–0.16 s
+/// with their writes started first.
+const WRITES_IN_FLIGHT: usize = 8;
+
+/// Starts writing the dirty pages of `file` to the disk without waiting for them
+/// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`). Only a head start: the sync that follows is
+/// what makes the file durable, so an error here is ignored.
+#[cfg(target_os = "linux")]
+#[allow(
+    unsafe_code,
+    reason = "sync_file_range has no safe wrapper in the crates we use"
+)]
+fn start_writeback(file: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: sync_file_range reads and writes no memory of this process; it is given a
+    // descriptor that `file` keeps open for the duration of the call, and plain integers.
+    let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+}
+
+/// Elsewhere the sync does all the work.
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &File) {}
 
 /// The thread that syncs files handed to it, in the order given.
 #[derive(Debug)]
@@ -25,19 +55,31 @@ pub(crate) struct SyncQueue(SyncSender<Pending>);
 
 impl Syncer {
     /// Starts the syncing thread, and returns the queue that feeds it. At most `backlog`
-    /// files wait for it, their handles open; a thread handing over one more waits.
+    /// files wait for it and [`WRITES_IN_FLIGHT`] more are being written, their handles open;
+    /// a thread handing over one more waits.
     pub(crate) fn start(backlog: usize) -> (Syncer, SyncQueue) {
         let (queue, pending) = mpsc::sync_channel::<Pending>(backlog);
         let thread = std::thread::spawn(move || {
             let mut first_error = None;
-            for (path, file) in pending {
+            // Files whose writes were started, oldest first, synced once more than
+            // `WRITES_IN_FLIGHT` are waiting or when no more come.
+            let mut started: VecDeque<Pending> = VecDeque::new();
+            let mut sync = |(path, file): Pending| {
                 // After a failure the rest are still taken (and closed), not synced.
                 if first_error.is_none() {
                     if let Err(source) = file.sync_all() {
                         first_error = Some(Error::op("cannot sync", path, source));
                     }
                 }
+            };
+            for (path, file) in pending {
+                start_writeback(&file);
+                started.push_back((path, file));
+                if started.len() > WRITES_IN_FLIGHT {
+                    started.pop_front().map(&mut sync);
+                }
             }
+            started.into_iter().for_each(sync);
             first_error.map_or(Ok(()), Err)
         });
         let syncer = Syncer {
@@ -111,7 +153,7 @@ mod tests {
         syncer.finish().unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 15);
 
-        // A pipe cannot be synced.
+        // A pipe cannot be synced (nor its writes started, which is not an error).
         let (reader, _writer) = std::io::pipe().unwrap();
         let pipe = File::from(std::os::fd::OwnedFd::from(reader));
         let (mut syncer, queue) = Syncer::start(1);
