@@ -42,11 +42,14 @@ pub(super) struct Staged {
 /// [`Error::Io`] for a file that cannot be read.
 pub(super) fn check_parts(parts: &[Part], checked: &mut dyn FnMut(u64)) -> Result<Vec<Staged>> {
     let mut staged = Vec::new();
+    // One buffer for every file's bytes: small enough that the checksum reads what the
+    // read just copied from the cache it is in, allocated (and zeroed) once.
+    let mut buf = vec![0u8; CHECKSUM_BUFFER];
     // The last file's part index, name and largest user key.
     let mut previous: Option<(usize, String, Vec<u8>)> = None;
     for (i, part) in parts.iter().enumerate() {
         for file in &part.files {
-            let staged_file = check_file(i, part, file)?;
+            let staged_file = check_file(i, part, file, &mut buf)?;
             checked(staged_file.size);
             let first = user_key(&staged_file.smallest);
             if let Some((j, name, end)) = &previous {
@@ -91,7 +94,7 @@ fn user_key(internal: &[u8]) -> &[u8] {
     ParsedInternalKey::parse(internal).map_or(internal, |k| k.user_key)
 }
 
-fn check_file(i: usize, part: &Part, file: &PartFile) -> Result<Staged> {
+fn check_file(i: usize, part: &Part, file: &PartFile, buf: &mut [u8]) -> Result<Staged> {
     let bad = |what: String| refused(i, part, &file.name, what);
     if !plain_file_name(&file.name) {
         return Err(bad(
@@ -126,7 +129,7 @@ fn check_file(i: usize, part: &Part, file: &PartFile) -> Result<Staged> {
             file.size
         )));
     }
-    let (read, crc) = checksum(&handle).map_err(|source| Error::io(&path, source))?;
+    let (read, crc) = checksum(&handle, buf).map_err(|source| Error::io(&path, source))?;
     if read != file.size {
         return Err(bad(format!(
             "{read} bytes were read of the {} its record says: it changed while checked",
@@ -182,16 +185,18 @@ fn check_file(i: usize, part: &Part, file: &PartFile) -> Result<Staged> {
     })
 }
 
-/// The bytes of `file` from its start, and their CRC32C.
-pub(super) fn checksum(file: &File) -> io::Result<(u64, u32)> {
+/// Bytes read at a time by [`checksum`].
+const CHECKSUM_BUFFER: usize = 256 << 10;
+
+/// The number of bytes of `file` from its start, and their CRC32C, read through `buf`.
+fn checksum(file: &File, buf: &mut [u8]) -> io::Result<(u64, u32)> {
     let mut reader = file;
-    let mut buf = vec![0u8; 1 << 20];
     let mut crc = 0u32;
     let mut read = 0u64;
     use std::io::Seek;
     reader.seek(io::SeekFrom::Start(0))?;
     loop {
-        let n = match reader.read(&mut buf) {
+        let n = match reader.read(buf) {
             Ok(0) => return Ok((read, crc)),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
