@@ -183,6 +183,37 @@ fn keys_out_of_order_are_refused_and_nothing_is_left() {
     assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
 
+/// Inside a file and across files, streamed or handed to threads: a key out of order is
+/// refused naming both user keys, and the build goes on unchanged.
+#[test]
+fn keys_out_of_order_are_named_and_the_build_goes_on() {
+    for (max_file_size, threads) in [(1, 1), (1 << 20, 1), (1, 2), (1 << 20, 2)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("db");
+        let options = BulkOptions::default()
+            .max_file_size(max_file_size)
+            .threads(threads);
+        let mut builder = DbBuilder::create(&dir, options).unwrap();
+        builder.add(b"a", b"0").unwrap();
+        builder.add(b"b", b"1").unwrap();
+        for bad in [&b"a"[..], b"b", b""] {
+            match builder.add(bad, b"x").unwrap_err() {
+                Error::Table(leveltable_table::Error::KeyOutOfOrder { previous, got }) => {
+                    assert_eq!((previous.as_slice(), got.as_slice()), (&b"b"[..], bad));
+                }
+                other => panic!("{max_file_size} {threads}: {other}"),
+            }
+        }
+        builder.add(b"c", b"2").unwrap();
+        builder.finish().unwrap();
+        let want: Vec<(Vec<u8>, Vec<u8>)> = [("a", "0"), ("b", "1"), ("c", "2")]
+            .iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+            .collect();
+        assert_eq!(read_back(&dir), want, "{max_file_size} {threads}");
+    }
+}
+
 #[test]
 fn targets_must_be_new_or_empty() {
     let tmp = tempfile::tempdir().unwrap();

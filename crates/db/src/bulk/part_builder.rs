@@ -44,7 +44,8 @@ pub struct PartBuilder {
     /// Without workers: the file being written, entries streamed straight into it.
     current: Option<TableWriter>,
     next_index: u64,
-    /// The key added last (its buffer reused), for the order check.
+    /// The key added last (its buffer reused) for the order check: with workers, of every
+    /// entry; streaming, of the last file finished (the file being written checks its own).
     last_key: Vec<u8>,
     entries: u64,
     workers: Option<Workers>,
@@ -126,27 +127,34 @@ impl PartBuilder {
     /// [`Error::Table`] with [`leveltable_table::Error::KeyOutOfOrder`] for a key out of
     /// order (the builder is unchanged); an error building an earlier file.
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        if self.entries > 0 && key <= self.last_key.as_slice() {
-            return Err(Error::Table(leveltable_table::Error::KeyOutOfOrder {
-                previous: self.last_key.clone(),
-                got: key.to_vec(),
-            }));
+        match &mut self.current {
+            // Streaming into a file that has entries: its table builder checks the order
+            // (and says what is out of order in user keys), the key is not compared twice.
+            Some(writer) if !writer.is_empty() => writer.add(key, value)?,
+            _ => {
+                if self.entries > 0 && key <= self.last_key.as_slice() {
+                    return Err(Error::Table(leveltable_table::Error::KeyOutOfOrder {
+                        previous: self.last_key.clone(),
+                        got: key.to_vec(),
+                    }));
+                }
+                if self.workers.is_some() {
+                    self.chunk.push(key, value);
+                    self.last_key.clear();
+                    self.last_key.extend_from_slice(key);
+                } else {
+                    let writer = match &mut self.current {
+                        Some(writer) => writer,
+                        None => self.current.insert(TableWriter::create(
+                            &self.staging,
+                            self.next_index,
+                            &self.table_options,
+                        )?),
+                    };
+                    writer.add(key, value)?;
+                }
+            }
         }
-        if self.workers.is_some() {
-            self.chunk.push(key, value);
-        } else {
-            let writer = match &mut self.current {
-                Some(writer) => writer,
-                None => self.current.insert(TableWriter::create(
-                    &self.staging,
-                    self.next_index,
-                    &self.table_options,
-                )?),
-            };
-            writer.add(key, value)?;
-        }
-        self.last_key.clear();
-        self.last_key.extend_from_slice(key);
         let bytes = (key.len() as u64).saturating_add(value.len() as u64);
         self.chunk_bytes = self.chunk_bytes.saturating_add(bytes);
         self.entries += 1;
@@ -166,6 +174,9 @@ impl PartBuilder {
         self.chunk_bytes = 0;
         let index = self.next_index;
         if let Some(writer) = self.current.take() {
+            // The next file's first key is checked against this file's last.
+            self.last_key.clear();
+            self.last_key.extend_from_slice(writer.last_key());
             self.built.push((index, writer.finish(&self.syncs)?));
         } else if !self.chunk.is_empty() {
             if let Some(workers) = &mut self.workers {

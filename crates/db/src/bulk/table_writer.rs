@@ -78,8 +78,10 @@ pub(crate) struct TableWriter {
     name: String,
     path: PathBuf,
     builder: TableBuilder<BufWriter<Checksummed>>,
-    /// The internal key being added, its buffer reused.
+    /// The internal key added last.
     key: Vec<u8>,
+    /// The internal key being added; swapped with `key` once it is.
+    spare: Vec<u8>,
     smallest: Vec<u8>,
 }
 
@@ -99,19 +101,43 @@ impl TableWriter {
             path,
             builder,
             key: Vec::new(),
+            spare: Vec::new(),
             smallest: Vec::new(),
         })
     }
 
+    /// Adds an entry; its user key must sort strictly after the previous one (bytewise),
+    /// or this is [`leveltable_table::Error::KeyOutOfOrder`] naming both user keys, and the
+    /// file is unchanged.
     pub(crate) fn add(&mut self, user_key: &[u8], value: &[u8]) -> Result<()> {
         if self.builder.num_entries() == 0 {
             self.smallest = user_key.to_vec();
         }
-        self.key.clear();
-        append_internal_key(&mut self.key, user_key, 0, ValueType::Value)?;
-        self.builder
-            .add(&self.key, value)
-            .map_err(|e| Error::writing(&self.path, e))
+        self.spare.clear();
+        append_internal_key(&mut self.spare, user_key, 0, ValueType::Value)?;
+        match self.builder.add(&self.spare, value) {
+            Ok(()) => {
+                std::mem::swap(&mut self.key, &mut self.spare);
+                Ok(())
+            }
+            Err(leveltable_table::Error::KeyOutOfOrder { .. }) => {
+                Err(Error::Table(leveltable_table::Error::KeyOutOfOrder {
+                    previous: self.last_key().to_vec(),
+                    got: user_key.to_vec(),
+                }))
+            }
+            Err(e) => Err(Error::writing(&self.path, e)),
+        }
+    }
+
+    /// Whether no entry has been added.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.builder.num_entries() == 0
+    }
+
+    /// The user key added last (empty before the first).
+    pub(crate) fn last_key(&self) -> &[u8] {
+        &self.key[..self.key.len().saturating_sub(TAG_LEN)]
     }
 
     pub(crate) fn finish(mut self, syncs: &SyncQueue) -> Result<PartFile> {
