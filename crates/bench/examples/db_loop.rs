@@ -8,8 +8,9 @@
 //!
 //! Workloads: `get-present`, `get-absent` (200,000 gets in random order), `get-many` (the
 //! present keys in batches of 1,000), `scan`, `open`,
-//! and `build-1` / `build-2`: a bulk build of 300 MB of the runner's entries with one or two
-//! threads.
+//! `build-1` / `build-2`: a bulk build of 300 MB of the runner's entries (made before the
+//! first pass) with one or two threads; `table-build`: the same entries into one table file,
+//! the builds' baseline.
 //! The database is the runner's `db` fixture (1M entries written by LevelDB, over several
 //! levels, with a log), made on first use in `leveltable-db-loop` under the system temporary
 //! directory (without LevelDB: bulk-built by leveltable). Prints each pass and the best.
@@ -20,6 +21,7 @@ use leveltable_bench::runner::Config;
 use leveltable_bench::runner::db::write_fixture;
 use leveltable_bench::workload::{GET_QUERIES, get_queries, table_entries};
 use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions};
+use leveltable_table::{BuildOptions, TableBuilder};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -39,9 +41,16 @@ fn main() -> Result<()> {
     let queries = match workload.as_str() {
         "get-present" | "get-many" => get_queries(n, GET_QUERIES, true),
         "get-absent" => get_queries(n, GET_QUERIES, false),
-        "scan" | "open" | "build-1" | "build-2" => Vec::new(),
+        "scan" | "open" | "build-1" | "build-2" | "table-build" => Vec::new(),
         other => return Err(format!("unknown workload {other:?}").into()),
     };
+    // The builds' input, made before any pass: 300 MB of the runner's entries.
+    let input: Vec<_> = if workload.contains("build") {
+        table_entries(300_000_000 / 116).collect()
+    } else {
+        Vec::new()
+    };
+    let input_mb = (input.len() * 116) as f64 / 1e6;
     let mut best = f64::MAX;
     for _ in 0..passes {
         let db = Db::open(&dir, DbOptions::default())?;
@@ -61,16 +70,33 @@ fn main() -> Result<()> {
                 let threads = if workload == "build-1" { 1 } else { 2 };
                 let out = root.join("built");
                 let _ = std::fs::remove_dir_all(&out);
-                let n = 300_000_000 / 116;
                 let start = Instant::now();
                 let options = BulkOptions::default().threads(threads);
                 let mut builder = DbBuilder::create(&out, options)?;
-                for (k, v) in table_entries(n) {
-                    builder.add(&k, &v)?;
+                for (k, v) in &input {
+                    builder.add(k, v)?;
                 }
                 builder.finish()?;
-                let mb = (n * 116) as f64 / 1e6;
-                (mb / start.elapsed().as_secs_f64(), "MB/s")
+                (input_mb / start.elapsed().as_secs_f64(), "MB/s")
+            }
+            "table-build" => {
+                // The same entries into one table file with the `build` workload's options:
+                // the builds' baseline.
+                let out = root.join("built.ldb");
+                let _ = std::fs::remove_file(&out);
+                let start = Instant::now();
+                let file = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&out)?);
+                let mut builder = TableBuilder::new(
+                    file,
+                    BuildOptions::default()
+                        .filter_policy(leveltable_filter_policy::BloomFilterPolicy::new(10)),
+                )?;
+                for (k, v) in &input {
+                    builder.add(k, v)?;
+                }
+                builder.finish()?;
+                std::io::Write::flush(&mut builder.into_inner())?;
+                (input_mb / start.elapsed().as_secs_f64(), "MB/s")
             }
             "open" => {
                 drop(db);

@@ -16,8 +16,8 @@ use leveltable_bench::runner::memory::{self, CHILD_COMMAND};
 use leveltable_bench::runner::write_child;
 use leveltable_bench::runner::{self, Config, WORKLOADS};
 
-const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--db-entries N] [--db-build-bytes N] [--sort-budget N] [--dir DIR] WORKLOAD...
-workloads: all, hash, bloom, filter-block, build, get, scan, checksum, filters, memory, db, db-build, threads, cli, world, object-store, write
+const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--large-entries N] [--db-entries N] [--db-build-bytes N] [--sort-budget N] [--dir DIR] WORKLOAD...
+workloads: all, hash, bloom, filter-block, build, get, get-many-large, scan, checksum, filters, memory, db, db-build, threads, cli, world, object-store, write
 --entries N also sets the write workload's puts, gets and deletes per phase (default 1,000,000)";
 
 fn main() -> ExitCode {
@@ -99,6 +99,7 @@ fn run(args: &[String]) -> runner::Result<()> {
     let mut rounds = None;
     let mut entries = None;
     let mut queries = None;
+    let mut large_entries = None;
     let mut db_entries = None;
     let mut db_build_bytes = None;
     let mut sort_budget = None;
@@ -111,6 +112,7 @@ fn run(args: &[String]) -> runner::Result<()> {
             "--rounds" => rounds = Some(it.next().ok_or(USAGE)?.parse()?),
             "--entries" => entries = Some(it.next().ok_or(USAGE)?.parse()?),
             "--queries" => queries = Some(it.next().ok_or(USAGE)?.parse()?),
+            "--large-entries" => large_entries = Some(it.next().ok_or(USAGE)?.parse()?),
             "--db-entries" => db_entries = Some(it.next().ok_or(USAGE)?.parse()?),
             "--db-build-bytes" => db_build_bytes = Some(it.next().ok_or(USAGE)?.parse()?),
             "--sort-budget" => sort_budget = Some(it.next().ok_or(USAGE)?.parse()?),
@@ -144,6 +146,9 @@ fn run(args: &[String]) -> runner::Result<()> {
     }
     if let Some(q) = queries {
         config.queries = q;
+    }
+    if let Some(n) = large_entries {
+        config.large_entries = n;
     }
     if let Some(n) = db_entries {
         config.db_entries = n;

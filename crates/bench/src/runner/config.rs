@@ -30,6 +30,8 @@ pub struct Config {
     pub rounds: usize,
     /// Input bytes (keys + values) of the table the memory workload builds.
     pub mem_bytes: u64,
+    /// Entries of the table the `get-many-large` workload reads (larger than the caches).
+    pub large_entries: u64,
     /// Entries of the database the `db` workload reads.
     pub db_entries: u64,
     /// Input bytes (keys + values) of the `db-build` databases.
@@ -51,6 +53,7 @@ impl Config {
             hash_repeat: 64,
             rounds: 3,
             mem_bytes: 2_000_000_000,
+            large_entries: 30_000_000,
             db_entries: 1_000_000,
             db_build_bytes: 1_000_000_000,
             sort_budget: 256 << 20,
@@ -68,6 +71,7 @@ impl Config {
             hash_repeat: 1,
             rounds: 1,
             mem_bytes: 2_000_000,
+            large_entries: 20_000,
             db_entries: 5_000,
             db_build_bytes: 4_000_000,
             sort_budget: 1 << 20,

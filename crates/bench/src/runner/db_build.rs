@@ -2,14 +2,19 @@
 //! an external sort.
 //!
 //! Input: `n` = bytes / 116 entries `key(2i)` (16 bytes) → the `i`-th 100-byte value of the
-//! table workload's stream, generated as they are added, in key order. Both systems write
-//! LevelDB's defaults: 4 KiB blocks, snappy, 2 MiB table files, a 10-bit Bloom filter.
+//! table workload's stream, generated before the clock starts and held in memory, as every
+//! other workload's input. Every system writes LevelDB's defaults: 4 KiB blocks, snappy, a
+//! 10-bit Bloom filter; the databases 2 MiB table files.
 //!
-//! - leveltable: `DbBuilder` with one thread and with two, through `finish` (the commit).
+//! - leveltable: `DbBuilder` with one thread and with two, through `finish` (the commit:
+//!   every file synced, checked and renamed, the MANIFEST and `CURRENT` written).
+//! - The baselines: leveltable's `TableBuilder` writing the same entries into one table
+//!   file, not synced: as the database's tables hold them (internal keys, the bulk build's
+//!   table options) — what building its tables alone costs — and as the `build` workload
+//!   writes them (user keys).
 //! - LevelDB: its write path, `DB::Open` (create) and sorted `WriteBatch` puts of 1,000
 //!   entries with `sync=false`, then `CompactRange(nullptr, nullptr)` and a wait until no
-//!   compaction is due, then the close. All in C++ but the generation of the entries, which
-//!   both sides do as they go.
+//!   compaction is due, then the close, all in C++.
 //!
 //! Each build is checked by the other system: LevelDB opens leveltable's database and
 //! counts its entries, leveltable opens LevelDB's and counts them.
@@ -23,15 +28,21 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use leveltable_db::dbformat::{ValueType, append_internal_key};
 use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions, Duplicates, ExternalSorter};
+use leveltable_table::{Compression, TableBuilder};
 
 use super::config::{BITS_PER_KEY, Config, Result, count};
 use super::get::CACHE_BYTES;
 use super::harness::{check, leveldb_on};
 use super::memory::status_kib;
-use crate::leveldb::{self, Records};
+use super::tables::{Entries, build_options, build_ours as build_table};
+use crate::leveldb;
 use crate::report::{Row, Target, Unit};
-use crate::workload::{KEY_LEN, SplitMix64, VALUE_LEN, key, next_value, table_entries};
+use crate::workload::{KEY_LEN, KeyShape, SplitMix64, VALUE_LEN, key, next_value};
 
 /// The hidden subcommand that runs the sort in a child process:
 /// `__db_sort DIR INPUT_BYTES BUDGET_BYTES`.
@@ -39,9 +50,6 @@ pub const SORT_COMMAND: &str = "__db_sort";
 
 /// Entries per `WriteBatch` on LevelDB's write path.
 const WRITE_BATCH: usize = 1000;
-
-/// Entries generated per call into LevelDB.
-const CHUNK: usize = 64 * 1024;
 
 /// How long LevelDB's compactions may take to settle.
 const SETTLE_MS: u64 = 1_800_000;
@@ -52,6 +60,15 @@ const SORT_SLACK_MIB: f64 = 64.0;
 /// Bytes of one entry.
 const ENTRY_BYTES: u64 = (KEY_LEN + VALUE_LEN) as u64;
 
+/// A one-thread build at least this fraction of the baseline table build's throughput.
+const OVER_TABLE_BUILD: f64 = 0.9;
+
+/// A one-thread build at least this multiple of LevelDB's write path.
+const OVER_LEVELDB: f64 = 3.0;
+
+/// Two threads at least this multiple of one.
+const TWO_OVER_ONE: f64 = 1.75;
+
 fn fresh(dir: &Path) -> Result<()> {
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
@@ -60,12 +77,13 @@ fn fresh(dir: &Path) -> Result<()> {
 }
 
 /// Builds with leveltable; returns the time.
-fn build_ours(dir: &Path, n: u64, threads: usize) -> Result<Duration> {
+fn build_ours(dir: &Path, entries: &Entries, threads: usize) -> Result<Duration> {
     fresh(dir)?;
+    let n = entries.len() as u64;
     let start = Instant::now();
     let mut builder = DbBuilder::create(dir, BulkOptions::default().threads(threads))?;
-    for (k, v) in table_entries(n) {
-        builder.add(&k, &v)?;
+    for (k, v) in entries.keys().iter().zip(entries.values().iter()) {
+        builder.add(k, v)?;
     }
     let summary = builder.finish()?;
     let elapsed = start.elapsed();
@@ -75,30 +93,40 @@ fn build_ours(dir: &Path, n: u64, threads: usize) -> Result<Duration> {
     Ok(elapsed)
 }
 
+/// Builds one table file of the entries; returns the time. `internal`: as a database's
+/// tables hold them (each key with its sequence-0 tag, the bulk build's table options),
+/// else as the `build` workload writes them.
+fn build_one_table(path: &Path, entries: &Entries, internal: bool) -> Result<Duration> {
+    let _ = std::fs::remove_file(path);
+    let start = Instant::now();
+    let size = if internal {
+        let file = BufWriter::with_capacity(1 << 16, File::create(path)?);
+        let mut builder = TableBuilder::new(file, BulkOptions::default().table_options())?;
+        let mut key = Vec::new();
+        for (k, v) in entries.keys().iter().zip(entries.values().iter()) {
+            key.clear();
+            append_internal_key(&mut key, k, 0, ValueType::Value)?;
+            builder.add(&key, v)?;
+        }
+        builder.finish()?;
+        let size = builder.file_size();
+        builder.into_inner().flush()?;
+        size
+    } else {
+        build_table(path, entries, build_options(Compression::Snappy))?
+    };
+    let elapsed = start.elapsed();
+    check(size > 0, || "empty table".into())?;
+    std::fs::remove_file(path)?;
+    Ok(elapsed)
+}
+
 /// Builds with LevelDB's write path; returns the time.
-fn build_leveldb(dir: &Path, n: u64) -> Result<Duration> {
+fn build_leveldb(dir: &Path, entries: &Entries) -> Result<Duration> {
     fresh(dir)?;
     let start = Instant::now();
     let mut db = leveldb::Db::open(dir, BITS_PER_KEY, CACHE_BYTES, false, true)?;
-    let mut entries = table_entries(n);
-    let mut keys = Vec::with_capacity(CHUNK * KEY_LEN);
-    let mut values = Vec::with_capacity(CHUNK * VALUE_LEN);
-    loop {
-        keys.clear();
-        values.clear();
-        for (k, v) in entries.by_ref().take(CHUNK) {
-            keys.extend_from_slice(&k);
-            values.extend_from_slice(&v);
-        }
-        if keys.is_empty() {
-            break;
-        }
-        db.write(
-            Records::new(&keys, KEY_LEN),
-            Records::new(&values, VALUE_LEN),
-            WRITE_BATCH,
-        )?;
-    }
+    db.write(entries.keys(), entries.values(), WRITE_BATCH)?;
     db.compact_all()?;
     db.settle(SETTLE_MS)?;
     drop(db);
@@ -141,16 +169,27 @@ fn keep_best(slot: &mut Option<f64>, value: f64) {
     }
 }
 
-/// The builds, interleaved round by round: leveltable with one thread, with two, LevelDB.
+/// The builds, interleaved round by round: the baseline table, leveltable with one thread,
+/// with two, LevelDB.
 fn build_rows(config: &Config) -> Result<Vec<Row>> {
     let n = config.db_build_bytes / ENTRY_BYTES;
-    let bytes = n * ENTRY_BYTES;
+    let entries = Entries::new(n, KeyShape::Decimal);
+    let bytes = entries.raw_bytes();
+    let table_path = config.dir.join("db-build-table.ldb");
     let ours_dir = config.dir.join("db-build-leveltable");
     let leveldb_dir = config.dir.join("db-build-leveldb");
-    let (mut one, mut two, mut theirs) = (None, None, None);
+    let (mut tables, mut table, mut one, mut two, mut theirs) = (None, None, None, None, None);
     for _ in 0..config.rounds.max(1) {
+        keep_best(
+            &mut tables,
+            mb_per_sec(bytes, build_one_table(&table_path, &entries, true)?),
+        );
+        keep_best(
+            &mut table,
+            mb_per_sec(bytes, build_one_table(&table_path, &entries, false)?),
+        );
         for threads in [1, 2] {
-            let elapsed = build_ours(&ours_dir, n, threads)?;
+            let elapsed = build_ours(&ours_dir, &entries, threads)?;
             if leveldb_on() {
                 let counted = count_leveldb(&ours_dir)?;
                 check(counted == n, || {
@@ -166,7 +205,7 @@ fn build_rows(config: &Config) -> Result<Vec<Row>> {
             keep_best(slot, mb_per_sec(bytes, elapsed));
         }
         if leveldb_on() {
-            let elapsed = build_leveldb(&leveldb_dir, n)?;
+            let elapsed = build_leveldb(&leveldb_dir, &entries)?;
             let counted = count_ours(&leveldb_dir)?;
             check(counted == n, || {
                 format!("leveltable counted {counted} entries in LevelDB's build, not {n}")
@@ -183,8 +222,34 @@ fn build_rows(config: &Config) -> Result<Vec<Row>> {
         ),
         unit: Unit::MbPerSec,
         figures: [one, theirs, None, None],
-        target: Target::ThroughputAtLeast(10.0),
+        target: Target::ThroughputAtLeast(OVER_LEVELDB),
     }];
+    if let Some(baseline) = tables {
+        rows.push(Row {
+            workload: format!(
+                "db-build, {size}, 1 thread over building its tables' entries into one table \
+                 file (internal keys, the same table options; input bytes)"
+            ),
+            unit: Unit::MbPerSec,
+            figures: [one, None, None, None],
+            target: Target::SpeedupOver {
+                baseline,
+                at_least: OVER_TABLE_BUILD,
+            },
+        });
+    }
+    if let (Some(baseline), Some(one)) = (table, one) {
+        rows.push(Row {
+            workload: format!(
+                "db-build, {size}, 1 thread over the build workload's table of the same input \
+                 (user keys, {baseline:.0} MB/s): {:.2}× (input bytes)",
+                one / baseline
+            ),
+            unit: Unit::MbPerSec,
+            figures: [Some(one), None, None, None],
+            target: Target::None,
+        });
+    }
     if let Some(baseline) = one {
         rows.push(Row {
             workload: format!("db-build, {size}, 2 threads over 1 thread (input bytes)"),
@@ -192,7 +257,7 @@ fn build_rows(config: &Config) -> Result<Vec<Row>> {
             figures: [two, None, None, None],
             target: Target::SpeedupOver {
                 baseline,
-                at_least: 1.7,
+                at_least: TWO_OVER_ONE,
             },
         });
     }

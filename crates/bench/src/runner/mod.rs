@@ -19,6 +19,7 @@ pub mod db_build;
 mod filter_block;
 pub mod filters;
 mod get;
+mod get_large;
 mod harness;
 mod hash;
 pub mod memory;
@@ -58,12 +59,13 @@ pub struct Results {
 }
 
 /// The runner's workloads, by command-line name.
-pub const WORKLOADS: [&str; 16] = [
+pub const WORKLOADS: [&str; 17] = [
     "hash",
     "bloom",
     "filter-block",
     "build",
     "get",
+    "get-many-large",
     "scan",
     "checksum",
     "filters",
@@ -101,6 +103,7 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
             "get" => results
                 .rows
                 .extend(get::rows(config, fixture.as_ref().expect("built above"))?),
+            "get-many-large" => results.rows.extend(get_large::rows(config)?),
             "scan" => {
                 let f = fixture.as_ref().expect("built above");
                 for compression in [Compression::Snappy, Compression::None] {
