@@ -26,6 +26,17 @@ pub enum Error {
     },
     /// An argument or option is out of its allowed range.
     InvalidArgument(Cow<'static, str>),
+    /// A key or value longer than a write batch holds (its format stores 32-bit lengths):
+    /// see [`WriteBatchBuilder::try_put`](crate::WriteBatchBuilder::try_put).
+    TooLong {
+        /// `key` or `value`.
+        what: &'static str,
+        /// Its length in bytes.
+        len: u64,
+        /// The most bytes it may hold,
+        /// [`MAX_KEY_OR_VALUE_LEN`](crate::write_batch::MAX_KEY_OR_VALUE_LEN).
+        limit: u64,
+    },
     /// A file the database needs is not in its directory.
     MissingFile {
         /// The file, as named in the database directory (`CURRENT`, `000071.ldb`).
@@ -102,6 +113,7 @@ impl Error {
             Error::Corruption { .. } | Error::MissingFile { .. } => true,
             Error::Shared(e) => e.is_corruption(),
             Error::InvalidArgument(_)
+            | Error::TooLong { .. }
             | Error::Io { .. }
             | Error::FileOp { .. }
             | Error::UnknownComparator { .. }
@@ -142,6 +154,10 @@ impl fmt::Display for Error {
                 file.display()
             ),
             Error::InvalidArgument(message) => write!(f, "db: invalid argument: {message}"),
+            Error::TooLong { what, len, limit } => write!(
+                f,
+                "db: invalid argument: a {what} of {len} bytes: at most {limit} (4 GiB - 1)"
+            ),
             Error::MissingFile { file, what } => {
                 write!(f, "db: {}: missing: {what}", file.display())
             }
@@ -194,6 +210,7 @@ impl std::error::Error for Error {
             Error::Shared(e) => e.source(),
             Error::Corruption { .. }
             | Error::InvalidArgument(_)
+            | Error::TooLong { .. }
             | Error::MissingFile { .. }
             | Error::UnknownComparator { .. }
             | Error::KeptChanging { .. }

@@ -22,6 +22,7 @@ pub mod memtable;
 mod merger;
 pub mod options;
 mod recovery;
+mod regular_file;
 mod repair;
 pub mod storage;
 pub mod table_cache;

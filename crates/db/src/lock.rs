@@ -33,8 +33,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 
-use leveltable_process::describe_file_type;
-
+use crate::regular_file::{check_regular, explain_open, without_waiting};
 use crate::{Error, Result};
 
 /// The name of the lock file in a database directory.
@@ -91,13 +90,7 @@ impl DbLock {
         }
         let (file, created) = open_lock_file(&path).map_err(|e| cannot(explain_open(&path, e)))?;
         let metadata = file.metadata().map_err(cannot)?;
-        if !metadata.is_file() {
-            let what = describe_file_type(metadata.file_type());
-            return Err(cannot(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{what}, not a regular file: refused"),
-            )));
-        }
+        check_regular(&metadata).map_err(cannot)?;
         let key = FileKey::of(&path, &metadata).map_err(cannot)?;
         let mut table = table();
         if let Some(refused) = table.get_mut(&key) {
@@ -180,27 +173,10 @@ fn options(new: bool) -> OpenOptions {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        options.mode(0o644);
     }
+    without_waiting(&mut options, true);
     options
-}
-
-/// `e`, from opening `path`, said in words when `path` is a symbolic link (whose open with
-/// `O_NOFOLLOW` reports only "too many levels of symbolic links") or a directory.
-fn explain_open(path: &Path, e: io::Error) -> io::Error {
-    match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "a symbolic link, not a regular file: refused, not followed",
-        ),
-        Ok(m) if m.is_dir() => io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "a directory, not a regular file: refused",
-        ),
-        _ => e,
-    }
 }
 
 /// Whether a refused lock means another process holds it (`EAGAIN` or `EACCES`, as POSIX

@@ -10,9 +10,9 @@ use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use leveltable_process::describe_file_type;
 use leveltable_table::{Error as TableError, ReadOptions, Table};
 
+use crate::regular_file::{check_regular, without_waiting};
 use crate::table_source::TableSource;
 
 /// The most bytes of `CURRENT` read: it holds one file name and a newline, so a longer
@@ -59,39 +59,11 @@ pub(crate) fn open_no_follow(path: &Path) -> io::Result<File> {
     read_without_waiting(true).open(path)
 }
 
-/// Options that open for reading with `O_NONBLOCK` (a FIFO does not wait for a writer), and
-/// with `no_follow`, `O_NOFOLLOW` (a final symbolic link is an error, not followed).
+/// Options that open for reading [`without_waiting`].
 fn read_without_waiting(no_follow: bool) -> OpenOptions {
     let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let follow = if no_follow { libc::O_NOFOLLOW } else { 0 };
-        options.custom_flags(libc::O_NONBLOCK | follow);
-    }
-    #[cfg(not(unix))]
-    let _ = no_follow;
+    without_waiting(options.read(true), no_follow);
     options
-}
-
-/// Refuses `metadata` unless it is of a regular file, saying what it is.
-fn check_regular(metadata: &Metadata) -> io::Result<()> {
-    let t = metadata.file_type();
-    if t.is_file() {
-        return Ok(());
-    }
-    if t.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "a directory, not a regular file",
-        ));
-    }
-    let what = describe_file_type(t);
-    Err(io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("{what}, not a regular file"),
-    ))
 }
 
 /// What stands at `path`, where a table file should be, when it is not a file that can be

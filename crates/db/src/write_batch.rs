@@ -9,11 +9,19 @@
 //!
 //! The operations get consecutive sequence numbers from the header's.
 
+use crate::Error;
 use crate::coding::{get_length_prefixed, put_length_prefixed};
 use crate::dbformat::ValueType;
 
 /// The header: sequence (8) + count (4).
 pub const HEADER_SIZE: usize = 8 + 4;
+
+/// The most bytes a key or a value of a write batch holds, 4 GiB - 1: the format stores
+/// their lengths in 32 bits (as tables do).
+pub const MAX_KEY_OR_VALUE_LEN: u64 = u32::MAX as u64;
+
+/// The most operations a write batch holds: its header counts them in 32 bits.
+pub const MAX_OPERATIONS: u32 = u32::MAX;
 
 /// One operation of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,11 +150,65 @@ impl WriteBatchBuilder {
         self.rep[8..12].copy_from_slice(&count.to_le_bytes());
     }
 
+    /// Checks that a write batch can hold a key of `key_len` bytes and a value of
+    /// `value_len` bytes (0 for a delete): each at most [`MAX_KEY_OR_VALUE_LEN`].
+    ///
+    /// # Errors
+    /// [`Error::TooLong`] for the key, else for the value, with its length and the limit.
+    pub fn check_lengths(key_len: usize, value_len: usize) -> crate::Result<()> {
+        for (what, len) in [("key", key_len), ("value", value_len)] {
+            // Lossless: usize is at most 64 bits.
+            let len = len as u64;
+            if len > MAX_KEY_OR_VALUE_LEN {
+                return Err(Error::TooLong {
+                    what,
+                    len,
+                    limit: MAX_KEY_OR_VALUE_LEN,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that a batch holding `count` operations has room for one more.
+    fn check_room(count: u32) -> crate::Result<()> {
+        if count == MAX_OPERATIONS {
+            return Err(Error::InvalidArgument(
+                format!("a write batch holds at most {MAX_OPERATIONS} operations").into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Adds a put, or says why the batch cannot hold it (and leaves the batch as it was).
+    ///
+    /// # Errors
+    /// [`Error::TooLong`] for a key or value of more than [`MAX_KEY_OR_VALUE_LEN`] bytes
+    /// (see [`check_lengths`](Self::check_lengths)); [`Error::InvalidArgument`] if the
+    /// batch already holds [`MAX_OPERATIONS`].
+    pub fn try_put(&mut self, key: &[u8], value: &[u8]) -> crate::Result<&mut Self> {
+        Self::check_lengths(key.len(), value.len())?;
+        Self::check_room(self.count())?;
+        Ok(self.put(key, value))
+    }
+
+    /// Adds a delete, or says why the batch cannot hold it (and leaves the batch as it
+    /// was).
+    ///
+    /// # Errors
+    /// As [`try_put`](Self::try_put).
+    pub fn try_delete(&mut self, key: &[u8]) -> crate::Result<&mut Self> {
+        Self::check_lengths(key.len(), 0)?;
+        Self::check_room(self.count())?;
+        Ok(self.delete(key))
+    }
+
     /// Adds a put.
     ///
     /// # Panics
     /// If the key or the value is 4 GiB or longer (the format stores 32-bit lengths), or
-    /// the batch already holds 2^32 - 1 operations.
+    /// the batch already holds 2^32 - 1 operations; [`try_put`](Self::try_put) returns an
+    /// error instead.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
         self.bump();
         self.rep.push(ValueType::Value.to_byte());
@@ -158,7 +220,7 @@ impl WriteBatchBuilder {
     /// Adds a delete.
     ///
     /// # Panics
-    /// As [`put`](Self::put).
+    /// As [`put`](Self::put); [`try_delete`](Self::try_delete) returns an error instead.
     pub fn delete(&mut self, key: &[u8]) -> &mut Self {
         self.bump();
         self.rep.push(ValueType::Deletion.to_byte());
@@ -240,6 +302,66 @@ mod tests {
         assert_eq!(
             one.as_bytes(),
             b"d\0\0\0\0\0\0\0\x01\0\0\0\x01\x03foo\x03bar"
+        );
+    }
+
+    /// The fallible adds write what `put` and `delete` write.
+    #[test]
+    fn try_put_and_try_delete_add_as_put_and_delete() {
+        let mut tried = WriteBatchBuilder::new(7);
+        tried
+            .try_put(b"foo", b"bar")
+            .unwrap()
+            .try_delete(b"box")
+            .unwrap()
+            .try_put(b"", b"")
+            .unwrap();
+        let mut b = WriteBatchBuilder::new(7);
+        b.put(b"foo", b"bar").delete(b"box").put(b"", b"");
+        assert_eq!(tried, b);
+    }
+
+    /// Lengths up to 4 GiB - 1 are held; one byte more is an error saying which, its
+    /// length and the limit.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn lengths_past_4_gib_minus_1_are_refused() {
+        let max = usize::try_from(MAX_KEY_OR_VALUE_LEN).unwrap();
+        WriteBatchBuilder::check_lengths(max, max).unwrap();
+        WriteBatchBuilder::check_lengths(0, 0).unwrap();
+        for (key, value, what) in [
+            (max + 1, 0, "key"),
+            (max + 1, max + 1, "key"),
+            (0, max + 1, "value"),
+            (usize::MAX, 5, "key"),
+        ] {
+            let e = WriteBatchBuilder::check_lengths(key, value).unwrap_err();
+            let len = key.max(value) as u64;
+            assert!(
+                matches!(e, Error::TooLong { what: w, len: l, limit } if w == what && l == len && limit == u64::from(u32::MAX)),
+                "{e:?}"
+            );
+            let m = e.to_string();
+            assert_eq!(
+                m,
+                format!(
+                    "db: invalid argument: a {what} of {len} bytes: at most 4294967295 (4 GiB - 1)"
+                )
+            );
+            assert!(!e.is_corruption());
+        }
+    }
+
+    /// A batch of 2^32 - 1 operations has no room for another.
+    #[test]
+    fn a_full_batch_is_refused() {
+        WriteBatchBuilder::check_room(0).unwrap();
+        WriteBatchBuilder::check_room(u32::MAX - 1).unwrap();
+        let e = WriteBatchBuilder::check_room(u32::MAX).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+        assert!(
+            e.to_string().contains("at most 4294967295 operations"),
+            "{e}"
         );
     }
 

@@ -135,15 +135,17 @@ pub fn writable(source: &Source, what: &str) -> PyResult<Arc<WritableDb>> {
     }
 }
 
-/// A key or value the write batch format can hold (a 32-bit length).
-fn checked_len(what: &str, bytes: &[u8]) -> PyResult<()> {
-    if u32::try_from(bytes.len()).is_err() {
-        return Err(InvalidArgumentError::new_err(format!(
-            "a {what} of {} bytes: at most 4 GiB - 1",
-            bytes.len()
-        )));
-    }
-    Ok(())
+/// An operation the write batch refuses (a key or value of 4 GiB or more, a batch of
+/// 2^32 - 1 operations) as `InvalidArgumentError`: `a key of N bytes: at most 4294967295
+/// (4 GiB - 1)`.
+fn refused(e: &leveltable_db::Error) -> PyErr {
+    let message = e.to_string();
+    InvalidArgumentError::new_err(
+        message
+            .trim_start_matches("db: ")
+            .trim_start_matches("invalid argument: ")
+            .to_owned(),
+    )
 }
 
 pub fn put(
@@ -228,16 +230,6 @@ impl WriteBatch {
     fn batch(&self) -> std::sync::MutexGuard<'_, Batch> {
         self.batch.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    /// Room for one more operation (the batch counts them in 32 bits).
-    fn room(batch: &Batch) -> PyResult<()> {
-        if batch.ops.count() == u32::MAX {
-            return Err(InvalidArgumentError::new_err(
-                "a write batch holds at most 4294967295 operations",
-            ));
-        }
-        Ok(())
-    }
 }
 
 #[pymethods]
@@ -246,21 +238,16 @@ impl WriteBatch {
     fn put(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let key = bytes_of(key, "key")?;
         let value = bytes_of(value, "value")?;
-        checked_len("key", &key)?;
-        checked_len("value", &value)?;
         let mut batch = self.batch();
-        Self::room(&batch)?;
-        batch.ops.put(&key, &value);
+        batch.ops.try_put(&key, &value).map_err(|e| refused(&e))?;
         Ok(())
     }
 
     /// Adds a delete of `key`.
     fn delete(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let key = bytes_of(key, "key")?;
-        checked_len("key", &key)?;
         let mut batch = self.batch();
-        Self::room(&batch)?;
-        batch.ops.delete(&key);
+        batch.ops.try_delete(&key).map_err(|e| refused(&e))?;
         Ok(())
     }
 

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
+use crate::regular_file::create_regular;
 use crate::writer::mapped_log::MappedLog;
 
 /// A file being written.
@@ -27,13 +28,14 @@ impl WritableFile for File {
 /// The file operations of a database open for writing. Reads go through the read path's
 /// [`Storage`](crate::storage::Storage).
 pub trait FileSystem: Send + Sync + std::fmt::Debug {
-    /// Creates `path`, emptying it if it exists.
+    /// Creates `path`, a new empty file (a file already there, left by a process that died,
+    /// is replaced or emptied).
     ///
     /// # Errors
-    /// The system's.
+    /// The system's; [`LocalFileSystem`] refuses anything but a regular file at `path`.
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
 
-    /// Creates the write-ahead log `path`, emptying it if it exists. Every write to it
+    /// Creates the write-ahead log `path`, as [`create`](Self::create). Every write to it
     /// must be in the system's hands (surviving the end of the process) once `flush`
     /// returns. By default, [`create`](Self::create).
     ///
@@ -62,25 +64,25 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
 }
 
-/// The local file system.
+/// The local file system. A file is created only as a regular file in the directory: a
+/// symbolic link at its name is refused, not followed (nothing outside the directory is
+/// written), a FIFO is refused without waiting for a reader, and a directory, device or
+/// socket is refused, each with an error saying what is there and left in place; a regular
+/// file left at the name is replaced (see [`create`](FileSystem::create)). Renames and
+/// removals act on names: a link is replaced or removed, never what it points to.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LocalFileSystem;
 
 impl FileSystem for LocalFileSystem {
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        Ok(Box::new(File::create(path)?))
+        Ok(Box::new(create_regular(path, false)?))
     }
 
     /// Logs are written through a shared memory map where the file system can reserve
     /// blocks (Linux): a write is then a copy into the page cache, not a system call.
     fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         // Read and write: a shared map for writing needs both.
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
+        let file = create_regular(path, true)?;
         match MappedLog::new(file.try_clone()?) {
             Ok(mapped) => Ok(Box::new(mapped)),
             Err(e) if e.kind() == io::ErrorKind::Unsupported => Ok(Box::new(file)),

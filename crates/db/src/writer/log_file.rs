@@ -25,7 +25,7 @@ impl LogFile {
         Ok(LogFile::new(path, file))
     }
 
-    /// Creates (or empties) the MANIFEST `path`. A MANIFEST of a number already there was
+    /// Creates (or replaces) the MANIFEST `path`. A MANIFEST of a number already there was
     /// left by a process that died before `CURRENT` named it: the number was never used.
     pub(crate) fn create_manifest(fs: &dyn FileSystem, path: PathBuf) -> Result<LogFile> {
         let file = fs

@@ -38,8 +38,9 @@ pub(crate) struct MappedLog {
 )]
 fn map(file: &File, offset: u64, len: u64) -> io::Result<MmapMut> {
     let len = usize::try_from(len).map_err(io::Error::other)?;
-    // SAFETY: the file is a log this database created and holds under its LOCK: no other
-    // program of the format writes it (LevelDB respects the lock), and readers only read.
+    // SAFETY: the file is a log this database created (a new regular file, see
+    // `create_regular`) and holds under its LOCK: no other program of the format writes
+    // it (LevelDB respects the lock), and readers only read.
     // The mapped range lies within the file, whose blocks are reserved (`fallocate`)
     // before it is mapped, so no store through the map can fault for want of space. The
     // map is dropped before the file is cut back to its written length. What the map
@@ -170,13 +171,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for (name, cut) in [("closed.log", true), ("killed.log", false)] {
             let path = dir.path().join(name);
-            let file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&path)
-                .unwrap();
+            let file = crate::regular_file::create_regular(&path, true).unwrap();
             let log = match MappedLog::new(file) {
                 Err(e) if e.kind() == io::ErrorKind::Unsupported => {
                     eprintln!("skipped: this file system reserves no blocks");

@@ -19,13 +19,17 @@ use crate::{Error, Result};
 fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
     let temp = dir.join(temp_file_name(number));
     let contents = format!("{}\n", manifest_file_name(number));
-    let write = || -> std::io::Result<()> {
-        let mut f = fs.create(&temp)?;
-        f.write_all(contents.as_bytes())?;
-        f.flush()?;
-        f.sync()
-    };
-    if let Err(e) = write() {
+    // Only a file this created is removed on failure: whatever else stood at the name
+    // stays, for the error to describe.
+    let mut f = fs
+        .create(&temp)
+        .map_err(|e| Error::op("cannot create", &temp, e))?;
+    let written = f
+        .write_all(contents.as_bytes())
+        .and_then(|()| f.flush())
+        .and_then(|()| f.sync());
+    drop(f);
+    if let Err(e) = written {
         let _ = fs.remove(&temp);
         return Err(Error::op("cannot write", &temp, e));
     }

@@ -99,16 +99,6 @@ fn share(r: &Result<()>) -> Result<()> {
     }
 }
 
-/// Keys and values are stored with 32-bit lengths.
-fn check_len(what: &str, bytes: &[u8]) -> Result<()> {
-    if u32::try_from(bytes.len()).is_err() {
-        return Err(Error::InvalidArgument(
-            format!("a {what} of {} bytes: at most 4 GiB - 1", bytes.len()).into(),
-        ));
-    }
-    Ok(())
-}
-
 impl WritableDb {
     /// Opens the database in `path` for writing, as LevelDB's `DB::Open` does: the
     /// directory is locked, created with a new database if missing and
@@ -144,12 +134,11 @@ impl WritableDb {
     ///
     /// # Errors
     /// Writing the log failed (the database then accepts no more writes: reopen it), or an
-    /// earlier background error stopped writes; a key or value of 4 GiB or more.
+    /// earlier background error stopped writes; [`Error::TooLong`] for a key or value of
+    /// 4 GiB or more.
     pub fn put(&self, key: &[u8], value: &[u8], options: WriteOptions) -> Result<()> {
-        check_len("key", key)?;
-        check_len("value", value)?;
         let mut batch = WriteBatchBuilder::new(0);
-        batch.put(key, value);
+        batch.try_put(key, value)?;
         self.commit(Some(batch), options.sync)
     }
 
@@ -158,9 +147,8 @@ impl WritableDb {
     /// # Errors
     /// As [`put`](Self::put).
     pub fn delete(&self, key: &[u8], options: WriteOptions) -> Result<()> {
-        check_len("key", key)?;
         let mut batch = WriteBatchBuilder::new(0);
-        batch.delete(key);
+        batch.try_delete(key)?;
         self.commit(Some(batch), options.sync)
     }
 
