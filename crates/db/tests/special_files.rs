@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions, Error};
+use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions, Error, PartBuilder};
 
 /// Runs `f` on a thread of its own and fails the test unless it returns within 10 s (a
 /// read of a FIFO would block forever).
@@ -165,4 +165,22 @@ fn current_is_one_short_line() {
     let m = message_naming(open(&db).unwrap_err(), "CURRENT");
     assert!(m.contains(&format!("{}…", "x".repeat(64))), "{m}");
     assert!(m.len() < 200, "the name is cut: {m}");
+}
+
+/// A FIFO put at the temporary name of a part's record while the part is built is refused
+/// when the record is written (not waited on), and left where it is.
+#[test]
+fn a_fifo_at_a_part_records_temporary_name_is_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let staging = tmp.path().join("part");
+    let mut part = PartBuilder::create(&staging, BulkOptions::default()).unwrap();
+    part.add(b"a", b"1").unwrap();
+    let fifo = staging.join("PART.tmp");
+    mkfifo(&fifo);
+    let err = promptly("PartBuilder::finish", move || part.finish()).unwrap_err();
+    let text = message_naming(err, "PART.tmp");
+    assert!(text.contains("FIFO"), "{text}");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(!staging.join("PART").exists());
 }

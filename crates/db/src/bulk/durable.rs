@@ -1,18 +1,21 @@
 //! Files and directories made durable: a small file written through a temporary name and a
 //! rename, and a directory synced so that the names in it survive a crash.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::Write;
 use std::path::Path;
 
+use crate::regular_file::create_regular;
 use crate::{Error, Result};
 
 /// Writes `dir/name` through the temporary file `dir/temp` and a rename, synced, then syncs
-/// `dir`.
+/// `dir`. The temporary file is created as a new regular file: a FIFO, link or directory
+/// found at its name is refused and left alone, never followed or waited on.
 pub(crate) fn write_atomically(dir: &Path, temp: &str, name: &str, contents: &[u8]) -> Result<()> {
     let path = dir.join(name);
     let temp = dir.join(temp);
-    let mut file = File::create(&temp).map_err(|e| Error::op("cannot create", &temp, e))?;
+    let mut file =
+        create_regular(&temp, false).map_err(|e| Error::op("cannot create", &temp, e))?;
     file.write_all(contents)
         .map_err(|e| Error::op("cannot write", &temp, e))?;
     file.sync_all()
