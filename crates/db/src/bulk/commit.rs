@@ -36,7 +36,7 @@ use crate::{Error, Result};
 
 mod verify;
 
-use verify::{Staged, check_parts, dev_ino};
+use verify::{Bytes, Staged, check_parts, dev_ino};
 
 /// The level bulk-built files are placed on: the last.
 pub const BULK_LEVEL: usize = NUM_LEVELS - 1;
@@ -101,9 +101,25 @@ pub fn commit_with_progress(
     parts: &[Part],
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<CommitSummary> {
-    let dir = dir.as_ref();
+    commit_checked(dir.as_ref(), parts, Bytes::Read, progress)
+}
+
+/// [`commit()`] of parts this process has just built and whose records it made: each file
+/// is checked as [`commit()`] checks it but for its bytes, which are not read again to
+/// recompute the checksum computed as they were written (the record keeps it, and a copy to
+/// another file system is still checked against it).
+pub(crate) fn commit_built(dir: &Path, parts: &[Part]) -> Result<CommitSummary> {
+    commit_checked(dir, parts, Bytes::Recorded, &mut |_, _| {})
+}
+
+fn commit_checked(
+    dir: &Path,
+    parts: &[Part],
+    bytes: Bytes,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<CommitSummary> {
     let mut count = Progress::new(parts, progress);
-    let staged = check_parts(parts, &mut |size| count.add(size))?;
+    let staged = check_parts(parts, bytes, &mut |size| count.add(size))?;
     let mut made = Made::default();
     let (created, lock) = prepare_dir(dir, &mut made)?;
     let placed = register_lock(&lock, created, &mut made)
@@ -418,4 +434,56 @@ fn copy_file(file: &Staged, to: &Path, made: &mut Made) -> Result<()> {
         return Err(changed(&file.path));
     }
     dest.sync_all().map_err(|e| Error::op("cannot sync", to, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bulk::options::BulkOptions;
+    use crate::bulk::part_builder::PartBuilder;
+
+    fn built(staging: &Path) -> Part {
+        let mut part = PartBuilder::create(staging, BulkOptions::default()).unwrap();
+        for i in 0..2000u32 {
+            part.add(format!("key{i:06}").as_bytes(), &[b'v'; 100])
+                .unwrap();
+        }
+        part.finish().unwrap()
+    }
+
+    /// A commit of a part this process built checks each file's type, size and keys as any
+    /// commit does (the bytes' checksum is the one computed as they were written).
+    #[test]
+    fn a_built_part_is_checked_but_for_its_bytes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let part = built(&tmp.path().join("a"));
+        let summary = commit_built(&tmp.path().join("db-a"), &[part]).unwrap();
+        assert_eq!((summary.entries, summary.tables), (2000, 1));
+        let db = crate::Db::open(tmp.path().join("db-a"), crate::DbOptions::default()).unwrap();
+        assert_eq!(db.iter().count(), 2000);
+
+        // A file one byte short is refused, naming it, and nothing is made.
+        let part = built(&tmp.path().join("b"));
+        let file = part.staging.join(&part.files[0].name);
+        let len = fs::metadata(&file).unwrap().len();
+        File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_len(len - 1)
+            .unwrap();
+        let err = commit_built(&tmp.path().join("db-b"), &[part]).unwrap_err();
+        assert!(err.to_string().contains("000001.ldb"), "{err}");
+        assert!(err.to_string().contains("its part record says"), "{err}");
+        assert!(!tmp.path().join("db-b").exists());
+
+        // Other bytes of the same size: a commit of records from elsewhere reads them.
+        let part = built(&tmp.path().join("c"));
+        let file = part.staging.join(&part.files[0].name);
+        let mut bytes = fs::read(&file).unwrap();
+        bytes[100] ^= 1;
+        fs::write(&file, &bytes).unwrap();
+        let err = commit(tmp.path().join("db-c"), &[part]).unwrap_err();
+        assert!(err.to_string().contains("CRC32C"), "{err}");
+    }
 }

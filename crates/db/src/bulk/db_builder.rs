@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use leveltable_process::TemporaryDir;
 
-use super::commit::{CommitSummary, commit};
+use super::commit::{CommitSummary, commit_built};
 use super::options::BulkOptions;
 use super::part_builder::PartBuilder;
 use crate::{Error, Result};
@@ -84,13 +84,17 @@ impl DbBuilder {
         self.staging.path()
     }
 
-    /// Builds the last files and commits the database.
+    /// Builds the last files and commits the database, as [`commit`](crate::commit())
+    /// does but for one check: the files' bytes are not read again to recompute the CRC32C
+    /// this builder computed as it wrote them (their type, size and first and last keys are
+    /// checked).
     ///
     /// # Errors
-    /// As [`PartBuilder::finish`] and [`commit`]; nothing is left at the database's path.
+    /// As [`PartBuilder::finish`] and [`commit`](crate::commit()); nothing is left at the
+    /// database's path.
     pub fn finish(self) -> Result<CommitSummary> {
         let part = self.part.finish()?;
-        let summary = commit(&self.dir, std::slice::from_ref(&part))?;
+        let summary = commit_built(&self.dir, std::slice::from_ref(&part))?;
         drop(self.staging);
         Ok(summary)
     }

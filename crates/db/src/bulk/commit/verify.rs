@@ -16,6 +16,16 @@ use crate::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
 use crate::storage::open_no_follow;
 use crate::{Error, Result};
 
+/// Whether a check reads each staged file's bytes to compare their CRC32C with the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bytes {
+    /// Read and compared: the record comes from elsewhere.
+    Read,
+    /// Not read again where the record has a CRC32C: this process wrote the file and made
+    /// the record, computing the checksum of the bytes as it wrote them.
+    Recorded,
+}
+
 /// A staged table, checked. It is not held open (a commit may have more files than a
 /// process may open): the commit opens it again and checks that it is the same file.
 #[derive(Debug)]
@@ -40,16 +50,23 @@ pub(super) struct Staged {
 /// # Errors
 /// [`Error::InvalidArgument`] naming the part, the file and what differs from its record;
 /// [`Error::Io`] for a file that cannot be read.
-pub(super) fn check_parts(parts: &[Part], checked: &mut dyn FnMut(u64)) -> Result<Vec<Staged>> {
+pub(super) fn check_parts(
+    parts: &[Part],
+    bytes: Bytes,
+    checked: &mut dyn FnMut(u64),
+) -> Result<Vec<Staged>> {
     let mut staged = Vec::new();
     // One buffer for every file's bytes: small enough that the checksum reads what the
     // read just copied from the cache it is in, allocated (and zeroed) once.
-    let mut buf = vec![0u8; CHECKSUM_BUFFER];
+    let mut buf = match bytes {
+        Bytes::Read => vec![0u8; CHECKSUM_BUFFER],
+        Bytes::Recorded => Vec::new(),
+    };
     // The last file's part index, name and largest user key.
     let mut previous: Option<(usize, String, Vec<u8>)> = None;
     for (i, part) in parts.iter().enumerate() {
         for file in &part.files {
-            let staged_file = check_file(i, part, file, &mut buf)?;
+            let staged_file = check_file(i, part, file, bytes, &mut buf)?;
             checked(staged_file.size);
             let first = user_key(&staged_file.smallest);
             if let Some((j, name, end)) = &previous {
@@ -94,7 +111,13 @@ fn user_key(internal: &[u8]) -> &[u8] {
     ParsedInternalKey::parse(internal).map_or(internal, |k| k.user_key)
 }
 
-fn check_file(i: usize, part: &Part, file: &PartFile, buf: &mut [u8]) -> Result<Staged> {
+fn check_file(
+    i: usize,
+    part: &Part,
+    file: &PartFile,
+    bytes: Bytes,
+    buf: &mut [u8],
+) -> Result<Staged> {
     let bad = |what: String| refused(i, part, &file.name, what);
     if !plain_file_name(&file.name) {
         return Err(bad(
@@ -129,20 +152,26 @@ fn check_file(i: usize, part: &Part, file: &PartFile, buf: &mut [u8]) -> Result<
             file.size
         )));
     }
-    let (read, crc) = checksum(&handle, buf).map_err(|source| Error::io(&path, source))?;
-    if read != file.size {
-        return Err(bad(format!(
-            "{read} bytes were read of the {} its record says: it changed while checked",
-            file.size
-        )));
-    }
-    if let Some(recorded) = file.crc32c {
-        if crc != recorded {
-            return Err(bad(format!(
-                "its CRC32C is {crc:08x}, its record says {recorded:08x}"
-            )));
+    let crc = match (bytes, file.crc32c) {
+        (Bytes::Recorded, Some(recorded)) => recorded,
+        _ => {
+            let (read, crc) = checksum(&handle, buf).map_err(|source| Error::io(&path, source))?;
+            if read != file.size {
+                return Err(bad(format!(
+                    "{read} bytes were read of the {} its record says: it changed while checked",
+                    file.size
+                )));
+            }
+            if let Some(recorded) = file.crc32c {
+                if crc != recorded {
+                    return Err(bad(format!(
+                        "its CRC32C is {crc:08x}, its record says {recorded:08x}"
+                    )));
+                }
+            }
+            crc
         }
-    }
+    };
     let (smallest, largest) = first_and_last(&handle).map_err(|e| match e {
         KeysError::Io(source) => Error::io(&path, source),
         KeysError::NotATable(what) => bad(format!("not a readable table: {what}")),
