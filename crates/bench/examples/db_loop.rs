@@ -20,8 +20,9 @@ use std::time::Instant;
 use leveltable_bench::runner::Config;
 use leveltable_bench::runner::db::write_fixture;
 use leveltable_bench::workload::{GET_QUERIES, get_queries, table_entries};
+use leveltable_db::dbformat::{ValueType, append_internal_key};
 use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions};
-use leveltable_table::{BuildOptions, TableBuilder};
+use leveltable_table::TableBuilder;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -80,19 +81,18 @@ fn main() -> Result<()> {
                 (input_mb / start.elapsed().as_secs_f64(), "MB/s")
             }
             "table-build" => {
-                // The same entries into one table file with the `build` workload's options:
-                // the builds' baseline.
+                // The same entries into one table file as a database's tables hold them
+                // (internal keys, the bulk build's table options): the builds' baseline.
                 let out = root.join("built.ldb");
                 let _ = std::fs::remove_file(&out);
                 let start = Instant::now();
                 let file = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&out)?);
-                let mut builder = TableBuilder::new(
-                    file,
-                    BuildOptions::default()
-                        .filter_policy(leveltable_filter_policy::BloomFilterPolicy::new(10)),
-                )?;
+                let mut builder = TableBuilder::new(file, BulkOptions::default().table_options())?;
+                let mut key = Vec::new();
                 for (k, v) in &input {
-                    builder.add(k, v)?;
+                    key.clear();
+                    append_internal_key(&mut key, k, 0, ValueType::Value)?;
+                    builder.add(&key, v)?;
                 }
                 builder.finish()?;
                 std::io::Write::flush(&mut builder.into_inner())?;
