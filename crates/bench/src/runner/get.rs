@@ -18,8 +18,11 @@ pub const CACHE_BYTES: usize = 8 << 20;
 
 pub(super) fn rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
-    let target = |present: bool, filter: bool| match (present, filter) {
+    // With a cache, an absent key's rare false positive reads its block into the cache
+    // instead of a buffer: held to 0.35 where the other absent rows are held to 0.40.
+    let target = |present: bool, filter: bool, cached: bool| match (present, filter) {
         (true, _) => Target::TimeAtMost(0.6),
+        (false, true) if cached => Target::TimeAtMost(0.35),
         (false, true) => Target::TimeAtMost(0.4),
         (false, false) => Target::None,
     };
@@ -52,7 +55,7 @@ pub(super) fn rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
                     workload: name(present, filter, cached),
                     unit: Unit::NsPerOp,
                     figures,
-                    target: target(present, filter),
+                    target: target(present, filter, cached),
                 });
             }
         }
@@ -103,7 +106,7 @@ pub(super) fn rows(config: &Config, fixture: &Fixture) -> Result<Vec<Row>> {
             workload: format!("{}, uncompressed", name(present, true, false)),
             unit: Unit::NsPerOp,
             figures: figures(config, fixture, case)?,
-            target: target(present, true),
+            target: target(present, true, false),
         });
     }
     Ok(rows)

@@ -44,8 +44,9 @@ pub struct PartBuilder {
     /// Without workers: the file being written, entries streamed straight into it.
     current: Option<TableWriter>,
     next_index: u64,
-    /// The key added last (its buffer reused) for the order check: with workers, of every
-    /// entry; streaming, of the last file finished (the file being written checks its own).
+    /// The last key of the last file handed over or finished, for the order check of the
+    /// next file's first key (within a file, a chunk's last key or the table builder is
+    /// compared).
     last_key: Vec<u8>,
     entries: u64,
     workers: Option<Workers>,
@@ -132,16 +133,16 @@ impl PartBuilder {
             // (and says what is out of order in user keys), the key is not compared twice.
             Some(writer) if !writer.is_empty() => writer.add(key, value)?,
             _ => {
-                if self.entries > 0 && key <= self.last_key.as_slice() {
+                // The previous key: the chunk's last, else the last file's.
+                let previous = self.chunk.last_key().unwrap_or(&self.last_key);
+                if self.entries > 0 && key <= previous {
                     return Err(Error::Table(leveltable_table::Error::KeyOutOfOrder {
-                        previous: self.last_key.clone(),
+                        previous: previous.to_vec(),
                         got: key.to_vec(),
                     }));
                 }
                 if self.workers.is_some() {
                     self.chunk.push(key, value);
-                    self.last_key.clear();
-                    self.last_key.extend_from_slice(key);
                 } else {
                     let writer = match &mut self.current {
                         Some(writer) => writer,
@@ -180,6 +181,10 @@ impl PartBuilder {
             self.built.push((index, writer.finish(&self.syncs)?));
         } else if !self.chunk.is_empty() {
             if let Some(workers) = &mut self.workers {
+                if let Some(last) = self.chunk.last_key() {
+                    self.last_key.clear();
+                    self.last_key.extend_from_slice(last);
+                }
                 // The next chunk reuses the buffers of one a thread has finished with: its
                 // memory is already mapped and large enough.
                 let spare = workers.spare(self.max_file_size);

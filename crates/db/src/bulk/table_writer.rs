@@ -56,6 +56,14 @@ impl Chunk {
         self.ends.is_empty()
     }
 
+    /// The key of the entry pushed last.
+    pub(crate) fn last_key(&self) -> Option<&[u8]> {
+        let (key_end, _) = *self.ends.last()?;
+        let start = self.ends.len().checked_sub(2).map_or(0, |i| self.ends[i].1);
+        // Invariant: the ends increase, and each lies within `bytes`.
+        Some(&self.bytes[start..key_end])
+    }
+
     pub(crate) fn clear(&mut self) {
         self.bytes.clear();
         self.ends.clear();
