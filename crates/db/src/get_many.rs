@@ -23,6 +23,11 @@ pub const GET_MANY_PARALLEL_BATCH: usize = 256;
 /// The most threads one [`Db::lookup_many`] uses.
 pub const GET_MANY_MAX_THREADS: usize = 8;
 
+/// The user key of an internal key (the key less its tag).
+fn user_key(internal: &[u8]) -> &[u8] {
+    &internal[..internal.len().saturating_sub(TAG_LEN)]
+}
+
 /// The sequence number of a version found, `None` for none.
 fn sequence_of(r: &LookupResult) -> Option<u64> {
     match r {
@@ -111,8 +116,9 @@ impl Db {
 
     /// [`lookup`](Self::lookup) for many keys at once.
     ///
-    /// A batch of at least [`GET_MANY_PARALLEL_BATCH`] keys is split between the machine's cores
-    /// (scoped threads, at most [`GET_MANY_MAX_THREADS`]), each looking up its share as below.
+    /// A batch of at least [`GET_MANY_PARALLEL_BATCH`] keys is split between the cores the
+    /// process could run on when the database was opened (scoped threads, at most
+    /// [`GET_MANY_MAX_THREADS`]), each looking up its share as below.
     ///
     /// # Errors
     /// As [`lookup`](Self::lookup), if the lookup of any key fails.
@@ -121,8 +127,8 @@ impl Db {
         keys: &[K],
         sequence: u64,
     ) -> Result<Vec<LookupResult>> {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let threads = cores
+        let threads = self
+            .cores
             .min(GET_MANY_MAX_THREADS)
             .min(keys.len() / (GET_MANY_PARALLEL_BATCH / 2))
             .max(1);
@@ -157,7 +163,12 @@ impl Db {
     ) -> Result<Vec<LookupResult>> {
         let user = &*self.user;
         let mut order: Vec<usize> = (0..keys.len()).collect();
-        order.sort_by(|&a, &b| user.compare(keys[a].as_ref(), keys[b].as_ref()));
+        // Equal keys are looked up alike, so their order among themselves does not matter.
+        if self.version.bytewise.is_some() {
+            order.sort_unstable_by(|&a, &b| keys[a].as_ref().cmp(keys[b].as_ref()));
+        } else {
+            order.sort_unstable_by(|&a, &b| user.compare(keys[a].as_ref(), keys[b].as_ref()));
+        }
         let mut best = vec![LookupResult::NotFound; keys.len()];
         // Without `newest_wins`, the first source (newest first) with a version decides.
         let mut decided = vec![false; keys.len()];
@@ -169,7 +180,18 @@ impl Db {
             }
             match source {
                 Source::Mem { table, .. } => {
-                    for &i in &order {
+                    // Only the keys within the memtable's user keys may have a version in
+                    // it: `order` is sorted, so they are one run of it.
+                    let entries = table.entries();
+                    let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+                        continue;
+                    };
+                    let (lo, hi) = (user_key(&first.0), user_key(&last.0));
+                    let start =
+                        order.partition_point(|&i| user.compare(keys[i].as_ref(), lo).is_lt());
+                    let end =
+                        order.partition_point(|&i| user.compare(keys[i].as_ref(), hi).is_le());
+                    for &i in order.get(start..end).unwrap_or_default() {
                         found[i] = table.get_at(keys[i].as_ref(), sequence)?;
                     }
                 }
