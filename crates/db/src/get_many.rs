@@ -4,12 +4,14 @@
 
 use std::cmp::Ordering;
 
+use leveltable_table::comparator::compare_bytes;
 use leveltable_table::{Comparator, ReadAt};
 
 use crate::Result;
 use crate::db::Db;
 use crate::dbformat::{
-    InternalKeyError, LookupResult, ParsedInternalKey, TAG_LEN, ValueType, append_internal_key,
+    InternalKeyComparator, InternalKeyError, LookupResult, ParsedInternalKey, TAG_LEN, ValueType,
+    append_internal_key,
 };
 use crate::filename::table_file_name;
 use crate::internal_table::InternalTable;
@@ -165,7 +167,7 @@ impl Db {
         let mut order: Vec<usize> = (0..keys.len()).collect();
         // Equal keys are looked up alike, so their order among themselves does not matter.
         if self.version.bytewise.is_some() {
-            order.sort_unstable_by(|&a, &b| keys[a].as_ref().cmp(keys[b].as_ref()));
+            order.sort_unstable_by(|&a, &b| compare_bytes(keys[a].as_ref(), keys[b].as_ref()));
         } else {
             order.sort_unstable_by(|&a, &b| user.compare(keys[a].as_ref(), keys[b].as_ref()));
         }
@@ -234,24 +236,60 @@ impl Db {
         sequence: u64,
         found: &mut [LookupResult],
     ) -> Result<()> {
-        let icmp = &self.version.icmp;
-        let user = &*self.user;
+        match &self.version.bytewise {
+            Some(icmp) => self.lookup_many_files_with(icmp, files, keys, order, sequence, found),
+            None => {
+                self.lookup_many_files_with(&self.version.icmp, files, keys, order, sequence, found)
+            }
+        }
+    }
+
+    /// [`lookup_many_files`](Self::lookup_many_files) under `icmp`, the database's order
+    /// (its bytewise form, compared inline, where the user order is bytewise).
+    fn lookup_many_files_with<C: Comparator + ?Sized, K: AsRef<[u8]>>(
+        &self,
+        icmp: &InternalKeyComparator<C>,
+        files: &[std::sync::Arc<FileMetaData>],
+        keys: &[K],
+        order: &[usize],
+        sequence: u64,
+        found: &mut [LookupResult],
+    ) -> Result<()> {
+        let user = &**icmp.user_comparator();
+        // Each key's lookup key `k @ sequence`, built once, end to end in one buffer.
+        let mut lookups = Vec::with_capacity(
+            order
+                .iter()
+                .map(|&i| keys[i].as_ref().len() + TAG_LEN)
+                .sum(),
+        );
+        let mut ends = Vec::with_capacity(order.len());
+        for &i in order {
+            append_internal_key(
+                &mut lookups,
+                keys[i].as_ref(),
+                sequence,
+                ValueType::FOR_SEEK,
+            )?;
+            ends.push(lookups.len());
+        }
+        let lookup = |j: usize| {
+            let start = j.checked_sub(1).map_or(0, |p| ends[p]);
+            &lookups[start..ends[j]]
+        };
         let mut group: Vec<usize> = Vec::new();
         let mut group_keys: Vec<&[u8]> = Vec::new();
         let mut results: Vec<LookupResult> = Vec::new();
-        let mut t = Vec::new();
-        let lookup_into = |t: &mut Vec<u8>, key: &[u8]| {
-            t.clear();
-            append_internal_key(t, key, sequence, ValueType::FOR_SEEK)
-        };
         let mut next = 0;
-        let mut pending = order.iter().copied().peekable();
-        while let Some(&i) = pending.peek() {
+        // `order[j]` is the next key to look up.
+        let mut j = 0;
+        while j < order.len() {
             // The first file whose largest key is not below the lookup key (LevelDB's
             // FindFile). Lookup keys of sorted user keys at one sequence are sorted, so the
             // file only moves forward.
-            lookup_into(&mut t, keys[i].as_ref())?;
-            while next < files.len() && icmp.compare(&files[next].largest, &t) == Ordering::Less {
+            while next < files.len()
+                && icmp.compare(&files[next].largest, lookup(j)) == Ordering::Less
+            {
                 next += 1;
             }
             let Some(f) = files.get(next) else {
@@ -259,14 +297,11 @@ impl Db {
             };
             group.clear();
             group_keys.clear();
-            while let Some(&i) = pending.peek() {
+            let smallest_user = user_key(&f.smallest);
+            while j < order.len() && icmp.compare(lookup(j), &f.largest) != Ordering::Greater {
+                let i = order[j];
                 let key = keys[i].as_ref();
-                lookup_into(&mut t, key)?;
-                if icmp.compare(&t, &f.largest) == Ordering::Greater {
-                    break;
-                }
-                pending.next();
-                let smallest_user = &f.smallest[..f.smallest.len().saturating_sub(TAG_LEN)];
+                j += 1;
                 if user.compare(key, smallest_user) != Ordering::Less {
                     group.push(i);
                     group_keys.push(key);
