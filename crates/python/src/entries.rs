@@ -7,14 +7,16 @@
 //! taking turns on one.
 
 use std::ops::Range;
+use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
-use std::sync::{Mutex, PoisonError};
 use std::thread;
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyTuple};
+
+use crate::gil_lock;
 
 /// Entries fetched per crossing, at most.
 const CHUNK_ENTRIES: usize = 1024;
@@ -262,7 +264,7 @@ impl Entries {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = gil_lock::lock(py, &self.state);
         let state = &mut *guard;
         self.check(state)?;
         state.refill(py)?;
@@ -274,8 +276,8 @@ impl Entries {
 
     /// Stops the iteration: what it reads from is dropped, and it yields nothing more.
     /// Closing twice does nothing.
-    fn close(&self) {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+    fn close(&self, py: Python<'_>) {
+        let mut guard = gil_lock::lock(py, &self.state);
         guard.feed = Feed::Ended;
         guard.chunk.clear();
     }
@@ -285,15 +287,15 @@ impl Entries {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&self, _args: &Bound<'_, PyTuple>) -> bool {
-        self.close();
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
+        self.close(py);
         false
     }
 
     /// The entries not handed out yet of the current chunk (a new chunk if it is used up),
     /// as a list; empty at the end.
     fn next_chunk<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = gil_lock::lock(py, &self.state);
         let state = &mut *guard;
         self.check(state)?;
         state.refill(py)?;
@@ -315,7 +317,7 @@ impl Entries {
     fn _next_run<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         static ZIP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         static REPEAT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = gil_lock::lock(py, &self.state);
         let state = &mut *guard;
         self.check(state)?;
         state.refill(py)?;
