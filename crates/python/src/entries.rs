@@ -1,10 +1,10 @@
 //! Iteration from Python in chunks: each crossing into Rust (with the GIL released) reads a
 //! batch of entries, so a Python loop does not pay for a crossing per entry.
 //!
-//! A long iteration reads ahead: from its third chunk on, a thread of the iterator's own
-//! reads the next chunk while Python makes objects of the entries of the last one, so the
-//! reading (merging, decompressing) and Python's work overlap on two cores instead of
-//! taking turns on one.
+//! A long iteration reads ahead where the process may run on more than one CPU: from its
+//! third chunk on, a thread of the iterator's own reads the next chunk while Python makes
+//! objects of the entries of the last one, so the reading (merging, decompressing) and
+//! Python's work overlap on two cores instead of taking turns on one.
 
 use std::ops::Range;
 use std::sync::Mutex;
