@@ -86,6 +86,37 @@ impl<R: ReadAt> InternalTable<R> {
             Some((i, e)) => Err(e.corruption_at(table.approximate_offset_of(lookups[i]))),
         }
     }
+
+    /// [`get_many_at`](Self::get_many_at) with each key's lookup key `k @ sequence` built
+    /// by the caller (`lookups[i]` that of `user_keys[i]`): the first entry at or after it
+    /// decides the key if it is a version of the key under the user order `user`.
+    fn get_many_looked_up<U: Comparator + ?Sized>(
+        &self,
+        lookups: &[&[u8]],
+        user_keys: &[&[u8]],
+        user: &U,
+        out: &mut [LookupResult],
+    ) -> Result<()> {
+        let table = self.table();
+        let mut bad: Option<(usize, InternalKeyError)> = None;
+        table.internal_get_many(lookups, |i, key, value| {
+            let parsed = match ParsedInternalKey::parse(key) {
+                Ok(p) => p,
+                Err(e) => {
+                    bad.get_or_insert((i, e));
+                    return;
+                }
+            };
+            if user.compare(parsed.user_key, user_keys[i]) != Ordering::Equal {
+                return;
+            }
+            out[i] = LookupResult::decided_by(&parsed, value);
+        })?;
+        match bad {
+            None => Ok(()),
+            Some((i, e)) => Err(e.corruption_at(table.approximate_offset_of(lookups[i]))),
+        }
+    }
 }
 
 impl Db {
@@ -164,13 +195,15 @@ impl Db {
         sequence: u64,
     ) -> Result<Vec<LookupResult>> {
         let user = &*self.user;
-        let mut order: Vec<usize> = (0..keys.len()).collect();
-        // Equal keys are looked up alike, so their order among themselves does not matter.
+        // The keys sorted, each beside its position (no indirection per comparison). Equal
+        // keys are looked up alike, so their order among themselves does not matter.
+        let mut sorted: Vec<(&[u8], usize)> = keys.iter().map(AsRef::as_ref).zip(0..).collect();
         if self.version.bytewise.is_some() {
-            order.sort_unstable_by(|&a, &b| compare_bytes(keys[a].as_ref(), keys[b].as_ref()));
+            sorted.sort_unstable_by(|a, b| compare_bytes(a.0, b.0));
         } else {
-            order.sort_unstable_by(|&a, &b| user.compare(keys[a].as_ref(), keys[b].as_ref()));
+            sorted.sort_unstable_by(|a, b| user.compare(a.0, b.0));
         }
+        let mut order: Vec<usize> = sorted.into_iter().map(|(_, i)| i).collect();
         let mut best = vec![LookupResult::NotFound; keys.len()];
         // Without `newest_wins`, the first source (newest first) with a version decides.
         let mut decided = vec![false; keys.len()];
@@ -279,6 +312,7 @@ impl Db {
         };
         let mut group: Vec<usize> = Vec::new();
         let mut group_keys: Vec<&[u8]> = Vec::new();
+        let mut group_lookups: Vec<&[u8]> = Vec::new();
         let mut results: Vec<LookupResult> = Vec::new();
         let mut next = 0;
         // `order[j]` is the next key to look up.
@@ -297,15 +331,17 @@ impl Db {
             };
             group.clear();
             group_keys.clear();
+            group_lookups.clear();
             let smallest_user = user_key(&f.smallest);
             while j < order.len() && icmp.compare(lookup(j), &f.largest) != Ordering::Greater {
                 let i = order[j];
                 let key = keys[i].as_ref();
-                j += 1;
                 if user.compare(key, smallest_user) != Ordering::Less {
                     group.push(i);
                     group_keys.push(key);
+                    group_lookups.push(lookup(j));
                 }
+                j += 1;
             }
             if group.is_empty() {
                 continue;
@@ -314,7 +350,7 @@ impl Db {
             results.clear();
             results.resize(group.len(), LookupResult::NotFound);
             table
-                .get_many_at(&group_keys, sequence, &mut results)
+                .get_many_looked_up(&group_lookups, &group_keys, user, &mut results)
                 .map_err(|e| e.in_table(table_file_name(f.number)))?;
             for (&i, r) in group.iter().zip(results.drain(..)) {
                 found[i] = r;
