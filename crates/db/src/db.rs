@@ -39,6 +39,11 @@ pub struct Db {
     pub(crate) user: Arc<dyn Comparator>,
     pub(crate) last_sequence: u64,
     pub(crate) properties: DbProperties,
+    /// The CPUs this process could run on when the database was opened (its affinity and
+    /// CPU quota counted), which a large batch of lookups is shared between: asked once,
+    /// since asking reads files (the cgroup's quota) and cost more than a batch's lookups
+    /// of cached blocks.
+    pub(crate) cores: usize,
 }
 
 impl std::fmt::Debug for Db {
@@ -310,6 +315,7 @@ impl Db {
             user,
             last_sequence: last_sequence.min(MAX_SEQUENCE),
             properties,
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
         }
     }
 

@@ -4,12 +4,14 @@
 
 use std::cmp::Ordering;
 
+use leveltable_table::comparator::compare_bytes;
 use leveltable_table::{Comparator, ReadAt};
 
 use crate::Result;
 use crate::db::Db;
 use crate::dbformat::{
-    InternalKeyError, LookupResult, ParsedInternalKey, TAG_LEN, ValueType, append_internal_key,
+    InternalKeyComparator, InternalKeyError, LookupResult, ParsedInternalKey, TAG_LEN, ValueType,
+    append_internal_key,
 };
 use crate::filename::table_file_name;
 use crate::internal_table::InternalTable;
@@ -22,6 +24,11 @@ pub const GET_MANY_PARALLEL_BATCH: usize = 256;
 
 /// The most threads one [`Db::lookup_many`] uses.
 pub const GET_MANY_MAX_THREADS: usize = 8;
+
+/// The user key of an internal key (the key less its tag).
+fn user_key(internal: &[u8]) -> &[u8] {
+    &internal[..internal.len().saturating_sub(TAG_LEN)]
+}
 
 /// The sequence number of a version found, `None` for none.
 fn sequence_of(r: &LookupResult) -> Option<u64> {
@@ -79,6 +86,37 @@ impl<R: ReadAt> InternalTable<R> {
             Some((i, e)) => Err(e.corruption_at(table.approximate_offset_of(lookups[i]))),
         }
     }
+
+    /// [`get_many_at`](Self::get_many_at) with each key's lookup key `k @ sequence` built
+    /// by the caller (`lookups[i]` that of `user_keys[i]`): the first entry at or after it
+    /// decides the key if it is a version of the key under the user order `user`.
+    fn get_many_looked_up<U: Comparator + ?Sized>(
+        &self,
+        lookups: &[&[u8]],
+        user_keys: &[&[u8]],
+        user: &U,
+        out: &mut [LookupResult],
+    ) -> Result<()> {
+        let table = self.table();
+        let mut bad: Option<(usize, InternalKeyError)> = None;
+        table.internal_get_many(lookups, |i, key, value| {
+            let parsed = match ParsedInternalKey::parse(key) {
+                Ok(p) => p,
+                Err(e) => {
+                    bad.get_or_insert((i, e));
+                    return;
+                }
+            };
+            if user.compare(parsed.user_key, user_keys[i]) != Ordering::Equal {
+                return;
+            }
+            out[i] = LookupResult::decided_by(&parsed, value);
+        })?;
+        match bad {
+            None => Ok(()),
+            Some((i, e)) => Err(e.corruption_at(table.approximate_offset_of(lookups[i]))),
+        }
+    }
 }
 
 impl Db {
@@ -111,8 +149,9 @@ impl Db {
 
     /// [`lookup`](Self::lookup) for many keys at once.
     ///
-    /// A batch of at least [`GET_MANY_PARALLEL_BATCH`] keys is split between the machine's cores
-    /// (scoped threads, at most [`GET_MANY_MAX_THREADS`]), each looking up its share as below.
+    /// A batch of at least [`GET_MANY_PARALLEL_BATCH`] keys is split between the cores the
+    /// process could run on when the database was opened (scoped threads, at most
+    /// [`GET_MANY_MAX_THREADS`]), each looking up its share as below.
     ///
     /// # Errors
     /// As [`lookup`](Self::lookup), if the lookup of any key fails.
@@ -121,8 +160,8 @@ impl Db {
         keys: &[K],
         sequence: u64,
     ) -> Result<Vec<LookupResult>> {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let threads = cores
+        let threads = self
+            .cores
             .min(GET_MANY_MAX_THREADS)
             .min(keys.len() / (GET_MANY_PARALLEL_BATCH / 2))
             .max(1);
@@ -156,8 +195,15 @@ impl Db {
         sequence: u64,
     ) -> Result<Vec<LookupResult>> {
         let user = &*self.user;
-        let mut order: Vec<usize> = (0..keys.len()).collect();
-        order.sort_by(|&a, &b| user.compare(keys[a].as_ref(), keys[b].as_ref()));
+        // The keys sorted, each beside its position (no indirection per comparison). Equal
+        // keys are looked up alike, so their order among themselves does not matter.
+        let mut sorted: Vec<(&[u8], usize)> = keys.iter().map(AsRef::as_ref).zip(0..).collect();
+        if self.version.bytewise.is_some() {
+            sorted.sort_unstable_by(|a, b| compare_bytes(a.0, b.0));
+        } else {
+            sorted.sort_unstable_by(|a, b| user.compare(a.0, b.0));
+        }
+        let mut order: Vec<usize> = sorted.into_iter().map(|(_, i)| i).collect();
         let mut best = vec![LookupResult::NotFound; keys.len()];
         // Without `newest_wins`, the first source (newest first) with a version decides.
         let mut decided = vec![false; keys.len()];
@@ -169,7 +215,18 @@ impl Db {
             }
             match source {
                 Source::Mem { table, .. } => {
-                    for &i in &order {
+                    // Only the keys within the memtable's user keys may have a version in
+                    // it: `order` is sorted, so they are one run of it.
+                    let entries = table.entries();
+                    let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+                        continue;
+                    };
+                    let (lo, hi) = (user_key(&first.0), user_key(&last.0));
+                    let start =
+                        order.partition_point(|&i| user.compare(keys[i].as_ref(), lo).is_lt());
+                    let end =
+                        order.partition_point(|&i| user.compare(keys[i].as_ref(), hi).is_le());
+                    for &i in order.get(start..end).unwrap_or_default() {
                         found[i] = table.get_at(keys[i].as_ref(), sequence)?;
                     }
                 }
@@ -212,24 +269,61 @@ impl Db {
         sequence: u64,
         found: &mut [LookupResult],
     ) -> Result<()> {
-        let icmp = &self.version.icmp;
-        let user = &*self.user;
+        match &self.version.bytewise {
+            Some(icmp) => self.lookup_many_files_with(icmp, files, keys, order, sequence, found),
+            None => {
+                self.lookup_many_files_with(&self.version.icmp, files, keys, order, sequence, found)
+            }
+        }
+    }
+
+    /// [`lookup_many_files`](Self::lookup_many_files) under `icmp`, the database's order
+    /// (its bytewise form, compared inline, where the user order is bytewise).
+    fn lookup_many_files_with<C: Comparator + ?Sized, K: AsRef<[u8]>>(
+        &self,
+        icmp: &InternalKeyComparator<C>,
+        files: &[std::sync::Arc<FileMetaData>],
+        keys: &[K],
+        order: &[usize],
+        sequence: u64,
+        found: &mut [LookupResult],
+    ) -> Result<()> {
+        let user = &**icmp.user_comparator();
+        // Each key's lookup key `k @ sequence`, built once, end to end in one buffer.
+        let mut lookups = Vec::with_capacity(
+            order
+                .iter()
+                .map(|&i| keys[i].as_ref().len() + TAG_LEN)
+                .sum(),
+        );
+        let mut ends = Vec::with_capacity(order.len());
+        for &i in order {
+            append_internal_key(
+                &mut lookups,
+                keys[i].as_ref(),
+                sequence,
+                ValueType::FOR_SEEK,
+            )?;
+            ends.push(lookups.len());
+        }
+        let lookup = |j: usize| {
+            let start = j.checked_sub(1).map_or(0, |p| ends[p]);
+            &lookups[start..ends[j]]
+        };
         let mut group: Vec<usize> = Vec::new();
         let mut group_keys: Vec<&[u8]> = Vec::new();
+        let mut group_lookups: Vec<&[u8]> = Vec::new();
         let mut results: Vec<LookupResult> = Vec::new();
-        let mut t = Vec::new();
-        let lookup_into = |t: &mut Vec<u8>, key: &[u8]| {
-            t.clear();
-            append_internal_key(t, key, sequence, ValueType::FOR_SEEK)
-        };
         let mut next = 0;
-        let mut pending = order.iter().copied().peekable();
-        while let Some(&i) = pending.peek() {
+        // `order[j]` is the next key to look up.
+        let mut j = 0;
+        while j < order.len() {
             // The first file whose largest key is not below the lookup key (LevelDB's
             // FindFile). Lookup keys of sorted user keys at one sequence are sorted, so the
             // file only moves forward.
-            lookup_into(&mut t, keys[i].as_ref())?;
-            while next < files.len() && icmp.compare(&files[next].largest, &t) == Ordering::Less {
+            while next < files.len()
+                && icmp.compare(&files[next].largest, lookup(j)) == Ordering::Less
+            {
                 next += 1;
             }
             let Some(f) = files.get(next) else {
@@ -237,18 +331,17 @@ impl Db {
             };
             group.clear();
             group_keys.clear();
-            while let Some(&i) = pending.peek() {
+            group_lookups.clear();
+            let smallest_user = user_key(&f.smallest);
+            while j < order.len() && icmp.compare(lookup(j), &f.largest) != Ordering::Greater {
+                let i = order[j];
                 let key = keys[i].as_ref();
-                lookup_into(&mut t, key)?;
-                if icmp.compare(&t, &f.largest) == Ordering::Greater {
-                    break;
-                }
-                pending.next();
-                let smallest_user = &f.smallest[..f.smallest.len().saturating_sub(TAG_LEN)];
                 if user.compare(key, smallest_user) != Ordering::Less {
                     group.push(i);
                     group_keys.push(key);
+                    group_lookups.push(lookup(j));
                 }
+                j += 1;
             }
             if group.is_empty() {
                 continue;
@@ -257,7 +350,7 @@ impl Db {
             results.clear();
             results.resize(group.len(), LookupResult::NotFound);
             table
-                .get_many_at(&group_keys, sequence, &mut results)
+                .get_many_looked_up(&group_lookups, &group_keys, user, &mut results)
                 .map_err(|e| e.in_table(table_file_name(f.number)))?;
             for (&i, r) in group.iter().zip(results.drain(..)) {
                 found[i] = r;

@@ -134,11 +134,20 @@ impl Merger {
     }
 
     /// Reads the next batch of cursor `i` on side `side` if that side's batch is used up.
+    /// Asked at every step, and usually it is not: only the reading is a call.
+    #[inline(always)]
     fn fill(&mut self, i: usize, side: usize) -> Result<()> {
-        let c = &mut self.cursors[i];
+        let c = &self.cursors[i];
         if !c.batches[side].is_empty() || c.drained {
             return Ok(());
         }
+        self.read_batch(i, side)
+    }
+
+    /// Reads the next batch of cursor `i` on side `side`, whose batch is used up.
+    #[inline(never)]
+    fn read_batch(&mut self, i: usize, side: usize) -> Result<()> {
+        let c = &mut self.cursors[i];
         if let Some(h) = &mut self.held {
             if h.cursor == i && h.side == side && !h.spare {
                 std::mem::swap(&mut c.batches[side], &mut c.spares[side]);
@@ -248,8 +257,23 @@ impl Merger {
     /// The index of the cursor holding the next entry on side `side`.
     #[inline]
     fn pick(&mut self, side: usize) -> Result<Option<usize>> {
-        if self.ordered[side] && !self.taken[side] && !self.failed {
-            return Ok(self.order[side].first().copied());
+        if self.ordered[side] && !self.failed {
+            let first = self.order[side].first().copied();
+            if !self.taken[side] {
+                return Ok(first);
+            }
+            // The usual step: the cursor whose entry was taken has its next one in its
+            // batch and keeps its place, as `reorder` would find.
+            if let Some(i) = first {
+                if !self.cursors[i].batches[side].is_empty()
+                    && self.order[side]
+                        .get(1)
+                        .is_none_or(|&j| self.before(i, j, side))
+                {
+                    self.taken[side] = false;
+                    return Ok(Some(i));
+                }
+            }
         }
         self.pick_slow(side)
     }
@@ -293,7 +317,7 @@ impl Merger {
 
     /// The entry taken last (empty before the first take): still readable after the merge
     /// moved on to make the next entry ready, until the next take.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn held(&self) -> (&[u8], &[u8]) {
         let Some(h) = self.held else {
             return (&[], &[]);
@@ -308,6 +332,7 @@ impl Merger {
     }
 
     /// Takes the next entry from the front: its key, value and source.
+    #[inline(always)]
     pub(crate) fn next_front(&mut self) -> Result<Option<Taken<'_>>> {
         self.take(FRONT)
     }
@@ -317,7 +342,7 @@ impl Merger {
         self.take(BACK)
     }
 
-    #[inline]
+    #[inline(always)]
     fn take(&mut self, side: usize) -> Result<Option<Taken<'_>>> {
         let Some(i) = self.pick(side)? else {
             return Ok(None);

@@ -430,3 +430,43 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+/// A memtable holding a narrow run of keys (the log's writes): a batch reaching below,
+/// into, onto both ends of and above that run, with duplicates, answers what the model
+/// holds, at the latest sequence and at older ones: keys outside the run are answered by
+/// the tables, keys on its ends by the memtable.
+#[test]
+fn batches_around_a_narrow_memtable_agree_with_the_model() {
+    let mut ops: Vec<Op> = (0..300u32)
+        .map(|i| (format!("k{:03}", i).into_bytes(), Some(vec![b'a'; 3])))
+        .collect();
+    // The log: puts and deletions of k100..=k120 only, its ends included.
+    for i in 0..60u32 {
+        let key = format!("k{:03}", 100 + i * 7 % 21).into_bytes();
+        ops.push((key, (i % 4 != 0).then(|| i.to_le_bytes().to_vec())));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &ops, [150, 300, 300]);
+    let db = Db::open(dir.path(), DbOptions::default()).unwrap();
+    let mut keys: Vec<Vec<u8>> = (0..320u32)
+        .rev()
+        .map(|i| format!("k{:03}", i).into_bytes())
+        .collect();
+    keys.extend([&b"k100"[..], b"k120", b"k099", b"k121", b"k", b"z"].map(<[u8]>::to_vec));
+    keys.extend(keys[..40].to_vec());
+    for sequence in [ops.len() as u64, 330, 300, 120] {
+        let model = visible(&ops, sequence);
+        let want: Vec<Option<Vec<u8>>> = keys.iter().map(|k| model.get(k).cloned()).collect();
+        assert_eq!(
+            db.get_many_at(&keys, sequence).unwrap(),
+            want,
+            "at {sequence}"
+        );
+        let few = &keys[..5];
+        assert_eq!(
+            db.get_many_at(few, sequence).unwrap(),
+            want[..5],
+            "at {sequence}"
+        );
+    }
+}

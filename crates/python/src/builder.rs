@@ -1,7 +1,7 @@
 //! `leveltable.TableBuilder`: writes a table file atomically.
 
 use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use leveltable_db::BulkOptions;
 use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
@@ -12,6 +12,7 @@ use pyo3::types::PyDict;
 use crate::bytes::bytes_of;
 use crate::errors::{ClosedError, InvalidArgumentError, KeyOrderError, table_error};
 use crate::fs_path::FsPath;
+use crate::gil_lock;
 
 /// Entries added from Python are handed to the Rust builder in batches of about this many
 /// bytes, with the GIL released, so that block compression and filter building run while
@@ -192,7 +193,7 @@ impl TableBuilder {
     ) -> PyResult<()> {
         let key = bytes_of(key, "key")?;
         let value = bytes_of(value, "value")?;
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = gil_lock::lock(py, &self.state);
         let building = guard
             .as_mut()
             .ok_or_else(|| ClosedError::new_err("the builder has finished or was abandoned"))?;
@@ -223,7 +224,7 @@ impl TableBuilder {
     /// Writes the rest of the table, syncs it and moves it to `path`; returns a summary
     /// (entries, blocks, sizes).
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = gil_lock::lock(py, &self.state);
         let mut building = guard
             .take()
             .ok_or_else(|| ClosedError::new_err("the builder has finished or was abandoned"))?;
@@ -236,8 +237,8 @@ impl TableBuilder {
     }
 
     /// Drops everything added; no file is left at `path`.
-    fn abandon(&self) {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+    fn abandon(&self, py: Python<'_>) {
+        let mut guard = gil_lock::lock(py, &self.state);
         if let Some(building) = guard.take() {
             building.file.abandon();
         }
@@ -255,13 +256,9 @@ impl TableBuilder {
         _exc_value: Option<&Bound<'_, PyAny>>,
         _traceback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let finished = self
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_none();
+        let finished = gil_lock::lock(py, &self.state).is_none();
         if exc_type.is_some() {
-            self.abandon();
+            self.abandon(py);
         } else if !finished {
             self.finish(py)?;
         }

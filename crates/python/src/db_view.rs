@@ -9,7 +9,7 @@ use std::sync::Arc;
 use leveltable_db::{Db as RustDb, DbIter, Snapshot as RustSnapshot, TableInfo, WritableDb};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
@@ -113,6 +113,40 @@ impl ChunkSource for DbChunks {
         }
         Ok(())
     }
+}
+
+/// A key of a batch as the lookup reads it: a `bytes` object's own buffer, or a copy of
+/// another bytes-like object's contents.
+enum HeldKey<'py> {
+    Bytes(Bound<'py, PyBytes>),
+    Copied(Vec<u8>),
+}
+
+impl HeldKey<'_> {
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            HeldKey::Bytes(b) => b.as_bytes(),
+            HeldKey::Copied(v) => v,
+        }
+    }
+}
+
+/// The keys of `keys`, an iterable of bytes-like objects, held for one batch lookup:
+/// `bytes` borrowed, others copied. The objects are only held here and read once all are:
+/// the loop stays short, so the cache misses of a batch's scattered key objects overlap.
+fn hold_keys<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<HeldKey<'py>>> {
+    let size = match keys.cast::<PyList>() {
+        Ok(list) => list.len(),
+        Err(_) => keys.cast::<PyTuple>().map_or(0, |t| t.len()),
+    };
+    let mut held = Vec::with_capacity(size);
+    for key in keys.try_iter()? {
+        held.push(match key?.cast_into::<PyBytes>() {
+            Ok(b) => HeldKey::Bytes(b),
+            Err(e) => HeldKey::Copied(bytes_of(&e.into_inner(), "key")?.into_owned()),
+        });
+    }
+    Ok(held)
 }
 
 /// An optional bytes-like bound.
@@ -250,11 +284,8 @@ impl View {
         py: Python<'py>,
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let keys = keys
-            .try_iter()?
-            .map(|k| bytes_of(&k?, "key").map(|b| b.into_owned()))
-            .collect::<PyResult<Vec<Vec<u8>>>>()?;
-        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let held = hold_keys(keys)?;
+        let keys: Vec<&[u8]> = held.iter().map(HeldKey::as_bytes).collect();
         let values = if keys.is_empty() {
             // Still refuses a closed database.
             self.source.check_open()?;

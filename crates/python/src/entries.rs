@@ -1,18 +1,22 @@
 //! Iteration from Python in chunks: each crossing into Rust (with the GIL released) reads a
 //! batch of entries, so a Python loop does not pay for a crossing per entry.
 //!
-//! A long iteration reads ahead: from its third chunk on, a thread of the iterator's own
-//! reads the next chunk while Python makes objects of the entries of the last one, so the
-//! reading (merging, decompressing) and Python's work overlap on two cores instead of
-//! taking turns on one.
+//! A long iteration reads ahead where the process may run on more than one CPU: from its
+//! third chunk on, a thread of the iterator's own reads the next chunk while Python makes
+//! objects of the entries of the last one, so the reading (merging, decompressing) and
+//! Python's work overlap on two cores instead of taking turns on one.
 
+use std::ops::Range;
+use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
-use std::sync::{Mutex, PoisonError};
 use std::thread;
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyTuple};
+
+use crate::gil_lock;
 
 /// Entries fetched per crossing, at most.
 const CHUNK_ENTRIES: usize = 1024;
@@ -79,10 +83,44 @@ impl Chunk {
     /// The next entry not handed out yet.
     fn pop(&mut self) -> Option<(&[u8], &[u8])> {
         let i = self.next;
-        let &(key_end, end) = self.ends.get(i)?;
+        if i >= self.ends.len() {
+            return None;
+        }
         self.next += 1;
-        let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
-        Some((&self.bytes[start..key_end], &self.bytes[key_end..end]))
+        self.entries(i..i + 1).next()
+    }
+
+    /// The entries at `at` (those of them the chunk holds), in order.
+    fn entries(&self, at: Range<usize>) -> impl ExactSizeIterator<Item = (&[u8], &[u8])> {
+        let len = self.ends.len();
+        let at = at.start.min(len)..at.end.min(len);
+        let mut start = at.start.checked_sub(1).map_or(0, |p| self.ends[p].1);
+        self.ends[at].iter().map(move |&(key_end, end)| {
+            let entry = (&self.bytes[start..key_end], &self.bytes[key_end..end]);
+            start = end;
+            entry
+        })
+    }
+
+    /// Hands out every entry not handed out yet: their positions.
+    fn take_rest(&mut self) -> Range<usize> {
+        let rest = self.next..self.ends.len().max(self.next);
+        self.next = rest.end;
+        rest
+    }
+
+    /// The entries at `at` as a list of `bytes`: their keys, or their values.
+    fn list<'py>(
+        &self,
+        py: Python<'py>,
+        at: Range<usize>,
+        keys: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(
+            py,
+            self.entries(at)
+                .map(|(k, v)| PyBytes::new(py, if keys { k } else { v })),
+        )
     }
 }
 
@@ -134,6 +172,12 @@ struct ReadAhead {
 /// Chunks an iteration reads in the calling thread before it starts reading ahead: a short
 /// iteration never starts a thread.
 const CHUNKS_BEFORE_READ_AHEAD: usize = 2;
+
+/// Whether this process may run on more than one CPU (its affinity and CPU quota counted),
+/// so that a read-ahead thread can run beside it.
+fn more_than_one_cpu() -> bool {
+    thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+}
 
 impl ReadAhead {
     /// Starts a thread that fills chunks from `source`, one ahead of the caller.
@@ -220,7 +264,7 @@ impl Entries {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = gil_lock::lock(py, &self.state);
         let state = &mut *guard;
         self.check(state)?;
         state.refill(py)?;
@@ -232,8 +276,8 @@ impl Entries {
 
     /// Stops the iteration: what it reads from is dropped, and it yields nothing more.
     /// Closing twice does nothing.
-    fn close(&self) {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+    fn close(&self, py: Python<'_>) {
+        let mut guard = gil_lock::lock(py, &self.state);
         guard.feed = Feed::Ended;
         guard.chunk.clear();
     }
@@ -243,23 +287,58 @@ impl Entries {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&self, _args: &Bound<'_, PyTuple>) -> bool {
-        self.close();
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
+        self.close(py);
         false
     }
 
     /// The entries not handed out yet of the current chunk (a new chunk if it is used up),
-    /// as a list; empty at the end. [`iterate`] builds Python's loops on it.
+    /// as a list; empty at the end.
     fn next_chunk<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = gil_lock::lock(py, &self.state);
         let state = &mut *guard;
         self.check(state)?;
         state.refill(py)?;
-        let list = PyList::empty(py);
-        while let Some((key, value)) = state.chunk.pop() {
-            list.append(self.item(py, key, value)?)?;
+        let chunk = &mut state.chunk;
+        let rest = chunk.take_rest();
+        let items = chunk
+            .entries(rest)
+            .map(|(key, value)| self.item(py, key, value))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// What [`next_chunk`](Self::next_chunk) hands out, as an iterator, or `None` at the
+    /// end: `zip(keys, values)` of a list of keys and one of values, a list of keys or of
+    /// values, or `repeat(None, n)`. [`iterate`] builds Python's loops on it: the pairs are
+    /// made one at a time as the loop takes them, by `zip` (so Python's cyclic garbage
+    /// collector, which counts tuples, never finds a chunk's worth of them alive), and two
+    /// lists of `bytes` are all a chunk makes up front.
+    fn _next_run<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        static ZIP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        static REPEAT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let mut guard = gil_lock::lock(py, &self.state);
+        let state = &mut *guard;
+        self.check(state)?;
+        state.refill(py)?;
+        let chunk = &mut state.chunk;
+        let rest = chunk.take_rest();
+        if rest.is_empty() {
+            return Ok(None);
         }
-        Ok(list)
+        let run = match self.mode {
+            Mode::Items => {
+                let keys = chunk.list(py, rest.clone(), true)?;
+                let values = chunk.list(py, rest, false)?;
+                ZIP.import(py, "builtins", "zip")?.call1((keys, values))?
+            }
+            Mode::Keys => chunk.list(py, rest, true)?.into_any(),
+            Mode::Values => chunk.list(py, rest, false)?.into_any(),
+            Mode::Neither => REPEAT
+                .import(py, "itertools", "repeat")?
+                .call1((py.None(), rest.len()))?,
+        };
+        Ok(Some(run))
     }
 }
 
@@ -273,7 +352,12 @@ impl State {
         }
         match std::mem::replace(&mut self.feed, Feed::Ended) {
             Feed::Ended => Ok(()),
-            Feed::Here { source, read } if read >= CHUNKS_BEFORE_READ_AHEAD => {
+            // Only where this process may run on more than one CPU: on one, the thread
+            // would take turns with the caller and add a switch to each chunk. Asked once
+            // (the chunks after it carry on here).
+            Feed::Here { source, read }
+                if read == CHUNKS_BEFORE_READ_AHEAD && more_than_one_cpu() =>
+            {
                 self.feed = Feed::Ahead(ReadAhead::start(source)?);
                 self.refill(py)
             }
@@ -284,7 +368,7 @@ impl State {
                 if !chunk.is_empty() {
                     self.feed = Feed::Here {
                         source,
-                        read: read + 1,
+                        read: read.saturating_add(1),
                     };
                 }
                 Ok(())
@@ -333,17 +417,18 @@ impl Entries {
 }
 
 /// A plain Python iterator over `entries`: `itertools.chain.from_iterable(iter(
-/// entries.next_chunk, []))`. A loop over it crosses into Rust once per chunk, not once per
-/// entry, and takes each entry from a list at the speed of Python's own iterators. It holds
-/// a chunk ahead, so it suits the loops over a whole `Db` or `Table`, whose iterator the
-/// caller never holds; explicit iterators stay [`Entries`], whose `next` is exact.
+/// entries._next_run, None))`. A loop over it crosses into Rust once per chunk, not once
+/// per entry, and takes each entry from a list (or `zip` of two) at the speed of Python's
+/// own iterators. It holds a chunk ahead, so it suits the loops over a whole `Db` or
+/// `Table`, whose iterator the caller never holds; explicit iterators stay [`Entries`],
+/// whose `next` is exact.
 pub fn iterate<'py>(py: Python<'py>, entries: Entries) -> PyResult<Bound<'py, PyAny>> {
     let entries = Bound::new(py, entries)?;
-    let next_chunk = entries.getattr("next_chunk")?;
+    let next_run = entries.getattr("_next_run")?;
     let chunks = py
         .import("builtins")?
         .getattr("iter")?
-        .call1((next_chunk, PyList::empty(py)))?;
+        .call1((next_run, py.None()))?;
     py.import("itertools")?
         .getattr("chain")?
         .getattr("from_iterable")?

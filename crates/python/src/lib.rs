@@ -13,6 +13,7 @@ mod db_write;
 mod entries;
 mod errors;
 mod fs_path;
+mod gil_lock;
 mod table;
 
 use pyo3::prelude::*;
