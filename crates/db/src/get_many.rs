@@ -63,28 +63,11 @@ impl<R: ReadAt> InternalTable<R> {
             spans.push((start, start + k.len() + TAG_LEN, bytes.len()));
         }
         let lookups: Vec<&[u8]> = spans.iter().map(|&(s, m, _)| &bytes[s..m]).collect();
-        let table = self.table();
-        let cmp = table.comparator();
-        let mut bad: Option<(usize, InternalKeyError)> = None;
-        table.internal_get_many(&lookups, |i, key, value| {
+        let cmp = self.table().comparator();
+        self.decide_many(&lookups, out, |i, key, _| {
             let (_, floor_start, end) = spans[i];
-            let floor = &bytes[floor_start..end];
-            let parsed = match ParsedInternalKey::parse(key) {
-                Ok(p) => p,
-                Err(e) => {
-                    bad.get_or_insert((i, e));
-                    return;
-                }
-            };
-            if cmp.compare(key, floor) == Ordering::Greater {
-                return;
-            }
-            out[i] = LookupResult::decided_by(&parsed, value);
-        })?;
-        match bad {
-            None => Ok(()),
-            Some((i, e)) => Err(e.corruption_at(table.approximate_offset_of(lookups[i]))),
-        }
+            cmp.compare(key, &bytes[floor_start..end]) != Ordering::Greater
+        })
     }
 
     /// [`get_many_at`](Self::get_many_at) with each key's lookup key `k @ sequence` built
@@ -97,6 +80,20 @@ impl<R: ReadAt> InternalTable<R> {
         user: &U,
         out: &mut [LookupResult],
     ) -> Result<()> {
+        self.decide_many(lookups, out, |i, _, parsed| {
+            user.compare(parsed.user_key, user_keys[i]) == Ordering::Equal
+        })
+    }
+
+    /// Looks up `lookups` in one pass: the first entry at or after `lookups[i]` decides
+    /// `out[i]` if `is_a_version(i, key, parsed key)` says it is a version of the key sought.
+    /// An entry whose key does not parse fails the batch at the lookup that found it.
+    fn decide_many(
+        &self,
+        lookups: &[&[u8]],
+        out: &mut [LookupResult],
+        is_a_version: impl Fn(usize, &[u8], &ParsedInternalKey<'_>) -> bool,
+    ) -> Result<()> {
         let table = self.table();
         let mut bad: Option<(usize, InternalKeyError)> = None;
         table.internal_get_many(lookups, |i, key, value| {
@@ -107,10 +104,9 @@ impl<R: ReadAt> InternalTable<R> {
                     return;
                 }
             };
-            if user.compare(parsed.user_key, user_keys[i]) != Ordering::Equal {
-                return;
+            if is_a_version(i, key, &parsed) {
+                out[i] = LookupResult::decided_by(&parsed, value);
             }
-            out[i] = LookupResult::decided_by(&parsed, value);
         })?;
         match bad {
             None => Ok(()),
