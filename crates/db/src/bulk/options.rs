@@ -38,8 +38,10 @@ pub struct BulkOptions {
     /// A table file is closed once its entries reach this many bytes (keys and values as
     /// given). LevelDB's default is 2 MiB; larger files are allowed. Default 2 MiB.
     pub max_file_size: u64,
-    /// Threads building table files, at most 256. The files are the same
-    /// whatever the number. Default 1.
+    /// Threads building table files, at most 256; a build uses no more than the CPUs the
+    /// process may run on (`std::thread::available_parallelism`), and with one it builds on
+    /// the thread that adds the entries. The files are the same whatever the number.
+    /// Default 1.
     pub threads: usize,
 }
 

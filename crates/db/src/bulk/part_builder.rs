@@ -92,9 +92,11 @@ impl PartBuilder {
         }
         let table_options = options.table_options();
         let (syncer, syncs) = Syncer::start(SYNC_BACKLOG);
-        let workers = (options.threads > 1).then(|| {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let threads = building_threads(options.threads, cores);
+        let workers = (threads > 1).then(|| {
             Workers::start(
-                options.threads,
+                threads,
                 staging.clone(),
                 table_options.clone(),
                 syncs.clone(),
@@ -233,6 +235,30 @@ impl PartBuilder {
     }
 }
 
+/// The threads that build files: those asked for, but no more than the `cores` the process
+/// may run on. Threads that share a core with each other and with the adding thread only
+/// add its copy of every entry: with one core a two-thread build ran at 0.91× of one
+/// (1 GB, `taskset -c 0`). One thread builds on the adding thread itself. The files are the
+/// same whatever the number.
+fn building_threads(asked: usize, cores: usize) -> usize {
+    asked.min(cores).max(1)
+}
+
 /// Finished files waiting for the syncing thread, at most; a building thread finishing one
 /// more waits.
 const SYNC_BACKLOG: usize = 4;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A build uses the threads asked for up to the cores it may run on, and at least one.
+    #[test]
+    fn threads_are_bounded_by_the_cores() {
+        assert_eq!(building_threads(2, 1), 1);
+        assert_eq!(building_threads(4, 2), 2);
+        assert_eq!(building_threads(2, 8), 2);
+        assert_eq!(building_threads(1, 8), 1);
+        assert_eq!(building_threads(0, 8), 1);
+    }
+}
