@@ -9,6 +9,10 @@ use std::process::Command;
 
 use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions, Error, Part, PartBuilder, commit};
 
+mod common;
+
+use common::mkfifo;
+
 /// Sorted entries `key000000…` with `value_len`-byte values that do not compress.
 fn entries(range: std::ops::Range<u32>, value_len: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
     range
@@ -163,8 +167,7 @@ fn a_symlink_a_fifo_or_other_bytes_are_refused() {
 
     // A FIFO: refused, not waited on.
     fs::remove_file(&table).unwrap();
-    let made = Command::new("mkfifo").arg(&table).status().unwrap();
-    assert!(made.success());
+    mkfifo(&table);
     refused(
         tmp.path(),
         std::slice::from_ref(&a),
@@ -361,13 +364,7 @@ fn a_part_record_that_is_a_link_or_a_fifo_or_too_short_is_refused() {
     );
 
     fs::remove_file(&record).unwrap();
-    assert!(
-        Command::new("mkfifo")
-            .arg(&record)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&record);
     let err = Part::load(&a).unwrap_err().to_string();
     assert!(err.contains("is a FIFO, not a part record"), "{err}");
 

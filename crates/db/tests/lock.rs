@@ -7,6 +7,11 @@ use std::path::Path;
 
 use leveltable_db::{DbLock, Error};
 
+mod common;
+
+#[cfg(unix)]
+use common::mkfifo;
+
 fn locked_by_this_process(result: leveltable_db::Result<DbLock>, lock: &Path) {
     match result {
         Err(Error::Locked {
@@ -154,11 +159,7 @@ fn a_symbolic_link_is_refused_not_followed() {
 #[test]
 fn a_fifo_is_refused_without_waiting() {
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("mkfifo")
-        .arg(dir.path().join("LOCK"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    mkfifo(&dir.path().join("LOCK"));
     refused(dir.path(), "a FIFO");
 }
 

@@ -4,22 +4,12 @@
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::mpsc;
-use std::time::Duration;
 
 use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions, Error, PartBuilder};
 
-/// Runs `f` on a thread of its own and fails the test unless it returns within 10 s (a
-/// read of a FIFO would block forever).
-fn promptly<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(10))
-        .unwrap_or_else(|_| panic!("{what} did not return within 10 s"))
-}
+mod common;
+
+use common::{mkfifo, promptly};
 
 /// A database of 100 keys in one table (000002.ldb), no log, under a new temporary
 /// directory; returns the directory and the database's path.
@@ -33,13 +23,6 @@ fn database() -> (tempfile::TempDir, PathBuf) {
     b.finish().unwrap();
     assert!(db.join("000002.ldb").is_file());
     (tmp, db)
-}
-
-/// Makes a FIFO at `path`, in place of any file there.
-fn mkfifo(path: &Path) {
-    let _ = fs::remove_file(path);
-    let status = Command::new("mkfifo").arg(path).status().unwrap();
-    assert!(status.success(), "mkfifo {}", path.display());
 }
 
 fn open(db: &Path) -> Result<Db, Error> {

@@ -11,24 +11,15 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use leveltable_db::{
     Error, FileSystem, LocalFileSystem, WritableDb, WritableFile, WritableOptions, WriteOptions,
 };
 
-/// Runs `f` on a thread of its own and fails the test unless it returns within 10 s (an
-/// open of a FIFO for writing waits for a reader, forever).
-fn promptly<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(10))
-        .unwrap_or_else(|_| panic!("{what} did not return within 10 s"))
-}
+mod common;
+
+use common::{mkfifo, promptly};
 
 /// The local file system, recording the name of each file created.
 #[derive(Debug, Default)]
@@ -171,10 +162,7 @@ impl Scene {
     fn place(&self, what: Hostile, name: &str) {
         let path = self.db.join(name);
         match what {
-            Hostile::Fifo => {
-                let status = Command::new("mkfifo").arg(&path).status().unwrap();
-                assert!(status.success(), "mkfifo {}", path.display());
-            }
+            Hostile::Fifo => mkfifo(&path),
             Hostile::LinkOutside => {
                 std::os::unix::fs::symlink(self.outside.join("target"), &path).unwrap();
             }
