@@ -30,3 +30,17 @@ pub fn clean_up_on_signals(extra: impl Fn() + Send + 'static) -> io::Result<()> 
         })?;
     Ok(())
 }
+
+/// Sets the returned flag when SIGINT, SIGTERM or SIGHUP arrives, instead of ending the
+/// process: for a command that runs until it is told to stop, then ends as usual (flushing
+/// its output, exit code 0). `signal-hook` sets the flag from the handler.
+///
+/// # Errors
+/// The error setting up the signal handling.
+pub fn stop_flag_on_signals() -> io::Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [SIGINT, SIGTERM, SIGHUP] {
+        signal_hook::flag::register(signal, std::sync::Arc::clone(&flag))?;
+    }
+    Ok(flag)
+}

@@ -1,4 +1,4 @@
-//! `leveltable db ...`: whole LevelDB databases, read-only (`get`, `dump`, `verify`,
+//! `leveltable db ...`: whole LevelDB databases, read-only (`get`, `dump`, `verify`, `watch`,
 //! `stats`), bulk-built (`build`, `build-part`, `commit`) and written to as LevelDB writes
 //! (`put`, `delete`, `write`, `compact`).
 
@@ -20,13 +20,14 @@ pub mod get;
 pub mod put;
 pub mod stats;
 pub mod verify;
+pub mod watch;
 pub mod writable;
 pub mod write;
 
 /// Read, build and write whole LevelDB databases (directories with CURRENT, a MANIFEST,
 /// tables and logs).
 ///
-/// Reading (get, dump, verify, stats) never writes to the directory: no LOCK, no new log,
+/// Reading (get, dump, verify, stats, watch) never writes to the directory: no LOCK, no new log,
 /// no compaction, so a database another process has open can be read. The write commands
 /// (put, delete, write, compact) open the database as LevelDB does: they take its LOCK
 /// (refused, exit code 2, while LevelDB or another program has it open), turn the old log
@@ -43,6 +44,7 @@ enum Command {
     Dump(dump::Args),
     Verify(verify::Args),
     Stats(stats::Args),
+    Watch(watch::Args),
     Build(build::Args),
     BuildPart(build::PartArgs),
     Commit(build::CommitArgs),
@@ -62,6 +64,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         Command::Dump(args) => dump::run(args, output),
         Command::Verify(args) => verify::run(args, output),
         Command::Stats(args) => stats::run(args, output),
+        Command::Watch(args) => watch::run(args, output),
         Command::Build(mut args) if crate::remote::is_url(&args.dir) => {
             let url = args.dir.clone();
             let quiet = args.build.quiet;
