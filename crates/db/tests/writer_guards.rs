@@ -65,12 +65,13 @@ fn manifest(path: &Path, edits: &[VersionEdit]) {
 
 /// The edit LevelDB's `NewDB` writes into `MANIFEST-000001`.
 fn new_db_edit() -> VersionEdit {
-    let mut edit = VersionEdit::default();
-    edit.comparator = Some("leveldb.BytewiseComparator".into());
-    edit.log_number = Some(0);
-    edit.next_file_number = Some(2);
-    edit.last_sequence = Some(0);
-    edit
+    VersionEdit {
+        comparator: Some("leveldb.BytewiseComparator".into()),
+        log_number: Some(0),
+        next_file_number: Some(2),
+        last_sequence: Some(0),
+        ..VersionEdit::default()
+    }
 }
 
 fn is_lost_current(e: &Error) -> bool {
@@ -262,7 +263,9 @@ fn an_open_racing_a_creation_is_told_the_lock_is_held() {
 
 #[test]
 fn a_creation_interrupted_before_current_is_started_afresh() {
-    let variants: [(&str, &[(&str, &[u8])]); 5] = [
+    /// What the creation left, and the files it left beside its first MANIFEST.
+    type Left<'a> = (&'a str, &'a [(&'a str, &'a [u8])]);
+    let variants: [Left<'_>; 5] = [
         ("the first MANIFEST synced", &[]),
         ("an empty first MANIFEST", &[]),
         (
