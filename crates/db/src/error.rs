@@ -103,6 +103,78 @@ pub enum Error {
         /// The key.
         key: Vec<u8>,
     },
+    /// There is no database at the path, and the open may not create one
+    /// ([`create_if_missing`](crate::WritableOptions::create_if_missing) is false): the
+    /// directory does not exist, or holds no `CURRENT` and none of a database's files.
+    NoDatabase {
+        /// The directory.
+        path: PathBuf,
+        /// Whether the directory exists.
+        exists: bool,
+    },
+    /// A directory holds a database's files (a MANIFEST, tables, logs or temporary files)
+    /// but no `CURRENT`: the database lost it. It is refused, even with
+    /// [`create_if_missing`](crate::WritableOptions::create_if_missing), since a new
+    /// database there would delete those files; a salvage reads what they hold.
+    LostCurrent {
+        /// The directory.
+        path: PathBuf,
+        /// Up to three of the files, by name.
+        files: Vec<String>,
+    },
+    /// A number the database allots ran out: file numbers or sequence numbers.
+    LimitExceeded {
+        /// What ran out, [`Limit`].
+        limit: Limit,
+        /// The database directory.
+        path: PathBuf,
+        /// The number reached.
+        value: u64,
+    },
+    /// An option is outside the range this crate accepts.
+    OptionOutOfRange {
+        /// The option, as [`WritableOptions`](crate::WritableOptions) names it.
+        option: &'static str,
+        /// The value given.
+        value: u64,
+        /// The least value accepted.
+        min: u64,
+        /// The most.
+        max: u64,
+    },
+    /// A database handle was used in a child of the process that opened it (after
+    /// `fork`): its background thread and its lock stayed with the parent. Open the
+    /// database again in the child (after the parent closes it).
+    ForkedProcess {
+        /// The database directory.
+        path: PathBuf,
+        /// The process that opened it.
+        opened_by: u32,
+    },
+}
+
+/// The largest file number a database may use: 2^64 - 2, so that the MANIFEST's next file
+/// number after it still fits in 64 bits.
+pub const MAX_FILE_NUMBER: u64 = u64::MAX - 1;
+
+/// What ran out, in [`Error::LimitExceeded`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Limit {
+    /// File numbers (`NNNNNN.log`, `NNNNNN.ldb`, `MANIFEST-NNNNNN`): at most
+    /// 18446744073709551614 (2^64 - 2), so that the next number is still one.
+    FileNumbers,
+    /// Sequence numbers: at most 2^56 - 1.
+    SequenceNumbers,
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Limit::FileNumbers => "file numbers",
+            Limit::SequenceNumbers => "sequence numbers",
+        })
+    }
 }
 
 impl Error {
@@ -119,7 +191,12 @@ impl Error {
             | Error::UnknownComparator { .. }
             | Error::KeptChanging { .. }
             | Error::Locked { .. }
-            | Error::DuplicateKey { .. } => false,
+            | Error::DuplicateKey { .. }
+            | Error::NoDatabase { .. }
+            | Error::LimitExceeded { .. }
+            | Error::OptionOutOfRange { .. }
+            | Error::ForkedProcess { .. } => false,
+            Error::LostCurrent { .. } => true,
         }
     }
 
@@ -198,6 +275,64 @@ impl fmt::Display for Error {
             } => write!(f, "db: {doing} {}: {source}", path.display()),
             Error::DuplicateKey { key } => write!(f, "db: duplicate key {}", show_user_key(key)),
             Error::Shared(e) => fmt::Display::fmt(e, f),
+            Error::NoDatabase {
+                path,
+                exists: false,
+            } => write!(
+                f,
+                "db: {}: does not exist (create_if_missing is false)",
+                path.display()
+            ),
+            Error::NoDatabase { path, exists: true } => write!(
+                f,
+                "db: {}: not a LevelDB database: no CURRENT file (create_if_missing is false)",
+                path.display()
+            ),
+            Error::LostCurrent { path, files } => write!(
+                f,
+                "db: {}: no CURRENT file, though it holds a database's files ({}); a new \
+                 database there would delete them: a salvage reads what they hold",
+                path.display(),
+                files.join(", ")
+            ),
+            Error::LimitExceeded { limit, path, value } => {
+                let (one, last) = match limit {
+                    Limit::FileNumbers => ("file number", MAX_FILE_NUMBER),
+                    Limit::SequenceNumbers => ("sequence number", crate::dbformat::MAX_SEQUENCE),
+                };
+                write!(
+                    f,
+                    "db: {}: the database has used every {one}: the next would be {value}, \
+                     past the last, {last}",
+                    path.display()
+                )
+            }
+            Error::OptionOutOfRange {
+                option,
+                value,
+                min,
+                max,
+            } if *max == u64::MAX => write!(
+                f,
+                "db: invalid argument: {option} is {value}: it must be at least {min}"
+            ),
+            Error::OptionOutOfRange {
+                option,
+                value,
+                min,
+                max,
+            } => write!(
+                f,
+                "db: invalid argument: {option} is {value}: it must be from {min} to {max}"
+            ),
+            Error::ForkedProcess { path, opened_by } => write!(
+                f,
+                "db: {}: the database was opened by process {opened_by}, and this process \
+                 ({}) is a fork of it: the handle cannot be used here; open the database \
+                 again in this process once the other has closed it",
+                path.display(),
+                std::process::id()
+            ),
         }
     }
 }
@@ -215,7 +350,12 @@ impl std::error::Error for Error {
             | Error::UnknownComparator { .. }
             | Error::KeptChanging { .. }
             | Error::Locked { .. }
-            | Error::DuplicateKey { .. } => None,
+            | Error::DuplicateKey { .. }
+            | Error::NoDatabase { .. }
+            | Error::LostCurrent { .. }
+            | Error::LimitExceeded { .. }
+            | Error::OptionOutOfRange { .. }
+            | Error::ForkedProcess { .. } => None,
         }
     }
 }

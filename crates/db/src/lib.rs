@@ -43,7 +43,7 @@ pub use bulk::{
 pub use comparators::ComparatorRegistry;
 pub use db::Db;
 pub use db_iter::{DbIter, StoredVersion, VersionStatus, Versions};
-pub use error::{Error, Result};
+pub use error::{Error, Limit, MAX_FILE_NUMBER, Result};
 pub use follow::{Change, ChangeOp, DEFAULT_POLL_INTERVAL, FollowEvent, Follower};
 pub use get_many::{GET_MANY_MAX_THREADS, GET_MANY_PARALLEL_BATCH};
 pub use internal_table::InternalTable;
@@ -52,5 +52,8 @@ pub use options::{DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo};
 pub use version::Origin;
 pub use write_batch::WriteBatchBuilder;
 pub use writer::file_system::{FileSystem, LocalFileSystem, WritableFile};
-pub use writer::options::{DEFAULT_WRITE_BUFFER_SIZE, WritableOptions, WriteOptions};
+pub use writer::options::{
+    BLOOM_BITS_OPTION, DEFAULT_WRITE_BUFFER_SIZE, MAX_BLOOM_BITS_PER_KEY, WritableOptions,
+    WriteOptions,
+};
 pub use writer::writable_db::{Snapshot, WritableDb};

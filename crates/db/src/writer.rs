@@ -7,6 +7,7 @@ pub(crate) mod file_system;
 mod levels;
 mod log_file;
 mod mapped_log;
+mod no_current;
 pub(crate) mod options;
 mod recover;
 mod shared;

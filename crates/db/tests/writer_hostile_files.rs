@@ -372,7 +372,16 @@ fn a_file_linked_from_outside_is_replaced_not_emptied() {
     for name in names.iter().filter(|n| !read_first_at_open(n)) {
         let scene = Scene::new(None);
         fs::hard_link(scene.outside.join("target"), scene.db.join(name)).unwrap();
-        let db = open(&scene.db).unwrap();
+        let db = match open(&scene.db) {
+            // A file of a database's name that is not what an interrupted creation leaves
+            // (a temporary file, a second MANIFEST): refused, and kept.
+            Err(Error::LostCurrent { .. }) => {
+                assert_eq!(fs::read(scene.db.join(name)).unwrap(), OUTSIDE, "{name}");
+                assert_eq!(fs::read(scene.outside.join("target")).unwrap(), OUTSIDE);
+                continue;
+            }
+            opened => opened.unwrap(),
+        };
         put_range(&db, 0..10);
         db.close().unwrap();
         assert_eq!(fs::read(scene.outside.join("target")).unwrap(), OUTSIDE);

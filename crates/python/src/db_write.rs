@@ -4,7 +4,9 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use leveltable_db::{DbOptions, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions};
+use leveltable_db::{
+    BLOOM_BITS_OPTION, DbOptions, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions,
+};
 use leveltable_filter_policy::BloomFilterPolicy;
 use leveltable_table::Compression;
 use pyo3::exceptions::PyOSError;
@@ -72,19 +74,9 @@ impl WriteKeywords<'_> {
             options = options.max_file_size(bytes);
         }
         if let Some(bytes) = self.block_size {
-            if bytes == 0 {
-                return Err(InvalidArgumentError::new_err(
-                    "block_size must be at least 1",
-                ));
-            }
             options = options.block_size(bytes);
         }
         if let Some(entries) = self.block_restart_interval {
-            if entries == 0 {
-                return Err(InvalidArgumentError::new_err(
-                    "block_restart_interval must be at least 1",
-                ));
-            }
             options = options.block_restart_interval(entries);
         }
         if self.bloom_filter_bits > 0 {
@@ -106,9 +98,34 @@ pub fn open(
         .detach(|| WritableDb::open(path, options))
         .map_err(|e| match e {
             leveltable_db::Error::Locked { .. } => locked_error(&e),
+            leveltable_db::Error::OptionOutOfRange {
+                option,
+                value,
+                min,
+                max,
+            } => {
+                let range = if max == u64::MAX {
+                    format!("at least {min}")
+                } else {
+                    format!("from {min} to {max}")
+                };
+                InvalidArgumentError::new_err(format!(
+                    "{} is {value}: it must be {range}",
+                    keyword_of(option)
+                ))
+            }
             e => open_error(path, e),
         })?;
     Ok(Source::Write(Arc::new(Closable::new(db))))
+}
+
+/// The keyword of `Db` that sets the option the library calls `option`.
+fn keyword_of(option: &'static str) -> &'static str {
+    if option == BLOOM_BITS_OPTION {
+        "bloom_filter_bits"
+    } else {
+        option
+    }
 }
 
 /// A locked database as `OSError` whose message names the `LOCK` file, as LevelDB reports
@@ -193,7 +210,12 @@ pub fn close(py: Python<'_>, db: &Closable<WritableDb>) -> PyResult<()> {
         return Ok(());
     };
     let path = db.path().to_owned();
-    py.detach(|| db.close()).map_err(|e| db_error(&path, e))
+    match py.detach(|| db.close()) {
+        // A copy of the handle in a child forked from the process that opened it: it is
+        // dropped without touching a file, and the parent's database goes on.
+        Err(leveltable_db::Error::ForkedProcess { .. }) => Ok(()),
+        r => r.map_err(|e| db_error(&path, e)),
+    }
 }
 
 /// Operations of one write batch, kept until written.

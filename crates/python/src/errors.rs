@@ -77,7 +77,10 @@ pub fn db_error(path: &Path, e: leveltable_db::Error) -> PyErr {
         E::Table(e) => table_error(path, e),
         E::TableFile { file, source } => table_error(&file, source),
         E::Io { path, source } | E::FileOp { path, source, .. } => os_error(&path, &source),
-        E::InvalidArgument(_) | E::TooLong { .. } => InvalidArgumentError::new_err(e.to_string()),
+        E::InvalidArgument(_)
+        | E::TooLong { .. }
+        | E::OptionOutOfRange { .. }
+        | E::NoDatabase { .. } => InvalidArgumentError::new_err(e.to_string()),
         E::DuplicateKey { .. } => KeyOrderError::new_err(format!(
             "{}: {} (keep the last one with dedup=\"last\")",
             path.display(),

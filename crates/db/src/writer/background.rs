@@ -278,7 +278,7 @@ fn merge_inputs(
             if out.is_none() {
                 let number = {
                     let mut st = shared.state();
-                    let n = st.versions.new_file_number();
+                    let n = st.versions.new_file_number()?;
                     st.pending_outputs.insert(n);
                     n
                 };

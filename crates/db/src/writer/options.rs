@@ -16,6 +16,15 @@ use crate::{Error, Result};
 /// LevelDB's default `write_buffer_size`: a memtable is flushed once it holds 4 MiB.
 pub const DEFAULT_WRITE_BUFFER_SIZE: usize = 4 << 20;
 
+/// The most bits per key of a Bloom filter a database open for writing writes: a filter
+/// holds `bits × keys` bits for the keys of a table, built in memory, and past 64 bits the
+/// false-positive rate (about one in ten million at 64) gains nothing worth the memory.
+pub const MAX_BLOOM_BITS_PER_KEY: usize = 64;
+
+/// The name [`Error::OptionOutOfRange`] gives the bits per key of
+/// [`WritableOptions::filter_policy`].
+pub const BLOOM_BITS_OPTION: &str = "filter_policy bits per key";
+
 /// How [`WritableDb::open`](crate::WritableDb::open) opens a database. [`Default`] is
 /// LevelDB's defaults.
 #[derive(Clone, Debug)]
@@ -127,19 +136,37 @@ impl WritableOptions {
         self
     }
 
-    /// Checks the values are usable, clamping as LevelDB's `SanitizeOptions` does.
+    /// Checks the values are usable, clamping as LevelDB's `SanitizeOptions` does: the
+    /// write buffer to 64 KiB ..= 1 GiB, the file size to 1 MiB ..= 1 GiB, the block size
+    /// to 1 KiB ..= 4 MiB. What LevelDB does not clamp is refused.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero block size or restart interval.
+    /// [`Error::OptionOutOfRange`] for a zero block size or restart interval, or a Bloom
+    /// filter of more than [`MAX_BLOOM_BITS_PER_KEY`] bits per key.
     pub(crate) fn sanitized(&self) -> Result<WritableOptions> {
-        if self.block_size == 0 || self.block_restart_interval == 0 {
-            return Err(Error::InvalidArgument(
-                "the block size and restart interval must be at least 1".into(),
+        let out_of_range = |option, value: usize, min, max| Error::OptionOutOfRange {
+            option,
+            value: u64::try_from(value).unwrap_or(u64::MAX),
+            min,
+            max,
+        };
+        if self.block_size == 0 {
+            return Err(out_of_range("block_size", 0, 1, u64::MAX));
+        }
+        if self.block_restart_interval == 0 {
+            return Err(out_of_range("block_restart_interval", 0, 1, u64::MAX));
+        }
+        if let Some(policy) = self.filter_policy
+            && policy.bits_per_key() > MAX_BLOOM_BITS_PER_KEY
+        {
+            return Err(out_of_range(
+                BLOOM_BITS_OPTION,
+                policy.bits_per_key(),
+                0,
+                MAX_BLOOM_BITS_PER_KEY as u64,
             ));
         }
         let mut o = self.clone();
-        // LevelDB's ranges: write buffer 64 KiB ..= 1 GiB, file size 1 MiB ..= 1 GiB, block
-        // size 1 KiB ..= 4 MiB.
         o.write_buffer_size = o.write_buffer_size.clamp(64 << 10, 1 << 30);
         o.max_file_size = o.max_file_size.clamp(1 << 20, 1 << 30);
         o.block_size = o.block_size.clamp(1 << 10, 4 << 20);

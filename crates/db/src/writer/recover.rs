@@ -12,13 +12,14 @@ use crate::db::{list_dir, logs_to_replay, read_file, table_options};
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::log_file_name;
 use crate::live_memtable::LiveMemTable;
-use crate::lock::DbLock;
+use crate::lock::{DbLock, LOCK_FILE};
 use crate::recovery::replay_log;
 use crate::storage::LocalDir;
 use crate::table_cache::TableCache;
 use crate::version_edit::VersionEdit;
 use crate::version_set::read_manifest_in;
 use crate::writer::log_file::LogFile;
+use crate::writer::no_current::{WithoutCurrent, lost_current, without_current};
 use crate::writer::options::WritableOptions;
 use crate::writer::shared::{Shared, State, view_of, write_table};
 use crate::writer::version_set::{VersionSet, create_new_db};
@@ -27,33 +28,29 @@ use crate::{Error, Result};
 /// Opens (or creates) the database in `dir` for writing.
 pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>> {
     let options = options.sanitized()?;
-    let missing = || {
-        Error::InvalidArgument(
-            format!(
-                "{}: does not exist (create_if_missing is false)",
-                dir.display()
-            )
-            .into(),
-        )
-    };
-    // Checked before the lock as well, so that a directory without a database gets no
-    // LOCK file from an open that will not create one.
-    if !options.create_if_missing && !dir.join("CURRENT").exists() {
-        return Err(missing());
-    }
-    if options.create_if_missing {
-        fs::create_dir_all(dir).map_err(|e| Error::op("cannot create", dir, e))?;
-    }
-    let lock = DbLock::acquire(dir)?;
-    if !dir.join("CURRENT").exists() {
-        if !options.create_if_missing {
-            return Err(missing());
+    let lock = lock_database(dir, &options)?;
+    if dir.join("CURRENT").exists() {
+        if options.error_if_exists {
+            return Err(Error::InvalidArgument(
+                format!("{}: exists (error_if_exists is true)", dir.display()).into(),
+            ));
         }
-        create_new_db(&*options.file_system, dir, options.read.comparator.name())?;
-    } else if options.error_if_exists {
-        return Err(Error::InvalidArgument(
-            format!("{}: exists (error_if_exists is true)", dir.display()).into(),
-        ));
+    } else {
+        match without_current(dir)? {
+            WithoutCurrent::DatabaseFiles(files) => return Err(lost_current(dir, files)),
+            // Another process removed CURRENT since it was seen.
+            _ if !options.create_if_missing => {
+                return Err(Error::NoDatabase {
+                    path: dir.to_path_buf(),
+                    exists: true,
+                });
+            }
+            // A creation interrupted before CURRENT: its files are replaced (and an empty
+            // log replayed and deleted), as LevelDB starts afresh there.
+            WithoutCurrent::Nothing | WithoutCurrent::InterruptedCreation => {
+                create_new_db(&*options.file_system, dir, options.read.comparator.name())?;
+            }
+        }
     }
     let storage = Arc::new(LocalDir::new(dir));
     let (manifest, user) = read_manifest_in(&*storage, &options.read)?;
@@ -62,6 +59,15 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     let mut versions = VersionSet::recovered(Arc::clone(&fs), dir, Arc::clone(&icmp), &manifest);
     let names = list_dir(dir)?;
     let logs = logs_to_replay(&manifest, &names)?;
+    // Before any file is written: numbers for a table per log, the new log and the new
+    // MANIFEST, past every log's own number.
+    // (The numbers are then allotted in LevelDB's order.)
+    let next = versions.next_file_number;
+    for &number in &logs {
+        versions.mark_file_number_used(number);
+    }
+    versions.check_file_numbers(logs.len() as u64 + 2)?;
+    versions.next_file_number = next;
     let read = &options.read;
     let tables = Arc::new(
         TableCache::with_storage(
@@ -85,7 +91,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
             max_sequence = max_sequence.max(max);
         }
         if !replayed.table.is_empty() {
-            let table = versions.new_file_number();
+            let table = versions.new_file_number()?;
             let meta = write_table(&fs, dir, &build, &tables, table, |add| {
                 replayed
                     .table
@@ -100,7 +106,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         versions.mark_file_number_used(number);
     }
     versions.last_sequence = max_sequence.min(crate::dbformat::MAX_SEQUENCE);
-    let log_number = versions.new_file_number();
+    let log_number = versions.new_file_number()?;
     let log = LogFile::create_log(&*fs, dir, log_number)?;
     edit.log_number = Some(log_number);
     edit.prev_log_number = Some(0);
@@ -153,4 +159,58 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     });
     shared.remove_obsolete_files(&mut shared.state());
     Ok(shared)
+}
+
+/// Takes the directory's `LOCK` as LevelDB's `DB::Open` does, creating the directory first
+/// if `create_if_missing`. The lock comes before `CURRENT` is looked for, so that an open
+/// racing another one that is creating the database is told the database is locked.
+/// Without `create_if_missing`, a directory that is missing or holds no database is refused
+/// before anything (not even `LOCK`) is created in it.
+///
+/// # Errors
+/// [`Error::NoDatabase`], [`Error::LostCurrent`], [`Error::Locked`]; a path that is not a
+/// directory, or a directory that cannot be created.
+fn lock_database(dir: &Path, options: &WritableOptions) -> Result<DbLock> {
+    match fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => {
+            let e = std::io::Error::from(std::io::ErrorKind::NotADirectory);
+            return Err(Error::op("cannot open", dir, e));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && options.create_if_missing => {
+            fs::create_dir_all(dir).map_err(|e| Error::op("cannot create", dir, e))?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::NoDatabase {
+                path: dir.to_path_buf(),
+                exists: false,
+            });
+        }
+        Err(e) => return Err(Error::op("cannot open", dir, e)),
+    }
+    let current = dir.join("CURRENT").exists();
+    let lock_file = dir.join(LOCK_FILE).exists();
+    // A database's files without CURRENT and without LOCK: no process is creating a
+    // database here (LOCK comes first), so it lost CURRENT; refused creating nothing.
+    if !current
+        && !lock_file
+        && let WithoutCurrent::DatabaseFiles(files) = without_current(dir)?
+    {
+        return Err(lost_current(dir, files));
+    }
+    if options.create_if_missing || current {
+        return DbLock::acquire(dir);
+    }
+    // No CURRENT, and none to be made: refused, creating nothing. If another process holds
+    // LOCK (it may be creating the database right now), that is the answer.
+    if lock_file {
+        DbLock::acquire(dir)?;
+    }
+    match without_current(dir)? {
+        WithoutCurrent::DatabaseFiles(files) => Err(lost_current(dir, files)),
+        WithoutCurrent::Nothing | WithoutCurrent::InterruptedCreation => Err(Error::NoDatabase {
+            path: dir.to_path_buf(),
+            exists: true,
+        }),
+    }
 }

@@ -195,7 +195,10 @@ impl Shared {
         let Some(imm) = st.imm.clone() else {
             return (st, Ok(()));
         };
-        let number = st.versions.new_file_number();
+        let number = match st.versions.new_file_number() {
+            Ok(number) => number,
+            Err(e) => return (st, Err(e)),
+        };
         st.pending_outputs.insert(number);
         drop(st);
         let written = write_table(

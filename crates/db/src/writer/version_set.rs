@@ -12,7 +12,7 @@ use crate::version_set::Manifest;
 use crate::writer::file_system::FileSystem;
 use crate::writer::levels::Levels;
 use crate::writer::log_file::LogFile;
-use crate::{Error, Result};
+use crate::{Error, Limit, MAX_FILE_NUMBER, Result};
 
 /// Points `dir/CURRENT` at `MANIFEST-<number>` as LevelDB's `SetCurrentFile` does: written
 /// to `<number>.dbtmp`, synced, renamed over `CURRENT`. The caller syncs the directory.
@@ -98,13 +98,36 @@ impl VersionSet {
     }
 
     /// Allocates a file number.
-    pub(crate) fn new_file_number(&mut self) -> u64 {
+    ///
+    /// # Errors
+    /// [`Error::LimitExceeded`] once every number up to [`MAX_FILE_NUMBER`] is used: the
+    /// number is never reused nor saturated.
+    pub(crate) fn new_file_number(&mut self) -> Result<u64> {
+        self.check_file_numbers(1)?;
         let n = self.next_file_number;
-        self.next_file_number = self.next_file_number.saturating_add(1);
-        n
+        self.next_file_number += 1;
+        Ok(n)
     }
 
-    /// Makes sure `number` is never allocated.
+    /// Checks that `count` more file numbers can be allocated.
+    ///
+    /// # Errors
+    /// [`Error::LimitExceeded`] naming the number that would pass [`MAX_FILE_NUMBER`].
+    pub(crate) fn check_file_numbers(&self, count: u64) -> Result<()> {
+        let last = self
+            .next_file_number
+            .saturating_add(count.saturating_sub(1));
+        if count > 0 && (self.next_file_number > MAX_FILE_NUMBER || last > MAX_FILE_NUMBER) {
+            return Err(Error::LimitExceeded {
+                limit: Limit::FileNumbers,
+                path: self.dir.clone(),
+                value: self.next_file_number.max(MAX_FILE_NUMBER.saturating_add(1)),
+            });
+        }
+        Ok(())
+    }
+
+    /// Makes sure `number` is never allocated. (`u64::MAX` leaves no number to allocate.)
     pub(crate) fn mark_file_number_used(&mut self, number: u64) {
         if self.next_file_number <= number {
             self.next_file_number = number.saturating_add(1);
@@ -127,7 +150,7 @@ impl VersionSet {
             pointers[*level] = key.clone();
         }
         if self.manifest.is_none() {
-            let number = self.new_file_number();
+            let number = self.new_file_number()?;
             let path = self.dir.join(manifest_file_name(number));
             let mut log = LogFile::create_manifest(&*self.fs, path.clone())?;
             let written = log

@@ -24,7 +24,7 @@ use crate::writer::log_file::LogFile;
 use crate::writer::options::{WritableOptions, WriteOptions};
 use crate::writer::recover;
 use crate::writer::shared::{ManualCompaction, Pending, Shared, State, lock};
-use crate::{Error, Result};
+use crate::{Error, Limit, Result};
 
 /// How long a queued writer spins before it sleeps until the writers in front commit.
 const SPIN: Duration = Duration::from_micros(20);
@@ -45,6 +45,10 @@ const SMALL_WRITE_BYTES: usize = 128 << 10;
 pub struct WritableDb {
     shared: Arc<Shared>,
     background: Option<JoinHandle<()>>,
+    /// The process that opened it. A child forked from it has a copy of the handle but not
+    /// its background thread nor its lock, and shares its log: the copy refuses every
+    /// write, and is dropped without touching a file.
+    pid: u32,
 }
 
 impl std::fmt::Debug for WritableDb {
@@ -106,11 +110,26 @@ impl WritableDb {
     /// live log written to a level-0 table, then a new log and a new MANIFEST started and
     /// files no longer needed deleted. A background thread then flushes and compacts.
     ///
+    /// `LOCK` is taken before `CURRENT` is looked for, so an open racing another that is
+    /// creating the database is refused as locked. Without `create_if_missing`, a missing
+    /// directory or one without a database is refused before anything (not even `LOCK`) is
+    /// created in it. A directory without `CURRENT` that holds a database's files (a
+    /// MANIFEST, tables, logs or `NNNNNN.dbtmp` files) is refused even with
+    /// `create_if_missing`, deleting nothing: a new database there would delete them. The
+    /// exception is what a creation interrupted before `CURRENT` leaves (`MANIFEST-000001`
+    /// recording no table and no write, perhaps `000001.dbtmp` and logs of nothing but
+    /// zeros): the database is then created afresh, as LevelDB does.
+    ///
     /// # Errors
     /// [`Error::Locked`] naming `LOCK` if another process (or this one) has it open;
-    /// [`Error::InvalidArgument`] for a missing database without `create_if_missing`, or an
-    /// existing one with `error_if_exists`; the errors of [`Db::open`](crate::Db::open) for a
-    /// damaged database; [`Error::FileOp`] if a file cannot be written.
+    /// [`Error::NoDatabase`] for a missing database without `create_if_missing`;
+    /// [`Error::LostCurrent`] for a database's files without `CURRENT`;
+    /// [`Error::InvalidArgument`] for an existing one with `error_if_exists`;
+    /// [`Error::OptionOutOfRange`] for an option outside its range;
+    /// [`Error::LimitExceeded`] if the file numbers the open needs are past
+    /// [`MAX_FILE_NUMBER`](crate::MAX_FILE_NUMBER) (nothing is written then); the errors of
+    /// [`Db::open`](crate::Db::open) for a damaged database; [`Error::FileOp`] if a file
+    /// cannot be written.
     pub fn open(path: impl AsRef<Path>, options: WritableOptions) -> Result<WritableDb> {
         let shared = recover::open(path.as_ref(), &options)?;
         let runner = Arc::clone(&shared);
@@ -122,6 +141,21 @@ impl WritableDb {
         Ok(WritableDb {
             shared,
             background: Some(background),
+            pid: std::process::id(),
+        })
+    }
+
+    /// Refuses a handle copied into a child process by `fork`.
+    ///
+    /// # Errors
+    /// [`Error::ForkedProcess`] in a process other than the one that opened the database.
+    fn check_process(&self) -> Result<()> {
+        if std::process::id() == self.pid {
+            return Ok(());
+        }
+        Err(Error::ForkedProcess {
+            path: self.shared.dir.clone(),
+            opened_by: self.pid,
         })
     }
 
@@ -179,6 +213,7 @@ impl WritableDb {
     /// is committed, by this thread if it reaches the front of the queue first, or as part
     /// of the group of the writer in front of it.
     fn commit(&self, batch: Option<WriteBatchBuilder>, sync: bool) -> Result<()> {
+        self.check_process()?;
         let shared = &*self.shared;
         let mut st = shared.state();
         let id = st.next_writer;
@@ -284,12 +319,12 @@ impl WritableDb {
         let last = st.versions.last_sequence;
         let count = u64::from(batch.count());
         if last.saturating_add(count) > MAX_SEQUENCE {
-            return (
-                st,
-                Err(Error::InvalidArgument(
-                    "the database has used every sequence number".into(),
-                )),
-            );
+            let e = Error::LimitExceeded {
+                limit: Limit::SequenceNumbers,
+                path: shared.dir.clone(),
+                value: last.saturating_add(count),
+            };
+            return (st, Err(e));
         }
         batch.set_sequence(last + 1);
         let mem = Arc::clone(&st.mem);
@@ -352,7 +387,10 @@ impl WritableDb {
                     .wait(st)
                     .unwrap_or_else(PoisonError::into_inner);
             } else {
-                let number = st.versions.new_file_number();
+                let number = match st.versions.new_file_number() {
+                    Ok(number) => number,
+                    Err(e) => return (st, Err(e)),
+                };
                 let log =
                     match LogFile::create_log(&*shared.options.file_system, &shared.dir, number) {
                         Ok(log) => log,
@@ -376,6 +414,7 @@ impl WritableDb {
     /// # Errors
     /// A table that cannot be read, naming it.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_process()?;
         let (view, sequence) = self.shared.read_view();
         self.get_in(&view, key, sequence)
             .map(LookupResult::into_value)
@@ -487,6 +526,7 @@ impl WritableDb {
     /// # Errors
     /// A background error.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.check_process()?;
         let max_level_with_files = {
             let st = self.shared.state();
             (1..NUM_LEVELS)
@@ -565,13 +605,24 @@ impl WritableDb {
     /// Closes the database, waiting for the background work in progress to end.
     ///
     /// # Errors
-    /// The background error that stopped writes, if one did.
+    /// The background error that stopped writes, if one did; [`Error::ForkedProcess`] in a
+    /// child forked from the process that opened it (the handle is then dropped without a
+    /// file being touched: the parent's database goes on).
     pub fn close(mut self) -> Result<()> {
+        self.check_process()?;
         self.stop();
         Shared::check_bg_error(&self.shared.state())
     }
 
     fn stop(&mut self) {
+        if std::process::id() != self.pid {
+            // A copy in a forked child: the background thread is the parent's, and so are
+            // the files. Nothing is joined, and the state is never dropped here (closing
+            // the log would cut the parent's log to what this copy knows of it).
+            std::mem::forget(self.background.take());
+            std::mem::forget(Arc::clone(&self.shared));
+            return;
+        }
         {
             let mut st = self.shared.state();
             st.shutting_down = true;

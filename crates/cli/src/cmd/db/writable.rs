@@ -9,11 +9,13 @@ use leveltable_db::{Error, WritableDb, WritableOptions, WriteOptions};
 use leveltable_filter_policy::BloomFilterPolicy;
 use leveltable_table::Compression;
 
-use crate::cmd::build::MAX_BITS_PER_KEY;
-use crate::cmd::db::{database_files, db_error, lost_current};
+use crate::cmd::db::{db_error, lost_current};
 use crate::cmd::get::arg_bytes;
 use crate::error::{CliError, Result};
 use crate::lines::Encoding;
+
+/// The most --bloom-bits, the library's limit.
+const MAX_BLOOM_BITS: i64 = leveltable_db::MAX_BLOOM_BITS_PER_KEY as i64;
 
 /// The flags of every write command.
 #[derive(clap::Args, Debug, Clone, Copy)]
@@ -44,7 +46,7 @@ pub struct WriteArgs {
         long,
         value_name = "N",
         default_value_t = 0,
-        value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_BITS_PER_KEY)),
+        value_parser = clap::value_parser!(u32).range(0..=MAX_BLOOM_BITS),
     )]
     pub bloom_bits: u32,
 }
@@ -77,10 +79,11 @@ pub(crate) fn decode_arg(arg: &OsStr, encoding: Encoding, what: &str) -> Result<
 
 /// Opens the database `dir` for writing, as LevelDB's `DB::Open` does (its LOCK taken).
 ///
-/// Without --create-if-missing, a missing directory or one without a database is an error
-/// and nothing is created in it (not even LOCK). With it, a directory that holds a
-/// database's files but no CURRENT is still refused: a new database there would delete
-/// them as obsolete.
+/// What the library's `WritableDb::open` decides, with this command's words: without
+/// --create-if-missing, a missing directory or one without a database is an error and
+/// nothing is created in it (not even LOCK); with it, a directory that holds a database's
+/// files but no CURRENT is still refused (a new database there would delete them), unless
+/// they are what a creation interrupted before CURRENT leaves.
 ///
 /// # Errors
 /// A message naming the directory, the LOCK held by another process, or the file that is
@@ -92,36 +95,11 @@ pub(crate) fn open_writable(dir: &Path, args: &WriteArgs) -> Result<WritableDb> 
             dir.display()
         )));
     }
-    match std::fs::metadata(dir) {
-        Ok(m) if !m.is_dir() => {
-            return Err(CliError::new(format!(
-                "{} is not a directory; a LevelDB database is a directory",
-                dir.display()
-            )));
-        }
-        Ok(_) if !dir.join("CURRENT").exists() => {
-            let files = database_files(dir);
-            if !files.is_empty() {
-                return Err(lost_current(dir, &files));
-            }
-            if !args.create_if_missing {
-                return Err(CliError::new(format!(
-                    "{}: not a LevelDB database: no CURRENT file (--create-if-missing \
-                     creates one)",
-                    dir.display()
-                )));
-            }
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && args.create_if_missing => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(CliError::new(format!(
-                "cannot open {}: no such file or directory (--create-if-missing creates the \
-                 database)",
-                dir.display()
-            )));
-        }
-        Err(e) => return Err(CliError::io("cannot open", dir, &e)),
+    if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(CliError::new(format!(
+            "{} is not a directory; a LevelDB database is a directory",
+            dir.display()
+        )));
     }
     let bits = usize::try_from(args.bloom_bits).unwrap_or(usize::MAX);
     let options = WritableOptions::default()
@@ -148,13 +126,22 @@ pub(crate) fn write_error(dir: &Path, e: Error) -> CliError {
     while let Error::Shared(shared) = inner {
         inner = shared;
     }
-    if let Error::FileOp {
-        doing,
-        path,
-        source,
-    } = inner
-    {
-        return CliError::io(doing, path, source);
+    match inner {
+        Error::FileOp {
+            doing,
+            path,
+            source,
+        } => CliError::io(doing, path, source),
+        Error::NoDatabase { exists: false, .. } => CliError::new(format!(
+            "cannot open {}: no such file or directory (--create-if-missing creates the \
+             database)",
+            dir.display()
+        )),
+        Error::NoDatabase { exists: true, .. } => CliError::new(format!(
+            "{}: not a LevelDB database: no CURRENT file (--create-if-missing creates one)",
+            dir.display()
+        )),
+        Error::LostCurrent { files, .. } => lost_current(dir, files),
+        _ => db_error(dir, e),
     }
-    db_error(dir, e)
 }

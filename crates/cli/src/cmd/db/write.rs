@@ -2,12 +2,13 @@
 //! batches of `--batch` operations.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use leveltable_db::{Error as DbError, WriteBatchBuilder};
+use leveltable_db::{Error as DbError, WritableDb, WriteBatchBuilder};
 
 use crate::cmd::Outcome;
-use crate::cmd::build::Input;
+use crate::cmd::build::{Input, clean_up_on_signals};
 use crate::cmd::db::writable::{WriteArgs, close, open_writable, write_error};
 use crate::error::{CliError, Result, io_message};
 use crate::lines::{
@@ -28,7 +29,9 @@ const DEFAULT_BATCH: u32 = 1000;
 /// the batches before it were written (the message says up to which line), nothing of its
 /// batch nor after it was. The database is opened as for `db put`. Prints `wrote DIR: P
 /// puts, D deletes in B write batches, S s` on standard error (not with --quiet), nothing
-/// on standard output.
+/// on standard output. SIGINT, SIGTERM or SIGHUP ends the command as the signal does, once
+/// a batch being written is written, saying which lines the database acknowledged
+/// (`error: interrupted; lines 1 to N were written (...), nothing after them`).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The database directory.
@@ -58,7 +61,7 @@ enum Op<'a> {
 }
 
 /// What has been written so far.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 struct Written {
     batches: u64,
     puts: u64,
@@ -80,6 +83,42 @@ impl Written {
             counted(self.batches, "write batch")
         ))
     }
+
+    /// The message when the command is ended by a signal: what the database acknowledged.
+    fn interrupted(&self, sync: bool) -> String {
+        let written = self.error("interrupted").to_string();
+        if sync || self.batches == 0 {
+            return written;
+        }
+        format!(
+            "{written} (not synced: a crash of the machine may lose the latest; --sync syncs each batch)"
+        )
+    }
+}
+
+/// The batches the database acknowledged, shared with the thread that handles SIGINT,
+/// SIGTERM and SIGHUP: a write holds it while in progress, so the signal's message waits
+/// for it, and no write starts after the message.
+type Acknowledged = Arc<Mutex<Written>>;
+
+fn acknowledged(shared: &Acknowledged) -> MutexGuard<'_, Written> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Writes `batch`, and records `written` as acknowledged once the database has.
+fn write_batch(
+    db: &WritableDb,
+    batch: &WriteBatchBuilder,
+    args: &Args,
+    shared: &Acknowledged,
+    before: &Written,
+    written: Written,
+) -> Result<()> {
+    let mut acked = acknowledged(shared);
+    db.write(batch, args.write.write_options())
+        .map_err(|e| before.error(write_error(&args.dir, e)))?;
+    *acked = written;
+    Ok(())
 }
 
 /// Runs the command.
@@ -94,6 +133,16 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let input = Input::open(args.input.as_deref())?;
     let db = open_writable(&args.dir, &args.write)?;
     output.flush()?;
+    // A signal ends the command saying which lines the database acknowledged.
+    let shared: Acknowledged = Arc::default();
+    let on_signal = Arc::clone(&shared);
+    let sync = args.write.sync;
+    clean_up_on_signals(move || {
+        let written = acknowledged(&on_signal);
+        eprintln!("error: {}", written.interrupted(sync));
+        // Held: no write starts before the process ends.
+        std::mem::forget(written);
+    })?;
     let progress = Progress::new(input.file_len, args.quiet);
     let mut lines = LineReader::new(input.reader, args.max_line);
     let name = &input.name;
@@ -128,28 +177,32 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
             Err(e) => return Err(written.error(format!("line {number} of {name}: {e}"))),
         }
         if batch.count() >= args.batch {
-            db.write(&batch, args.write.write_options())
-                .map_err(|e| written.error(write_error(&args.dir, e)))?;
-            batch.clear();
-            written = Written {
+            let next = Written {
                 batches: written.batches + 1,
                 puts,
                 deletes,
                 through_line: number,
             };
+            write_batch(&db, &batch, &args, &shared, &written, next)?;
+            batch.clear();
+            written = next;
         }
         progress.update_with(lines.bytes_read(), || {
             format!("{} operations", puts + deletes)
         });
     }
-    if !batch.is_empty() {
-        db.write(&batch, args.write.write_options())
-            .map_err(|e| written.error(write_error(&args.dir, e)))?;
-        written.batches += 1;
+    let next = Written {
+        batches: written.batches + u64::from(!batch.is_empty()),
+        puts,
+        deletes,
+        through_line: last_line,
+    };
+    if batch.is_empty() {
+        *acknowledged(&shared) = next;
+    } else {
+        write_batch(&db, &batch, &args, &shared, &written, next)?;
     }
-    written.puts = puts;
-    written.deletes = deletes;
-    written.through_line = last_line;
+    written = next;
     progress.finish();
     close(db, &args.dir)?;
     if !args.quiet {
