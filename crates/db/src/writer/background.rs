@@ -56,7 +56,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
 /// asked for, else the compaction the levels most need.
 fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, Result<()>) {
     if st.imm.is_some() {
-        return shared.flush_imm(st);
+        return shared.flush_imm(st, None);
     }
     let limits = Limits {
         max_file_size: shared.options.max_file_size,
@@ -214,6 +214,7 @@ fn merge_inputs(
         false,
     );
     let mut merger = Merger::new(Arc::new(version), Bound::Unbounded, Bound::Unbounded);
+    let busy = c.output_range(&shared.icmp);
     let user = &*shared.user;
     let mut current_user_key: Option<Vec<u8>> = None;
     let mut last_sequence_for_key = MAX_SEQUENCE;
@@ -235,7 +236,7 @@ fn merge_inputs(
                 // A full memtable waits: flush it first, or writes would stall behind this
                 // compaction.
                 let st = shared.state();
-                let (st, r) = shared.flush_imm(st);
+                let (st, r) = shared.flush_imm(st, Some(&busy));
                 drop(st);
                 r?;
             }

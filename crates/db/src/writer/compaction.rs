@@ -8,7 +8,7 @@ use leveltable_table::Comparator;
 
 use crate::dbformat::InternalKeyComparator;
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
-use crate::writer::levels::{Levels, total_size, user_key};
+use crate::writer::levels::{Levels, OutputRange, total_size, user_key};
 
 /// A compaction's plan: the files of `level` and of `level + 1` to merge into `level + 1`.
 #[derive(Debug)]
@@ -238,6 +238,19 @@ impl Compaction {
         }
         let largest = key_range(&self.inputs[0], icmp).1;
         self.edit.compact_pointers.push((level, largest));
+    }
+
+    /// Where the compaction's outputs go: the next level, within the user keys its inputs
+    /// span.
+    pub(crate) fn output_range(&self, icmp: &InternalKeyComparator) -> OutputRange {
+        let mut all = self.inputs[0].clone();
+        all.extend(self.inputs[1].iter().cloned());
+        let (smallest, largest) = key_range(&all, icmp);
+        OutputRange {
+            level: self.level + 1,
+            smallest: user_key(&smallest).to_vec(),
+            largest: user_key(&largest).to_vec(),
+        }
     }
 
     /// Whether the compaction can move its one input file down a level unchanged.
