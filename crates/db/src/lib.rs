@@ -49,6 +49,7 @@ pub use lock::DbLock;
 pub use options::{DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo};
 pub use version::Origin;
 pub use write_batch::WriteBatchBuilder;
+pub use writer::compaction_filter::{CompactionFilter, FilterDecision};
 pub use writer::file_system::{FileSystem, LocalFileSystem, WritableFile};
 pub use writer::options::{DEFAULT_WRITE_BUFFER_SIZE, WritableOptions, WriteOptions};
 pub use writer::writable_db::{Snapshot, WritableDb};

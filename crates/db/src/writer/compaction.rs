@@ -21,11 +21,40 @@ pub(crate) struct Compaction {
     grandparent_index: usize,
     seen_key: bool,
     overlapped_bytes: u64,
-    /// Per level below `level + 1`: how far the search for a key's base level got.
-    level_ptrs: [usize; NUM_LEVELS],
     pub(crate) max_output_file_size: u64,
     /// Changes other than the inputs and outputs (the compaction pointer).
     pub(crate) edit: VersionEdit,
+}
+
+/// Finds whether a level below a compaction's output level may hold a user key.
+pub(crate) struct BaseLevel<'l> {
+    levels: &'l Levels,
+    user: &'l dyn Comparator,
+    /// The first level below the output level.
+    first: usize,
+    /// Per level: how far the search got (keys come in increasing order).
+    level_ptrs: [usize; NUM_LEVELS],
+}
+
+impl BaseLevel<'_> {
+    /// Whether no level below the output level holds `user_key`: a deletion of it may then
+    /// be dropped (LevelDB's `IsBaseLevelForKey`). Keys come in increasing order.
+    pub(crate) fn is_base_level_for_key(&mut self, key: &[u8]) -> bool {
+        let user = self.user;
+        for level in self.first..NUM_LEVELS {
+            let files = &self.levels.files[level];
+            while let Some(f) = files.get(self.level_ptrs[level]) {
+                if user.compare(key, user_key(&f.largest)) != Ordering::Greater {
+                    if user.compare(key, user_key(&f.smallest)) != Ordering::Less {
+                        return false;
+                    }
+                    break;
+                }
+                self.level_ptrs[level] += 1;
+            }
+        }
+        true
+    }
 }
 
 /// Limits derived from `max_file_size`, as LevelDB derives them.
@@ -102,7 +131,6 @@ impl Compaction {
             grandparent_index: 0,
             seen_key: false,
             overlapped_bytes: 0,
-            level_ptrs: [0; NUM_LEVELS],
             max_output_file_size: limits.max_file_size,
             edit: VersionEdit::default(),
         }
@@ -269,27 +297,19 @@ impl Compaction {
         }
     }
 
-    /// Whether no level below the output level holds `user_key`: a deletion of it may then
-    /// be dropped (LevelDB's `IsBaseLevelForKey`). Keys come in increasing order.
-    pub(crate) fn is_base_level_for_key(
-        &mut self,
-        levels: &Levels,
-        key: &[u8],
-        user: &dyn Comparator,
-    ) -> bool {
-        for level in self.level + 2..NUM_LEVELS {
-            let files = &levels.files[level];
-            while let Some(f) = files.get(self.level_ptrs[level]) {
-                if user.compare(key, user_key(&f.largest)) != Ordering::Greater {
-                    if user.compare(key, user_key(&f.smallest)) != Ordering::Less {
-                        return false;
-                    }
-                    break;
-                }
-                self.level_ptrs[level] += 1;
-            }
+    /// The search for the levels below the output level that may hold a key, over `levels`
+    /// (the levels the compaction was planned on).
+    pub(crate) fn base_level<'l>(
+        &self,
+        levels: &'l Levels,
+        user: &'l dyn Comparator,
+    ) -> BaseLevel<'l> {
+        BaseLevel {
+            levels,
+            user,
+            first: self.level + 2,
+            level_ptrs: [0; NUM_LEVELS],
         }
-        true
     }
 
     /// Whether the output should be cut before `key` (an internal key), because it would
