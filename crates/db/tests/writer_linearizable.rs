@@ -18,6 +18,9 @@ const GROUP_KEYS: u64 = 4;
 /// Values are padded so that the memtable fills and the database flushes and compacts.
 const PAD: usize = 700;
 
+/// The bounds of a range compaction.
+type Range = (Option<&'static [u8]>, Option<&'static [u8]>);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// Sets the register to the value (a delete sets it to `None`).
@@ -123,8 +126,7 @@ fn concurrent_histories_are_linearizable_and_batches_atomic() {
     let compactor = {
         let (db, running) = (Arc::clone(&db), Arc::clone(&running));
         std::thread::spawn(move || {
-            let ranges: [(Option<&[u8]>, Option<&[u8]>); 3] =
-                [(None, None), (Some(b"g"), Some(b"h")), (Some(b"k3"), None)];
+            let ranges: [Range; 3] = [(None, None), (Some(b"g"), Some(b"h")), (Some(b"k3"), None)];
             let mut runs = 0;
             while running.load(Ordering::Acquire) {
                 let (begin, end) = ranges[runs % ranges.len()];

@@ -50,6 +50,9 @@ impl CompactionFilter for ByFirstByte {
 /// One version: user key, sequence number, value (`None`: a deletion).
 type Version = (Vec<u8>, u64, Option<Vec<u8>>);
 
+/// One version of a known key: sequence number and value.
+type Stored = (u64, Option<Vec<u8>>);
+
 fn internal(user_key: &[u8], sequence: u64, value: &Option<Vec<u8>>) -> Vec<u8> {
     let t = if value.is_some() {
         ValueType::Value
@@ -105,13 +108,13 @@ fn model(
     filtered: bool,
 ) -> Vec<Version> {
     let smallest = snapshots.first().copied().unwrap_or(last_sequence);
-    let mut by_key: BTreeMap<&[u8], Vec<(u64, Option<Vec<u8>>)>> = BTreeMap::new();
+    let mut by_key: BTreeMap<&[u8], Vec<Stored>> = BTreeMap::new();
     for (k, s, v) in versions {
         by_key.entry(k).or_default().push((*s, v.clone()));
     }
     let mut out = Vec::new();
     for (k, mut vs) in by_key {
-        vs.sort_by(|a, b| b.0.cmp(&a.0));
+        vs.sort_by_key(|v| std::cmp::Reverse(v.0));
         if filtered
             && let Some((s, Some(v))) = vs.first_mut()
             && snapshots.last().is_none_or(|l| *s > *l)
