@@ -3,6 +3,8 @@
 
 mod background;
 mod compaction;
+pub(crate) mod compaction_filter;
+mod compaction_iter;
 pub(crate) mod file_system;
 mod levels;
 mod log_file;

@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use leveltable_db::{WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions};
 
@@ -17,6 +17,9 @@ const GROUPS: u64 = 4;
 const GROUP_KEYS: u64 = 4;
 /// Values are padded so that the memtable fills and the database flushes and compacts.
 const PAD: usize = 700;
+
+/// The bounds of a range compaction.
+type Range = (Option<&'static [u8]>, Option<&'static [u8]>);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -118,6 +121,21 @@ fn concurrent_histories_are_linearizable_and_batches_atomic() {
         .write_buffer_size(64 << 10);
     let db = Arc::new(WritableDb::open(dir.path(), options).unwrap());
     let clock = Arc::new(AtomicU64::new(0));
+    // Range compactions run beside the writes, each flushing memtables in its middle.
+    let running = Arc::new(AtomicBool::new(true));
+    let compactor = {
+        let (db, running) = (Arc::clone(&db), Arc::clone(&running));
+        std::thread::spawn(move || {
+            let ranges: [Range; 3] = [(None, None), (Some(b"g"), Some(b"h")), (Some(b"k3"), None)];
+            let mut runs = 0;
+            while running.load(Ordering::Acquire) {
+                let (begin, end) = ranges[runs % ranges.len()];
+                db.compact_range(begin, end).unwrap();
+                runs += 1;
+            }
+            runs
+        })
+    };
     let threads: Vec<_> = (0..THREADS)
         .map(|t| {
             let (db, clock) = (Arc::clone(&db), Arc::clone(&clock));
@@ -186,6 +204,8 @@ fn concurrent_histories_are_linearizable_and_batches_atomic() {
             per_key[key as usize].push(op);
         }
     }
+    running.store(false, Ordering::Release);
+    assert!(compactor.join().unwrap() > 0);
     for (key, ops) in per_key.into_iter().enumerate() {
         let n = ops.len();
         assert!(
@@ -198,6 +218,12 @@ fn concurrent_histories_are_linearizable_and_batches_atomic() {
         db.compactions() > 0 || db.tables().len() > 1,
         "nothing was flushed"
     );
+    // The levels the compactions and flushes left open again, with the same contents.
+    let before: Vec<_> = db.iter().collect::<Result<_, _>>().unwrap();
+    Arc::into_inner(db).unwrap().close().unwrap();
+    let db = WritableDb::open(dir.path(), WritableOptions::default()).unwrap();
+    let after: Vec<_> = db.iter().collect::<Result<_, _>>().unwrap();
+    assert!(before == after, "the reopened database differs");
 }
 
 /// Every group's keys hold one value, in a scan and at a snapshot.

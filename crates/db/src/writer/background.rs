@@ -7,11 +7,11 @@ use std::ops::Bound;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::{Arc, MutexGuard};
 
-use crate::dbformat::{MAX_SEQUENCE, ParsedInternalKey, ValueType};
 use crate::merger::Merger;
 use crate::version::{Source, Version};
 use crate::version_edit::FileMetaData;
 use crate::writer::compaction::{Compaction, Limits};
+use crate::writer::compaction_iter::{CompactionIter, Filtering};
 use crate::writer::levels::user_key;
 use crate::writer::shared::{Shared, State};
 use crate::writer::table_output::TableOutput;
@@ -56,7 +56,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
 /// asked for, else the compaction the levels most need.
 fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, Result<()>) {
     if st.imm.is_some() {
-        return shared.flush_imm(st);
+        return shared.flush_imm(st, None);
     }
     let limits = Limits {
         max_file_size: shared.options.max_file_size,
@@ -108,21 +108,25 @@ fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, St
         if r.is_ok() {
             shared.install_view(&mut st);
         }
-        r
+        r.map(|()| true)
     } else {
         let (next, r) = compact(shared, st, c);
         st = next;
         r
     };
-    st.compactions += 1;
+    let applied = matches!(result, Ok(true));
+    let result = result.map(drop);
+    if applied {
+        st.compactions += 1;
+    }
     // Only the range compaction asked for moves on: one that began during this step
-    // starts where it was asked to.
+    // starts where it was asked to. One given up is run again.
     if manual.is_some()
         && let Some(m) = &mut st.manual
     {
         if result.is_err() || manual_end.is_none() {
             m.done = true;
-        } else {
+        } else if applied {
             m.begin = manual_end;
         }
     }
@@ -134,17 +138,24 @@ fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, St
 
 /// Merges the compaction's inputs into new tables of the next level, dropping versions no
 /// snapshot can see, then records the change (LevelDB's `DoCompactionWork`).
+///
+/// `Ok(false)`: the compaction was given up, its outputs left to be deleted, because the
+/// compaction filter changed entries and a snapshot taken meanwhile may have read them as
+/// they were (the filter was shown them before that snapshot existed). It runs again.
 fn compact<'a>(
     shared: &'a Shared,
     st: MutexGuard<'a, State>,
     mut c: Compaction,
-) -> (MutexGuard<'a, State>, Result<()>) {
-    let smallest_snapshot = st
-        .snapshots
-        .keys()
-        .next()
-        .copied()
-        .unwrap_or(st.versions.last_sequence);
+) -> (MutexGuard<'a, State>, Result<bool>) {
+    let snapshots = Snapshots {
+        smallest: st
+            .snapshots
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(st.versions.last_sequence),
+        latest: st.snapshots.keys().next_back().copied(),
+    };
     let levels = st.versions.levels.clone();
     let mut outputs: Vec<FileMetaData> = Vec::new();
     let mut numbers: Vec<u64> = Vec::new();
@@ -153,37 +164,50 @@ fn compact<'a>(
         shared,
         &mut c,
         &levels,
-        smallest_snapshot,
+        snapshots,
         &mut outputs,
         &mut numbers,
     );
     let mut st = shared.state();
-    let result = result.and_then(|()| {
+    let result = result.and_then(|filter_changes| {
+        if filter_changes > 0 && st.snapshots.keys().next_back().copied() > snapshots.latest {
+            return Ok(false);
+        }
         let mut edit = std::mem::take(&mut c.edit);
         c.add_input_deletions(&mut edit);
         for meta in &outputs {
             edit.new_files.push((c.level + 1, meta.clone()));
         }
-        st.versions.log_and_apply(&mut edit)
+        st.versions.log_and_apply(&mut edit).map(|()| true)
     });
     for n in &numbers {
         st.pending_outputs.remove(n);
     }
-    if result.is_ok() {
+    if let Ok(true) = result {
         shared.install_view(&mut st);
     }
     (st, result)
 }
 
+/// The live snapshots as a compaction sees them.
+#[derive(Clone, Copy)]
+struct Snapshots {
+    /// The oldest live snapshot, or the last sequence number when none is live.
+    smallest: u64,
+    /// The newest live snapshot.
+    latest: Option<u64>,
+}
+
 /// The merge loop of a compaction: reads the inputs in order and writes the versions kept.
+/// Returns how many entries the compaction filter removed or changed.
 fn merge_inputs(
     shared: &Shared,
     c: &mut Compaction,
     levels: &crate::writer::levels::Levels,
-    smallest_snapshot: u64,
+    snapshots: Snapshots,
     outputs: &mut Vec<FileMetaData>,
     numbers: &mut Vec<u64>,
-) -> Result<()> {
+) -> Result<u64> {
     let limits = Limits {
         max_file_size: shared.options.max_file_size,
     };
@@ -213,10 +237,26 @@ fn merge_inputs(
         sources,
         false,
     );
-    let mut merger = Merger::new(Arc::new(version), Bound::Unbounded, Bound::Unbounded);
+    let merger = Merger::new(Arc::new(version), Bound::Unbounded, Bound::Unbounded);
+    let busy = c.output_range(&shared.icmp);
     let user = &*shared.user;
-    let mut current_user_key: Option<Vec<u8>> = None;
-    let mut last_sequence_for_key = MAX_SEQUENCE;
+    let mut base = c.base_level(levels, user);
+    let filter = shared
+        .options
+        .compaction_filter
+        .as_deref()
+        .map(|filter| Filtering {
+            filter,
+            level: c.level + 1,
+            latest_snapshot: snapshots.latest,
+        });
+    let mut entries = CompactionIter::new(
+        merger,
+        user,
+        snapshots.smallest,
+        |k: &[u8]| base.is_base_level_for_key(k),
+        filter,
+    );
     let mut out: Option<TableOutput> = None;
     let finish = |out: &mut Option<TableOutput>, outputs: &mut Vec<FileMetaData>| -> Result<()> {
         if let Some(o) = out.take() {
@@ -224,7 +264,7 @@ fn merge_inputs(
         }
         Ok(())
     };
-    let result = (|| -> Result<()> {
+    let result = (|| -> Result<u64> {
         loop {
             if shared.closing.load(AtomicOrdering::Acquire) {
                 return Err(Error::InvalidArgument(
@@ -235,45 +275,15 @@ fn merge_inputs(
                 // A full memtable waits: flush it first, or writes would stall behind this
                 // compaction.
                 let st = shared.state();
-                let (st, r) = shared.flush_imm(st);
+                let (st, r) = shared.flush_imm(st, Some(&busy));
                 drop(st);
                 r?;
             }
-            let Some((key, value, _)) = merger.next_front()? else {
+            let Some((key, value)) = entries.next()? else {
                 break;
             };
             if out.is_some() && c.should_stop_before(key, &shared.icmp, limits) {
                 finish(&mut out, outputs)?;
-            }
-            let drop_entry = match ParsedInternalKey::parse(key) {
-                Err(_) => {
-                    // Kept as it is, and it ends the run of its user key.
-                    current_user_key = None;
-                    last_sequence_for_key = MAX_SEQUENCE;
-                    false
-                }
-                Ok(parsed) => {
-                    let first = current_user_key.as_deref().is_none_or(|k| {
-                        user.compare(parsed.user_key, k) != std::cmp::Ordering::Equal
-                    });
-                    if first {
-                        current_user_key = Some(parsed.user_key.to_vec());
-                        last_sequence_for_key = MAX_SEQUENCE;
-                    }
-                    let drop_entry = if last_sequence_for_key <= smallest_snapshot {
-                        // A newer version of the key is visible to every snapshot.
-                        true
-                    } else {
-                        parsed.value_type == ValueType::Deletion
-                            && parsed.sequence <= smallest_snapshot
-                            && c.is_base_level_for_key(levels, parsed.user_key, user)
-                    };
-                    last_sequence_for_key = parsed.sequence;
-                    drop_entry
-                }
-            };
-            if drop_entry {
-                continue;
             }
             if out.is_none() {
                 let number = {
@@ -296,7 +306,8 @@ fn merge_inputs(
                 finish(&mut out, outputs)?;
             }
         }
-        finish(&mut out, outputs)
+        finish(&mut out, outputs)?;
+        Ok(entries.filter_changes())
     })();
     if result.is_err()
         && let Some(o) = out.take()

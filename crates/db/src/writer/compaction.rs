@@ -8,7 +8,7 @@ use leveltable_table::Comparator;
 
 use crate::dbformat::InternalKeyComparator;
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
-use crate::writer::levels::{Levels, total_size, user_key};
+use crate::writer::levels::{Levels, OutputRange, total_size, user_key};
 
 /// A compaction's plan: the files of `level` and of `level + 1` to merge into `level + 1`.
 #[derive(Debug)]
@@ -21,11 +21,40 @@ pub(crate) struct Compaction {
     grandparent_index: usize,
     seen_key: bool,
     overlapped_bytes: u64,
-    /// Per level below `level + 1`: how far the search for a key's base level got.
-    level_ptrs: [usize; NUM_LEVELS],
     pub(crate) max_output_file_size: u64,
     /// Changes other than the inputs and outputs (the compaction pointer).
     pub(crate) edit: VersionEdit,
+}
+
+/// Finds whether a level below a compaction's output level may hold a user key.
+pub(crate) struct BaseLevel<'l> {
+    levels: &'l Levels,
+    user: &'l dyn Comparator,
+    /// The first level below the output level.
+    first: usize,
+    /// Per level: how far the search got (keys come in increasing order).
+    level_ptrs: [usize; NUM_LEVELS],
+}
+
+impl BaseLevel<'_> {
+    /// Whether no level below the output level holds `user_key`: a deletion of it may then
+    /// be dropped (LevelDB's `IsBaseLevelForKey`). Keys come in increasing order.
+    pub(crate) fn is_base_level_for_key(&mut self, key: &[u8]) -> bool {
+        let user = self.user;
+        for level in self.first..NUM_LEVELS {
+            let files = &self.levels.files[level];
+            while let Some(f) = files.get(self.level_ptrs[level]) {
+                if user.compare(key, user_key(&f.largest)) != Ordering::Greater {
+                    if user.compare(key, user_key(&f.smallest)) != Ordering::Less {
+                        return false;
+                    }
+                    break;
+                }
+                self.level_ptrs[level] += 1;
+            }
+        }
+        true
+    }
 }
 
 /// Limits derived from `max_file_size`, as LevelDB derives them.
@@ -102,7 +131,6 @@ impl Compaction {
             grandparent_index: 0,
             seen_key: false,
             overlapped_bytes: 0,
-            level_ptrs: [0; NUM_LEVELS],
             max_output_file_size: limits.max_file_size,
             edit: VersionEdit::default(),
         }
@@ -240,6 +268,19 @@ impl Compaction {
         self.edit.compact_pointers.push((level, largest));
     }
 
+    /// Where the compaction's outputs go: the next level, within the user keys its inputs
+    /// span.
+    pub(crate) fn output_range(&self, icmp: &InternalKeyComparator) -> OutputRange {
+        let mut all = self.inputs[0].clone();
+        all.extend(self.inputs[1].iter().cloned());
+        let (smallest, largest) = key_range(&all, icmp);
+        OutputRange {
+            level: self.level + 1,
+            smallest: user_key(&smallest).to_vec(),
+            largest: user_key(&largest).to_vec(),
+        }
+    }
+
     /// Whether the compaction can move its one input file down a level unchanged.
     pub(crate) fn is_trivial_move(&self, limits: Limits) -> bool {
         self.inputs[0].len() == 1
@@ -256,27 +297,19 @@ impl Compaction {
         }
     }
 
-    /// Whether no level below the output level holds `user_key`: a deletion of it may then
-    /// be dropped (LevelDB's `IsBaseLevelForKey`). Keys come in increasing order.
-    pub(crate) fn is_base_level_for_key(
-        &mut self,
-        levels: &Levels,
-        key: &[u8],
-        user: &dyn Comparator,
-    ) -> bool {
-        for level in self.level + 2..NUM_LEVELS {
-            let files = &levels.files[level];
-            while let Some(f) = files.get(self.level_ptrs[level]) {
-                if user.compare(key, user_key(&f.largest)) != Ordering::Greater {
-                    if user.compare(key, user_key(&f.smallest)) != Ordering::Less {
-                        return false;
-                    }
-                    break;
-                }
-                self.level_ptrs[level] += 1;
-            }
+    /// The search for the levels below the output level that may hold a key, over `levels`
+    /// (the levels the compaction was planned on).
+    pub(crate) fn base_level<'l>(
+        &self,
+        levels: &'l Levels,
+        user: &'l dyn Comparator,
+    ) -> BaseLevel<'l> {
+        BaseLevel {
+            levels,
+            user,
+            first: self.level + 2,
+            level_ptrs: [0; NUM_LEVELS],
         }
-        true
     }
 
     /// Whether the output should be cut before `key` (an internal key), because it would

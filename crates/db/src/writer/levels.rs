@@ -38,6 +38,23 @@ fn max_bytes_for_level(level: usize) -> f64 {
     result
 }
 
+/// Where a compaction in progress puts its outputs: their level and the user keys its
+/// inputs span, which holds every output.
+#[derive(Clone, Debug)]
+pub(crate) struct OutputRange {
+    pub(crate) level: usize,
+    pub(crate) smallest: Vec<u8>,
+    pub(crate) largest: Vec<u8>,
+}
+
+impl OutputRange {
+    /// Whether the user keys `[smallest, largest]` overlap the range.
+    fn overlaps(&self, smallest: &[u8], largest: &[u8], user: &dyn Comparator) -> bool {
+        user.compare(&self.largest, smallest) != Ordering::Less
+            && user.compare(&self.smallest, largest) != Ordering::Greater
+    }
+}
+
 /// The files of each level. Level 0 is sorted by smallest key then number; the deeper
 /// levels do not overlap and are sorted by key.
 #[derive(Clone, Debug, Default)]
@@ -149,11 +166,18 @@ impl Levels {
     /// The level a flushed memtable holding `[smallest, largest]` goes to (LevelDB's
     /// `PickLevelForMemTableOutput`): below level 0 while it overlaps nothing in the next
     /// level and not too much in the one after, down to level 2.
+    ///
+    /// `busy` is where a compaction in progress will put its outputs. Those are not in
+    /// these levels yet, and one of them may span a gap of its inputs, so the flush stays
+    /// above the compaction's output level wherever it overlaps the compaction's key range
+    /// (RocksDB's `RangeOverlapWithCompaction`; LevelDB 1.23 places it there and later
+    /// fails its level checks).
     pub(crate) fn level_for_flush(
         &self,
         smallest: &[u8],
         largest: &[u8],
         max_grandparent_bytes: u64,
+        busy: Option<&OutputRange>,
         user: &dyn Comparator,
     ) -> usize {
         let mut level = 0;
@@ -162,6 +186,9 @@ impl Levels {
         }
         while level < MAX_MEM_COMPACT_LEVEL {
             if self.overlap_in_level(level + 1, smallest, largest, user) {
+                break;
+            }
+            if busy.is_some_and(|b| b.level == level + 1 && b.overlaps(smallest, largest, user)) {
                 break;
             }
             if level + 2 < NUM_LEVELS {
@@ -223,8 +250,28 @@ mod tests {
             [6]
         );
         assert_eq!(numbers(levels.overlapping(1, None, None, &user)), [5, 6]);
-        assert_eq!(levels.level_for_flush(b"p", b"q", 20 << 20, &user), 2);
-        assert_eq!(levels.level_for_flush(b"b", b"b", 20 << 20, &user), 0);
+        assert_eq!(levels.level_for_flush(b"p", b"q", 20 << 20, None, &user), 2);
+        assert_eq!(levels.level_for_flush(b"b", b"b", 20 << 20, None, &user), 0);
+        // A compaction into level 2 whose inputs span [m..z]: the flush stays above it.
+        let busy = OutputRange {
+            level: 2,
+            smallest: b"m".to_vec(),
+            largest: b"z".to_vec(),
+        };
+        assert_eq!(
+            levels.level_for_flush(b"p", b"q", 20 << 20, Some(&busy), &user),
+            1
+        );
+        assert_eq!(
+            levels.level_for_flush(
+                b"p",
+                b"q",
+                20 << 20,
+                Some(&OutputRange { level: 1, ..busy }),
+                &user
+            ),
+            0
+        );
         let mut remove = VersionEdit::default();
         remove.deleted_files.insert((0, 2));
         assert_eq!(levels.apply(&remove, &icmp).files[0].len(), 3);

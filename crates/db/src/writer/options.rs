@@ -10,6 +10,7 @@ use leveltable_table::{
 
 use crate::dbformat::{InternalFilterPolicy, InternalKeyComparator};
 use crate::options::DbOptions;
+use crate::writer::compaction_filter::CompactionFilter;
 use crate::writer::file_system::{FileSystem, LocalFileSystem};
 use crate::{Error, Result};
 
@@ -56,6 +57,9 @@ pub struct WritableOptions {
     /// Where files are created, synced, renamed and deleted. Default: the local file
     /// system; tests give one that fails on demand.
     pub file_system: Arc<dyn FileSystem>,
+    /// Asked by each compaction about the entries it keeps: keep, remove or change each
+    /// (see [`CompactionFilter`] for which entries it sees). Default: none.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 impl Default for WritableOptions {
@@ -71,6 +75,7 @@ impl Default for WritableOptions {
             compression: Compression::Snappy,
             filter_policy: None,
             file_system: Arc::new(LocalFileSystem),
+            compaction_filter: None,
         }
     }
 }
@@ -133,6 +138,12 @@ impl WritableOptions {
     /// Sets [`file_system`](Self::file_system).
     pub fn file_system(mut self, file_system: Arc<dyn FileSystem>) -> Self {
         self.file_system = file_system;
+        self
+    }
+
+    /// Sets [`compaction_filter`](Self::compaction_filter).
+    pub fn compaction_filter(mut self, filter: Option<Arc<dyn CompactionFilter>>) -> Self {
+        self.compaction_filter = filter;
         self
     }
 

@@ -19,7 +19,7 @@ use crate::version::{Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
 use crate::write_batch::WriteBatchBuilder;
 use crate::writer::file_system::FileSystem;
-use crate::writer::levels::{Levels, user_key};
+use crate::writer::levels::{Levels, OutputRange, user_key};
 use crate::writer::log_file::LogFile;
 use crate::writer::options::WritableOptions;
 use crate::writer::table_output::TableOutput;
@@ -187,10 +187,12 @@ impl Shared {
     }
 
     /// Flushes the immutable memtable to a table (LevelDB's `CompactMemTable`), with the
-    /// state unlocked while the table is written.
+    /// state unlocked while the table is written. `busy` is where the compaction in
+    /// progress, if any, puts its outputs: the table is not placed there.
     pub(crate) fn flush_imm<'a>(
         &'a self,
         mut st: MutexGuard<'a, State>,
+        busy: Option<&OutputRange>,
     ) -> (MutexGuard<'a, State>, Result<()>) {
         let Some(imm) = st.imm.clone() else {
             return (st, Ok(()));
@@ -221,6 +223,7 @@ impl Shared {
                 user_key(&meta.smallest),
                 user_key(&meta.largest),
                 self.options.max_file_size.saturating_mul(10),
+                busy,
                 &*self.user,
             );
             edit.new_files.push((level, meta));

@@ -521,7 +521,10 @@ impl WritableDb {
     /// Compacts the keys in `[begin, end]` (`None`: unbounded) down the levels, as
     /// LevelDB's `CompactRange` does: the memtable is flushed, then each level holding
     /// such keys is compacted into the next, down to the deepest level that has any.
-    /// Deleted and overwritten versions no snapshot sees are dropped.
+    /// Deleted and overwritten versions no snapshot sees are dropped. With a
+    /// [`compaction_filter`](WritableOptions::compaction_filter), that deepest level is
+    /// compacted into the next one too (unless it is level 6), so that the filter sees
+    /// every entry in the range (RocksDB's `kIfHaveCompactionFilter`).
     ///
     /// # Errors
     /// A background error.
@@ -539,8 +542,13 @@ impl WritableDb {
                 .max()
                 .unwrap_or(1)
         };
+        let last = if self.shared.options.compaction_filter.is_some() {
+            (max_level_with_files + 1).min(NUM_LEVELS - 1)
+        } else {
+            max_level_with_files
+        };
         self.flush()?;
-        for level in 0..max_level_with_files {
+        for level in 0..last {
             self.compact_level(level, begin, end)?;
         }
         Ok(())

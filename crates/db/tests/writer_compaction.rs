@@ -1,0 +1,129 @@
+//! Compactions of a database open for writing while writes go on: a memtable flushed in the
+//! middle of a compaction must not land where the compaction's outputs will.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use leveltable_db::{Db, DbOptions, WritableDb, WritableOptions, WriteOptions};
+
+/// The table numbers in `dir`.
+fn table_numbers(dir: &Path) -> BTreeSet<u64> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".ldb")?.parse().ok()
+        })
+        .collect()
+}
+
+/// The user key of an internal key.
+fn user_key(k: &[u8]) -> &[u8] {
+    &k[..k.len() - 8]
+}
+
+/// Panics unless the files of each level below 0 are disjoint.
+fn assert_levels_disjoint(db: &WritableDb) {
+    let tables = db.tables();
+    for level in 1..7 {
+        let mut ranges: Vec<(&[u8], &[u8], u64)> = tables
+            .iter()
+            .filter(|t| t.level == Some(level))
+            .map(|t| (user_key(&t.smallest), user_key(&t.largest), t.number))
+            .collect();
+        ranges.sort();
+        for w in ranges.windows(2) {
+            assert!(
+                w[0].1 < w[1].0,
+                "level {level}: table {} ends at {:?}, table {} starts at {:?}",
+                w[0].2,
+                String::from_utf8_lossy(w[0].1),
+                w[1].2,
+                String::from_utf8_lossy(w[1].0),
+            );
+        }
+    }
+}
+
+/// Lays out level 1 as `[a..c]` and `[x..z]` over a level 2 of `bulk` bytes of `b…` keys and
+/// a `y`: a compaction of level 1 then merges everything, and its last output spans the gap
+/// from `b…` to `z` where level 1 and level 2 hold nothing.
+pub fn lay_out_gap(dir: &Path, bulk: usize) {
+    let big = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(64 << 20);
+    let db = WritableDb::open(dir, big).unwrap();
+    let w = WriteOptions::default();
+    let value = vec![b'v'; 1000];
+    for i in 0..bulk / 1000 {
+        db.put(format!("b{i:08}").as_bytes(), &value, w).unwrap();
+    }
+    db.flush().unwrap();
+    for keys in [&[&b"y"[..]][..], &[b"a", b"c"], &[b"x", b"z"]] {
+        for k in keys {
+            db.put(k, b"edge", w).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let at = |level| db.files_at_level(level);
+    assert_eq!((at(0), at(1), at(2)), (0, 2, 2), "{:?}", db.tables());
+    db.close().unwrap();
+}
+
+#[test]
+fn a_flush_during_a_range_compaction_keeps_levels_disjoint() {
+    let dir = tempfile::tempdir().unwrap();
+    lay_out_gap(dir.path(), 6 << 20);
+    let before = table_numbers(dir.path());
+    let options = WritableOptions::default().write_buffer_size(64 << 10);
+    let db = Arc::new(WritableDb::open(dir.path(), options).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (db, stop, path) = (Arc::clone(&db), Arc::clone(&stop), dir.path().to_owned());
+        let newest = *before.last().unwrap();
+        std::thread::spawn(move || {
+            // Writes start once the compaction has created its first output.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !table_numbers(&path).iter().any(|&n| n > newest) {
+                assert!(Instant::now() < deadline, "no compaction output appeared");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let value = vec![b'm'; 100];
+            let mut written = 0u64;
+            while !stop.load(Ordering::Acquire) || written < 2000 {
+                db.put(
+                    format!("m{written:08}").as_bytes(),
+                    &value,
+                    WriteOptions::default(),
+                )
+                .unwrap();
+                written += 1;
+            }
+            written
+        })
+    };
+    db.compact_range(None, None).unwrap();
+    stop.store(true, Ordering::Release);
+    let written = writer.join().unwrap();
+    assert_levels_disjoint(&db);
+    let db = Arc::into_inner(db).unwrap();
+    db.close().unwrap();
+
+    let read = Db::open(dir.path(), DbOptions::default()).unwrap();
+    for i in (0..written).step_by(97).chain([written - 1]) {
+        let key = format!("m{i:08}");
+        assert_eq!(
+            read.get(key.as_bytes()).unwrap().as_deref(),
+            Some(&[b'm'; 100][..]),
+            "{key}"
+        );
+    }
+    assert_eq!(read.get(b"z").unwrap().as_deref(), Some(&b"edge"[..]));
+    drop(read);
+    let db = WritableDb::open(dir.path(), WritableOptions::default()).unwrap();
+    assert_levels_disjoint(&db);
+    assert_eq!(db.get(b"b00000000").unwrap().map(|v| v.len()), Some(1000));
+}
