@@ -1,6 +1,6 @@
 //! `leveltable db ...`: whole LevelDB databases, read-only (`get`, `dump`, `verify`,
-//! `stats`), bulk-built (`build`, `build-part`, `commit`) and written to as LevelDB writes
-//! (`put`, `delete`, `write`, `compact`).
+//! `stats`), bulk-built (`build`, `build-part`, `commit`), written to as LevelDB writes
+//! (`put`, `delete`, `write`, `compact`) and repaired (`repair`).
 
 use std::path::Path;
 
@@ -18,6 +18,7 @@ pub mod delete;
 pub mod dump;
 pub mod get;
 pub mod put;
+pub mod repair;
 pub mod stats;
 pub mod verify;
 pub mod writable;
@@ -50,6 +51,7 @@ enum Command {
     Delete(delete::Args),
     Write(write::Args),
     Compact(compact::Args),
+    Repair(repair::Args),
 }
 
 /// Runs the `db` command given.
@@ -85,6 +87,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         Command::Delete(args) => delete::run(args),
         Command::Write(args) => write::run(args, output),
         Command::Compact(args) => compact::run(args, output),
+        Command::Repair(args) => repair::run(args, output),
     }
 }
 
