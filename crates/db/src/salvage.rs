@@ -110,7 +110,7 @@ impl Db {
         options: DbOptions,
         checked: bool,
         progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<(Db, Vec<TableDamage>)> {
+    ) -> Result<(Db, Damage)> {
         let dir = path.to_path_buf();
         let names = list_dir(&dir)?;
         let options = match &options.comparators {
@@ -178,6 +178,7 @@ impl Db {
         let mut sources = Vec::new();
         let mut skipped = Vec::new();
         let mut log_infos: Vec<LogInfo> = Vec::new();
+        let mut damage = Damage::default();
         let mut max_sequence = 0u64;
         for (&number, &size) in logs.iter().zip(&log_sizes) {
             file_done(size, progress);
@@ -190,6 +191,41 @@ impl Db {
             };
             // RepairDB reads logs without checksums; nothing is paranoid in a salvage.
             let replayed = replay_log(number, &data, checked, false, &user)?;
+            if checked && !replayed.info.dropped.is_empty() {
+                // What the records that failed their checksum hold, read without it, as
+                // `RepairDB` reads them: kept apart, as table 0 (no database has one).
+                let loose = replay_log(number, &data, false, false, &user)?;
+                let icmp = InternalKeyComparator::new(Arc::clone(&user));
+                let trusted = replayed.table.entries();
+                let mut suspect = MemTableBuilder::new();
+                let mut keys = Vec::new();
+                for (k, v) in loose.table.entries() {
+                    if trusted
+                        .binary_search_by(|(t, _)| icmp.compare(t, k))
+                        .is_ok()
+                    {
+                        continue;
+                    }
+                    if let Ok(p) = ParsedInternalKey::parse(k)
+                        && suspect.add(p.sequence, p.value_type, p.user_key, v).is_ok()
+                    {
+                        keys.push(p.user_key.to_vec());
+                    }
+                }
+                if !keys.is_empty() {
+                    sources.push(Source::Mem {
+                        origin: Origin::Table {
+                            number: 0,
+                            level: None,
+                        },
+                        table: Arc::new(suspect.build(Arc::clone(&user))),
+                    });
+                }
+                damage.logs.push(LogDamage {
+                    number,
+                    suspect_keys: keys,
+                });
+            }
             if let Some((k, _)) = replayed
                 .table
                 .entries()
@@ -217,7 +253,6 @@ impl Db {
         .with_memory_budget(options.table_memory_budget);
         let icmp = InternalKeyComparator::new(Arc::clone(&user));
         let mut infos = Vec::new();
-        let mut damage = Vec::new();
         for (&number, &size) in tables.iter().zip(&table_sizes) {
             file_done(size, progress);
             let level = listed.get(&number).copied();
@@ -253,7 +288,7 @@ impl Db {
             let (size, smallest, largest, damaged) = match whole {
                 Ok((_, None, _)) => {
                     skipped.push((table_file_name(number), "no entries".to_string()));
-                    damage.push(TableDamage {
+                    damage.tables.push(TableDamage {
                         number,
                         error: "no entries".to_string(),
                         lost_blocks: Some(Vec::new()),
@@ -274,14 +309,14 @@ impl Db {
                     };
                     let Some(scan) = scan_table(&path, Arc::clone(&user), checked) else {
                         skipped.push((table_file_name(number), e.to_string()));
-                        damage.push(TableDamage {
+                        damage.tables.push(TableDamage {
                             number,
                             error: e.to_string(),
                             lost_blocks: None,
                         });
                         continue;
                     };
-                    damage.push(TableDamage {
+                    damage.tables.push(TableDamage {
                         number,
                         error: e.to_string(),
                         lost_blocks: Some(lost_blocks(&scan)),
@@ -374,6 +409,24 @@ impl Db {
         let db = Db::assemble(dir, user, sources, cache, max_sequence, true, properties);
         Ok((db, damage))
     }
+}
+
+/// What a salvage with checksums checked could not read.
+#[derive(Debug, Default)]
+pub(crate) struct Damage {
+    /// Tables read in part or not at all.
+    pub(crate) tables: Vec<TableDamage>,
+    /// Logs with records that failed their checksum.
+    pub(crate) logs: Vec<LogDamage>,
+}
+
+/// A log with records that failed their checksum.
+#[derive(Debug)]
+pub(crate) struct LogDamage {
+    /// The log's number.
+    pub(crate) number: u64,
+    /// The user keys of the versions that only a read without checksums finds, in order.
+    pub(crate) suspect_keys: Vec<Vec<u8>>,
 }
 
 /// What a salvage could not read of a table.

@@ -14,7 +14,7 @@ use super::report::{IgnoredFile, LostData, LostKind, RepairReport};
 use crate::db::Db;
 use crate::dbformat::{extract_user_key, ldb_read_options_for};
 use crate::filename::{log_file_name, sst_table_file_name, table_file_name};
-use crate::salvage::TableDamage;
+use crate::salvage::Damage;
 use crate::storage::open_regular;
 use crate::version::Origin;
 use crate::version_set::Manifest;
@@ -110,7 +110,7 @@ fn user_of(internal: &[u8]) -> Vec<u8> {
 /// checksums checked), and returns the key ranges of the lost live tables and blocks.
 pub(crate) fn collect_lost(
     db: &Db,
-    damage: &[TableDamage],
+    damage: &Damage,
     manifest: Option<&Manifest>,
     live: &LiveFiles,
     report: &mut RepairReport,
@@ -138,7 +138,7 @@ pub(crate) fn collect_lost(
     };
     let mut ranges = Vec::new();
     let mut seen = BTreeSet::new();
-    for d in damage {
+    for d in &damage.tables {
         seen.insert(d.number);
         let file = table_file_name(d.number);
         if !live.is_live_table(d.number) {
@@ -195,7 +195,9 @@ pub(crate) fn collect_lost(
     let properties = &db.properties;
     for info in properties.levels.iter().flatten() {
         seen.insert(info.number);
-        if !live.is_live_table(info.number) && !damage.iter().any(|d| d.number == info.number) {
+        if !live.is_live_table(info.number)
+            && !damage.tables.iter().any(|d| d.number == info.number)
+        {
             report.ignored.push(IgnoredFile {
                 file: table_file_name(info.number),
                 reason: obsolete_table(),
@@ -237,6 +239,7 @@ pub(crate) fn collect_lost(
             });
             continue;
         }
+        let first_lost = report.lost.len();
         for d in &log.dropped {
             report.lost.push(LostData {
                 file: file.clone(),
@@ -246,6 +249,23 @@ pub(crate) fn collect_lost(
                 range: None,
                 reason: d.reason.to_string(),
             });
+        }
+        // The keys the lost records held, as far as a read without checksums tells them:
+        // each is a lost range of its own, at the logs' layer.
+        let suspect = damage.logs.iter().find(|l| l.number == log.number);
+        if let Some(l) = suspect
+            && first_lost < report.lost.len()
+        {
+            let layer = live.layer(Origin::Log { number: log.number });
+            let keys: BTreeSet<&Vec<u8>> = l.suspect_keys.iter().collect();
+            for key in keys {
+                ranges.push(LostRange {
+                    first: Some(key.clone()),
+                    last: Some(key.clone()),
+                    layer,
+                    lost: first_lost,
+                });
+            }
         }
     }
     for (name, why) in &properties.skipped {
