@@ -429,3 +429,42 @@ fn in_place_keeps_the_original_under_lost() {
     let beside: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
     assert_eq!(beside.len(), 1);
 }
+
+/// A database of raw deflate blocks (Mojang's LevelDB, Minecraft Bedrock) is repaired into
+/// raw deflate tables, which Mojang's LevelDB reads (LevelDB 1.23 does not know type 4).
+#[test]
+fn the_source_compression_is_kept() {
+    use leveltable_db::dbformat::ldb_read_options;
+    use leveltable_table::{Compression, Profile, Table};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let options = writable(1 << 20).compression(Compression::RawDeflate);
+    let db = WritableDb::open(&src, options).unwrap();
+    for i in 0..500u32 {
+        db.put(
+            format!("key{i:04}").as_bytes(),
+            &[b'x'; 100],
+            WriteOptions::default(),
+        )
+        .unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let dest = tmp.path().join("dest");
+    let report = repair(&src, &dest, &RepairOptions::default()).unwrap();
+    assert_eq!(report.keys, 500);
+    assert_eq!(view(&dest).len(), 500);
+    for path in files(&dest, "ldb") {
+        let options = ldb_read_options().profile(Profile::LevelDb);
+        let err = Table::open(fs::File::open(&path).unwrap(), options)
+            .and_then(|t| t.verify().map(drop))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("compression type 4"),
+            "{}: {err}",
+            path.display()
+        );
+    }
+}
