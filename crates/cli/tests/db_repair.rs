@@ -248,3 +248,66 @@ fn in_place_keeps_the_original_in_lost() {
         }
     }
 }
+
+/// `--in-place` killed at moments spread over its run: the directory is always one whole
+/// database with the same view (the original or the repair), and where it is the repair
+/// the original is whole in `lost/` or, killed between the swap and the move, beside it.
+#[test]
+fn in_place_killed_at_any_moment_leaves_a_whole_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let template = left_behind(tmp.path());
+    let original = dir_state(&template);
+    let want: String = (100..200u32).map(|i| format!("key{i:04}\tv\n")).collect();
+    for round in 0..12u64 {
+        let root = tmp.path().join(format!("round{round}"));
+        fs::create_dir(&root).unwrap();
+        let dir = root.join("db");
+        fs::create_dir(&dir).unwrap();
+        for (name, bytes) in &original {
+            fs::write(dir.join(name), bytes).unwrap();
+        }
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("leveltable"))
+            .args(["db", "repair", "--in-place", "--quiet"])
+            .arg(&dir)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(round * 4));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(dump(&dir), want, "round {round}");
+        let now = dir_state(&dir);
+        let hidden: Vec<PathBuf> = fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .contains("repair-original")
+            })
+            .collect();
+        let kept = if now.contains_key("lost") {
+            Some(dir_state(&dir.join("lost")))
+        } else {
+            hidden.first().map(|h| dir_state(h))
+        };
+        match kept {
+            // Repaired: the original is whole where it was moved.
+            Some(kept) => {
+                for (name, bytes) in &original {
+                    if name != "LOCK" {
+                        assert_eq!(kept.get(name), Some(bytes), "round {round}: {name}");
+                    }
+                }
+            }
+            // Not swapped: the original, untouched but for its LOCK file.
+            None => {
+                for (name, bytes) in &original {
+                    if name != "LOCK" {
+                        assert_eq!(now.get(name), Some(bytes), "round {round}: {name}");
+                    }
+                }
+            }
+        }
+    }
+}
