@@ -25,6 +25,7 @@ pub mod options;
 mod recovery;
 mod regular_file;
 mod repair;
+mod salvage;
 pub mod storage;
 pub mod table_cache;
 mod table_scan;
@@ -49,6 +50,10 @@ pub use get_many::{GET_MANY_MAX_THREADS, GET_MANY_PARALLEL_BATCH};
 pub use internal_table::InternalTable;
 pub use lock::DbLock;
 pub use options::{DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo};
+pub use repair::{
+    IgnoredFile, KeyRange, LostData, LostKind, RepairOptions, RepairReport, UncertainRange, repair,
+    repair_in_place, repair_with_progress,
+};
 pub use version::Origin;
 pub use write_batch::WriteBatchBuilder;
 pub use writer::compaction_filter::{CompactionFilter, FilterDecision};

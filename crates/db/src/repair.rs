@@ -1,360 +1,443 @@
-//! Salvage: what LevelDB's `RepairDB` would recover, read without writing anything
-//! (LevelDB's `db/repair`).
+//! Repair: a new database holding, for each key, the newest version the evidence of a
+//! damaged one supports, and a report of what was lost ([`repair`](crate::repair())).
 //!
-//! `RepairDB` ignores the MANIFEST. It turns every log into a table (reading it without
-//! checksums, keeping the valid operations of each batch), scans every table (dropping
-//! files that cannot be read at all), and writes a MANIFEST that lists every table at
-//! level 0 with the largest sequence number found as the last sequence. Reading that
-//! database, the newest version of each key wins. [`Db::salvage`] builds the same view in
-//! memory: every log and table of the directory is a source, and reads take the newest
-//! version among all of them.
+//! LevelDB's `RepairDB` counts every file of the directory and lets the newest sequence
+//! number win. That brings back what was deleted: a table the MANIFEST no longer lists (a
+//! compaction's input a crash left behind, a file of an older database in the directory)
+//! still holds versions whose deletion a later compaction dropped with them. A repair trusts
+//! the MANIFEST instead, when it can be read: the tables it lists and the logs it has not
+//! retired are the live files, and only they decide a key, except where a live table or
+//! block was lost. There the obsolete files may still hold the key's newest surviving
+//! version; it is taken, and the key reported uncertain.
+//!
+//! - `repair/report.rs`: the report ([`RepairReport`]);
+//! - `repair/lost.rs`: what was lost, and the key ranges each key falls in;
+//! - `repair/in_place.rs`: a repair swapped in place of the damaged database.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use leveltable_process::TemporaryDir;
 use leveltable_table::Comparator;
 
-use crate::db::{Db, list_dir, read_file, table_options};
-use crate::dbformat::{InternalKeyComparator, ParsedInternalKey, show_key};
-use crate::filename::{
-    FileType, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
-};
-use crate::memtable::MemTableBuilder;
-use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
-use crate::recovery::replay_log;
-use crate::table_cache::TableCache;
-use crate::table_scan::scan_table;
-use crate::version::{Origin, Source};
-use crate::version_edit::FileMetaData;
-use crate::version_set::{comparator_name, read_manifest, user_comparator};
-use crate::{Error, Result};
+use crate::bulk::durable::sync_dir;
+use crate::db::Db;
+use crate::db_iter::StoredVersion;
+use crate::dbformat::ValueType;
+use crate::options::DbOptions;
+use crate::version::Origin;
+use crate::version_set::{Manifest, read_manifest};
+use crate::{BulkOptions, DbBuilder, Error, Result};
 
-/// The comparator a salvage chooses by name from [`DbOptions::comparators`]: the one the
-/// MANIFEST that `CURRENT` names records or, if that cannot be read, the newest MANIFEST
-/// (of `names`, the directory's files) that records one; bytewise if none does.
-fn salvage_comparator(
-    dir: &Path,
-    names: &[String],
-    options: &DbOptions,
-) -> Result<Arc<dyn Comparator>> {
-    match read_manifest(dir, options) {
-        Ok((_, user)) => return Ok(user),
-        Err(e @ Error::UnknownComparator { .. }) => return Err(e),
-        Err(_) => {}
-    }
-    let mut manifests: Vec<(u64, &String)> = names
-        .iter()
-        .filter_map(|name| match parse_file_name(name) {
-            Some(FileType::Manifest(n)) => Some((n, name)),
-            _ => None,
-        })
-        .collect();
-    manifests.sort_unstable();
-    for (_, name) in manifests.iter().rev() {
-        // Bounded as every read of the directory (read_file refuses a file past its limit).
-        let Ok(data) = read_file(dir, name) else {
-            continue;
-        };
-        if comparator_name(&data).is_some() {
-            return user_comparator(options, name, &data);
-        }
-    }
-    user_comparator(options, "MANIFEST", &[])
+mod in_place;
+mod lost;
+mod report;
+
+pub use in_place::repair_in_place;
+pub use report::{IgnoredFile, KeyRange, LostData, LostKind, RepairReport, UncertainRange};
+
+use lost::{Layer, LostRanges, collect_lost};
+
+/// The name of LevelDB's bytewise comparator: the only order a repair writes.
+const BYTEWISE: &str = "leveldb.BytewiseComparator";
+
+/// How to repair.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RepairOptions {
+    /// How to read the source: its comparator (or a registry to choose it by the
+    /// MANIFEST's name), table cache and memory budget.
+    pub db: DbOptions,
+    /// How to write the repaired database's tables. Its compression is replaced by the
+    /// source's (the first data block's) unless [`keep_compression`](Self::keep_compression)
+    /// is false.
+    pub bulk: BulkOptions,
+    /// Write the repaired tables with the compression the source's tables use (so that
+    /// the LevelDB that wrote it, Mojang's for a Bedrock world, reads the repair). Default
+    /// true; the source's compression is [`bulk`](Self::bulk)'s when no table tells it.
+    pub keep_compression: bool,
+    /// Leave the uncertain keys out of the repaired database. Default false: they are kept
+    /// and reported.
+    pub drop_uncertain: bool,
+    /// Uncertain keys listed per lost range in the report. Default 10.
+    pub sample: usize,
 }
 
-impl Db {
-    /// Reads every table and log in `path` as LevelDB's `RepairDB` would recover them,
-    /// ignoring the MANIFEST, without writing anything. The newest version of each key
-    /// wins. Files that cannot be read are skipped and listed in
-    /// [`DbProperties::skipped`]; of a damaged table, what `RepairDB`'s scan reads is kept
-    /// (every data block that can be read and decoded) and held in memory.
-    ///
-    /// [`versions`](Self::versions) then labels every version found, with its file, and
-    /// [`Origin::Table::level`] tells whether the MANIFEST (if it can be read) still lists
-    /// the table.
-    ///
-    /// A table whose keys are out of order is read into memory and sorted, each entry
-    /// once, and listed in [`DbProperties::skipped`] with the first key out of order.
-    ///
-    /// # Errors
-    /// [`Error::Io`] if the directory cannot be listed; [`Error::UnknownComparator`] if a
-    /// readable MANIFEST names another comparator than the options'. With
-    /// [`DbOptions::comparators`], the comparator is the registered one named by the
-    /// MANIFEST `CURRENT` names or, if that cannot be read, by the newest MANIFEST that
-    /// names one (bytewise if none does); a name the registry lacks is refused.
-    pub fn salvage(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
-        Db::salvage_with_progress(path, options, &mut |_, _| {})
+impl Default for RepairOptions {
+    fn default() -> RepairOptions {
+        RepairOptions {
+            db: DbOptions::default(),
+            bulk: BulkOptions::default(),
+            keep_compression: true,
+            drop_uncertain: false,
+            sample: 10,
+        }
+    }
+}
+
+impl RepairOptions {
+    /// Sets [`db`](Self::db).
+    pub fn db(mut self, options: DbOptions) -> Self {
+        self.db = options;
+        self
     }
 
-    /// [`salvage`](Self::salvage), calling `progress(done, total)` as it goes: `total` is
-    /// the bytes of the logs and tables in the directory (as listed when the salvage
-    /// starts), `done` how many of them are read, reported before each file and once all
-    /// are read, so a caller can show how far a long salvage has got.
-    ///
-    /// # Errors
-    /// As [`salvage`](Self::salvage).
-    pub fn salvage_with_progress(
-        path: impl AsRef<Path>,
-        options: DbOptions,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<Db> {
-        let dir = path.as_ref().to_path_buf();
-        let names = list_dir(&dir)?;
-        let options = match &options.comparators {
-            Some(_) => {
-                let user = salvage_comparator(&dir, &names, &options)?;
-                options.comparator(user)
-            }
-            None => options,
-        };
-        let user = Arc::clone(&options.comparator);
-        // The MANIFEST's ranges are not used: every table is read for its own. What a
-        // MANIFEST that can be read still gives is each table's level, and its comparator:
-        // a database ordered by another comparator is refused, as an open refuses it (its
-        // tables would read as out of order throughout).
-        let listed: BTreeMap<u64, usize> = match read_manifest(&dir, &options) {
-            Ok((m, _)) => m
-                .levels
-                .iter()
-                .enumerate()
-                .flat_map(|(level, files)| files.iter().map(move |f| (f.number, level)))
-                .collect(),
-            Err(e @ Error::UnknownComparator { .. }) => return Err(e),
-            Err(_) => BTreeMap::new(),
-        };
-        let mut logs = Vec::new();
-        let mut tables = Vec::new();
-        let mut next_file_number = 1u64;
-        for name in &names {
-            match parse_file_name(name) {
-                Some(FileType::Manifest(n)) => {
-                    next_file_number = next_file_number.max(n.saturating_add(1))
-                }
-                Some(FileType::Log(n)) => logs.push(n),
-                Some(FileType::Table(n)) => tables.push(n),
-                Some(FileType::Temp(n)) => {
-                    next_file_number = next_file_number.max(n.saturating_add(1))
-                }
-                _ => {}
-            }
-        }
-        for &n in logs.iter().chain(&tables) {
-            next_file_number = next_file_number.max(n.saturating_add(1));
-        }
-        logs.sort_unstable();
-        logs.dedup();
-        tables.sort_unstable();
-        tables.dedup();
+    /// Sets [`bulk`](Self::bulk).
+    pub fn bulk(mut self, options: BulkOptions) -> Self {
+        self.bulk = options;
+        self
+    }
 
-        // For the progress count only: each file's size as listed, 0 if it cannot be had.
-        let log_sizes: Vec<u64> = logs
-            .iter()
-            .map(|&n| file_len(&dir.join(log_file_name(n))))
-            .collect();
-        let table_sizes: Vec<u64> = tables.iter().map(|&n| table_len(&dir, n)).collect();
-        let total = log_sizes
-            .iter()
-            .chain(&table_sizes)
-            .fold(0u64, |sum, &n| sum.saturating_add(n));
-        let mut done = 0u64;
-        let mut file_done = |size: u64, progress: &mut dyn FnMut(u64, u64)| {
-            progress(done, total);
-            done = done.saturating_add(size);
-        };
+    /// Sets [`keep_compression`](Self::keep_compression).
+    pub fn keep_compression(mut self, keep: bool) -> Self {
+        self.keep_compression = keep;
+        self
+    }
 
-        let mut sources = Vec::new();
-        let mut skipped = Vec::new();
-        let mut log_infos: Vec<LogInfo> = Vec::new();
-        let mut max_sequence = 0u64;
-        for (&number, &size) in logs.iter().zip(&log_sizes) {
-            file_done(size, progress);
-            let data = match read_file(&dir, &log_file_name(number)) {
-                Ok(data) => data,
-                Err(e) => {
-                    skipped.push((log_file_name(number), e.to_string()));
-                    continue;
-                }
-            };
-            // RepairDB reads logs without checksums; nothing is paranoid in a salvage.
-            let replayed = replay_log(number, &data, false, false, &user)?;
-            if let Some((k, _)) = replayed
-                .table
-                .entries()
-                .iter()
-                .max_by_key(|(k, _)| tag_sequence(k))
-            {
-                max_sequence = max_sequence.max(tag_sequence(k));
-            }
-            log_infos.push(replayed.info);
-            if !replayed.table.is_empty() {
-                sources.push(Source::Mem {
-                    origin: Origin::Log { number },
-                    table: Arc::new(replayed.table),
-                });
-            }
+    /// Sets [`drop_uncertain`](Self::drop_uncertain).
+    pub fn drop_uncertain(mut self, drop: bool) -> Self {
+        self.drop_uncertain = drop;
+        self
+    }
+
+    /// Sets [`sample`](Self::sample).
+    pub fn sample(mut self, keys: usize) -> Self {
+        self.sample = keys;
+        self
+    }
+}
+
+/// Repairs the database `src` into the new database `dest`, writing nothing in `src`.
+///
+/// Every log and table of `src` is read with its checksums checked; what cannot be read is
+/// lost and reported. If the MANIFEST `CURRENT` names can be read, the tables it lists and
+/// the logs it has not retired are live, and of each key the newest live version wins: a
+/// deletion found in a live file stays a deletion (the key is left out of `dest`), and a
+/// file the MANIFEST no longer lists is ignored, but for keys in the range of a lost live
+/// table or block that no newer live version decides, where its newest version is taken
+/// and the key reported uncertain. If no MANIFEST can be read, every file is live and the
+/// newest sequence number wins (`RepairDB`'s rule), and the report says so.
+///
+/// A key is uncertain when a lost table or block covers it and its newest version found is
+/// no newer than that table or block (by LevelDB's order of levels: logs, then level-0
+/// tables newest first, then each level), so that a newer version, or its deletion, may
+/// have been lost. Uncertain keys are kept unless
+/// [`drop_uncertain`](RepairOptions::drop_uncertain).
+///
+/// `dest` is built through a bulk build in a hidden directory beside it and renamed into
+/// place once whole: it must not exist, or be an empty directory. LevelDB 1.23 opens it.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for a `dest` that is not empty or lies inside `src`, or a
+/// source ordered by a comparator other than the bytewise one (a repair writes bytewise
+/// databases); [`Error::UnknownComparator`] as [`Db::salvage`]; errors listing `src`,
+/// reading a table that was read whole before, or building `dest` (nothing is left at
+/// `dest`).
+pub fn repair(
+    src: impl AsRef<Path>,
+    dest: impl AsRef<Path>,
+    options: &RepairOptions,
+) -> Result<RepairReport> {
+    repair_with_progress(src, dest, options, &mut |_, _| {})
+}
+
+/// [`repair()`], calling `progress(done, total)` as the source's files are read (bytes, as
+/// [`Db::salvage_with_progress`] counts them).
+///
+/// # Errors
+/// As [`repair()`].
+pub fn repair_with_progress(
+    src: impl AsRef<Path>,
+    dest: impl AsRef<Path>,
+    options: &RepairOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RepairReport> {
+    let (src, dest) = (src.as_ref(), dest.as_ref());
+    check_dest(src, dest)?;
+    let parent = parent_of(dest);
+    let staging = TemporaryDir::new_in(&parent, ".leveltable-repair-")
+        .map_err(|e| Error::op("cannot create a directory in", &parent, e))?;
+    let built = staging.path().join("db");
+    let mut report = build(src, &built, options, progress)?;
+    report.dest = dest.to_owned();
+    // Whole: under its final name in one rename (onto nothing, or an empty directory).
+    std::fs::rename(&built, dest)
+        .map_err(|e| Error::op(format!("cannot rename {} to", built.display()), dest, e))?;
+    sync_dir(&parent)?;
+    drop(staging);
+    Ok(report)
+}
+
+/// The directory `path` is in.
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Refuses a `dest` that exists and is not an empty directory, or that lies in `src`.
+fn check_dest(src: &Path, dest: &Path) -> Result<()> {
+    match std::fs::read_dir(dest).map(|mut entries| entries.next().is_none()) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(Error::InvalidArgument(
+                format!(
+                    "{} is not empty: a repair writes a new database",
+                    dest.display()
+                )
+                .into(),
+            ));
         }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => return Err(Error::io(dest, source)),
+    }
+    let src = std::fs::canonicalize(src).map_err(|e| Error::io(src, e))?;
+    let parent = std::fs::canonicalize(parent_of(dest)).map_err(|e| Error::io(dest, e))?;
+    if parent.starts_with(&src) {
+        return Err(Error::InvalidArgument(
+            format!(
+                "{} is inside {}: a repair writes nothing in the database it reads",
+                dest.display(),
+                src.display()
+            )
+            .into(),
+        ));
+    }
+    Ok(())
+}
 
-        // RepairDB scans tables without checking data block checksums.
-        let cache = TableCache::new(
-            &dir,
-            options.max_open_tables,
-            table_options(&user, &options, false),
-        )
-        .with_memory_map(options.memory_map)
-        .with_memory_budget(options.table_memory_budget);
-        let icmp = InternalKeyComparator::new(Arc::clone(&user));
-        let mut infos = Vec::new();
-        for (&number, &size) in tables.iter().zip(&table_sizes) {
-            file_done(size, progress);
-            let level = listed.get(&number).copied();
-            // Most tables read whole: keep them on disk, behind the table cache.
-            let whole = cache.open(number).and_then(|table| {
-                let mut range: Option<(Vec<u8>, Vec<u8>)> = None;
-                let mut top = 0;
-                for entry in table.table().entries() {
-                    let (k, _) = entry?;
-                    if let Ok(p) = ParsedInternalKey::parse(&k) {
-                        top = top.max(p.sequence);
-                        match &mut range {
-                            None => range = Some((k.clone(), k)),
-                            // A table read in place must hold its keys in order: the merge
-                            // seeks in it. One that does not is read into memory, sorted.
-                            Some((_, largest)) if icmp.compare(largest, &k).is_lt() => *largest = k,
-                            Some((_, largest)) => {
-                                return Err(Error::corruption(
-                                    table_file_name(number),
-                                    format!(
-                                        "key order ({} after {})",
-                                        show_key(&k),
-                                        show_key(largest)
-                                    ),
-                                    0,
-                                ));
-                            }
-                        }
-                    }
-                }
-                Ok((table.table().properties().file_size, range, top))
-            });
-            let (size, smallest, largest, damaged) = match whole {
-                Ok((_, None, _)) => {
-                    skipped.push((table_file_name(number), "no entries".to_string()));
-                    continue;
-                }
-                Ok((size, Some((smallest, largest)), top)) => {
-                    max_sequence = max_sequence.max(top);
-                    (size, smallest, largest, None)
-                }
-                Err(e) => {
-                    // Damaged: read what RepairDB's scan would, block by block, into memory.
-                    let ldb = dir.join(table_file_name(number));
-                    let path = if ldb.exists() {
-                        ldb
-                    } else {
-                        dir.join(sst_table_file_name(number))
-                    };
-                    let Some(scan) = scan_table(&path, Arc::clone(&user)) else {
-                        skipped.push((table_file_name(number), e.to_string()));
-                        continue;
-                    };
-                    let mut mem = MemTableBuilder::new();
-                    for (k, v) in &scan.entries {
-                        if let Ok(p) = ParsedInternalKey::parse(k) {
-                            max_sequence = max_sequence.max(p.sequence);
-                            mem.add(p.sequence, p.value_type, p.user_key, v)?;
-                        }
-                    }
-                    let mem = mem.build(Arc::clone(&user));
-                    let (Some(first), Some(last)) = (mem.entries().first(), mem.entries().last())
-                    else {
-                        skipped.push((table_file_name(number), e.to_string()));
-                        continue;
-                    };
-                    skipped.push((
-                        table_file_name(number),
-                        format!(
-                            "read in part ({} damaged data blocks): {e}",
-                            scan.damaged_blocks
-                        ),
-                    ));
-                    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-                    let (smallest, largest) = (first.0.clone(), last.0.clone());
-                    (size, smallest, largest, Some(mem))
-                }
-            };
-            infos.push(TableInfo {
+/// Reads `src` and builds the repaired database at `dest` (a path that does not exist).
+pub(crate) fn build(
+    src: &Path,
+    dest: &Path,
+    options: &RepairOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RepairReport> {
+    let (db, damage) = Db::salvage_checked(src, options.db.clone(), true, progress)?;
+    let user = Arc::clone(&db.user);
+    if user.name() != BYTEWISE {
+        return Err(Error::InvalidArgument(
+            format!(
+                "{} is ordered by {}: a repair writes databases ordered by {BYTEWISE} only",
+                src.display(),
+                user.name()
+            )
+            .into(),
+        ));
+    }
+    let read_options = options.db.clone().comparator(Arc::clone(&user));
+    let manifest = read_manifest(src, &read_options);
+    let (manifest, manifest_error) = match manifest {
+        Ok((m, _)) => (Some(m), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let mut report = RepairReport {
+        source: src.to_owned(),
+        manifest: manifest.as_ref().map(|m| m.file.clone()),
+        manifest_error,
+        comparator: user.name().to_string(),
+        uncertain_dropped: options.drop_uncertain,
+        ..RepairReport::default()
+    };
+    let live = LiveFiles::new(manifest.as_ref());
+    let ranges = collect_lost(&db, &damage, manifest.as_ref(), &live, &mut report);
+
+    let mut bulk = options.bulk.clone();
+    if options.keep_compression
+        && let Some(c) = lost::source_compression(&db)
+    {
+        bulk.compression = c;
+    }
+    let mut builder = DbBuilder::create(dest, bulk)?;
+    let mut resolver = Resolver {
+        user: Arc::clone(&user),
+        live,
+        ranges,
+        drop_uncertain: options.drop_uncertain,
+        sample: options.sample,
+        uncertain: BTreeMap::new(),
+        report: &mut report,
+    };
+    let mut key: Vec<u8> = Vec::new();
+    let mut versions: Vec<StoredVersion> = Vec::new();
+    for version in db.versions() {
+        let version = version?;
+        if !versions.is_empty() && user.compare(&key, &version.user_key) != Ordering::Equal {
+            if let Some(value) = resolver.resolve(&key, &versions) {
+                builder.add(&key, &value)?;
+            }
+            versions.clear();
+        }
+        if versions.is_empty() {
+            key.clear();
+            key.extend_from_slice(&version.user_key);
+        }
+        // Only the versions up to the first live one can be taken: keep no more.
+        if !versions.iter().any(|v| resolver.live.is_live(v.origin)) {
+            versions.push(version);
+        } else if !resolver.live.is_live(version.origin) {
+            resolver.report.obsolete_ignored += 1;
+        }
+    }
+    if !versions.is_empty()
+        && let Some(value) = resolver.resolve(&key, &versions)
+    {
+        builder.add(&key, &value)?;
+    }
+    let uncertain = std::mem::take(&mut resolver.uncertain);
+    report.uncertain = uncertain.into_values().collect();
+    let summary = builder.finish()?;
+    report.tables = summary.tables;
+    report.bytes = summary.bytes;
+    Ok(report)
+}
+
+/// Which files the MANIFEST counts live.
+pub(crate) struct LiveFiles {
+    /// `None`: no MANIFEST, every file is live.
+    tables: Option<BTreeSet<u64>>,
+    log_number: u64,
+    prev_log_number: u64,
+    /// Tables numbered from here on were made after the MANIFEST's last edit that could be
+    /// read (one lost to a torn record, say): they are live.
+    next_file_number: u64,
+}
+
+impl LiveFiles {
+    fn new(manifest: Option<&Manifest>) -> LiveFiles {
+        LiveFiles {
+            tables: manifest.map(|m| m.live_files().collect()),
+            log_number: manifest.map_or(0, |m| m.log_number),
+            prev_log_number: manifest.map_or(0, |m| m.prev_log_number),
+            next_file_number: manifest.map_or(0, |m| m.next_file_number),
+        }
+    }
+
+    /// Whether the MANIFEST read counts the file live (every file, without one).
+    pub(crate) fn is_live(&self, origin: Origin) -> bool {
+        let Some(tables) = &self.tables else {
+            return true;
+        };
+        match origin {
+            // Versions a salvage read from a damaged block without its checksum come as
+            // table 0, which no database has: they count as obsolete.
+            Origin::Table { number, .. } => {
+                number != 0 && (tables.contains(&number) || number >= self.next_file_number)
+            }
+            Origin::Log { number } => self.is_live_log(number),
+        }
+    }
+
+    /// Whether the MANIFEST read lists the table `number` (every table, without one).
+    pub(crate) fn is_live_table(&self, number: u64) -> bool {
+        self.tables
+            .as_ref()
+            .is_none_or(|t| t.contains(&number) || number >= self.next_file_number)
+    }
+
+    /// Whether the log `number` is live: not retired by the MANIFEST's log number.
+    pub(crate) fn is_live_log(&self, number: u64) -> bool {
+        self.tables.is_none()
+            || number >= self.log_number
+            || (self.prev_log_number != 0 && number == self.prev_log_number)
+    }
+
+    /// How new a live file's versions are against others', for a key: the smaller the
+    /// newer. Without a MANIFEST nothing is known, and every file is alike.
+    pub(crate) fn layer(&self, origin: Origin) -> Layer {
+        if self.tables.is_none() || !self.is_live(origin) {
+            return Layer::Unknown;
+        }
+        match origin {
+            Origin::Log { .. } => Layer::Known(0, 0),
+            Origin::Table {
                 number,
-                level,
-                size,
-                smallest: smallest.clone(),
-                largest: largest.clone(),
-            });
-            sources.push(match damaged {
-                None => Source::Files {
-                    level,
-                    files: vec![Arc::new(FileMetaData {
-                        number,
-                        file_size: size,
-                        smallest,
-                        largest,
-                    })],
-                },
-                Some(mem) => Source::Mem {
-                    origin: Origin::Table { number, level },
-                    table: Arc::new(mem),
-                },
-            });
+                level: Some(0),
+            } => Layer::Known(1, u64::MAX - number),
+            Origin::Table {
+                level: Some(level), ..
+            } => Layer::Known(1 + level as u64, 0),
+            Origin::Table { level: None, .. } => Layer::Unknown,
         }
-        progress(total, total);
-        let properties = DbProperties {
-            comparator: user.name().to_string(),
-            manifest: None,
-            last_sequence: max_sequence,
-            log_number: 0,
-            prev_log_number: 0,
-            next_file_number,
-            levels: vec![infos],
-            memtable_versions: log_infos.iter().map(|l| l.versions).sum(),
-            log_bytes: log_infos.iter().map(|l| l.size).sum(),
-            log_bytes_dropped: log_infos
+    }
+}
+
+/// Decides each key from its versions.
+struct Resolver<'r> {
+    user: Arc<dyn Comparator>,
+    live: LiveFiles,
+    ranges: LostRanges,
+    drop_uncertain: bool,
+    sample: usize,
+    uncertain: BTreeMap<usize, UncertainRange>,
+    report: &'r mut RepairReport,
+}
+
+impl Resolver<'_> {
+    /// The value `key` gets in the repaired database, from its versions newest first (up to
+    /// the first live one); `None` to leave it out.
+    fn resolve(&mut self, key: &[u8], versions: &[StoredVersion]) -> Option<Vec<u8>> {
+        self.ranges.advance(key, self.user.as_ref());
+        let lost_here = !self.ranges.active.is_empty();
+        // The newest live version decides, if it is newer than every lost range covering
+        // the key; otherwise, in a lost range, the newest version of any file.
+        let newest_live = versions.iter().position(|v| self.live.is_live(v.origin));
+        let certain_live = newest_live.filter(|&i| {
+            let layer = self.live.layer(versions[i].origin);
+            self.ranges
+                .active
                 .iter()
-                .flat_map(|l| &l.dropped)
-                .map(|d| d.bytes)
-                .sum(),
-            log_tail_bytes: log_infos.iter().map(|l| l.tail_bytes).sum(),
-            logs: log_infos,
-            skipped,
+                .all(|&r| layer.newer_than(self.ranges.ranges[r].layer))
+        });
+        let chosen = match (certain_live, newest_live) {
+            (Some(i), _) => Some(i),
+            (None, _) if lost_here => (!versions.is_empty()).then_some(0),
+            (None, live) => live,
         };
-        Ok(Db::assemble(
-            dir,
-            user,
-            sources,
-            cache,
-            max_sequence,
-            true,
-            properties,
-        ))
+        let taken_obsolete = chosen.is_some_and(|i| !self.live.is_live(versions[i].origin));
+        let obsolete_before = versions[..chosen.unwrap_or(versions.len())]
+            .iter()
+            .filter(|v| !self.live.is_live(v.origin))
+            .count() as u64;
+        self.report.obsolete_ignored += obsolete_before;
+        self.report.obsolete_used += u64::from(taken_obsolete);
+        let chosen = chosen.map(|i| &versions[i]);
+        let v = chosen?;
+        if v.value_type == ValueType::Deletion {
+            self.report.deleted += 1;
+            return None;
+        }
+        // Uncertain: a lost range covers the key and the version taken is no newer.
+        let layer = self.live.layer(v.origin);
+        let mut uncertain = false;
+        for &r in &self.ranges.active {
+            let range = &self.ranges.ranges[r];
+            if !layer.newer_than(range.layer) {
+                uncertain = true;
+                let entry = self
+                    .uncertain
+                    .entry(range.lost)
+                    .or_insert_with(|| UncertainRange {
+                        lost: range.lost,
+                        keys: 0,
+                        sample: Vec::new(),
+                    });
+                entry.keys += 1;
+                if entry.sample.len() < self.sample {
+                    entry.sample.push(key.to_vec());
+                }
+            }
+        }
+        if uncertain {
+            self.report.uncertain_keys += 1;
+            if self.drop_uncertain {
+                return None;
+            }
+        }
+        self.report.keys += 1;
+        Some(v.value.clone())
     }
-}
-
-/// The size of the file at `path` for a progress count: 0 for anything but a regular file.
-fn file_len(path: &Path) -> u64 {
-    std::fs::metadata(path).map_or(0, |m| if m.is_file() { m.len() } else { 0 })
-}
-
-/// The size of table `number` in `dir` for a progress count: its `.ldb` file, or its
-/// `.sst` file when there is no `.ldb` (as the salvage reads it).
-fn table_len(dir: &Path, number: u64) -> u64 {
-    let ldb = dir.join(table_file_name(number));
-    if ldb.exists() {
-        file_len(&ldb)
-    } else {
-        file_len(&dir.join(sst_table_file_name(number)))
-    }
-}
-
-/// The sequence number of an internal key built by a memtable.
-fn tag_sequence(key: &[u8]) -> u64 {
-    ParsedInternalKey::parse(key).map_or(0, |p| p.sequence)
 }

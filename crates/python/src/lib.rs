@@ -14,6 +14,7 @@ mod entries;
 mod errors;
 mod fs_path;
 mod gil_lock;
+mod repair;
 mod table;
 
 use pyo3::prelude::*;
@@ -34,5 +35,6 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(db_build::build_part, m)?)?;
     m.add_function(wrap_pyfunction!(db_build::build_part_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(db_build::commit_db, m)?)?;
+    m.add_function(wrap_pyfunction!(repair::repair_db, m)?)?;
     Ok(())
 }

@@ -29,6 +29,7 @@ from leveltable._leveltable import (
     build_part,
     build_part_arrow,
     commit_db,
+    repair_db,
 )
 from leveltable import chromium
 
@@ -50,4 +51,5 @@ __all__ = [
     "build_part_arrow",
     "chromium",
     "commit_db",
+    "repair_db",
 ]

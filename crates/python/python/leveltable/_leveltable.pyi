@@ -388,3 +388,15 @@ def build_part_arrow(
 
 def commit_db(path: StrPath, parts: Sequence[Part]) -> dict[str, int]:
     """Commits parts (in key order, not overlapping) as the database ``path``."""
+
+def repair_db(
+    src: StrPath,
+    dest: Optional[StrPath] = None,
+    report: Optional[StrPath] = None,
+    drop_uncertain: bool = False,
+) -> dict[str, Any]:
+    """Repairs the database ``src`` without bringing deleted data back: into ``dest`` (a new
+    or empty directory; ``src`` is not written), or in place without it (the original
+    files kept in ``src/lost/``). ``report`` names a file for the JSON loss report;
+    ``drop_uncertain`` leaves out keys whose newest version may have been lost. Returns
+    keys, deleted, tables, bytes, lost, ignored, uncertain_keys and manifest."""

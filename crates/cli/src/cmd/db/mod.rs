@@ -1,6 +1,6 @@
 //! `leveltable db ...`: whole LevelDB databases, read-only (`get`, `dump`, `verify`, `watch`,
-//! `stats`), bulk-built (`build`, `build-part`, `commit`) and written to as LevelDB writes
-//! (`put`, `delete`, `write`, `compact`).
+//! `stats`), bulk-built (`build`, `build-part`, `commit`), written to as LevelDB writes
+//! (`put`, `delete`, `write`, `compact`) and repaired (`repair`).
 
 use std::path::Path;
 
@@ -18,6 +18,7 @@ pub mod delete;
 pub mod dump;
 pub mod get;
 pub mod put;
+pub mod repair;
 pub mod stats;
 pub mod verify;
 pub mod watch;
@@ -52,6 +53,7 @@ enum Command {
     Delete(delete::Args),
     Write(write::Args),
     Compact(compact::Args),
+    Repair(repair::Args),
 }
 
 /// Runs the `db` command given.
@@ -88,6 +90,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         Command::Delete(args) => delete::run(args),
         Command::Write(args) => write::run(args, output),
         Command::Compact(args) => compact::run(args, output),
+        Command::Repair(args) => repair::run(args, output),
     }
 }
 

@@ -1,0 +1,313 @@
+//! `leveltable db repair`: a damaged database repaired into a new directory (or in place)
+//! without bringing deleted data back, the JSON report and the summary, `--drop-uncertain`,
+//! and the refusals that leave everything as it was.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use leveltable_db::{WritableDb, WritableOptions, WriteOptions};
+use serde_json::Value;
+
+fn ldb_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ldb"))
+        .collect();
+    found.sort();
+    found
+}
+
+/// A database whose keys 0..100 were deleted and compacted away, with the tables that held
+/// them put back, as a crash between a compaction and its deletes leaves them.
+fn left_behind(root: &Path) -> PathBuf {
+    let src = root.join("src");
+    let saved = root.join("saved");
+    fs::create_dir(&saved).unwrap();
+    let options = WritableOptions::default().create_if_missing(true);
+    let db = WritableDb::open(&src, options).unwrap();
+    let w = WriteOptions::default();
+    for i in 0..200u32 {
+        db.put(format!("key{i:04}").as_bytes(), b"v", w).unwrap();
+    }
+    db.flush().unwrap();
+    for t in ldb_files(&src) {
+        fs::copy(&t, saved.join(t.file_name().unwrap())).unwrap();
+    }
+    for i in 0..100u32 {
+        db.delete(format!("key{i:04}").as_bytes(), w).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.close().unwrap();
+    for t in ldb_files(&saved) {
+        fs::copy(&t, src.join(t.file_name().unwrap())).unwrap();
+    }
+    src
+}
+
+fn dump(dir: &Path) -> String {
+    let out = leveltable().args(["db", "dump"]).arg(dir).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    stdout_of(&out)
+}
+
+fn dir_state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let bytes = if e.file_type().unwrap().is_file() {
+                fs::read(e.path()).unwrap()
+            } else {
+                Vec::new()
+            };
+            (e.file_name().to_string_lossy().into_owned(), bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn repair_leaves_deleted_keys_out_and_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = left_behind(tmp.path());
+    let before = dir_state(&src);
+    let dest = tmp.path().join("dest");
+    let report = tmp.path().join("report.json");
+    let out = leveltable()
+        .args(["db", "repair"])
+        .arg(&src)
+        .arg(&dest)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "");
+    let err = stderr_of(&out);
+    assert!(err.contains("100 keys"), "{err}");
+    assert!(
+        err.contains("ignored: 2 files") || err.contains("ignored: 1 files"),
+        "{err}"
+    );
+    let want: String = (100..200u32).map(|i| format!("key{i:04}\tv\n")).collect();
+    assert_eq!(dump(&dest), want);
+    // What LevelDB's RepairDB recovers brings the deleted keys back.
+    let salvage = leveltable()
+        .args(["db", "dump", "--salvage"])
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&salvage).lines().count(), 200);
+
+    let json: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["keys"], 100);
+    assert!(
+        json["manifest"].as_str().unwrap().starts_with("MANIFEST-"),
+        "{json}"
+    );
+    assert!(!json["ignored"].as_array().unwrap().is_empty());
+    assert_eq!(json["lost"].as_array().unwrap().len(), 0);
+    assert_eq!(dir_state(&src), before, "the repair wrote in its source");
+}
+
+/// A block garbled in the newest table: its keys fall back to older versions, reported
+/// uncertain, and left out with --drop-uncertain.
+#[test]
+fn uncertain_keys_are_kept_or_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let options = WritableOptions::default().create_if_missing(true);
+    let db = WritableDb::open(&src, options).unwrap();
+    let w = WriteOptions::default();
+    for i in 0..2000u32 {
+        db.put(format!("key{i:05}").as_bytes(), b"old", w).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    let old = ldb_files(&src);
+    for i in 0..2000u32 {
+        db.put(format!("key{i:05}").as_bytes(), b"new", w).unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let newest = ldb_files(&src)
+        .into_iter()
+        .find(|t| !old.contains(t))
+        .unwrap();
+    let mut bytes = fs::read(&newest).unwrap();
+    bytes[5000..7000].fill(0x55);
+    fs::write(&newest, bytes).unwrap();
+
+    let report = tmp.path().join("r.json");
+    let out = leveltable()
+        .args(["db", "repair"])
+        .arg(&src)
+        .arg(tmp.path().join("kept"))
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let json: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    let uncertain = json["uncertain_keys"].as_u64().unwrap();
+    assert!(uncertain > 0, "{json}");
+    let lost = &json["lost"][0];
+    assert_eq!(lost["kind"], "block");
+    assert!(lost["range"]["first"].is_string(), "{lost}");
+    assert!(
+        !json["uncertain"][0]["sample"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let kept = dump(&tmp.path().join("kept"));
+    assert_eq!(kept.lines().count(), 2000);
+
+    let out = leveltable()
+        .args(["db", "repair", "--drop-uncertain", "--quiet"])
+        .arg(&src)
+        .arg(tmp.path().join("dropped"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stderr_of(&out), "");
+    let dropped = dump(&tmp.path().join("dropped"));
+    assert_eq!(dropped.lines().count() as u64, 2000 - uncertain);
+    assert!(
+        dropped.lines().all(|l| l.ends_with("\tnew")),
+        "a stale value was kept"
+    );
+}
+
+#[test]
+fn refusals_leave_everything_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = left_behind(tmp.path());
+    let before = dir_state(&src);
+    // DEST inside SRC.
+    let out = leveltable()
+        .args(["db", "repair"])
+        .arg(&src)
+        .arg(src.join("inside"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("inside"), "{}", stderr_of(&out));
+    assert_eq!(dir_state(&src), before);
+    // A DEST that is not empty.
+    let full = tmp.path().join("full");
+    fs::create_dir(&full).unwrap();
+    fs::write(full.join("x"), b"x").unwrap();
+    let out = leveltable()
+        .args(["db", "repair"])
+        .arg(&src)
+        .arg(&full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("not empty"), "{}", stderr_of(&out));
+    assert_eq!(fs::read_dir(&full).unwrap().count(), 1);
+    // No DEST and no --in-place.
+    let out = leveltable()
+        .args(["db", "repair"])
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // Nothing left beside them.
+    let names: Vec<String> = fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[test]
+fn in_place_keeps_the_original_in_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = left_behind(tmp.path());
+    let before = dir_state(&src);
+    let out = leveltable()
+        .args(["db", "repair", "--in-place"])
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let want: String = (100..200u32).map(|i| format!("key{i:04}\tv\n")).collect();
+    assert_eq!(dump(&src), want);
+    let kept = dir_state(&src.join("lost"));
+    for (name, bytes) in &before {
+        if name != "LOCK" {
+            assert_eq!(kept.get(name), Some(bytes), "{name}");
+        }
+    }
+}
+
+/// `--in-place` killed at moments spread over its run: the directory is always one whole
+/// database with the same view (the original or the repair), and where it is the repair
+/// the original is whole in `lost/` or, killed between the swap and the move, beside it.
+#[test]
+fn in_place_killed_at_any_moment_leaves_a_whole_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let template = left_behind(tmp.path());
+    let original = dir_state(&template);
+    let want: String = (100..200u32).map(|i| format!("key{i:04}\tv\n")).collect();
+    for round in 0..12u64 {
+        let root = tmp.path().join(format!("round{round}"));
+        fs::create_dir(&root).unwrap();
+        let dir = root.join("db");
+        fs::create_dir(&dir).unwrap();
+        for (name, bytes) in &original {
+            fs::write(dir.join(name), bytes).unwrap();
+        }
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("leveltable"))
+            .args(["db", "repair", "--in-place", "--quiet"])
+            .arg(&dir)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(round * 4));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(dump(&dir), want, "round {round}");
+        let now = dir_state(&dir);
+        let hidden: Vec<PathBuf> = fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .contains("repair-original")
+            })
+            .collect();
+        let kept = if now.contains_key("lost") {
+            Some(dir_state(&dir.join("lost")))
+        } else {
+            hidden.first().map(|h| dir_state(h))
+        };
+        match kept {
+            // Repaired: the original is whole where it was moved.
+            Some(kept) => {
+                for (name, bytes) in &original {
+                    if name != "LOCK" {
+                        assert_eq!(kept.get(name), Some(bytes), "round {round}: {name}");
+                    }
+                }
+            }
+            // Not swapped: the original, untouched but for its LOCK file.
+            None => {
+                for (name, bytes) in &original {
+                    if name != "LOCK" {
+                        assert_eq!(now.get(name), Some(bytes), "round {round}: {name}");
+                    }
+                }
+            }
+        }
+    }
+}
