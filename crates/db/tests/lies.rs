@@ -197,7 +197,10 @@ fn overlapping_ranges_above_level_zero_are_corruption_at_open() {
     let mut numbers: Vec<u64> = tables.iter().map(|t| t.number).collect();
     numbers.sort_unstable();
     for number in &numbers[..2] {
-        assert!(err.to_string().contains(&format!("{number:06}.ldb")), "{err}");
+        assert!(
+            err.to_string().contains(&format!("{number:06}.ldb")),
+            "{err}"
+        );
     }
     let salvaged = Db::salvage(&db_dir, DbOptions::default()).unwrap();
     assert_eq!(salvaged.iter().count(), 1000);

@@ -15,8 +15,8 @@ use crate::filter::LoadedFilter;
 use crate::format::{BlockHandle, Compression, FOOTER_LEN, Footer};
 use crate::options::ReadOptions;
 use crate::properties::{FilterInfo, read_filter_entries};
-use crate::table::Opened;
 use crate::read_block::{Decode, decode_raw, locate, read_range};
+use crate::table::Opened;
 use crate::{Error, FilterPolicy, ReadAt, Result, Table};
 
 /// The bytes a plan has not decoded yet, in the order it needs them.
