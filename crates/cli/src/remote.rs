@@ -67,7 +67,7 @@ pub fn open(url: &Path) -> Result<(Box<dyn ReadAt>, String)> {
 pub fn open(url: &Path) -> Result<(Box<dyn ReadAt>, String)> {
     Err(CliError::new(format!(
         "{}: this build reads no URLs (built without the `object` feature)",
-        url.display()
+        without_credentials(&url.to_string_lossy())
     )))
 }
 
@@ -89,7 +89,7 @@ pub fn open_db(url: &Path, options: leveltable_db::DbOptions) -> Result<leveltab
 pub fn open_db(url: &Path, _options: leveltable_db::DbOptions) -> Result<leveltable_db::Db> {
     Err(CliError::new(format!(
         "{}: this build reads no URLs (built without the `object` feature)",
-        url.display()
+        without_credentials(&url.to_string_lossy())
     )))
 }
 
@@ -107,7 +107,8 @@ pub fn upload_db(dir: &Path, url: &str) -> Result<u64> {
 #[cfg(not(feature = "object"))]
 pub fn upload_db(_dir: &Path, url: &str) -> Result<u64> {
     Err(CliError::new(format!(
-        "{url}: this build writes no URLs (built without the `object` feature)"
+        "{}: this build writes no URLs (built without the `object` feature)",
+        without_credentials(url)
     )))
 }
 
@@ -141,8 +142,25 @@ pub fn upload(from: &Path, url: &str) -> Result<u64> {
 #[cfg(not(feature = "object"))]
 pub fn upload(_from: &Path, url: &str) -> Result<u64> {
     Err(CliError::new(format!(
-        "{url}: this build writes no URLs (built without the `object` feature)"
+        "{}: this build writes no URLs (built without the `object` feature)",
+        without_credentials(url)
     )))
+}
+
+/// `url` without the user name and password before its host, nor its query, for the
+/// messages of a build that reads no URLs (one that does shows a location's own name).
+#[cfg(not(feature = "object"))]
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let rest = &rest[..rest.find(['?', '#']).unwrap_or(rest.len())];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    format!("{scheme}://{host}{path}")
 }
 
 /// `url` as shown in messages: without user, password or query.
@@ -174,5 +192,29 @@ pub fn stats_line() -> String {
     #[cfg(not(feature = "object"))]
     {
         "stats: requests 0 (this build reads no URLs)".to_owned()
+    }
+}
+
+#[cfg(all(test, not(feature = "object")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_without_urls_shows_none_of_their_credentials() {
+        let Err(err) = open(Path::new("s3://KEY:SECRET@bucket/t.ldb?sig=SIGNED")) else {
+            panic!("a build without URL support opened a URL");
+        };
+        let text = err.to_string();
+        assert!(
+            text.starts_with("s3://bucket/t.ldb: this build reads no URLs"),
+            "{text}"
+        );
+        for url in ["https://user:pw@host/db", "https://user@host/db"] {
+            let text = upload_db(Path::new("."), url).unwrap_err().to_string();
+            assert!(
+                text.starts_with("https://host/db: this build writes"),
+                "{text}"
+            );
+        }
     }
 }

@@ -262,3 +262,76 @@ fn a_commit_of_more_files_than_open_descriptors() {
     let dump = leveltable().args(["db", "dump"]).arg(&db).output().unwrap();
     assert_eq!(stdout_of(&dump), tsv);
 }
+
+#[test]
+fn a_malformed_part_record_is_named_with_its_part() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tsv = sorted_tsv(100);
+    let lines: Vec<&str> = tsv.lines().collect();
+    let text = |r: std::ops::Range<usize>| -> String {
+        lines[r].iter().map(|l| format!("{l}\n")).collect()
+    };
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    build_part(&a, &text(0..50));
+    build_part(&b, &text(50..100));
+    // b's record has a line that names no file.
+    let record = fs::read_to_string(b.join("PART")).unwrap();
+    fs::write(b.join("PART"), record.replacen("\nfile ", "\nfiel ", 1)).unwrap();
+    let before = (snapshot(&a), snapshot(&b));
+    let db = tmp.path().join("db");
+    let out = leveltable()
+        .args(["db", "commit"])
+        .arg(&db)
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let wanted = format!("{}: not a part record: line 3", b.join("PART").display());
+    assert!(err.contains(&wanted), "{wanted:?} not in {err}");
+    assert!(!db.exists());
+    assert!(before == (snapshot(&a), snapshot(&b)));
+}
+
+#[test]
+fn build_and_commit_into_a_dangling_link_blame_the_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let part = tmp.path().join("part");
+    build_part(&part, &sorted_tsv(10));
+    let missing = tmp.path().join("missing");
+    let link = tmp.path().join("db");
+    std::os::unix::fs::symlink(&missing, &link).unwrap();
+    let names = || {
+        let mut names: Vec<String> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let wanted = format!(
+        "error: {} is a symbolic link to {}, which does not exist",
+        link.display(),
+        missing.display()
+    );
+    let build = leveltable()
+        .args(["db", "build", "-q"])
+        .arg(&link)
+        .write_stdin(sorted_tsv(10))
+        .output()
+        .unwrap();
+    let commit = leveltable()
+        .args(["db", "commit"])
+        .arg(&link)
+        .arg(&part)
+        .output()
+        .unwrap();
+    for out in [build, commit] {
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.starts_with(&wanted), "{wanted:?} not in {err}");
+        // Nothing made through the link, nothing left beside it.
+        assert!(!missing.exists());
+        assert_eq!(names(), ["db", "part"]);
+    }
+}

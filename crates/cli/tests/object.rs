@@ -243,3 +243,38 @@ fn database_commands_take_urls() {
         .code(2)
         .stderr(predicate::str::contains("local directory"));
 }
+
+#[test]
+fn urls_with_credentials_are_refused_naming_the_variables_to_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.tsv");
+    std::fs::write(&input, sorted_tsv(10)).unwrap();
+    let input = input.display().to_string();
+    for (url, variable) in [
+        ("s3://AKIDLEAK:wJalrLEAK@bucket/db", "AWS_ACCESS_KEY_ID"),
+        ("gs://someone:pwLEAK@bucket/db", "GOOGLE_SERVICE_ACCOUNT"),
+        ("https://someone:pwLEAK@host.invalid/db", "presigned URL"),
+    ] {
+        let table = format!("{url}/t.ldb");
+        for args in [
+            vec!["get", table.as_str(), "k"],
+            vec!["dump", table.as_str()],
+            vec!["build", table.as_str(), input.as_str()],
+            vec!["db", "get", url, "k"],
+            vec!["db", "verify", url],
+            vec!["db", "build", url, input.as_str()],
+        ] {
+            let out = leveltable().args(&args).output().unwrap();
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains("credentials in a URL") && err.contains(variable),
+                "{args:?}: {err}"
+            );
+            assert!(
+                !err.contains("LEAK") && !err.contains("someone"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}

@@ -168,9 +168,12 @@ impl Manifest {
                 return Err(Error::corruption(
                     file,
                     format!(
-                        "level {level} (its files {} ..= {} and {} ..= {} overlap)",
+                        "level {level} (its files {} with keys {} ..= {} and {} with keys \
+                         {} ..= {} overlap)",
+                        table_file_name(w[0].number),
                         show_key(&w[0].smallest),
                         show_key(&w[0].largest),
+                        table_file_name(w[1].number),
                         show_key(&w[1].smallest),
                         show_key(&w[1].largest),
                     ),

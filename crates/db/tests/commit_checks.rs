@@ -372,5 +372,6 @@ fn a_part_record_that_is_a_link_or_a_fifo_or_too_short_is_refused() {
     fs::remove_file(&record).unwrap();
     fs::write(&record, &text[..text.len() - 3]).unwrap();
     let err = Part::load(&a).unwrap_err().to_string();
-    assert!(err.contains("not a part record: line 3"), "{err}");
+    let wanted = format!("{}: not a part record: line 3", record.display());
+    assert!(err.contains(&wanted), "{err}");
 }

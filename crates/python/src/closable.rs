@@ -1,9 +1,11 @@
 //! The state shared by the package's closable objects (`Table`, `Db`): a value that readers
 //! take a reference to, until `close()` drops the object's own.
 
-use std::sync::{Arc, PoisonError, RwLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 use crate::errors::ClosedError;
 
@@ -11,6 +13,7 @@ use crate::errors::ClosedError;
 /// closing never pulls a value from under a reader.
 pub struct Closable<T> {
     inner: RwLock<Option<Arc<T>>>,
+    runs: Arc<OpenRuns>,
 }
 
 impl<T> Closable<T> {
@@ -18,6 +21,7 @@ impl<T> Closable<T> {
     pub fn new(value: T) -> Self {
         Closable {
             inner: RwLock::new(Some(Arc::new(value))),
+            runs: Arc::default(),
         }
     }
 
@@ -29,17 +33,104 @@ impl<T> Closable<T> {
             .ok_or_else(|| ClosedError::new_err(format!("{what} is closed")))
     }
 
+    /// The entries handed out to Python loops over the value, emptied at close.
+    pub fn runs(&self) -> &Arc<OpenRuns> {
+        &self.runs
+    }
+
     /// Drops this object's reference to the value.
     pub fn close(&self) {
         self.take();
     }
 
     /// Closes, handing over this object's reference to the value (`None` if it was
-    /// closed already).
+    /// closed already), and empties the entries its loops were handed.
     pub fn take(&self) -> Option<Arc<T>> {
-        self.inner
+        let taken = self
+            .inner
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .take()
+            .take();
+        self.runs.close();
+        taken
     }
+}
+
+/// The lists of entries Python loops over a closable value were handed whole (a chunk at a
+/// time, which the loop takes at the speed of Python's own iterators) and may not have
+/// taken yet, one set per iterator. Closing empties them, so a loop stops at its next
+/// entry and asks for the next chunk, which raises `ClosedError`, rather than yielding
+/// entries read before the close.
+#[derive(Default)]
+pub struct OpenRuns {
+    state: Mutex<Runs>,
+}
+
+#[derive(Default)]
+struct Runs {
+    closed: bool,
+    next_id: u64,
+    lists: HashMap<u64, Vec<Py<PyList>>>,
+}
+
+impl OpenRuns {
+    fn state(&self) -> std::sync::MutexGuard<'_, Runs> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A new iterator's id.
+    pub fn register(&self) -> u64 {
+        let mut state = self.state();
+        let id = state.next_id;
+        state.next_id = id.wrapping_add(1);
+        id
+    }
+
+    /// Keeps `lists` as what iterator `id` handed out last (emptied at once if the value
+    /// was closed since the iterator checked it).
+    pub fn hold(&self, py: Python<'_>, id: u64, lists: Vec<Py<PyList>>) -> PyResult<()> {
+        // Lists are emptied and dropped outside the lock: no Python work under it.
+        let (refused, replaced) = {
+            let mut state = self.state();
+            if state.closed {
+                (Some(lists), None)
+            } else {
+                (None, state.lists.insert(id, lists))
+            }
+        };
+        drop(replaced);
+        for list in refused.iter().flatten() {
+            empty(list.bind(py))?;
+        }
+        Ok(())
+    }
+
+    /// Forgets what iterator `id` handed out (it ended or was dropped).
+    pub fn release(&self, id: u64) {
+        let released = self.state().lists.remove(&id);
+        drop(released);
+    }
+
+    /// Empties every list handed out, and those handed out from now on.
+    fn close(&self) {
+        let lists = {
+            let mut state = self.state();
+            state.closed = true;
+            std::mem::take(&mut state.lists)
+        };
+        if lists.is_empty() {
+            return;
+        }
+        Python::attach(|py| {
+            for list in lists.values().flatten() {
+                // Emptying a list of `bytes` runs no Python code, and cannot fail.
+                let _ = empty(list.bind(py));
+            }
+        });
+    }
+}
+
+/// Removes every item of `list` (its iterators then stop).
+fn empty(list: &Bound<'_, PyList>) -> PyResult<()> {
+    list.call_method0("clear").map(drop)
 }

@@ -427,8 +427,8 @@ impl Db {
 
     /// Closes the database: its tables are closed and their memory freed once no read is
     /// in progress. Its snapshots and iterators raise `ClosedError` from then on, as the
-    /// `Db` does (a `for` loop over the `Db` itself first yields the entries it has
-    /// already fetched, at most 1024). Closing twice does nothing.
+    /// `Db` does (a `for` loop over the `Db` itself too, at its next entry). Closing twice
+    /// does nothing.
     ///
     /// A database open for writing waits for its background work and releases its lock
     /// (at once, unless another thread is still reading or writing through it: then when

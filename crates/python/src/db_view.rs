@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::bytes::bytes_of;
-use crate::closable::Closable;
+use crate::closable::{Closable, OpenRuns};
 use crate::entries::{Chunk, ChunkSource, Entries, Mode};
 use crate::errors::db_error;
 
@@ -29,6 +29,15 @@ pub enum Source {
 }
 
 impl Source {
+    /// Where the entries handed to Python loops over the database are kept until it
+    /// closes.
+    pub fn runs(&self) -> &Arc<OpenRuns> {
+        match self {
+            Source::Read(db) => db.runs(),
+            Source::Write(db) => db.runs(),
+        }
+    }
+
     /// `ClosedError` once the database is closed.
     pub fn check_open(&self) -> PyResult<()> {
         match self {
@@ -367,6 +376,7 @@ impl View {
             },
             mode,
         )
+        .emptied_on_close(self.source.runs())
         .checked(move || source.check_open())
     }
 }

@@ -7,8 +7,8 @@
 //! Python's work overlap on two cores instead of taking turns on one.
 
 use std::ops::Range;
-use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError};
@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
+use crate::closable::OpenRuns;
 use crate::gil_lock;
 
 /// Entries fetched per crossing, at most.
@@ -219,6 +220,9 @@ pub struct Entries {
     mode: Mode,
     state: Mutex<State>,
     check: Option<Check>,
+    /// Where the lists handed out whole are kept, to be emptied when what the entries
+    /// come from closes; this iterator's id there.
+    runs: Option<(Arc<OpenRuns>, u64)>,
 }
 
 impl Entries {
@@ -234,7 +238,15 @@ impl Entries {
                 chunk: Chunk::default(),
             }),
             check: None,
+            runs: None,
         }
+    }
+
+    /// The same iterator, its runs (see [`iterate`]) kept in `runs` while Python loops
+    /// over them, so that closing what they come from stops the loop at its next entry.
+    pub fn emptied_on_close(mut self, runs: &Arc<OpenRuns>) -> Self {
+        self.runs = Some((Arc::clone(runs), runs.register()));
+        self
     }
 
     /// The same iterator, calling `check` before each step: once it fails, the iterator
@@ -280,6 +292,10 @@ impl Entries {
         let mut guard = gil_lock::lock(py, &self.state);
         guard.feed = Feed::Ended;
         guard.chunk.clear();
+        drop(guard);
+        if let Some((runs, id)) = &self.runs {
+            runs.release(*id);
+        }
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -324,21 +340,42 @@ impl Entries {
         let chunk = &mut state.chunk;
         let rest = chunk.take_rest();
         if rest.is_empty() {
+            if let Some((runs, id)) = &self.runs {
+                runs.release(*id);
+            }
             return Ok(None);
         }
+        let mut lists = Vec::new();
         let run = match self.mode {
             Mode::Items => {
                 let keys = chunk.list(py, rest.clone(), true)?;
                 let values = chunk.list(py, rest, false)?;
+                lists.push(keys.clone().unbind());
+                lists.push(values.clone().unbind());
                 ZIP.import(py, "builtins", "zip")?.call1((keys, values))?
             }
-            Mode::Keys => chunk.list(py, rest, true)?.into_any(),
-            Mode::Values => chunk.list(py, rest, false)?.into_any(),
+            Mode::Keys | Mode::Values => {
+                let list = chunk.list(py, rest, matches!(self.mode, Mode::Keys))?;
+                lists.push(list.clone().unbind());
+                list.into_any()
+            }
             Mode::Neither => REPEAT
                 .import(py, "itertools", "repeat")?
                 .call1((py.None(), rest.len()))?,
         };
+        drop(guard);
+        if let Some((runs, id)) = &self.runs {
+            runs.hold(py, *id, lists)?;
+        }
         Ok(Some(run))
+    }
+}
+
+impl Drop for Entries {
+    fn drop(&mut self) {
+        if let Some((runs, id)) = &self.runs {
+            runs.release(*id);
+        }
     }
 }
 

@@ -33,7 +33,8 @@ create_exception!(
     leveltable,
     InvalidArgumentError,
     Error,
-    "An argument or option out of its range, or a builder used after it finished."
+    "An argument or option out of its range, a builder used after it finished, or a path \
+     where a FIFO, a device, a socket or a symbolic link stands instead of a regular file."
 );
 create_exception!(
     leveltable,
@@ -51,11 +52,25 @@ pub fn os_error(path: &Path, e: &io::Error) -> PyErr {
         None => message,
     };
     let filename = path.display().to_string();
-    match e.raw_os_error() {
-        Some(errno) => PyOSError::new_err((errno, message, filename)),
-        None => PyOSError::new_err(format!("{filename}: {message}")),
+    match (e.raw_os_error(), e.kind()) {
+        (Some(errno), _) => PyOSError::new_err((errno, message, filename)),
+        // What stands where a file should be, refused before it is opened or read: a
+        // FIFO, a device, a socket or a link (`a FIFO, not a regular file`) is no failure
+        // of the system, and a directory is Python's `IsADirectoryError`.
+        (None, io::ErrorKind::InvalidInput) if message.starts_with(&filename) => {
+            InvalidArgumentError::new_err(message)
+        }
+        (None, io::ErrorKind::InvalidInput) => {
+            InvalidArgumentError::new_err(format!("{filename}: {message}"))
+        }
+        (None, io::ErrorKind::IsADirectory) => PyOSError::new_err((EISDIR, message, filename)),
+        (None, _) => PyOSError::new_err(format!("{filename}: {message}")),
     }
 }
+
+/// The `errno` of a directory where a file should be (the same on Linux, the BSDs and
+/// macOS), which Python's `OSError` turns into `IsADirectoryError`.
+const EISDIR: i32 = 21;
 
 /// A table error on the file at `path` as the matching exception, naming the file.
 pub fn table_error(path: &Path, e: leveltable_table::Error) -> PyErr {

@@ -413,3 +413,129 @@ def test_what_is_not_a_database_says_so(tmp_path):
     os.remove(path / "CURRENT")
     with pytest.raises(leveltable.CorruptionError, match="CURRENT"):
         leveltable.Db(path)
+
+
+def _crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def _varint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _prefixed(b):
+    return _varint(len(b)) + b
+
+
+def write_manifest(path, files, last_sequence):
+    """A MANIFEST of one version edit listing ``files`` (level, number, size, smallest user
+    key, largest user key), as LevelDB 1.23 writes it: one FULL log record."""
+    ikey = lambda k: k + (1).to_bytes(8, "little")  # sequence 0, a value
+    edit = _varint(1) + _prefixed(b"leveldb.BytewiseComparator")
+    edit += _varint(2) + _varint(0)  # log number
+    edit += _varint(3) + _varint(max(f[1] for f in files) + 1)  # next file number
+    edit += _varint(4) + _varint(last_sequence)
+    for level, number, size, smallest, largest in files:
+        edit += _varint(7) + _varint(level) + _varint(number) + _varint(size)
+        edit += _prefixed(ikey(smallest)) + _prefixed(ikey(largest))
+    crc = _crc32c(bytes([1]) + edit)
+    masked = (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+    record = masked.to_bytes(4, "little") + len(edit).to_bytes(2, "little") + b"\x01" + edit
+    current = (path / "CURRENT").read_text().strip()
+    (path / current).write_bytes(record)
+    return current
+
+
+def test_overlapping_files_of_a_level_are_refused_naming_both_tables(tmp_path):
+    path = tmp_path / "db"
+    items = entries(3000, seed=5)
+    leveltable.build_db(path, iter(items), max_file_size=16 << 10)
+    with leveltable.Db(path) as db:
+        tables = db.stats()["levels"][6]
+        db.verify()
+    assert len(tables) > 2
+    # Every table claims a..b: the last level's files overlap.
+    manifest = write_manifest(
+        path, [(6, t["number"], t["size"], b"a", b"b") for t in tables], 0
+    )
+    numbers = sorted(t["number"] for t in tables)
+    with pytest.raises(leveltable.CorruptionError) as info:
+        with leveltable.Db(path) as db:
+            db.verify()
+    message = str(info.value)
+    assert manifest in message and "overlap" in message, message
+    for number in numbers[:2]:
+        assert f"{number:06d}.ldb" in message, message
+
+
+def test_a_fifo_or_device_where_a_file_should_be_is_a_leveltable_error(tmp_path):
+    path = tmp_path / "db"
+    leveltable.build_db(path, iter(entries(100)))
+    os.remove(path / "CURRENT")
+    os.mkfifo(path / "CURRENT")
+    with pytest.raises(leveltable.Error, match="FIFO") as info:
+        leveltable.Db(path)
+    assert not isinstance(info.value, OSError)
+    # A table of the database replaced by a FIFO.
+    path = tmp_path / "db2"
+    leveltable.build_db(path, iter(entries(100)))
+    (table,) = [n for n in os.listdir(path) if n.endswith(".ldb")]
+    os.remove(path / table)
+    os.mkfifo(path / table)
+    with pytest.raises(leveltable.Error, match="FIFO") as info:
+        with leveltable.Db(path) as db:
+            db.verify()
+    assert not isinstance(info.value, OSError)
+
+
+def test_iterating_a_db_stops_at_close(tmp_path):
+    items = entries(3000, seed=3)
+    path = tmp_path / "db"
+    leveltable.build_db(path, iter(items))
+    for writable in (False, True):
+        db = leveltable.Db(path, writable=writable)
+        loop = iter(db)
+        assert next(loop) == items[0]
+        snap_loop = iter(db.snapshot())
+        assert next(snap_loop) == items[0]
+        db.close()
+        # The entries fetched with the first are not handed out after the close.
+        for it in (loop, snap_loop):
+            with pytest.raises(leveltable.ClosedError, match="the database is closed"):
+                next(it)
+        # A loop that ends before the close is unaffected.
+        with leveltable.Db(path, writable=writable) as db:
+            assert list(db) == items
+
+
+@pytest.mark.parametrize(
+    "url, variables, secret",
+    [
+        ("s3://AKIDLEAK:wJalrLEAK@bucket/db", "AWS_ACCESS_KEY_ID", "LEAK"),
+        ("gs://user:pLEAK@bucket/db", "GOOGLE_SERVICE_ACCOUNT", "LEAK"),
+        ("https://user:pLEAK@host.example/db?x=1", "presigned URL", "LEAK"),
+    ],
+)
+def test_a_url_with_credentials_is_refused_without_showing_them(
+    tmp_path, url, variables, secret
+):
+    for call in (
+        lambda: leveltable.Db(url),
+        lambda: leveltable.Table(url + "/000005.ldb"),
+        lambda: leveltable.build_db(url, iter(entries(10))),
+    ):
+        with pytest.raises(leveltable.InvalidArgumentError) as info:
+            call()
+        message = str(info.value)
+        assert variables in message and "credentials in a URL" in message, message
+        assert secret not in message and "user" not in message, message

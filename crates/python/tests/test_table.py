@@ -247,3 +247,19 @@ def test_iteration_survives_chunk_boundaries(tmp_path):
     table = leveltable.Table(build(tmp_path / "t.ldb", entries))
     assert list(table) == entries
     assert list(table.range(b"001000", b"004001")) == entries[1000:4001]
+
+
+def test_a_fifo_or_device_is_refused_as_a_leveltable_error(tmp_path):
+    fifo = tmp_path / "fifo.ldb"
+    os.mkfifo(fifo)
+    for path, what in ((fifo, "FIFO"), ("/dev/null", "device")):
+        with pytest.raises(leveltable.InvalidArgumentError, match=what) as info:
+            leveltable.Table(path)
+        assert not isinstance(info.value, OSError)
+        assert str(path) in str(info.value)
+    # Nor written to, nor replaced, as a builder's output.
+    with pytest.raises(leveltable.Error, match="FIFO") as info:
+        build(fifo, [(b"a", b"1")])
+    assert not isinstance(info.value, OSError)
+    assert os.path.exists(fifo) and not os.path.isfile(fifo)
+

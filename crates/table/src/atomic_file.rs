@@ -95,10 +95,23 @@ impl AtomicTableFile {
     ///
     /// # Errors
     /// As [`create`](Self::create), and [`io::ErrorKind::AlreadyExists`] if `path` exists
-    /// already.
+    /// already ([`io::ErrorKind::InvalidInput`] if it is a FIFO, a device or a socket).
     pub fn create_new(path: impl AsRef<Path>, options: BuildOptions) -> Result<AtomicTableFile> {
         let path = path.as_ref();
-        if path.symlink_metadata().is_ok() {
+        if let Ok(m) = path.symlink_metadata() {
+            let t = m.file_type();
+            // A FIFO, a device or a socket is no file a table could be: said so, as
+            // `create` says it, rather than that a file exists.
+            if !(t.is_file() || t.is_dir() || t.is_symlink()) {
+                return Err(Error::Io(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} is {}, not a regular file: no table is written to it",
+                        path.display(),
+                        describe_file_type(t)
+                    ),
+                )));
+            }
             return Err(Error::Io(io::Error::new(
                 io::ErrorKind::AlreadyExists,
                 format!("{} already exists", path.display()),

@@ -3,10 +3,9 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use crate::Table;
-
-/// A snapshot of a table's read counters. Counts accumulate from [`Table::open`] (or the last
-/// [`Table::reset_counters`]) over all threads.
+/// A snapshot of a table's read counters. Counts accumulate from
+/// [`Table::open`](crate::Table::open) (or the last
+/// [`Table::reset_counters`](crate::Table::reset_counters)) over all threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Counters {
@@ -133,29 +132,23 @@ impl CounterCells {
     }
 
     /// Makes the counts so far the new zero.
-    fn reset(&self) {
+    pub(crate) fn reset(&self) {
         for (k, zero) in self.zero.iter().enumerate() {
             zero.store(self.total(k), Ordering::Relaxed);
         }
     }
 }
 
-impl<R> Table<R> {
-    /// The read counters so far.
-    pub fn counters(&self) -> Counters {
-        let c = self.counter_cells();
+impl Counters {
+    /// The counts so far of `cells`.
+    pub(crate) fn of(cells: &CounterCells) -> Counters {
         Counters {
-            data_blocks_read: c.sum(Counter::DataBlocksRead),
-            data_bytes_read: c.sum(Counter::DataBytesRead),
-            cache_hits: c.sum(Counter::CacheHits),
-            filter_checks: c.sum(Counter::FilterChecks),
-            filter_negatives: c.sum(Counter::FilterNegatives),
+            data_blocks_read: cells.sum(Counter::DataBlocksRead),
+            data_bytes_read: cells.sum(Counter::DataBytesRead),
+            cache_hits: cells.sum(Counter::CacheHits),
+            filter_checks: cells.sum(Counter::FilterChecks),
+            filter_negatives: cells.sum(Counter::FilterNegatives),
         }
-    }
-
-    /// Sets every counter back to 0.
-    pub fn reset_counters(&self) {
-        self.counter_cells().reset();
     }
 }
 

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io;
 
-use crate::format::Compression;
+use crate::compression::Compression;
 use crate::profile::Profile;
 
 /// Everything that can go wrong building or reading a table.

@@ -15,7 +15,8 @@ use crate::filter::LoadedFilter;
 use crate::format::{BlockHandle, Compression, FOOTER_LEN, Footer};
 use crate::options::ReadOptions;
 use crate::properties::{FilterInfo, read_filter_entries};
-use crate::read_block::{Decode, decode_raw, locate};
+use crate::read_block::{Decode, decode_raw, locate, read_range};
+use crate::table::Opened;
 use crate::{Error, FilterPolicy, ReadAt, Result, Table};
 
 /// The bytes a plan has not decoded yet, in the order it needs them.
@@ -318,7 +319,7 @@ impl OpenPlan {
         Table::assemble(
             source,
             self.options,
-            crate::table::Opened {
+            Opened {
                 file_size: self.file_size,
                 decode: self.decode,
                 footer,
@@ -330,5 +331,24 @@ impl OpenPlan {
                 filter_size: self.filter_size,
             },
         )
+    }
+}
+
+impl<R: ReadAt> Table<R> {
+    /// Opens the table in `source`: reads the footer, the index and metaindex blocks, and
+    /// the filter block of the first policy in the options (extra policies first) that the
+    /// table has a filter for.
+    ///
+    /// # Errors
+    /// [`Error::TooShort`] or [`Error::NotATable`] for a file that is not a table;
+    /// [`Error::Corruption`] or [`Error::ChecksumMismatch`] for malformed footer, index,
+    /// metaindex or filter blocks; [`Error::Io`] if reading fails.
+    pub fn open(source: R, options: ReadOptions) -> Result<Table<R>> {
+        let mut plan = OpenPlan::new(source.size()?, options)?;
+        while let Some(range) = plan.need() {
+            let bytes = read_range(&source, range.clone())?;
+            plan.give(range.start, &bytes)?;
+        }
+        plan.finish(source)
     }
 }

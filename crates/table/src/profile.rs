@@ -10,7 +10,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::format::Compression;
+use crate::compression::Compression;
 
 /// The four bytes every zstd frame starts with (0xFD2FB528, little-endian).
 pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];

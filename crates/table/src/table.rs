@@ -1,4 +1,4 @@
-//! Reads a table: open, point lookups, the index search.
+//! Reads a table: point lookups, the index search (opening is in `open.rs`).
 
 #![deny(clippy::arithmetic_side_effects)]
 
@@ -12,16 +12,15 @@ use crate::bits::Bits;
 use crate::block::{Block, Cursor, Layout};
 use crate::cache::{Cache, CachedBlock, take_spare};
 use crate::comparator::{BytewiseComparator, Comparator, is_bytewise};
-use crate::counters::{Counter, CounterCells};
+use crate::counters::{Counter, CounterCells, Counters};
 use crate::fence::{Fence, PackedFilter, pack_handle};
 use crate::filter::LoadedFilter;
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, Compression, Footer};
-use crate::open::OpenPlan;
 use crate::options::ReadOptions;
 use crate::properties::{FilterInfo, TableProperties};
 pub(crate) use crate::read_block::BlockRef;
 use crate::read_block::{
-    Check, locate, read_block_contents, read_block_contents_into, read_range, take_block_buf,
+    Check, locate, read_block_contents, read_block_contents_into, take_block_buf,
 };
 use crate::readahead::{Readahead, is_slow};
 use crate::{Error, ReadAt, Result};
@@ -123,7 +122,7 @@ pub(crate) struct CacheSlot {
     pub(crate) id: u64,
 }
 
-/// What an [`OpenPlan`] decoded of a table, for [`Table::assemble`].
+/// What an [`OpenPlan`](crate::OpenPlan) decoded of a table, for [`Table::assemble`].
 pub(crate) struct Opened {
     pub(crate) file_size: u64,
     pub(crate) decode: crate::read_block::Decode,
@@ -166,24 +165,7 @@ impl<R> fmt::Debug for Table<R> {
 }
 
 impl<R: ReadAt> Table<R> {
-    /// Opens the table in `source`: reads the footer, the index and metaindex blocks, and
-    /// the filter block of the first policy in the options (extra policies first) that the
-    /// table has a filter for.
-    ///
-    /// # Errors
-    /// [`Error::TooShort`] or [`Error::NotATable`] for a file that is not a table;
-    /// [`Error::Corruption`] or [`Error::ChecksumMismatch`] for malformed footer, index,
-    /// metaindex or filter blocks; [`Error::Io`] if reading fails.
-    pub fn open(source: R, options: ReadOptions) -> Result<Table<R>> {
-        let mut plan = OpenPlan::new(source.size()?, options)?;
-        while let Some(range) = plan.need() {
-            let bytes = read_range(&source, range.clone())?;
-            plan.give(range.start, &bytes)?;
-        }
-        plan.finish(source)
-    }
-
-    /// The table from what an [`OpenPlan`] decoded, reading its data blocks from `source`.
+    /// The table from what an [`OpenPlan`](crate::OpenPlan) decoded, reading its data blocks from `source`.
     pub(crate) fn assemble(source: R, options: ReadOptions, opened: Opened) -> Result<Table<R>> {
         let Opened {
             file_size,
@@ -615,9 +597,14 @@ impl<R> Table<R> {
             .fold(0u64, |sum, n| sum.saturating_add(n as u64))
     }
 
-    /// The live counters, for [`counters`](Self::counters).
-    pub(crate) fn counter_cells(&self) -> &CounterCells {
-        &self.counters
+    /// The read counters so far.
+    pub fn counters(&self) -> Counters {
+        Counters::of(&self.counters)
+    }
+
+    /// Sets every counter back to 0.
+    pub fn reset_counters(&self) {
+        self.counters.reset();
     }
 
     /// The comparator the table is read with.

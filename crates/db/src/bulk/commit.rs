@@ -230,6 +230,7 @@ impl Made {
 /// Creates `dir`, or checks that it is an empty directory, and locks its `LOCK` file as
 /// LevelDB's `DB::Open` does. Returns whether it created `dir`, and the lock.
 fn prepare_dir(dir: &Path, made: &mut Made) -> Result<(bool, DbLock)> {
+    refuse_dangling_link(dir)?;
     let created = match create_temporary(dir, true, || fs::create_dir(dir)) {
         Ok(((), guard)) => {
             made.guards.push(guard);
@@ -252,6 +253,34 @@ fn prepare_dir(dir: &Path, made: &mut Made) -> Result<(bool, DbLock)> {
             }
             Err(e)
         }
+    }
+}
+
+/// Refuses a symbolic link at `dir` to nothing: the database's files would be made
+/// through it (or its `LOCK` would fail, blaming a file the caller never named), wherever
+/// the link would lead once its target is made.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming the link and its missing target.
+pub(crate) fn refuse_dangling_link(dir: &Path) -> Result<()> {
+    let is_link = fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(());
+    }
+    match fs::metadata(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let target = fs::read_link(dir).map_err(|e| Error::io(dir, e))?;
+            Err(Error::InvalidArgument(
+                format!(
+                    "{} is a symbolic link to {}, which does not exist: a database is not \
+                     created through a dangling link",
+                    dir.display(),
+                    target.display()
+                )
+                .into(),
+            ))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use leveltable_process::TemporaryDir;
 
-use super::commit::{CommitSummary, commit_built};
+use super::commit::{CommitSummary, commit_built, refuse_dangling_link};
 use super::options::BulkOptions;
 use super::part_builder::PartBuilder;
 use crate::{Error, Result};
@@ -105,6 +105,7 @@ impl DbBuilder {
 
 /// Refuses a target that exists and is not an empty directory, before any work.
 fn check_target(dir: &Path) -> Result<()> {
+    refuse_dangling_link(dir)?;
     match std::fs::read_dir(dir).map(|mut entries| entries.next().is_none()) {
         Ok(true) => Ok(()),
         Ok(false) => Err(Error::InvalidArgument(

@@ -169,7 +169,8 @@ impl Part {
     /// # Errors
     /// [`Error::Io`] if `staging/PART` cannot be read; [`Error::InvalidArgument`] if it is
     /// not a regular file (a symbolic link is not followed) of at most 1 GiB; as
-    /// [`from_record`](Self::from_record).
+    /// [`from_record`](Self::from_record), the message starting with the record's path
+    /// (`staging/PART: not a part record: line 3: ...`).
     pub fn load(staging: impl AsRef<Path>) -> Result<Part> {
         let staging = staging.as_ref();
         let path = staging.join(PART_RECORD);
@@ -196,7 +197,14 @@ impl Part {
         if text.len() as u64 > MAX_RECORD_BYTES {
             return Err(not_a_record("larger than 1 GiB"));
         }
-        let mut part = Part::from_record(&text)?;
+        // The record's own errors name the line; the part and its record file are named
+        // here, for a caller given many parts.
+        let mut part = Part::from_record(&text).map_err(|e| match e {
+            Error::InvalidArgument(what) => {
+                Error::InvalidArgument(format!("{}: {what}", path.display()).into())
+            }
+            other => other,
+        })?;
         part.staging = staging.to_owned();
         Ok(part)
     }

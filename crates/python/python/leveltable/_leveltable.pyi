@@ -20,7 +20,8 @@ class KeyOrderError(Error):
     """A key given to a builder does not sort strictly after the previous one."""
 
 class InvalidArgumentError(Error):
-    """An argument or option out of its range."""
+    """An argument or option out of its range, or a path where a FIFO, a device, a socket
+    or a symbolic link stands instead of a regular file."""
 
 class ClosedError(Error):
     """The table, database or builder was closed."""
@@ -297,8 +298,8 @@ class Db:
         """Reads and checks every table and log record (read-only databases)."""
     def close(self) -> None:
         """Closes the database. Its snapshots and iterators raise ``ClosedError`` from then
-        on, as the ``Db`` does (a ``for`` loop over the ``Db`` itself first yields the
-        entries it has already fetched, at most 1024). Open for writing, it waits for its
+        on, as the ``Db`` does (a ``for`` loop over the ``Db`` itself too, at its next
+        entry). Open for writing, it waits for its
         background work and releases the lock."""
     def __enter__(self) -> "Db": ...
     def __exit__(
