@@ -15,6 +15,7 @@ mod errors;
 mod fs_path;
 mod gil_lock;
 mod table;
+mod version_scan;
 
 use pyo3::prelude::*;
 
@@ -34,5 +35,7 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(db_build::build_part, m)?)?;
     m.add_function(wrap_pyfunction!(db_build::build_part_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(db_build::commit_db, m)?)?;
+    m.add_class::<version_scan::VersionScan>()?;
+    m.add_function(wrap_pyfunction!(version_scan::plan_version, m)?)?;
     Ok(())
 }
