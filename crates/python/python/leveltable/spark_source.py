@@ -65,7 +65,7 @@ class LevelDbDataSource(DataSource):
         return "leveldb"
 
     def schema(self) -> str:
-        decode = self.options.get("decode")
+        decode = {k.lower(): v for k, v in self.options.items()}.get("decode")
         if decode is None:
             return "key binary, value binary"
         if decode not in DECODED_COLUMNS:
@@ -75,7 +75,8 @@ class LevelDbDataSource(DataSource):
         return ", ".join(f"{c} string" for c in DECODED_COLUMNS[decode])
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return LevelDbReader(dict(self.options), schema)
+        # Spark's option names are case-insensitive: looked up in lower case.
+        return LevelDbReader({k.lower(): v for k, v in self.options.items()}, schema)
 
 
 class Piece:
@@ -274,8 +275,8 @@ def _read_decoded(decode: str, database: str, columns: List[str]) -> Iterator[An
     records = chromium.indexeddb(database) if decode == "indexeddb" else chromium.local_storage(database)
     batch: dict = {c: [] for c in columns}
 
-    def text(v: Any) -> Optional[str]:
-        return None if v is None else json.dumps(v, ensure_ascii=False, sort_keys=True)
+    def text(v: Any) -> str:
+        return json.dumps(v, ensure_ascii=False, sort_keys=True)
 
     def flush() -> Any:
         out = pa.RecordBatch.from_pydict(
@@ -397,7 +398,7 @@ def _databases(paths: List[str]) -> List[str]:
 
 
 def _positive(options: dict, name: str, default: int) -> int:
-    text = options.get(name)
+    text = options.get(name.lower())
     if text is None:
         return default
     try:
@@ -405,5 +406,7 @@ def _positive(options: dict, name: str, default: int) -> int:
     except ValueError:
         n = 0
     if n < 1:
-        raise InvalidArgumentError(f"option {name} must be a positive integer, not {text!r}")
+        raise InvalidArgumentError(
+            f"option {name} must be a positive integer, not {text!r}"
+        )
     return n
