@@ -15,7 +15,8 @@ fn a_pinned_version_ignores_later_writes_and_fails_once_its_tables_are_gone() {
     let w = WritableDb::open(&path, WritableOptions::default().create_if_missing(true)).unwrap();
     let sync = WriteOptions::default();
     for i in 0..100u32 {
-        w.put(format!("k{i:03}").as_bytes(), b"table", sync).unwrap();
+        w.put(format!("k{i:03}").as_bytes(), b"table", sync)
+            .unwrap();
     }
     w.flush().unwrap();
     w.put(b"k001", b"log", sync).unwrap();

@@ -63,6 +63,9 @@ pub fn plan_version<'py>(py: Python<'py>, path: FsPath) -> PyResult<Bound<'py, P
     Ok(d)
 }
 
+/// A table as `plan_version` lists it: number, size, smallest and largest internal keys.
+type TableTuple = (u64, u64, Vec<u8>, Vec<u8>);
+
 /// The version a `plan_version` dict describes (with any subset of its tables).
 fn version_of(d: &Bound<'_, PyDict>) -> PyResult<PinnedVersion> {
     let item = |name: &str| -> PyResult<Bound<'_, PyAny>> {
@@ -70,7 +73,7 @@ fn version_of(d: &Bound<'_, PyDict>) -> PyResult<PinnedVersion> {
             InvalidArgumentError::new_err(format!("the version has no {name:?} entry"))
         })
     };
-    let levels: Vec<Vec<(u64, u64, Vec<u8>, Vec<u8>)>> = item("levels")?.extract()?;
+    let levels: Vec<Vec<TableTuple>> = item("levels")?.extract()?;
     let levels = levels
         .into_iter()
         .enumerate()
