@@ -388,3 +388,26 @@ def build_part_arrow(
 
 def commit_db(path: StrPath, parts: Sequence[Part]) -> dict[str, int]:
     """Commits parts (in key order, not overlapping) as the database ``path``."""
+
+def plan_version(path: StrPath) -> dict[str, object]:
+    """The version an open of ``path`` sees: ``comparator``, ``last_sequence``, ``logs``
+    (``(number, bytes replayed)``) and ``levels`` (``(number, size, smallest, largest)``
+    per table, internal keys)."""
+
+class VersionScan:
+    """The entries of ``path`` at ``version`` (a ``plan_version`` dict, perhaps with only
+    some tables) in ``[start, stop)``, as chunks ``(rows, key_offsets, keys, value_offsets,
+    values)``: the buffers of two Arrow binary arrays."""
+
+    def __init__(
+        self,
+        path: StrPath,
+        version: dict[str, object],
+        start: bytes | None = None,
+        stop: bytes | None = None,
+    ) -> None: ...
+    @property
+    def tables(self) -> int: ...
+    def opened(self) -> int: ...
+    def __iter__(self) -> VersionScan: ...
+    def __next__(self) -> tuple[int, bytes, bytes, bytes, bytes]: ...
