@@ -51,8 +51,8 @@ from leveltable.spark import register  # noqa: E402
 
 CHROMIUM = pathlib.Path(__file__).resolve().parents[3] / "crates" / "chromium" / "testdata" / "golden"
 
-#: Spark's master for this module: LEVELTABLE_SPARK_MASTER, else local[2] (see
-#: docs/distributed.md for why local-cluster is not the default here).
+#: Spark's master for this module: LEVELTABLE_SPARK_MASTER (local-cluster[2,1,1024] runs
+#: two executor processes), else local[2], which keeps the module's time and memory low.
 MASTER = os.environ.get("LEVELTABLE_SPARK_MASTER", "local[2]")
 
 LIB = leveldb_c.library()
