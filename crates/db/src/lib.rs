@@ -22,6 +22,7 @@ pub mod log_writer;
 pub mod memtable;
 mod merger;
 pub mod options;
+mod pinned;
 mod recovery;
 mod regular_file;
 mod repair;
@@ -54,6 +55,7 @@ pub use repair::{
     IgnoredFile, KeyRange, LostData, LostKind, RepairOptions, RepairReport, UncertainRange, repair,
     repair_in_place, repair_with_progress,
 };
+pub use pinned::PinnedVersion;
 pub use version::Origin;
 pub use write_batch::WriteBatchBuilder;
 pub use writer::compaction_filter::{CompactionFilter, FilterDecision};

@@ -16,6 +16,7 @@ mod fs_path;
 mod gil_lock;
 mod repair;
 mod table;
+mod version_scan;
 
 use pyo3::prelude::*;
 
@@ -36,5 +37,7 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(db_build::build_part_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(db_build::commit_db, m)?)?;
     m.add_function(wrap_pyfunction!(repair::repair_db, m)?)?;
+    m.add_class::<version_scan::VersionScan>()?;
+    m.add_function(wrap_pyfunction!(version_scan::plan_version, m)?)?;
     Ok(())
 }

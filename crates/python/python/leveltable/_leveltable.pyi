@@ -401,3 +401,26 @@ def repair_db(
     files kept in ``src/lost/``). ``report`` names a file for the JSON loss report;
     ``drop_uncertain`` leaves out keys whose newest version may have been lost. Returns
     keys, deleted, tables, bytes, lost, ignored, uncertain_keys and manifest."""
+
+def plan_version(path: StrPath) -> dict[str, object]:
+    """The version an open of ``path`` sees: ``comparator``, ``last_sequence``, ``logs``
+    (``(number, bytes replayed)``) and ``levels`` (``(number, size, smallest, largest)``
+    per table, internal keys)."""
+
+class VersionScan:
+    """The entries of ``path`` at ``version`` (a ``plan_version`` dict, perhaps with only
+    some tables) in ``[start, stop)``, as chunks ``(rows, key_offsets, keys, value_offsets,
+    values)``: the buffers of two Arrow binary arrays."""
+
+    def __init__(
+        self,
+        path: StrPath,
+        version: dict[str, object],
+        start: bytes | None = None,
+        stop: bytes | None = None,
+    ) -> None: ...
+    @property
+    def tables(self) -> int: ...
+    def opened(self) -> int: ...
+    def __iter__(self) -> VersionScan: ...
+    def __next__(self) -> tuple[int, bytes, bytes, bytes, bytes]: ...

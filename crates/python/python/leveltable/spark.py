@@ -5,7 +5,9 @@ partition, builds one part per partition on the executors (``build_part_arrow``,
 record batches through ``mapInArrow``), collects the parts' records on the driver and commits
 them there as one database (``commit_db``). The staging directory beside ``path`` and the
 output must be on a filesystem that the driver and every executor see under the same path.
-See docs/distributed.md.
+``register(spark)`` adds the data source ``leveldb`` to a session, which reads databases
+back: ``spark.read.format("leveldb").load(path)`` (see ``leveltable.spark_source``). See
+docs/distributed.md.
 """
 
 from __future__ import annotations
@@ -24,7 +26,26 @@ from leveltable._leveltable import (
     commit_db,
 )
 
-__all__ = ["write_leveldb"]
+__all__ = ["LevelDbDataSource", "register", "write_leveldb"]
+
+
+def register(spark: Any) -> None:
+    """Registers the data source ``leveldb`` on the session ``spark``:
+    ``spark.read.format("leveldb").load(path)`` reads LevelDB databases (Spark 4.0 and
+    later; see ``leveltable.spark_source``)."""
+    from leveltable.spark_source import register as register_source
+
+    register_source(spark)
+
+
+def __getattr__(name: str) -> Any:
+    # The reader's module needs pyspark.sql.datasource (Spark 4.0 and later): imported on
+    # first use, so that write_leveldb keeps working with older Spark.
+    if name == "LevelDbDataSource":
+        from leveltable.spark_source import LevelDbDataSource
+
+        return LevelDbDataSource
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: Table options ``write_leveldb`` passes on to each part.
 TABLE_OPTIONS = frozenset(
