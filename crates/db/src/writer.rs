@@ -8,6 +8,7 @@ mod levels;
 mod log_file;
 mod mapped_log;
 pub(crate) mod options;
+mod properties;
 mod recover;
 mod shared;
 mod table_output;

@@ -13,6 +13,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
+use crate::cursor::{Cursor, Reader};
 use crate::entries::{Chunk, ChunkSource, Entries, Mode};
 use crate::errors::db_error;
 
@@ -60,14 +61,14 @@ pub enum Pin {
 }
 
 impl Pin {
-    fn sequence(&self) -> u64 {
+    pub fn sequence(&self) -> u64 {
         match self {
             Pin::Sequence(s) => *s,
             Pin::Writable(s) => s.sequence(),
         }
     }
 
-    fn writable(&self) -> Option<&RustSnapshot> {
+    pub fn writable(&self) -> Option<&RustSnapshot> {
         match self {
             Pin::Sequence(_) => None,
             Pin::Writable(s) => Some(s),
@@ -327,6 +328,39 @@ impl View {
     pub fn iterator(&self, keywords: &IteratorKeywords<'_, '_>) -> PyResult<Entries> {
         let (start, stop, mode) = keywords.read()?;
         self.entries_within(&start, &stop, mode, keywords.reverse)
+    }
+
+    /// plyvel's iterator that moves both ways (`Cursor`), reading the view as it is now.
+    pub fn cursor(&self, keywords: &IteratorKeywords<'_, '_>) -> PyResult<Cursor> {
+        let (lo, hi, mode) = keywords.read()?;
+        let (path, comparator, pin) = match &self.source {
+            Source::Read(db) => {
+                let db = db.get(THE_DATABASE)?;
+                let pin = Pin::Sequence(self.sequence()?);
+                (
+                    db.path().to_owned(),
+                    Arc::clone(db.comparator()),
+                    Arc::new(pin),
+                )
+            }
+            Source::Write(db) => {
+                let db = db.get(THE_DATABASE)?;
+                let pin = match self.pin()? {
+                    Some(pin) => pin,
+                    None => Arc::new(Pin::Writable(db.snapshot())),
+                };
+                (db.path().to_owned(), Arc::clone(db.comparator()), pin)
+            }
+        };
+        let reader = Reader {
+            source: self.source.clone(),
+            path,
+            pin,
+            comparator,
+            lo,
+            hi,
+        };
+        Ok(Cursor::new(reader, mode, keywords.reverse))
     }
 
     fn entries_within(

@@ -6,6 +6,7 @@ mod builder;
 mod bytes;
 mod chromium;
 mod closable;
+mod cursor;
 mod db;
 mod db_build;
 mod db_view;
@@ -14,6 +15,7 @@ mod entries;
 mod errors;
 mod fs_path;
 mod gil_lock;
+mod py_comparator;
 mod table;
 
 use pyo3::prelude::*;
@@ -28,6 +30,7 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<builder::TableBuilder>()?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::Snapshot>()?;
+    m.add_class::<cursor::Cursor>()?;
     m.add_class::<db_write::WriteBatch>()?;
     m.add_class::<db_build::Part>()?;
     m.add_function(wrap_pyfunction!(db_build::build_db, m)?)?;

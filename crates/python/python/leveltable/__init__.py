@@ -9,12 +9,14 @@ with ``commit_db`` builds one in parts, on many machines; ``leveltable.spark.wri
 does so from a Spark DataFrame.
 Keys and values are bytes-like in and ``bytes`` out. ``leveltable.chromium`` decodes what
 Chrome, Chromium and Electron apps keep in LevelDB (Local Storage, Session Storage,
-IndexedDB).
+IndexedDB). ``leveltable.plyvel`` is plyvel's API over it: change ``import plyvel`` into
+``from leveltable import plyvel``.
 """
 
 from leveltable._leveltable import (
     ClosedError,
     CorruptionError,
+    Cursor,
     Db,
     Entries,
     Error,
@@ -35,6 +37,7 @@ from leveltable import chromium
 __all__ = [
     "ClosedError",
     "CorruptionError",
+    "Cursor",
     "Db",
     "Entries",
     "Error",
