@@ -44,7 +44,7 @@ pub struct Reader {
 
 impl Reader {
     /// An iterator over the entries between `lo` and `hi`.
-    fn range(&self, lo: Edge<&[u8]>, hi: Edge<&[u8]>) -> PyResult<DbIter> {
+    pub fn range(&self, lo: Edge<&[u8]>, hi: Edge<&[u8]>) -> PyResult<DbIter> {
         Ok(match &self.source {
             Source::Read(db) => db
                 .get(THE_DATABASE)?
@@ -138,7 +138,7 @@ fn empty(cmp: &dyn Comparator, lo: Edge<&[u8]>, hi: Edge<&[u8]>) -> bool {
     }
 }
 
-fn as_ref(b: &Edge<Vec<u8>>) -> Edge<&[u8]> {
+pub fn as_ref(b: &Edge<Vec<u8>>) -> Edge<&[u8]> {
     b.as_ref().map(Vec::as_slice)
 }
 

@@ -8,6 +8,7 @@ use leveltable_table::Cache;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
+use crate::arrow_stream::ArrowStream;
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
 use crate::cursor::Cursor;
@@ -374,6 +375,35 @@ impl Db {
         Ok(sizes)
     }
 
+    /// The entries with `start <= key < stop` (or those starting with `prefix`) in key
+    /// order, as Arrow record batches of `key` and `value` (`binary`) columns, at most
+    /// `batch_rows` rows each: an object with `__arrow_c_stream__`, for
+    /// `pyarrow.RecordBatchReader.from_stream`, `polars.from_arrow` or DuckDB. It reads
+    /// the database as it is when called, or at `snapshot` (one of its
+    /// snapshots).
+    #[pyo3(signature = (start = None, stop = None, *, prefix = None, batch_rows = crate::arrow_stream::BATCH_ROWS, snapshot = None))]
+    fn scan_arrow(
+        &self,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        prefix: Option<&Bound<'_, PyAny>>,
+        batch_rows: usize,
+        snapshot: Option<&Bound<'_, Snapshot>>,
+    ) -> PyResult<ArrowStream> {
+        match snapshot {
+            Some(snapshot) => {
+                let view = &snapshot.get().view;
+                if !view.source.same_as(&self.inner) {
+                    return Err(InvalidArgumentError::new_err(
+                        "snapshot is a snapshot of another database",
+                    ));
+                }
+                view.arrow(start, stop, prefix, batch_rows)
+            }
+            None => self.view()?.arrow(start, stop, prefix, batch_rows),
+        }
+    }
+
     /// The live keys in order.
     fn keys(&self) -> PyResult<Entries> {
         self.view()?.entries(None, None, Mode::Keys)
@@ -659,6 +689,22 @@ impl Snapshot {
         let _ = (verify_checksums, fill_cache);
         let found = self.view.get(py, key)?;
         Ok(found.map(Bound::into_any).or(default))
+    }
+
+    /// The entries with `start <= key < stop` (or those starting with `prefix`) in key
+    /// order, as Arrow record batches of `key` and `value` (`binary`) columns, at most
+    /// `batch_rows` rows each: an object with `__arrow_c_stream__`, for
+    /// `pyarrow.RecordBatchReader.from_stream`, `polars.from_arrow` or DuckDB. It reads
+    /// at the snapshot.
+    #[pyo3(signature = (start = None, stop = None, *, prefix = None, batch_rows = crate::arrow_stream::BATCH_ROWS))]
+    fn scan_arrow(
+        &self,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        prefix: Option<&Bound<'_, PyAny>>,
+        batch_rows: usize,
+    ) -> PyResult<ArrowStream> {
+        self.view.arrow(start, stop, prefix, batch_rows)
     }
 
     /// The values of `keys` at the snapshot, in order.

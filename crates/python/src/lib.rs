@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 mod arrow;
+mod arrow_stream;
 mod builder;
 mod bytes;
 mod chromium;
@@ -31,6 +32,7 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<db::Db>()?;
     m.add_class::<db::Snapshot>()?;
     m.add_class::<cursor::Cursor>()?;
+    m.add_class::<arrow_stream::ArrowStream>()?;
     m.add_class::<db_write::WriteBatch>()?;
     m.add_class::<db_build::Part>()?;
     m.add_function(wrap_pyfunction!(db_build::build_db, m)?)?;
