@@ -14,6 +14,7 @@ IndexedDB). ``leveltable.plyvel`` is plyvel's API over it: change ``import plyve
 """
 
 from leveltable._leveltable import (
+    ArrowStream,
     ClosedError,
     CorruptionError,
     Cursor,
@@ -35,6 +36,7 @@ from leveltable._leveltable import (
 from leveltable import chromium
 
 __all__ = [
+    "ArrowStream",
     "ClosedError",
     "CorruptionError",
     "Cursor",

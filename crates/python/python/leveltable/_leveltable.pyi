@@ -146,6 +146,18 @@ class TableBuilder:
         tb: Optional[TracebackType],
     ) -> bool: ...
 
+class ArrowStream:
+    """A database's entries as Arrow record batches of ``key`` and ``value`` (``binary``)
+    columns (``Db.scan_arrow()``), through the Arrow PyCapsule interface: pass it to
+    ``pyarrow.RecordBatchReader.from_stream``, ``pyarrow.table``, ``polars.DataFrame``, or
+    name it in DuckDB's SQL. It reads the database as it was when made; each consumer
+    reads every entry again."""
+
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """A capsule named ``arrow_array_stream`` holding an ``ArrowArrayStream``."""
+    def __arrow_c_schema__(self) -> object:
+        """A capsule named ``arrow_schema`` holding the batches' ``ArrowSchema``."""
+
 class Snapshot:
     """A database as it was at one sequence number: later writes are invisible to it. A
     database open for writing keeps what its snapshots see through compactions until they
@@ -204,6 +216,16 @@ class Snapshot:
         ``prefix`` (not with ``start`` or ``stop``: ``TypeError``), from the last down with
         ``reverse``; ``(key, value)`` pairs, keys, values, or ``None`` per entry as
         ``include_key`` and ``include_value`` say. A forward-only iterator: no ``seek``."""
+    def scan_arrow(
+        self,
+        start: Optional[BytesLike] = None,
+        stop: Optional[BytesLike] = None,
+        *,
+        prefix: Optional[BytesLike] = None,
+        batch_rows: int = 65536,
+    ) -> ArrowStream:
+        """The entries with ``start <= key < stop`` (or starting with ``prefix``) as Arrow
+        record batches of at most ``batch_rows`` rows."""
     def release(self) -> None:
         """Releases the snapshot (plyvel's name): its reads raise ``ClosedError`` from then
         on; its iterators made before read on."""
@@ -360,6 +382,18 @@ class Db:
         """plyvel's iterator with ``prev``, ``seek``, ``seek_to_start`` and
         ``seek_to_stop``: the keywords of ``iterator()``. Reads the
         database as it is when made."""
+    def scan_arrow(
+        self,
+        start: Optional[BytesLike] = None,
+        stop: Optional[BytesLike] = None,
+        *,
+        prefix: Optional[BytesLike] = None,
+        batch_rows: int = 65536,
+        snapshot: Optional[Snapshot] = None,
+    ) -> ArrowStream:
+        """The entries with ``start <= key < stop`` (or starting with ``prefix``) as Arrow
+        record batches of at most ``batch_rows`` rows. ``snapshot``: one of the
+        database's snapshots to read at."""
     def get_property(self, name: BytesLike) -> Optional[bytes]:
         """LevelDB's property ``name`` (open for writing): ``leveldb.stats``,
         ``leveldb.sstables``, ``leveldb.num-files-at-level<N>``,
