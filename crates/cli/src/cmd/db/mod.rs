@@ -1,5 +1,5 @@
-//! `leveltable db ...`: whole LevelDB databases, read-only (`get`, `dump`, `verify`,
-//! `stats`), bulk-built (`build`, `build-part`, `commit`) and written to as LevelDB writes
+//! `leveltable db ...`: whole LevelDB databases, read-only (`get`, `dump`, `export`,
+//! `verify`, `stats`), bulk-built (`build`, `build-part`, `commit`) and written to as LevelDB writes
 //! (`put`, `delete`, `write`, `compact`).
 
 use std::path::Path;
@@ -16,6 +16,7 @@ pub mod build;
 pub mod compact;
 pub mod delete;
 pub mod dump;
+pub mod export;
 pub mod get;
 pub mod put;
 pub mod stats;
@@ -41,6 +42,7 @@ pub struct Args {
 enum Command {
     Get(get::Args),
     Dump(dump::Args),
+    Export(export::Args),
     Verify(verify::Args),
     Stats(stats::Args),
     Build(build::Args),
@@ -60,6 +62,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     match args.command {
         Command::Get(args) => get::run(args, output),
         Command::Dump(args) => dump::run(args, output),
+        Command::Export(args) => export::run(args, output),
         Command::Verify(args) => verify::run(args, output),
         Command::Stats(args) => stats::run(args, output),
         Command::Build(mut args) if crate::remote::is_url(&args.dir) => {
