@@ -406,6 +406,11 @@ impl Db {
         &self.properties
     }
 
+    /// The comparator the database's keys are ordered by.
+    pub fn comparator(&self) -> &Arc<dyn Comparator> {
+        self.version.icmp.user_comparator()
+    }
+
     /// How many tables are open now (at most [`DbOptions::max_open_tables`]).
     pub fn open_tables(&self) -> usize {
         self.version.tables.open_tables()

@@ -11,6 +11,7 @@ mod log_file;
 mod mapped_log;
 mod no_current;
 pub(crate) mod options;
+mod properties;
 mod recover;
 mod shared;
 mod table_output;

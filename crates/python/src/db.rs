@@ -8,7 +8,10 @@ use leveltable_table::Cache;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
+use crate::arrow_stream::ArrowStream;
+use crate::bytes::bytes_of;
 use crate::closable::Closable;
+use crate::cursor::Cursor;
 use crate::db_view::{At, IteratorKeywords, Pin, Source, THE_DATABASE, View, bound, table_info};
 use crate::db_write::{self, WriteBatch, WriteKeywords};
 use crate::entries::{Entries, Mode, iterate};
@@ -32,7 +35,7 @@ use crate::fs_path::FsPath;
 /// writing: `put`, `delete`, `write_batch` and `compact_range`, with LevelDB's options
 /// under plyvel's names. `lru_cache_size` and `max_open_files` are plyvel's names of
 /// `cache_bytes` and `max_open_tables` (less LevelDB's 10 other files).
-#[pyclass(frozen, module = "leveltable")]
+#[pyclass(frozen, subclass, module = "leveltable")]
 pub struct Db {
     inner: Source,
 }
@@ -107,7 +110,7 @@ fn options(
 impl Db {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None, table_memory = None, profile = "auto", writable = false, create_if_missing = false, error_if_exists = false, paranoid_checks = None, write_buffer_size = None, max_file_size = None, block_size = None, block_restart_interval = None, compression = Some("snappy"), bloom_filter_bits = 0, lru_cache_size = None, max_open_files = None))]
+    #[pyo3(signature = (path, *, verify_checksums = true, cache_bytes = 8 << 20, max_open_tables = None, table_memory = None, profile = "auto", writable = false, create_if_missing = false, error_if_exists = false, paranoid_checks = None, write_buffer_size = None, max_file_size = None, block_size = None, block_restart_interval = None, compression = Some("snappy"), bloom_filter_bits = 0, lru_cache_size = None, max_open_files = None, comparator = None, comparator_name = None))]
     fn new(
         py: Python<'_>,
         path: FsPath,
@@ -128,9 +131,12 @@ impl Db {
         bloom_filter_bits: usize,
         lru_cache_size: Option<u64>,
         max_open_files: Option<usize>,
+        comparator: Option<&Bound<'_, PyAny>>,
+        comparator_name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let path = path.0;
-        let options = options(
+        let comparator = crate::py_comparator::from_keywords(comparator, comparator_name)?;
+        let mut options = options(
             verify_checksums,
             lru_cache_size.unwrap_or(cache_bytes),
             max_open_files
@@ -139,6 +145,9 @@ impl Db {
             table_memory,
             profile,
         )?;
+        if let Some(comparator) = comparator {
+            options = options.comparator(comparator);
+        }
         let keywords = WriteKeywords {
             create_if_missing,
             error_if_exists,
@@ -196,13 +205,19 @@ impl Db {
     }
 
     /// The value of `key`, or `default` (`None`) if it is absent or deleted.
-    #[pyo3(signature = (key, default = None))]
+    /// `verify_checksums` and `fill_cache` are plyvel's read options, taken and not needed:
+    /// blocks are checked as the database was opened to check them (`verify_checksums`,
+    /// default on), and read through its block cache.
+    #[pyo3(signature = (key, default = None, *, verify_checksums = None, fill_cache = None))]
     fn get<'py>(
         &self,
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
+        verify_checksums: Option<bool>,
+        fill_cache: Option<bool>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let _ = (verify_checksums, fill_cache);
         let found = self.view()?.get(py, key)?;
         Ok(found.map(Bound::into_any).or(default))
     }
@@ -270,6 +285,123 @@ impl Db {
             include_key,
             include_value,
         })
+    }
+
+    /// plyvel's iterator that also moves back and seeks (`leveltable.Cursor`): the same
+    /// keywords as `iterator()` (`verify_checksums` and `fill_cache` as for `get`). It
+    /// reads the database as it is when made.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*, reverse = false, start = None, stop = None, include_start = true, include_stop = false, prefix = None, include_key = true, include_value = true, verify_checksums = None, fill_cache = None))]
+    fn cursor(
+        &self,
+        reverse: bool,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        include_start: bool,
+        include_stop: bool,
+        prefix: Option<&Bound<'_, PyAny>>,
+        include_key: bool,
+        include_value: bool,
+        verify_checksums: Option<bool>,
+        fill_cache: Option<bool>,
+    ) -> PyResult<Cursor> {
+        let _ = (verify_checksums, fill_cache);
+        self.view()?.cursor(&IteratorKeywords {
+            reverse,
+            start,
+            stop,
+            include_start,
+            include_stop,
+            prefix,
+            include_key,
+            include_value,
+        })
+    }
+
+    /// The value of LevelDB's property `name` (`bytes`) as `bytes`, `None` for a name
+    /// LevelDB does not know: `leveldb.num-files-at-level<N>`, `leveldb.stats`,
+    /// `leveldb.sstables`, `leveldb.approximate-memory-usage` (a database open for
+    /// writing).
+    fn get_property<'py>(
+        &self,
+        py: Python<'py>,
+        name: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let name = bytes_of(name, "name")?;
+        let db = db_write::writable(&self.inner, "get_property")?;
+        let Ok(name) = std::str::from_utf8(&name) else {
+            return Ok(None);
+        };
+        Ok(db.property(name).map(|v| PyBytes::new(py, v.as_bytes())))
+    }
+
+    /// The approximate bytes of table files holding the keys from `start` to `stop`
+    /// (`stop` excluded; LevelDB's `GetApproximateSizes`, the logs not counted).
+    fn approximate_size(
+        &self,
+        py: Python<'_>,
+        start: &Bound<'_, PyAny>,
+        stop: &Bound<'_, PyAny>,
+    ) -> PyResult<u64> {
+        let start = bytes_of(start, "start")?;
+        let stop = bytes_of(stop, "stop")?;
+        match &self.inner {
+            Source::Read(db) => {
+                let db = db.get(THE_DATABASE)?;
+                py.detach(|| db.approximate_size(&start, &stop))
+                    .map_err(|e| db_error(db.path(), e))
+            }
+            Source::Write(db) => {
+                let db = db.get(THE_DATABASE)?;
+                py.detach(|| db.approximate_size(&start, &stop))
+                    .map_err(|e| db_error(db.path(), e))
+            }
+        }
+    }
+
+    /// `approximate_size` of each `(start, stop)` pair given, as a list.
+    #[pyo3(signature = (*ranges))]
+    fn approximate_sizes(
+        &self,
+        py: Python<'_>,
+        ranges: &Bound<'_, pyo3::types::PyTuple>,
+    ) -> PyResult<Vec<u64>> {
+        let mut sizes = Vec::with_capacity(ranges.len());
+        for range in ranges.iter() {
+            let (start, stop): (Bound<'_, PyAny>, Bound<'_, PyAny>) = range.extract()?;
+            sizes.push(self.approximate_size(py, &start, &stop)?);
+        }
+        self.inner.check_open()?;
+        Ok(sizes)
+    }
+
+    /// The entries with `start <= key < stop` (or those starting with `prefix`) in key
+    /// order, as Arrow record batches of `key` and `value` (`binary`) columns, at most
+    /// `batch_rows` rows each: an object with `__arrow_c_stream__`, for
+    /// `pyarrow.RecordBatchReader.from_stream`, `polars.from_arrow` or DuckDB. It reads
+    /// the database as it is when called, or at `snapshot` (one of its
+    /// snapshots).
+    #[pyo3(signature = (start = None, stop = None, *, prefix = None, batch_rows = crate::arrow_stream::BATCH_ROWS, snapshot = None))]
+    fn scan_arrow(
+        &self,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        prefix: Option<&Bound<'_, PyAny>>,
+        batch_rows: usize,
+        snapshot: Option<&Bound<'_, Snapshot>>,
+    ) -> PyResult<ArrowStream> {
+        match snapshot {
+            Some(snapshot) => {
+                let view = &snapshot.get().view;
+                if !view.source.same_as(&self.inner) {
+                    return Err(InvalidArgumentError::new_err(
+                        "snapshot is a snapshot of another database",
+                    ));
+                }
+                view.arrow(start, stop, prefix, batch_rows)
+            }
+            None => self.view()?.arrow(start, stop, prefix, batch_rows),
+        }
     }
 
     /// The live keys in order.
@@ -501,16 +633,78 @@ impl Snapshot {
         self.view.release();
     }
 
-    /// The value of `key` at the snapshot, or `default` (`None`).
-    #[pyo3(signature = (key, default = None))]
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Releases the snapshot.
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.view.release();
+        false
+    }
+
+    /// plyvel's iterator that also moves back and seeks (`leveltable.Cursor`): the same
+    /// keywords as `iterator()` (`verify_checksums` and `fill_cache` as for `get`). It
+    /// reads at the snapshot, and goes on after the snapshot is released.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*, reverse = false, start = None, stop = None, include_start = true, include_stop = false, prefix = None, include_key = true, include_value = true, verify_checksums = None, fill_cache = None))]
+    fn cursor(
+        &self,
+        reverse: bool,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        include_start: bool,
+        include_stop: bool,
+        prefix: Option<&Bound<'_, PyAny>>,
+        include_key: bool,
+        include_value: bool,
+        verify_checksums: Option<bool>,
+        fill_cache: Option<bool>,
+    ) -> PyResult<Cursor> {
+        let _ = (verify_checksums, fill_cache);
+        self.view.cursor(&IteratorKeywords {
+            reverse,
+            start,
+            stop,
+            include_start,
+            include_stop,
+            prefix,
+            include_key,
+            include_value,
+        })
+    }
+
+    /// The value of `key` at the snapshot, or `default` (`None`); `verify_checksums` and
+    /// `fill_cache` as for `Db.get`.
+    #[pyo3(signature = (key, default = None, *, verify_checksums = None, fill_cache = None))]
     fn get<'py>(
         &self,
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
+        verify_checksums: Option<bool>,
+        fill_cache: Option<bool>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let _ = (verify_checksums, fill_cache);
         let found = self.view.get(py, key)?;
         Ok(found.map(Bound::into_any).or(default))
+    }
+
+    /// The entries with `start <= key < stop` (or those starting with `prefix`) in key
+    /// order, as Arrow record batches of `key` and `value` (`binary`) columns, at most
+    /// `batch_rows` rows each: an object with `__arrow_c_stream__`, for
+    /// `pyarrow.RecordBatchReader.from_stream`, `polars.from_arrow` or DuckDB. It reads
+    /// at the snapshot.
+    #[pyo3(signature = (start = None, stop = None, *, prefix = None, batch_rows = crate::arrow_stream::BATCH_ROWS))]
+    fn scan_arrow(
+        &self,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        prefix: Option<&Bound<'_, PyAny>>,
+        batch_rows: usize,
+    ) -> PyResult<ArrowStream> {
+        self.view.arrow(start, stop, prefix, batch_rows)
     }
 
     /// The values of `keys` at the snapshot, in order.

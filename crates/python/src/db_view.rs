@@ -11,8 +11,10 @@ use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
+use crate::arrow_stream::ArrowStream;
 use crate::bytes::bytes_of;
 use crate::closable::{Closable, OpenRuns};
+use crate::cursor::{Cursor, Reader};
 use crate::entries::{Chunk, ChunkSource, Entries, Mode};
 use crate::errors::db_error;
 
@@ -35,6 +37,15 @@ impl Source {
         match self {
             Source::Read(db) => db.runs(),
             Source::Write(db) => db.runs(),
+        }
+    }
+
+    /// Whether `self` and `other` hold the same database.
+    pub fn same_as(&self, other: &Source) -> bool {
+        match (self, other) {
+            (Source::Read(a), Source::Read(b)) => Arc::ptr_eq(a, b),
+            (Source::Write(a), Source::Write(b)) => Arc::ptr_eq(a, b),
+            _ => false,
         }
     }
 
@@ -69,14 +80,14 @@ pub enum Pin {
 }
 
 impl Pin {
-    fn sequence(&self) -> u64 {
+    pub fn sequence(&self) -> u64 {
         match self {
             Pin::Sequence(s) => *s,
             Pin::Writable(s) => s.sequence(),
         }
     }
 
-    fn writable(&self) -> Option<&RustSnapshot> {
+    pub fn writable(&self) -> Option<&RustSnapshot> {
         match self {
             Pin::Sequence(_) => None,
             Pin::Writable(s) => Some(s),
@@ -338,6 +349,44 @@ impl View {
         self.entries_within(&start, &stop, mode, keywords.reverse)
     }
 
+    /// plyvel's iterator that moves both ways (`Cursor`), reading the view as it is now.
+    pub fn cursor(&self, keywords: &IteratorKeywords<'_, '_>) -> PyResult<Cursor> {
+        let (lo, hi, mode) = keywords.read()?;
+        Ok(Cursor::new(self.reader(lo, hi)?, mode, keywords.reverse))
+    }
+
+    /// A reader of the keys from `lo` to `hi` as the view sees them now, pinning that
+    /// point in time.
+    fn reader(&self, lo: Key, hi: Key) -> PyResult<Reader> {
+        let (path, comparator, pin) = match &self.source {
+            Source::Read(db) => {
+                let db = db.get(THE_DATABASE)?;
+                let pin = Pin::Sequence(self.sequence()?);
+                (
+                    db.path().to_owned(),
+                    Arc::clone(db.comparator()),
+                    Arc::new(pin),
+                )
+            }
+            Source::Write(db) => {
+                let db = db.get(THE_DATABASE)?;
+                let pin = match self.pin()? {
+                    Some(pin) => pin,
+                    None => Arc::new(Pin::Writable(db.snapshot())),
+                };
+                (db.path().to_owned(), Arc::clone(db.comparator()), pin)
+            }
+        };
+        Ok(Reader {
+            source: self.source.clone(),
+            path,
+            pin,
+            comparator,
+            lo,
+            hi,
+        })
+    }
+
     fn entries_within(
         &self,
         start: &Edge<Vec<u8>>,
@@ -345,8 +394,14 @@ impl View {
         mode: Mode,
         reverse: bool,
     ) -> PyResult<Entries> {
+        let (path, iter) = self.range(start, stop)?;
+        Ok(self.entries_of(path, iter, mode, reverse))
+    }
+
+    /// An iterator over the keys from `start` to `stop`, with the database's path.
+    fn range(&self, start: &Edge<Vec<u8>>, stop: &Edge<Vec<u8>>) -> PyResult<(PathBuf, DbIter)> {
         let range = (as_ref(start), as_ref(stop));
-        let (path, iter) = match &self.source {
+        Ok(match &self.source {
             Source::Read(db) => {
                 let db = db.get(THE_DATABASE)?;
                 let iter = db.range_at::<[u8]>(range, self.sequence()?);
@@ -361,8 +416,30 @@ impl View {
                 };
                 (db.path().to_owned(), iter)
             }
-        };
-        Ok(self.entries_of(path, iter, mode, reverse))
+        })
+    }
+
+    /// The entries with `start <= key < stop`, or those starting with `prefix`, as Arrow
+    /// record batches (`scan_arrow()`).
+    pub fn arrow(
+        &self,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        prefix: Option<&Bound<'_, PyAny>>,
+        batch_rows: usize,
+    ) -> PyResult<ArrowStream> {
+        let (start, stop, _) = IteratorKeywords {
+            reverse: false,
+            start,
+            stop,
+            include_start: true,
+            include_stop: false,
+            prefix,
+            include_key: true,
+            include_value: true,
+        }
+        .read()?;
+        ArrowStream::new(self.reader(start, stop)?, batch_rows)
     }
 
     fn entries_of(&self, path: PathBuf, iter: DbIter, mode: Mode, reverse: bool) -> Entries {

@@ -258,6 +258,7 @@ impl WriteBatch {
 impl WriteBatch {
     /// Adds a put of `key` to `value`.
     fn put(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.source.check_open()?;
         let key = bytes_of(key, "key")?;
         let value = bytes_of(value, "value")?;
         let mut batch = self.batch();
@@ -267,6 +268,7 @@ impl WriteBatch {
 
     /// Adds a delete of `key`.
     fn delete(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.source.check_open()?;
         let key = bytes_of(key, "key")?;
         let mut batch = self.batch();
         batch.ops.try_delete(&key).map_err(|e| refused(&e))?;
@@ -283,6 +285,19 @@ impl WriteBatch {
         let sync = self.sync;
         py.detach(|| db.write_owned(ops, WriteOptions { sync }))
             .map_err(|e| db_error(db.path(), e))
+    }
+
+    /// Adds the operations of `other`, after this batch's own (plyvel's `append`).
+    fn append(&self, other: &Bound<'_, WriteBatch>) -> PyResult<()> {
+        let ops = other.get().batch().ops.clone();
+        let mut batch = self.batch();
+        if batch.ops.count().checked_add(ops.count()).is_none() {
+            return Err(InvalidArgumentError::new_err(
+                "a write batch holds at most 4294967295 operations",
+            ));
+        }
+        batch.ops.append(&ops);
+        Ok(())
     }
 
     /// Drops the batch's operations.

@@ -71,18 +71,26 @@ impl Chunk {
         Some(&self.bytes[start..self.ends[i].0])
     }
 
-    fn is_empty(&self) -> bool {
+    /// Whether every entry was handed out.
+    pub fn is_empty(&self) -> bool {
         self.next >= self.ends.len()
     }
 
-    fn clear(&mut self) {
+    /// The key of the entry handed out last.
+    pub fn popped_key(&self) -> Option<&[u8]> {
+        let i = self.next.checked_sub(1)?;
+        self.entries(i..i + 1).next().map(|(k, _)| k)
+    }
+
+    /// Drops every entry.
+    pub fn clear(&mut self) {
         self.bytes.clear();
         self.ends.clear();
         self.next = 0;
     }
 
     /// The next entry not handed out yet.
-    fn pop(&mut self) -> Option<(&[u8], &[u8])> {
+    pub fn pop(&mut self) -> Option<(&[u8], &[u8])> {
         let i = self.next;
         if i >= self.ends.len() {
             return None;
@@ -441,16 +449,21 @@ impl State {
 impl Entries {
     /// One entry as this iterator yields it.
     fn item(&self, py: Python<'_>, key: &[u8], value: &[u8]) -> PyResult<Py<PyAny>> {
-        Ok(match self.mode {
-            Mode::Items => {
-                let pair = [PyBytes::new(py, key), PyBytes::new(py, value)];
-                PyTuple::new(py, pair)?.into_any().unbind()
-            }
-            Mode::Keys => PyBytes::new(py, key).into_any().unbind(),
-            Mode::Values => PyBytes::new(py, value).into_any().unbind(),
-            Mode::Neither => py.None(),
-        })
+        item(py, self.mode, key, value)
     }
+}
+
+/// One entry as an iterator of `mode` yields it.
+pub fn item(py: Python<'_>, mode: Mode, key: &[u8], value: &[u8]) -> PyResult<Py<PyAny>> {
+    Ok(match mode {
+        Mode::Items => {
+            let pair = [PyBytes::new(py, key), PyBytes::new(py, value)];
+            PyTuple::new(py, pair)?.into_any().unbind()
+        }
+        Mode::Keys => PyBytes::new(py, key).into_any().unbind(),
+        Mode::Values => PyBytes::new(py, value).into_any().unbind(),
+        Mode::Neither => py.None(),
+    })
 }
 
 /// A plain Python iterator over `entries`: `itertools.chain.from_iterable(iter(

@@ -7,8 +7,10 @@ use std::path::Path;
 use leveltable_db::filename::{FileType, parse_file_name};
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyOSError};
+use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 create_exception!(
     leveltable,
@@ -36,12 +38,49 @@ create_exception!(
     "An argument or option out of its range, a builder used after it finished, or a path \
      where a FIFO, a device, a socket or a symbolic link stands instead of a regular file."
 );
-create_exception!(
-    leveltable,
-    ClosedError,
-    Error,
-    "The table, database or builder was closed."
-);
+/// `leveltable.ClosedError`: the table, database or builder was closed. A subclass of
+/// `Error` and of `RuntimeError`, which plyvel raises for a closed database, so that code
+/// written for plyvel catches it.
+pub struct ClosedError;
+
+/// The class, made once: `type("ClosedError", (Error, RuntimeError), ...)`.
+static CLOSED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+impl ClosedError {
+    /// The class.
+    pub fn type_object(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+        CLOSED_ERROR
+            .get_or_try_init(py, || {
+                let bases = PyTuple::new(
+                    py,
+                    [py.get_type::<Error>(), py.get_type::<PyRuntimeError>()],
+                )?;
+                let namespace = PyDict::new(py);
+                namespace.set_item("__module__", "leveltable")?;
+                namespace.set_item(
+                    "__doc__",
+                    "The table, database or builder was closed (also a RuntimeError, as \
+                     plyvel raises for a closed database).",
+                )?;
+                let class = py.import("builtins")?.getattr("type")?.call1((
+                    "ClosedError",
+                    bases,
+                    namespace,
+                ))?;
+                Ok::<_, PyErr>(class.cast_into::<PyType>()?.unbind())
+            })
+            .map(|class| class.bind(py))
+    }
+
+    /// The exception, saying `message`.
+    pub fn new_err(message: impl Into<String>) -> PyErr {
+        let message = message.into();
+        Python::attach(|py| match Self::type_object(py) {
+            Ok(class) => PyErr::from_type(class.clone(), message),
+            Err(e) => e,
+        })
+    }
+}
 
 /// An I/O error on `path` as Python's `OSError(errno, message, filename)`, which Python turns
 /// into the matching subclass (`FileNotFoundError`, `PermissionError`, ...).
@@ -116,7 +155,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "InvalidArgumentError",
         py.get_type::<InvalidArgumentError>(),
     )?;
-    m.add("ClosedError", py.get_type::<ClosedError>())?;
+    m.add("ClosedError", ClosedError::type_object(py)?)?;
     Ok(())
 }
 

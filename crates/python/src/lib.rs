@@ -2,10 +2,12 @@
 #![forbid(unsafe_code)]
 
 mod arrow;
+mod arrow_stream;
 mod builder;
 mod bytes;
 mod chromium;
 mod closable;
+mod cursor;
 mod db;
 mod db_build;
 mod db_view;
@@ -15,6 +17,7 @@ mod errors;
 mod fs_path;
 mod gil_lock;
 mod repair;
+mod py_comparator;
 mod table;
 mod version_scan;
 
@@ -30,6 +33,8 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<builder::TableBuilder>()?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::Snapshot>()?;
+    m.add_class::<cursor::Cursor>()?;
+    m.add_class::<arrow_stream::ArrowStream>()?;
     m.add_class::<db_write::WriteBatch>()?;
     m.add_class::<db_build::Part>()?;
     m.add_function(wrap_pyfunction!(db_build::build_db, m)?)?;

@@ -43,7 +43,7 @@ const SMALL_WRITE_BYTES: usize = 128 << 10;
 /// released when the handle is dropped. Reads see a consistent snapshot and never wait for
 /// a flush or a compaction.
 pub struct WritableDb {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     background: Option<JoinHandle<()>>,
     /// The process that opened it. A child forked from it has a copy of the handle but not
     /// its background thread nor its lock, and shares its log: the copy refuses every

@@ -9,12 +9,15 @@ with ``commit_db`` builds one in parts, on many machines; ``leveltable.spark.wri
 does so from a Spark DataFrame.
 Keys and values are bytes-like in and ``bytes`` out. ``leveltable.chromium`` decodes what
 Chrome, Chromium and Electron apps keep in LevelDB (Local Storage, Session Storage,
-IndexedDB).
+IndexedDB). ``leveltable.plyvel`` is plyvel's API over it: change ``import plyvel`` into
+``from leveltable import plyvel``.
 """
 
 from leveltable._leveltable import (
+    ArrowStream,
     ClosedError,
     CorruptionError,
+    Cursor,
     Db,
     Entries,
     Error,
@@ -34,8 +37,10 @@ from leveltable._leveltable import (
 from leveltable import chromium
 
 __all__ = [
+    "ArrowStream",
     "ClosedError",
     "CorruptionError",
+    "Cursor",
     "Db",
     "Entries",
     "Error",

@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, TypeVar, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 BytesLike = Union[bytes, bytearray, memoryview]
 #: A path: ``str``, ``bytes`` (the file system's own bytes) or path-like, as ``os.fsdecode``
@@ -23,8 +23,36 @@ class InvalidArgumentError(Error):
     """An argument or option out of its range, or a path where a FIFO, a device, a socket
     or a symbolic link stands instead of a regular file."""
 
-class ClosedError(Error):
-    """The table, database or builder was closed."""
+class ClosedError(Error, RuntimeError):
+    """The table, database or builder was closed. Also a ``RuntimeError``, as plyvel raises
+    for a closed database."""
+
+class Cursor(Iterator[_T]):
+    """plyvel's iterator (``Db.cursor()``, ``Snapshot.cursor()``): a position between two
+    entries of a key range, reading the database as it was when made. ``next()`` yields
+    the entry after the position (before it with ``reverse=True``) and moves past it;
+    ``prev()`` the one the other way."""
+
+    def __iter__(self) -> "Cursor[_T]": ...
+    def __next__(self) -> _T: ...
+    def prev(self) -> _T:
+        """The entry the other way from ``next()``, moving the position before it;
+        ``StopIteration`` at the range's start (at its end with ``reverse=True``)."""
+    def seek(self, target: BytesLike) -> None:
+        """Moves the position before the first entry whose key is at least ``target``."""
+    def seek_to_start(self) -> None:
+        """Moves the position before the range's first entry."""
+    def seek_to_stop(self) -> None:
+        """Moves the position after the range's last entry."""
+    def close(self) -> None:
+        """Closes the cursor: it raises ``ClosedError`` from then on."""
+    def __enter__(self) -> "Cursor[_T]": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
 
 class Entries(Iterator[_T]):
     """Entries in key order, read from Rust in chunks."""
@@ -119,6 +147,18 @@ class TableBuilder:
         tb: Optional[TracebackType],
     ) -> bool: ...
 
+class ArrowStream:
+    """A database's entries as Arrow record batches of ``key`` and ``value`` (``binary``)
+    columns (``Db.scan_arrow()``), through the Arrow PyCapsule interface: pass it to
+    ``pyarrow.RecordBatchReader.from_stream``, ``pyarrow.table``, ``polars.DataFrame``, or
+    name it in DuckDB's SQL. It reads the database as it was when made; each consumer
+    reads every entry again."""
+
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """A capsule named ``arrow_array_stream`` holding an ``ArrowArrayStream``."""
+    def __arrow_c_schema__(self) -> object:
+        """A capsule named ``arrow_schema`` holding the batches' ``ArrowSchema``."""
+
 class Snapshot:
     """A database as it was at one sequence number: later writes are invisible to it. A
     database open for writing keeps what its snapshots see through compactions until they
@@ -126,8 +166,16 @@ class Snapshot:
 
     @property
     def sequence(self) -> int: ...
-    def get(self, key: BytesLike, default: Optional[_T] = None) -> Union[bytes, _T, None]:
-        """The value of ``key``, or ``default`` if it is absent (plyvel's ``get``)."""
+    def get(
+        self,
+        key: BytesLike,
+        default: Optional[_T] = None,
+        *,
+        verify_checksums: Optional[bool] = None,
+        fill_cache: Optional[bool] = None,
+    ) -> Union[bytes, _T, None]:
+        """The value of ``key``, or ``default`` if it is absent (plyvel's ``get``;
+        ``verify_checksums`` and ``fill_cache`` are taken and not needed)."""
     def get_many(self, keys: Iterable[BytesLike]) -> list[Optional[bytes]]: ...
     def __getitem__(self, key: BytesLike) -> bytes: ...
     def __contains__(self, key: BytesLike) -> bool: ...
@@ -135,6 +183,23 @@ class Snapshot:
     def range(
         self, start: Optional[BytesLike] = None, stop: Optional[BytesLike] = None
     ) -> Entries[Tuple[bytes, bytes]]: ...
+    def cursor(
+        self,
+        *,
+        reverse: bool = False,
+        start: Optional[BytesLike] = None,
+        stop: Optional[BytesLike] = None,
+        include_start: bool = True,
+        include_stop: bool = False,
+        prefix: Optional[BytesLike] = None,
+        include_key: bool = True,
+        include_value: bool = True,
+        verify_checksums: Optional[bool] = None,
+        fill_cache: Optional[bool] = None,
+    ) -> Cursor[Any]:
+        """plyvel's iterator with ``prev``, ``seek``, ``seek_to_start`` and
+        ``seek_to_stop``: the keywords of ``iterator()``. Reads at the
+        snapshot, and goes on after it is released."""
     def iterator(
         self,
         *,
@@ -152,11 +217,29 @@ class Snapshot:
         ``prefix`` (not with ``start`` or ``stop``: ``TypeError``), from the last down with
         ``reverse``; ``(key, value)`` pairs, keys, values, or ``None`` per entry as
         ``include_key`` and ``include_value`` say. A forward-only iterator: no ``seek``."""
+    def scan_arrow(
+        self,
+        start: Optional[BytesLike] = None,
+        stop: Optional[BytesLike] = None,
+        *,
+        prefix: Optional[BytesLike] = None,
+        batch_rows: int = 65536,
+    ) -> ArrowStream:
+        """The entries with ``start <= key < stop`` (or starting with ``prefix``) as Arrow
+        record batches of at most ``batch_rows`` rows."""
     def release(self) -> None:
         """Releases the snapshot (plyvel's name): its reads raise ``ClosedError`` from then
         on; its iterators made before read on."""
     def close(self) -> None:
         """The same as ``release()``."""
+    def __enter__(self) -> "Snapshot": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool:
+        """Releases the snapshot."""
 
 class WriteBatch:
     """Puts and deletes applied together, atomically (a read sees all or none of them):
@@ -172,6 +255,8 @@ class WriteBatch:
         """Drops the operations."""
     def approximate_size(self) -> int:
         """The bytes of the encoded batch."""
+    def append(self, other: "WriteBatch") -> None:
+        """Adds the operations of ``other`` after this batch's own."""
     def __len__(self) -> int: ...
     def __enter__(self) -> "WriteBatch": ...
     def __exit__(
@@ -229,6 +314,8 @@ class Db:
         bloom_filter_bits: int = 0,
         lru_cache_size: Optional[int] = None,
         max_open_files: Optional[int] = None,
+        comparator: Optional[Callable[[bytes, bytes], int]] = None,
+        comparator_name: Union[bytes, str, None] = None,
     ) -> None: ...
     @classmethod
     def salvage(
@@ -242,8 +329,16 @@ class Db:
         profile: str = "auto",
     ) -> "Db":
         """What LevelDB's RepairDB would recover, read without writing anything."""
-    def get(self, key: BytesLike, default: Optional[_T] = None) -> Union[bytes, _T, None]:
-        """The value of ``key``, or ``default`` if it is absent (plyvel's ``get``)."""
+    def get(
+        self,
+        key: BytesLike,
+        default: Optional[_T] = None,
+        *,
+        verify_checksums: Optional[bool] = None,
+        fill_cache: Optional[bool] = None,
+    ) -> Union[bytes, _T, None]:
+        """The value of ``key``, or ``default`` if it is absent (plyvel's ``get``;
+        ``verify_checksums`` and ``fill_cache`` are taken and not needed)."""
     def get_many(self, keys: Iterable[BytesLike]) -> list[Optional[bytes]]: ...
     def __getitem__(self, key: BytesLike) -> bytes: ...
     def __contains__(self, key: BytesLike) -> bool: ...
@@ -271,6 +366,44 @@ class Db:
         ``prefix`` (not with ``start`` or ``stop``: ``TypeError``), from the last down with
         ``reverse``; ``(key, value)`` pairs, keys, values, or ``None`` per entry as
         ``include_key`` and ``include_value`` say. A forward-only iterator: no ``seek``."""
+    def cursor(
+        self,
+        *,
+        reverse: bool = False,
+        start: Optional[BytesLike] = None,
+        stop: Optional[BytesLike] = None,
+        include_start: bool = True,
+        include_stop: bool = False,
+        prefix: Optional[BytesLike] = None,
+        include_key: bool = True,
+        include_value: bool = True,
+        verify_checksums: Optional[bool] = None,
+        fill_cache: Optional[bool] = None,
+    ) -> Cursor[Any]:
+        """plyvel's iterator with ``prev``, ``seek``, ``seek_to_start`` and
+        ``seek_to_stop``: the keywords of ``iterator()``. Reads the
+        database as it is when made."""
+    def scan_arrow(
+        self,
+        start: Optional[BytesLike] = None,
+        stop: Optional[BytesLike] = None,
+        *,
+        prefix: Optional[BytesLike] = None,
+        batch_rows: int = 65536,
+        snapshot: Optional[Snapshot] = None,
+    ) -> ArrowStream:
+        """The entries with ``start <= key < stop`` (or starting with ``prefix``) as Arrow
+        record batches of at most ``batch_rows`` rows. ``snapshot``: one of the
+        database's snapshots to read at."""
+    def get_property(self, name: BytesLike) -> Optional[bytes]:
+        """LevelDB's property ``name`` (open for writing): ``leveldb.stats``,
+        ``leveldb.sstables``, ``leveldb.num-files-at-level<N>``,
+        ``leveldb.approximate-memory-usage``; ``None`` for another name."""
+    def approximate_size(self, start: BytesLike, stop: BytesLike) -> int:
+        """The approximate bytes of table files holding the keys from ``start`` to
+        ``stop`` (excluded)."""
+    def approximate_sizes(self, *ranges: Tuple[BytesLike, BytesLike]) -> list[int]:
+        """``approximate_size`` of each ``(start, stop)``."""
     def snapshot(self, sequence: Optional[int] = None) -> Snapshot:
         """The database as it is now, or (read-only) at an older sequence number."""
     def put(self, key: BytesLike, value: BytesLike, *, sync: bool = False) -> None:

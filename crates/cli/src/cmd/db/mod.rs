@@ -1,6 +1,6 @@
-//! `leveltable db ...`: whole LevelDB databases, read-only (`get`, `dump`, `verify`, `watch`,
-//! `stats`), bulk-built (`build`, `build-part`, `commit`), written to as LevelDB writes
-//! (`put`, `delete`, `write`, `compact`) and repaired (`repair`).
+//! `leveltable db ...`: whole LevelDB databases, read-only (`get`, `dump`, `export`,
+//! `verify`, `watch`, `stats`), bulk-built (`build`, `build-part`, `commit`), written to as
+//! LevelDB writes (`put`, `delete`, `write`, `compact`) and repaired (`repair`).
 
 use std::path::Path;
 
@@ -16,6 +16,7 @@ pub mod build;
 pub mod compact;
 pub mod delete;
 pub mod dump;
+pub mod export;
 pub mod get;
 pub mod put;
 pub mod repair;
@@ -43,6 +44,7 @@ pub struct Args {
 enum Command {
     Get(get::Args),
     Dump(dump::Args),
+    Export(export::Args),
     Verify(verify::Args),
     Stats(stats::Args),
     Watch(watch::Args),
@@ -64,6 +66,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     match args.command {
         Command::Get(args) => get::run(args, output),
         Command::Dump(args) => dump::run(args, output),
+        Command::Export(args) => export::run(args, output),
         Command::Verify(args) => verify::run(args, output),
         Command::Stats(args) => stats::run(args, output),
         Command::Watch(args) => watch::run(args, output),

@@ -1,0 +1,156 @@
+//! What a database open for writing tells about itself (LevelDB's `DB::GetProperty` and
+//! `DB::GetApproximateSizes`): the files per level, a table listing, the memory in use and
+//! the table bytes a key range spans.
+
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use leveltable_table::Comparator;
+
+use crate::Result;
+use crate::dbformat::{MAX_SEQUENCE, ParsedInternalKey, lookup_key};
+use crate::version_edit::{FileMetaData, NUM_LEVELS};
+use crate::writer::writable_db::WritableDb;
+
+/// `leveldb.num-files-at-level<N>`: LevelDB's property name before the level.
+const FILES_AT_LEVEL: &str = "leveldb.num-files-at-level";
+
+/// Bytes in a MiB, for the sizes of `leveldb.stats`.
+const MIB: f64 = 1_048_576.0;
+
+impl WritableDb {
+    /// The comparator the database's keys are ordered by.
+    pub fn comparator(&self) -> &Arc<dyn Comparator> {
+        &self.shared.user
+    }
+
+    /// The value of LevelDB's property `name`, `None` for a name LevelDB does not know:
+    ///
+    /// - `leveldb.num-files-at-level<N>`: the number of table files at level `N` (0 to 6);
+    /// - `leveldb.stats`: per level holding files, its file count and their size in MiB;
+    /// - `leveldb.sstables`: per level, each table's number, size and internal key range,
+    ///   as LevelDB's `Version::DebugString` writes them;
+    /// - `leveldb.approximate-memory-usage`: the bytes of the memtables and the block cache.
+    pub fn property(&self, name: &str) -> Option<String> {
+        if let Some(level) = name.strip_prefix(FILES_AT_LEVEL) {
+            let level: usize = level.parse().ok()?;
+            return (level < NUM_LEVELS).then(|| self.files_at_level(level).to_string());
+        }
+        let st = self.shared.state();
+        let levels = &st.versions.levels.files;
+        match name {
+            "leveldb.stats" => {
+                let mut out = String::from(
+                    "                               Compactions\n\
+                     Level  Files Size(MB)\n\
+                     --------------------\n",
+                );
+                for (level, files) in levels.iter().enumerate() {
+                    if files.is_empty() {
+                        continue;
+                    }
+                    let bytes: u64 = files.iter().map(|f| f.file_size).sum();
+                    // Writing to a String cannot fail.
+                    let _ = writeln!(
+                        out,
+                        "{level:>3} {:>8} {:>8.0}",
+                        files.len(),
+                        bytes as f64 / MIB
+                    );
+                }
+                let _ = writeln!(out, "compactions since the open: {}", st.compactions);
+                Some(out)
+            }
+            "leveldb.sstables" => {
+                let mut out = String::new();
+                for (level, files) in levels.iter().enumerate() {
+                    let _ = writeln!(out, "--- level {level} ---");
+                    for f in files {
+                        let _ = writeln!(
+                            out,
+                            " {}:{}[{} .. {}]",
+                            f.number,
+                            f.file_size,
+                            debug_key(&f.smallest),
+                            debug_key(&f.largest)
+                        );
+                    }
+                }
+                Some(out)
+            }
+            "leveldb.approximate-memory-usage" => {
+                let mut bytes = st.mem.approximate_bytes() as u64;
+                if let Some(imm) = &st.imm {
+                    bytes += imm.approximate_bytes() as u64;
+                }
+                if let Some(cache) = &self.shared.options.read.block_cache {
+                    bytes += cache.weight();
+                }
+                Some(bytes.to_string())
+            }
+            _ => None,
+        }
+    }
+
+    /// The approximate bytes of table files holding the user keys in `[start, limit)`
+    /// (LevelDB's `GetApproximateSizes`: the memtables and the logs are not counted).
+    ///
+    /// # Errors
+    /// A table that cannot be opened, or a key too long to search for.
+    pub fn approximate_size(&self, start: &[u8], limit: &[u8]) -> Result<u64> {
+        let files: Vec<Arc<FileMetaData>> = {
+            let st = self.shared.state();
+            st.versions.levels.files.iter().flatten().cloned().collect()
+        };
+        let a = self.approximate_offset_of(&files, &lookup_key(start, MAX_SEQUENCE)?)?;
+        let b = self.approximate_offset_of(&files, &lookup_key(limit, MAX_SEQUENCE)?)?;
+        Ok(b.saturating_sub(a))
+    }
+
+    /// The bytes of `files` before internal key `key` (LevelDB's `ApproximateOffsetOf`).
+    fn approximate_offset_of(&self, files: &[Arc<FileMetaData>], key: &[u8]) -> Result<u64> {
+        let icmp = &self.shared.icmp;
+        let mut total = 0u64;
+        for f in files {
+            let size = if icmp.compare(&f.largest, key) != Ordering::Greater {
+                f.file_size
+            } else if icmp.compare(&f.smallest, key) == Ordering::Greater {
+                0
+            } else {
+                self.shared
+                    .tables
+                    .get(f.number)?
+                    .table()
+                    .approximate_offset_of(key)
+            };
+            total = total.saturating_add(size);
+        }
+        Ok(total)
+    }
+}
+
+/// An internal key as LevelDB's `InternalKey::DebugString` writes it: `'user key' @
+/// sequence : type`, bytes outside printable ASCII as `\xNN`.
+fn debug_key(key: &[u8]) -> String {
+    let Ok(p) = ParsedInternalKey::parse(key) else {
+        let mut out = String::from("(bad)");
+        escape(&mut out, key);
+        return out;
+    };
+    let mut out = String::from("'");
+    escape(&mut out, p.user_key);
+    let _ = write!(out, "' @ {} : {}", p.sequence, p.value_type as u8);
+    out
+}
+
+/// LevelDB's `EscapeString`.
+fn escape(out: &mut String, bytes: &[u8]) {
+    for &b in bytes {
+        if (b' '..=b'~').contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Databases out as Arrow: `Db.scan_arrow()` (and `Snapshot.scan_arrow()`) returns an
+//! `ArrowStream`, which implements the Arrow PyCapsule stream interface
+//! (`__arrow_c_stream__`): pyarrow's `RecordBatchReader.from_stream`, Polars, DuckDB and
+//! pandas (through pyarrow) import its record batches through Arrow's C stream interface,
+//! with no Python object per entry.
+//!
+//! Each batch has the columns `key` and `value` (`binary`), at most `batch_rows` rows and
+//! at most `BATCH_BYTES` bytes of keys or of values (a `binary` column's 32-bit offsets
+//! cap its data below 2 GiB). A batch is made when the consumer asks for it, without
+//! Python: pyarrow and DuckDB ask with the GIL released.
+
+use std::ffi::CString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_array::builder::BinaryBuilder;
+use arrow_array::ffi::FFI_ArrowSchema;
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use leveltable_db::DbIter;
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+use crate::cursor::{Reader, as_ref};
+use crate::errors::{Error, InvalidArgumentError};
+
+/// Bytes of keys, or of values, in one batch at most (one entry more if it alone is
+/// larger, up to the 2 GiB a `binary` column holds).
+const BATCH_BYTES: usize = 256 << 20;
+
+/// The default rows per batch.
+pub const BATCH_ROWS: usize = 65_536;
+
+/// The schema of the batches: `key` and `value`, both `binary`, never null.
+fn schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("key", DataType::Binary, false),
+        Field::new("value", DataType::Binary, false),
+    ]))
+}
+
+/// Record batches read from a database iterator.
+struct DbBatches {
+    iter: DbIter,
+    path: PathBuf,
+    schema: SchemaRef,
+    rows: usize,
+    done: bool,
+}
+
+impl Iterator for DbBatches {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let mut keys = BinaryBuilder::with_capacity(self.rows.min(4096), 0);
+        let mut values = BinaryBuilder::with_capacity(self.rows.min(4096), 0);
+        let (mut key_bytes, mut value_bytes, mut rows) = (0usize, 0usize, 0usize);
+        while rows < self.rows && key_bytes < BATCH_BYTES && value_bytes < BATCH_BYTES {
+            match self.iter.next_entry() {
+                None => {
+                    self.done = true;
+                    break;
+                }
+                Some(Err(e)) => {
+                    self.done = true;
+                    let message = format!("{}: {e}", self.path.display());
+                    return Some(Err(ArrowError::ExternalError(message.into())));
+                }
+                Some(Ok((k, v))) => {
+                    if k.len() >= i32::MAX as usize - key_bytes
+                        || v.len() >= i32::MAX as usize - value_bytes
+                    {
+                        self.done = true;
+                        return Some(Err(ArrowError::ExternalError(
+                            format!(
+                                "{}: an entry of {} + {} bytes does not fit a binary column",
+                                self.path.display(),
+                                k.len(),
+                                v.len()
+                            )
+                            .into(),
+                        )));
+                    }
+                    keys.append_value(k);
+                    values.append_value(v);
+                    key_bytes += k.len();
+                    value_bytes += v.len();
+                    rows += 1;
+                }
+            }
+        }
+        if rows == 0 {
+            return None;
+        }
+        let columns: Vec<ArrayRef> = vec![Arc::new(keys.finish()), Arc::new(values.finish())];
+        Some(RecordBatch::try_new(Arc::clone(&self.schema), columns))
+    }
+}
+
+impl RecordBatchReader for DbBatches {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+}
+
+/// A database's entries as Arrow record batches: pass it to
+/// `pyarrow.RecordBatchReader.from_stream`, `polars.from_arrow`, or name it in DuckDB's
+/// SQL. It reads the database as it was when made; each stream taken from it reads all
+/// its entries again.
+#[pyclass(frozen, module = "leveltable")]
+pub struct ArrowStream {
+    reader: Reader,
+    batch_rows: usize,
+}
+
+impl ArrowStream {
+    /// The entries `reader` reads, `batch_rows` per batch at most.
+    pub fn new(reader: Reader, batch_rows: usize) -> PyResult<ArrowStream> {
+        if batch_rows == 0 {
+            return Err(InvalidArgumentError::new_err(
+                "batch_rows must be at least 1",
+            ));
+        }
+        Ok(ArrowStream { reader, batch_rows })
+    }
+}
+
+#[pymethods]
+impl ArrowStream {
+    /// The Arrow PyCapsule stream interface: a capsule named `arrow_array_stream` holding
+    /// an `ArrowArrayStream` of the entries. `requested_schema` is not needed (the batches
+    /// are `key` and `value`, `binary`).
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let reader = &self.reader;
+        let iter = reader.range(as_ref(&reader.lo), as_ref(&reader.hi))?;
+        let batches = DbBatches {
+            iter,
+            path: reader.path.clone(),
+            schema: schema(),
+            rows: self.batch_rows,
+            done: false,
+        };
+        let stream = FFI_ArrowArrayStream::new(Box::new(batches));
+        let name = CString::new("arrow_array_stream").map_err(|e| Error::new_err(e.to_string()))?;
+        PyCapsule::new(py, stream, Some(name))
+    }
+
+    /// The Arrow PyCapsule schema interface: a capsule named `arrow_schema` holding the
+    /// batches' `ArrowSchema`.
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let schema = FFI_ArrowSchema::try_from(schema().as_ref())
+            .map_err(|e| Error::new_err(e.to_string()))?;
+        let name = CString::new("arrow_schema").map_err(|e| Error::new_err(e.to_string()))?;
+        PyCapsule::new(py, schema, Some(name))
+    }
+}
