@@ -177,11 +177,11 @@ impl Db {
                 }
             };
             // RepairDB reads logs without checksums; nothing is paranoid in a salvage.
-            let replayed = replay_log(number, &data, false, false, &user)?;
+            let path = dir.join(log_file_name(number));
+            let replayed = replay_log(number, &path, &data[..], false, false, &user)?;
             if let Some((k, _)) = replayed
                 .table
                 .entries()
-                .iter()
                 .max_by_key(|(k, _)| tag_sequence(k))
             {
                 max_sequence = max_sequence.max(tag_sequence(k));
@@ -266,8 +266,7 @@ impl Db {
                         }
                     }
                     let mem = mem.build(Arc::clone(&user));
-                    let (Some(first), Some(last)) = (mem.entries().first(), mem.entries().last())
-                    else {
+                    let (Some(first), Some(last)) = (mem.first(), mem.last()) else {
                         skipped.push((table_file_name(number), e.to_string()));
                         continue;
                     };
@@ -279,7 +278,7 @@ impl Db {
                         ),
                     ));
                     let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-                    let (smallest, largest) = (first.0.clone(), last.0.clone());
+                    let (smallest, largest) = (first.0.to_vec(), last.0.to_vec());
                     (size, smallest, largest, Some(mem))
                 }
             };

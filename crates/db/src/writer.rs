@@ -6,7 +6,6 @@ mod compaction;
 pub(crate) mod file_system;
 mod levels;
 mod log_file;
-mod mapped_log;
 pub(crate) mod options;
 mod recover;
 mod shared;
