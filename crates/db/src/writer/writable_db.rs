@@ -200,9 +200,9 @@ impl WritableDb {
             if st.writers.front() == Some(&id) {
                 break;
             }
-            // The writer in front usually commits within microseconds (the log is a copy
-            // into a map): wait for it on this core rather than sleep and be woken, which
-            // costs two system calls and a wake-up several times longer than the commit.
+            // The writer in front usually commits within microseconds (the log is one
+            // `write` of its record): wait for it on this core rather than sleep and be
+            // woken, which costs two system calls and a wake-up longer than the commit.
             let seen = shared.commits.load(AtomicOrdering::Acquire);
             if Instant::now() < spin_until {
                 drop(st);
