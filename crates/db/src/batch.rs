@@ -169,15 +169,15 @@ pub(crate) fn fetch(
     } = how;
     match &version.sources[i] {
         Source::Mem { table, .. } => {
-            let slice = table.range(as_ref(lo), as_ref(hi));
-            let mut push = |(k, v): &(Vec<u8>, Vec<u8>)| {
+            let mut entries = table.range(as_ref(lo), as_ref(hi));
+            let mut push = |(k, v): (&[u8], &[u8])| {
                 out.push(k, v);
                 !out.full()
             };
             if forward {
-                slice.iter().all(&mut push);
+                entries.all(&mut push);
             } else {
-                slice.iter().rev().all(&mut push);
+                entries.rev().all(&mut push);
             }
             Ok(Fetched {
                 ended: None,

@@ -232,8 +232,11 @@ impl Db {
         let mut log_infos: Vec<LogInfo> = Vec::new();
         for &number in &logs {
             let name = log_file_name(number);
-            let data = read_bounded(&**storage, &name)?;
-            let replayed = replay_log(number, &data, true, options.paranoid_checks, &user)?;
+            let path = dir.join(&name);
+            let source = storage
+                .read_stream(&name, MAX_READ_BYTES)
+                .map_err(|e| Error::io(&path, e))?;
+            let replayed = replay_log(number, &path, source, true, options.paranoid_checks, &user)?;
             if let Some(max) = replayed.max_sequence {
                 last_sequence = last_sequence.max(max);
             }

@@ -27,14 +27,17 @@ pub enum Error {
     /// An argument or option is out of its allowed range.
     InvalidArgument(Cow<'static, str>),
     /// A key or value longer than a write batch holds (its format stores 32-bit lengths):
-    /// see [`WriteBatchBuilder::try_put`](crate::WriteBatchBuilder::try_put).
+    /// see [`WriteBatchBuilder::try_put`](crate::WriteBatchBuilder::try_put); or a write
+    /// batch larger than a database open for writing accepts
+    /// ([`MAX_WRITE_BATCH_BYTES`](crate::log_format::MAX_WRITE_BATCH_BYTES)).
     TooLong {
-        /// `key` or `value`.
+        /// `key`, `value` or `write batch`.
         what: &'static str,
         /// Its length in bytes.
         len: u64,
         /// The most bytes it may hold,
-        /// [`MAX_KEY_OR_VALUE_LEN`](crate::write_batch::MAX_KEY_OR_VALUE_LEN).
+        /// [`MAX_KEY_OR_VALUE_LEN`](crate::write_batch::MAX_KEY_OR_VALUE_LEN) or
+        /// [`MAX_WRITE_BATCH_BYTES`](crate::log_format::MAX_WRITE_BATCH_BYTES).
         limit: u64,
     },
     /// A file the database needs is not in its directory.
@@ -233,7 +236,8 @@ impl fmt::Display for Error {
             Error::InvalidArgument(message) => write!(f, "db: invalid argument: {message}"),
             Error::TooLong { what, len, limit } => write!(
                 f,
-                "db: invalid argument: a {what} of {len} bytes: at most {limit} (4 GiB - 1)"
+                "db: invalid argument: a {what} of {len} bytes: at most {limit} ({})",
+                size_name(*limit)
             ),
             Error::MissingFile { file, what } => {
                 write!(f, "db: {}: missing: {what}", file.display())
@@ -334,6 +338,18 @@ impl fmt::Display for Error {
                 std::process::id()
             ),
         }
+    }
+}
+
+/// A limit in bytes as people say it: `4 GiB - 1`, `1 GiB`.
+fn size_name(bytes: u64) -> String {
+    const GIB: u64 = 1 << 30;
+    const MIB: u64 = 1 << 20;
+    match bytes {
+        b if b % GIB == GIB - 1 => format!("{} GiB - 1", b / GIB + 1),
+        b if b % GIB == 0 && b > 0 => format!("{} GiB", b / GIB),
+        b if b % MIB == 0 && b > 0 => format!("{} MiB", b / MIB),
+        b => format!("{b} bytes"),
     }
 }
 

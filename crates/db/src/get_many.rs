@@ -213,11 +213,10 @@ impl Db {
                 Source::Mem { table, .. } => {
                     // Only the keys within the memtable's user keys may have a version in
                     // it: `order` is sorted, so they are one run of it.
-                    let entries = table.entries();
-                    let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+                    let (Some(first), Some(last)) = (table.first(), table.last()) else {
                         continue;
                     };
-                    let (lo, hi) = (user_key(&first.0), user_key(&last.0));
+                    let (lo, hi) = (user_key(first.0), user_key(last.0));
                     let start =
                         order.partition_point(|&i| user.compare(keys[i].as_ref(), lo).is_lt());
                     let end =

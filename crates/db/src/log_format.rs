@@ -21,6 +21,14 @@ pub const BLOCK_SIZE: usize = 32 * 1024;
 /// The header of a physical record: checksum (4) + length (2) + type (1).
 pub const HEADER_SIZE: usize = 4 + 2 + 1;
 
+/// The most bytes of one write batch (one log record) a database open for writing accepts:
+/// 1 GiB, LevelDB's largest write buffer. A larger batch is refused with
+/// [`Error::TooLong`](crate::Error::TooLong) before anything is written, so that every log
+/// the writer leaves holds at most a write buffer and a batch, which every reader of the
+/// database (this crate's, a read whole from object storage, LevelDB's) can replay. LevelDB
+/// sets no limit.
+pub const MAX_WRITE_BATCH_BYTES: usize = 1 << 30;
+
 /// The type byte of a physical record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]

@@ -1,7 +1,7 @@
 //! Reading logs as LevelDB's `log::Reader` does, torn tails and bad records included.
 //!
-//! The reader takes a whole log in memory (logs are a few MiB: a write buffer's worth) and
-//! yields logical records. What it cannot read it skips and reports as [`Dropped`], with
+//! The reader reads a log a block at a time, from a file or from memory, and yields logical
+//! records: it holds one block and the record it is joining, never the whole log. What it cannot read it skips and reports as [`Dropped`], with
 //! LevelDB's rules:
 //!
 //! - A truncated header or a truncated payload in the last, partial block is a torn tail:
@@ -19,7 +19,10 @@
 //!   record types, so a record of type 5 silently ends the log and one of type 6 is skipped
 //!   silently (dropping a fragmented record in progress, reported).
 //!
-//! The reader never panics and never allocates more than the log holds.
+//! The reader never panics and never allocates more than the log holds (a block, and the
+//! fragments of the record being joined).
+
+use std::io::Read;
 
 use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType, record_crc, unmask_crc};
 
@@ -51,48 +54,74 @@ pub struct Record {
     pub offset: u64,
 }
 
-/// What reading one physical record gave.
-enum Physical<'a> {
+/// What reading one physical record gave: its payload is `block[start..end]`.
+enum Physical {
     Record {
         kind: u8,
-        data: &'a [u8],
+        start: usize,
+        end: usize,
         offset: u64,
     },
     Eof,
     Bad,
 }
 
-/// A reader of logical records from a log's bytes. Iterate it; [`dropped`](Self::dropped)
-/// lists what was skipped so far.
-#[derive(Debug)]
-pub struct LogReader<'a> {
-    data: &'a [u8],
+/// A reader of logical records from a log, read a block at a time from `R` (a file, or a
+/// log's bytes in memory: `&[u8]`). Iterate it; [`dropped`](Self::dropped) lists what was
+/// skipped so far, [`error`](Self::error) says whether reading stopped at an I/O error.
+pub struct LogReader<R> {
+    source: R,
     checksum: bool,
-    /// The next block to load starts here.
-    next_block: usize,
-    /// The unread part of the current block.
-    buffer: &'a [u8],
+    /// The current block; its unread part is `block[pos..len]`.
+    block: Box<[u8]>,
+    pos: usize,
+    len: usize,
     /// The file offset just past the current block.
-    end_of_buffer: usize,
+    end_of_buffer: u64,
     /// The last block has been loaded (LevelDB's `eof_`: a read returned less than a block).
     eof: bool,
+    /// The error that ended reading, if one did.
+    error: Option<std::io::Error>,
     dropped: Vec<Dropped>,
     done: bool,
     /// The offset just past the last record returned.
     last_record_end: u64,
 }
 
-impl<'a> LogReader<'a> {
-    /// A reader over a whole log. With `checksum` false, as LevelDB's repair reads logs, the
-    /// checksums are not checked.
+impl<R> std::fmt::Debug for LogReader<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogReader")
+            .field(
+                "offset",
+                &(self.end_of_buffer - (self.len - self.pos) as u64),
+            )
+            .field("eof", &self.eof)
+            .field("dropped", &self.dropped)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> LogReader<&'a [u8]> {
+    /// A reader over a whole log in memory. With `checksum` false, as LevelDB's repair reads
+    /// logs, the checksums are not checked.
     pub fn new(data: &'a [u8], checksum: bool) -> Self {
+        LogReader::from_reader(data, checksum)
+    }
+}
+
+impl<R: Read> LogReader<R> {
+    /// A reader of the log `source` yields, from its start, holding one block of it at a
+    /// time (besides the record being joined).
+    pub fn from_reader(source: R, checksum: bool) -> Self {
         LogReader {
-            data,
+            source,
             checksum,
-            next_block: 0,
-            buffer: &[],
+            block: vec![0u8; BLOCK_SIZE].into_boxed_slice(),
+            pos: 0,
+            len: 0,
             end_of_buffer: 0,
             eof: false,
+            error: None,
             dropped: Vec::new(),
             done: false,
             last_record_end: 0,
@@ -115,10 +144,32 @@ impl<'a> LogReader<'a> {
         self.dropped.iter().map(|d| d.bytes).sum()
     }
 
+    /// The bytes of the log read so far: all of it once [`read_record`](Self::read_record)
+    /// returned `None` without an [`error`](Self::error).
+    pub fn bytes_read(&self) -> u64 {
+        self.end_of_buffer
+    }
+
+    /// The I/O error that ended the log early, if one did (LevelDB reports it as a drop of
+    /// the block and ends the log; the caller decides).
+    pub fn error(&self) -> Option<&std::io::Error> {
+        self.error.as_ref()
+    }
+
+    /// Takes the I/O error that ended the log early, if one did.
+    pub fn take_error(&mut self) -> Option<std::io::Error> {
+        self.error.take()
+    }
+
+    /// Gives back the source.
+    pub fn into_inner(self) -> R {
+        self.source
+    }
+
     /// The offset of the first unread byte of the current block.
     fn block_position(&self) -> u64 {
-        // Invariant: `buffer` is a suffix of the block ending at `end_of_buffer`.
-        (self.end_of_buffer - self.buffer.len()) as u64
+        // Invariant: `block[pos..len]` is a suffix of the block ending at `end_of_buffer`.
+        self.end_of_buffer - (self.len - self.pos) as u64
     }
 
     fn report(&mut self, bytes: usize, reason: &'static str, offset: u64) {
@@ -129,35 +180,52 @@ impl<'a> LogReader<'a> {
         });
     }
 
-    fn read_physical(&mut self) -> Physical<'a> {
+    /// Loads the next block (less than a block only at the end of the log).
+    fn load_block(&mut self) {
+        let mut filled = 0;
+        while filled < BLOCK_SIZE {
+            match self.source.read(&mut self.block[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.error = Some(e);
+                    filled = 0;
+                    break;
+                }
+            }
+        }
+        self.pos = 0;
+        self.len = filled;
+        self.end_of_buffer += filled as u64;
+        if filled < BLOCK_SIZE {
+            self.eof = true;
+        }
+    }
+
+    fn read_physical(&mut self) -> Physical {
         loop {
-            if self.buffer.len() < HEADER_SIZE {
+            let left = self.len - self.pos;
+            if left < HEADER_SIZE {
                 if self.eof {
                     // A truncated header at the end: the writer died writing it.
-                    self.buffer = &[];
+                    self.pos = self.len;
                     return Physical::Eof;
                 }
                 // Skip the block's padding and load the next block.
-                let start = self.next_block.min(self.data.len());
-                let end = start.saturating_add(BLOCK_SIZE).min(self.data.len());
-                self.buffer = &self.data[start..end];
-                self.next_block = end;
-                self.end_of_buffer = end;
-                if self.buffer.len() < BLOCK_SIZE {
-                    self.eof = true;
-                }
+                self.load_block();
                 continue;
             }
             let offset = self.block_position();
-            let header = &self.buffer[..HEADER_SIZE];
+            let header = &self.block[self.pos..self.pos + HEADER_SIZE];
             let length = usize::from(u16::from_le_bytes([header[4], header[5]]));
             let kind = header[6];
+            let stored = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
             // `length` is at most 65535, so the sum cannot overflow.
-            if HEADER_SIZE + length > self.buffer.len() {
-                let drop = self.buffer.len();
-                self.buffer = &[];
+            if HEADER_SIZE + length > left {
+                self.pos = self.len;
                 if !self.eof {
-                    self.report(drop, "bad record length", offset);
+                    self.report(left, "bad record length", offset);
                     return Physical::Bad;
                 }
                 // A payload cut short at the end: the writer died writing it.
@@ -165,28 +233,30 @@ impl<'a> LogReader<'a> {
             }
             if kind == RecordType::Zero as u8 && length == 0 {
                 // Preallocated space: skip the rest of the block without a report.
-                self.buffer = &[];
+                self.pos = self.len;
                 return Physical::Bad;
             }
-            if self.checksum {
-                let stored = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
-                let payload = &self.buffer[HEADER_SIZE..HEADER_SIZE + length];
-                if record_crc(kind, payload) != unmask_crc(stored) {
-                    // The length itself may be corrupt: trusting it could land on a fragment
-                    // of a real record that looks valid, so drop the rest of the block.
-                    let drop = self.buffer.len();
-                    self.buffer = &[];
-                    self.report(drop, "checksum mismatch", offset);
-                    return Physical::Bad;
-                }
+            let start = self.pos + HEADER_SIZE;
+            let end = start + length;
+            if self.checksum && record_crc(kind, &self.block[start..end]) != unmask_crc(stored) {
+                // The length itself may be corrupt: trusting it could land on a fragment of
+                // a real record that looks valid, so drop the rest of the block.
+                self.pos = self.len;
+                self.report(left, "checksum mismatch", offset);
+                return Physical::Bad;
             }
-            let data = &self.buffer[HEADER_SIZE..HEADER_SIZE + length];
-            self.buffer = &self.buffer[HEADER_SIZE + length..];
-            return Physical::Record { kind, data, offset };
+            self.pos = end;
+            return Physical::Record {
+                kind,
+                start,
+                end,
+                offset,
+            };
         }
     }
 
-    /// The next logical record, `None` at the end of the log.
+    /// The next logical record, `None` at the end of the log (or at an I/O error, see
+    /// [`error`](Self::error)).
     pub fn read_record(&mut self) -> Option<Record> {
         let record = self.read_logical();
         if record.is_some() {
@@ -204,7 +274,13 @@ impl<'a> LogReader<'a> {
         let mut in_fragmented = false;
         loop {
             match self.read_physical() {
-                Physical::Record { kind, data, offset } => {
+                Physical::Record {
+                    kind,
+                    start: from,
+                    end: to,
+                    offset,
+                } => {
+                    let len = to - from;
                     match RecordType::from_byte(kind) {
                         Some(RecordType::Full) => {
                             // Earlier writers could leave an empty FIRST at a block's end
@@ -213,7 +289,7 @@ impl<'a> LogReader<'a> {
                                 self.report(scratch.len(), "partial record without end(1)", start);
                             }
                             return Some(Record {
-                                data: data.to_vec(),
+                                data: self.block[from..to].to_vec(),
                                 offset,
                             });
                         }
@@ -222,34 +298,26 @@ impl<'a> LogReader<'a> {
                                 self.report(scratch.len(), "partial record without end(2)", start);
                             }
                             scratch.clear();
-                            scratch.extend_from_slice(data);
+                            scratch.extend_from_slice(&self.block[from..to]);
                             start = offset;
                             in_fragmented = true;
                         }
                         Some(RecordType::Middle) => {
                             if in_fragmented {
-                                scratch.extend_from_slice(data);
+                                scratch.extend_from_slice(&self.block[from..to]);
                             } else {
-                                self.report(
-                                    data.len(),
-                                    "missing start of fragmented record(1)",
-                                    offset,
-                                );
+                                self.report(len, "missing start of fragmented record(1)", offset);
                             }
                         }
                         Some(RecordType::Last) => {
                             if in_fragmented {
-                                scratch.extend_from_slice(data);
+                                scratch.extend_from_slice(&self.block[from..to]);
                                 return Some(Record {
                                     data: scratch,
                                     offset: start,
                                 });
                             }
-                            self.report(
-                                data.len(),
-                                "missing start of fragmented record(2)",
-                                offset,
-                            );
+                            self.report(len, "missing start of fragmented record(2)", offset);
                         }
                         // LevelDB's reader returns its own sentinels `kEof` (5) and
                         // `kBadRecord` (6) from the same function as record types, so a
@@ -266,7 +334,7 @@ impl<'a> LogReader<'a> {
                             }
                         }
                         Some(RecordType::Zero) | None => {
-                            let bytes = data.len() + if in_fragmented { scratch.len() } else { 0 };
+                            let bytes = len + if in_fragmented { scratch.len() } else { 0 };
                             self.report(bytes, "unknown record type", offset);
                             in_fragmented = false;
                             scratch.clear();
@@ -291,7 +359,7 @@ impl<'a> LogReader<'a> {
     }
 }
 
-impl Iterator for LogReader<'_> {
+impl<R: Read> Iterator for LogReader<R> {
     type Item = Record;
 
     fn next(&mut self) -> Option<Record> {
@@ -299,7 +367,7 @@ impl Iterator for LogReader<'_> {
     }
 }
 
-impl std::iter::FusedIterator for LogReader<'_> {}
+impl<R: Read> std::iter::FusedIterator for LogReader<R> {}
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,11 @@
 //! The writes of the live logs, sorted by internal key (LevelDB's `db/memtable`, read-only:
 //! built once by replaying logs, then only read).
+//!
+//! Entries are kept one after another in one buffer (an arena, as LevelDB's memtable keeps
+//! them), each a varint length, the internal key, a varint length and the value, and sorted
+//! through an index of their offsets: a replayed log takes about its own size again, plus
+//! 4 bytes per entry for the index and 4 for the lookup prefixes, not two allocations per
+//! entry.
 
 use std::cmp::Ordering;
 use std::ops::Bound;
@@ -7,17 +13,76 @@ use std::sync::Arc;
 
 use leveltable_table::Comparator;
 
+use crate::coding::{get_varint64, put_varint64};
 use crate::dbformat::{
     InternalKeyComparator, LookupKey, LookupResult, MAX_SEQUENCE, ParsedInternalKey, ValueType,
-    append_internal_key,
+    pack_tag,
 };
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
 
+/// The offsets of entries in the arena: 4 bytes each while the arena is under 4 GiB.
+#[derive(Debug)]
+enum Index {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Index {
+    fn push(&mut self, at: usize) {
+        match self {
+            Index::Narrow(v) => match u32::try_from(at) {
+                Ok(at) => v.push(at),
+                Err(_) => {
+                    let mut wide: Vec<u64> = v.iter().map(|&o| u64::from(o)).collect();
+                    wide.push(at as u64);
+                    *self = Index::Wide(wide);
+                }
+            },
+            Index::Wide(v) => v.push(at as u64),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Index::Narrow(v) => v.len(),
+            Index::Wide(v) => v.len(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> usize {
+        // Offsets were pushed from `usize` values.
+        match self {
+            Index::Narrow(v) => v[i] as usize,
+            Index::Wide(v) => v[i] as usize,
+        }
+    }
+}
+
+/// Sorts the offsets `v` by the keys `cmp` compares; of equal keys only the one written
+/// last (the largest offset) stays.
+fn sort_newest_wins<T: Copy + Ord>(v: &mut Vec<T>, cmp: impl Fn(T, T) -> Ordering) {
+    v.sort_unstable_by(|&a, &b| cmp(a, b).then(b.cmp(&a)));
+    v.dedup_by(|later, kept| cmp(*later, *kept) == Ordering::Equal);
+}
+
+/// The entry at `at` of `arena`: internal key and value.
+#[inline]
+fn entry_at(arena: &[u8], at: usize) -> (&[u8], &[u8]) {
+    // Entries were encoded by `MemTableBuilder::add`: the lengths decode and fit.
+    let mut rest = &arena[at..];
+    let klen = get_varint64(&mut rest).unwrap_or(0) as usize;
+    let (key, mut rest) = rest.split_at(klen);
+    let vlen = get_varint64(&mut rest).unwrap_or(0) as usize;
+    (key, &rest[..vlen])
+}
+
 /// Writes collected in any order, then sorted by [`MemTableBuilder::build`].
 #[derive(Debug)]
 pub struct MemTableBuilder {
-    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    arena: Vec<u8>,
+    index: Index,
     bytes: usize,
 }
 
@@ -31,7 +96,8 @@ impl MemTableBuilder {
     /// An empty memtable.
     pub fn new() -> Self {
         MemTableBuilder {
-            entries: Vec::new(),
+            arena: Vec::new(),
+            index: Index::Narrow(Vec::new()),
             bytes: 0,
         }
     }
@@ -47,10 +113,15 @@ impl MemTableBuilder {
         key: &[u8],
         value: &[u8],
     ) -> Result<()> {
-        let mut ikey = Vec::with_capacity(key.len() + 8);
-        append_internal_key(&mut ikey, key, sequence, value_type)?;
-        self.bytes += ikey.len() + value.len();
-        self.entries.push((ikey, value.to_vec()));
+        let tag = pack_tag(sequence, value_type)?;
+        let at = self.arena.len();
+        put_varint64(&mut self.arena, key.len() as u64 + 8);
+        self.arena.extend_from_slice(key);
+        self.arena.extend_from_slice(&tag.to_le_bytes());
+        put_varint64(&mut self.arena, value.len() as u64);
+        self.arena.extend_from_slice(value);
+        self.index.push(at);
+        self.bytes += key.len() + 8 + value.len();
         Ok(())
     }
 
@@ -81,69 +152,84 @@ impl MemTableBuilder {
 
     /// Whether nothing was added.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.index.len() == 0
     }
 
     /// Versions added.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.index.len()
     }
 
     /// Sorts the writes under `comparator`'s internal order. Of two writes with the same
     /// internal key, the later one wins, as LevelDB's skiplist finds it first.
-    pub fn build(mut self, comparator: Arc<dyn Comparator>) -> MemTable {
+    pub fn build(self, comparator: Arc<dyn Comparator>) -> MemTable {
         let icmp = InternalKeyComparator::new(comparator);
-        // A stable sort keeps equal keys in insertion order; keep the last of each run.
-        self.entries.sort_by(|a, b| icmp.compare(&a.0, &b.0));
-        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(self.entries.len());
-        for entry in self.entries {
-            match entries.last_mut() {
-                Some(last) if icmp.compare(&last.0, &entry.0) == Ordering::Equal => *last = entry,
-                _ => entries.push(entry),
+        let MemTableBuilder {
+            mut arena,
+            mut index,
+            bytes,
+        } = self;
+        arena.shrink_to_fit();
+        {
+            let arena = &arena;
+            let key = |at: usize| entry_at(arena, at).0;
+            match &mut index {
+                Index::Narrow(v) => {
+                    sort_newest_wins(v, |a, b| icmp.compare(key(a as usize), key(b as usize)));
+                    v.shrink_to_fit();
+                }
+                Index::Wide(v) => {
+                    sort_newest_wins(v, |a, b| icmp.compare(key(a as usize), key(b as usize)));
+                    v.shrink_to_fit();
+                }
             }
         }
-        let prefixes = Prefixes::build(&entries, &icmp);
-        MemTable {
-            entries,
-            prefixes,
+        let mut table = MemTable {
+            arena,
+            index,
+            prefixes: None,
             icmp,
-            bytes: self.bytes,
-        }
+            bytes,
+        };
+        table.prefixes = Prefixes::build(&table);
+        table
     }
 }
 
-/// The 8 bytes of `view` after `skip`, zero-padded, as a big-endian number. Over views
+/// The 4 bytes of `view` after `skip`, zero-padded, as a big-endian number. Over views
 /// sharing their first `skip` bytes, a smaller number means a smaller view, hence (see
 /// [`Comparator::bytewise_view`]) a smaller key.
 #[inline]
-fn prefix_at(view: &[u8], skip: usize) -> u64 {
+fn prefix_at(view: &[u8], skip: usize) -> u32 {
     let rest = view.get(skip..).unwrap_or_default();
-    let mut buf = [0u8; 8];
-    let n = rest.len().min(8);
+    let mut buf = [0u8; 4];
+    let n = rest.len().min(4);
     buf[..n].copy_from_slice(&rest[..n]);
-    u64::from_be_bytes(buf)
+    u32::from_be_bytes(buf)
 }
 
-/// Per entry, 8 bytes of its key's bytewise view after the prefix all views share: a
+/// Per entry, 4 bytes of its key's bytewise view after the prefix all views share: a
 /// lookup searches these in place and compares keys only where they tie, instead of
 /// following a pointer to a key at every step.
 #[derive(Debug)]
 struct Prefixes {
     common: Vec<u8>,
-    prefixes: Vec<u64>,
+    prefixes: Vec<u32>,
 }
 
 impl Prefixes {
     /// `None` if the comparator has no bytewise view of a key.
-    fn build(entries: &[(Vec<u8>, Vec<u8>)], icmp: &InternalKeyComparator) -> Option<Prefixes> {
-        let views: Option<Vec<&[u8]>> =
-            entries.iter().map(|(k, _)| icmp.bytewise_view(k)).collect();
-        let views = views?;
+    fn build(table: &MemTable) -> Option<Prefixes> {
+        let icmp = &table.icmp;
+        let (first, last) = (table.first()?.0, table.last()?.0);
+        let (first, last) = (icmp.bytewise_view(first)?, icmp.bytewise_view(last)?);
         // Sorted, so what the first and last views share, all share.
-        let (first, last) = (views.first()?, views.last()?);
-        let n = first.iter().zip(*last).take_while(|(a, b)| a == b).count();
+        let n = first.iter().zip(last).take_while(|(a, b)| a == b).count();
         let common = first[..n].to_vec();
-        let prefixes = views.iter().map(|v| prefix_at(v, n)).collect();
+        let mut prefixes = Vec::with_capacity(table.len());
+        for (k, _) in table.entries() {
+            prefixes.push(prefix_at(icmp.bytewise_view(k)?, n));
+        }
         Some(Prefixes { common, prefixes })
     }
 
@@ -169,7 +255,9 @@ impl Prefixes {
 
 /// Versions sorted by internal key.
 pub struct MemTable {
-    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    arena: Vec<u8>,
+    /// The entries' offsets in the arena, in internal-key order.
+    index: Index,
     /// For lookups, if the comparator has a bytewise view.
     prefixes: Option<Prefixes>,
     icmp: InternalKeyComparator,
@@ -179,26 +267,84 @@ pub struct MemTable {
 impl std::fmt::Debug for MemTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemTable")
-            .field("entries", &self.entries.len())
+            .field("entries", &self.len())
             .field("bytes", &self.bytes)
             .finish()
     }
 }
 
+/// Entries of a [`MemTable`] in internal-key order (or reversed): internal key and value.
+#[derive(Debug, Clone)]
+pub struct Entries<'a> {
+    table: &'a MemTable,
+    next: usize,
+    end: usize,
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next == self.end {
+            return None;
+        }
+        self.next += 1;
+        Some(self.table.entry(self.next - 1))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.end - self.next;
+        (n, Some(n))
+    }
+}
+
+impl DoubleEndedIterator for Entries<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.next == self.end {
+            return None;
+        }
+        self.end -= 1;
+        Some(self.table.entry(self.end))
+    }
+}
+
+impl ExactSizeIterator for Entries<'_> {}
+
+impl std::iter::FusedIterator for Entries<'_> {}
+
 impl MemTable {
     /// The number of versions.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.index.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// Bytes of keys and values.
     pub fn approximate_bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// The `i`-th entry in internal-key order: internal key and value.
+    ///
+    /// # Panics
+    /// If `i` is not below [`len`](Self::len).
+    #[inline]
+    pub fn entry(&self, i: usize) -> (&[u8], &[u8]) {
+        entry_at(&self.arena, self.index.get(i))
+    }
+
+    /// The entry with the smallest internal key.
+    pub fn first(&self) -> Option<(&[u8], &[u8])> {
+        (!self.is_empty()).then(|| self.entry(0))
+    }
+
+    /// The entry with the largest internal key.
+    pub fn last(&self) -> Option<(&[u8], &[u8])> {
+        self.len().checked_sub(1).map(|i| self.entry(i))
     }
 
     /// The newest version of `user_key` at or below `sequence` (LevelDB's `MemTable::Get`).
@@ -225,9 +371,10 @@ impl MemTable {
             return Ok(LookupResult::NotFound);
         }
         let i = self.search(target, run);
-        let Some((key, value)) = self.entries.get(i) else {
+        if i >= self.len() {
             return Ok(LookupResult::NotFound);
-        };
+        }
+        let (key, value) = self.entry(i);
         // Keys were built by `add`, so they parse.
         let parsed = ParsedInternalKey::parse(key)
             .map_err(|e| Error::InvalidArgument(e.to_string().into()))?;
@@ -242,12 +389,22 @@ impl MemTable {
         Ok(LookupResult::decided_by(&parsed, value))
     }
 
-    /// Whether the internal key `key` sorts before `target`.
-    fn below(&self, key: &[u8], target: &[u8]) -> bool {
-        self.icmp.compare(key, target) == Ordering::Less
+    /// The first index in `lo..hi` whose entry's key `pred` is false for (`pred` is true
+    /// for a prefix of the range, false for the rest).
+    fn partition_point(&self, lo: usize, hi: usize, pred: impl Fn(&[u8]) -> bool) -> usize {
+        let (mut lo, mut hi) = (lo, hi);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pred(self.entry(mid).0) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
-    /// The run of entries whose view has the same 8-byte prefix as `target`'s, if the
+    /// The run of entries whose view has the same 4-byte prefix as `target`'s, if the
     /// comparator has views: entries before it sort before the target, entries after it
     /// after. Only the run needs the comparator.
     fn prefix_run(&self, target: &[u8]) -> Option<(usize, usize)> {
@@ -261,11 +418,9 @@ impl MemTable {
     /// The index of the first entry whose key is `>= target`, given the target's
     /// [`prefix_run`](Self::prefix_run).
     fn search(&self, target: &[u8], run: Option<(usize, usize)>) -> usize {
-        let below = |(k, _): &(Vec<u8>, Vec<u8>)| self.below(k, target);
-        match run {
-            Some((lo, hi)) => lo + self.entries[lo..hi].partition_point(below),
-            None => self.entries.partition_point(below),
-        }
+        let below = |k: &[u8]| self.icmp.compare(k, target) == Ordering::Less;
+        let (lo, hi) = run.unwrap_or((0, self.len()));
+        self.partition_point(lo, hi, below)
     }
 
     /// The index of the first entry whose key is `>= target`.
@@ -275,32 +430,33 @@ impl MemTable {
     }
 
     /// The entries within internal-key bounds.
-    pub fn range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> &[(Vec<u8>, Vec<u8>)] {
+    pub fn range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Entries<'_> {
         let cmp = |k: &[u8], b: &[u8]| self.icmp.compare(k, b);
+        let len = self.len();
         let start = match lo {
             Bound::Unbounded => 0,
-            Bound::Included(b) => self
-                .entries
-                .partition_point(|(k, _)| cmp(k, b) == Ordering::Less),
-            Bound::Excluded(b) => self
-                .entries
-                .partition_point(|(k, _)| cmp(k, b) != Ordering::Greater),
+            Bound::Included(b) => self.partition_point(0, len, |k| cmp(k, b) == Ordering::Less),
+            Bound::Excluded(b) => self.partition_point(0, len, |k| cmp(k, b) != Ordering::Greater),
         };
         let end = match hi {
-            Bound::Unbounded => self.entries.len(),
-            Bound::Included(b) => self
-                .entries
-                .partition_point(|(k, _)| cmp(k, b) != Ordering::Greater),
-            Bound::Excluded(b) => self
-                .entries
-                .partition_point(|(k, _)| cmp(k, b) == Ordering::Less),
+            Bound::Unbounded => len,
+            Bound::Included(b) => self.partition_point(0, len, |k| cmp(k, b) != Ordering::Greater),
+            Bound::Excluded(b) => self.partition_point(0, len, |k| cmp(k, b) == Ordering::Less),
         };
-        self.entries.get(start..end.max(start)).unwrap_or(&[])
+        Entries {
+            table: self,
+            next: start,
+            end: end.max(start),
+        }
     }
 
     /// Every entry in internal-key order.
-    pub fn entries(&self) -> &[(Vec<u8>, Vec<u8>)] {
-        &self.entries
+    pub fn entries(&self) -> Entries<'_> {
+        Entries {
+            table: self,
+            next: 0,
+            end: self.len(),
+        }
     }
 }
 
@@ -410,12 +566,13 @@ mod tests {
             for seq in [0, 1, 50, 100, 150, 250, MAX_SEQUENCE] {
                 let target = lookup_key(&u, seq).unwrap();
                 let want = m
-                    .entries
+                    .entries()
+                    .collect::<Vec<_>>()
                     .partition_point(|(k, _)| m.icmp.compare(k, &target) == Ordering::Less);
                 assert_eq!(m.first_at_or_after(&target), want, "{u:?} @ {seq}");
                 // The lookup, which decides misses from the prefixes alone, agrees with
                 // the entry the plain search finds.
-                let decided = match m.entries.get(want) {
+                let decided = match m.entries().nth(want) {
                     Some((k, v)) if extract_user_key(k) == Some(&u[..]) => {
                         LookupResult::decided_by(&ParsedInternalKey::parse(k).unwrap(), v)
                     }

@@ -137,7 +137,14 @@ impl Db {
                     &format!("{size} bytes (it now holds {}) of a log", data.len()),
                 ));
             };
-            let replayed = replay_log(number, prefix, true, options.paranoid_checks, &user)?;
+            let replayed = replay_log(
+                number,
+                &dir.join(&name),
+                prefix,
+                true,
+                options.paranoid_checks,
+                &user,
+            )?;
             logs.push(replayed.info);
             sources.push(Source::Mem {
                 origin: Origin::Log { number },

@@ -1,6 +1,8 @@
 //! Replaying write-ahead logs into memtables, as LevelDB's `DBImpl::RecoverLogFile` (for an
 //! open) and `Repairer::ConvertLogToTable` (for a salvage) do.
 
+use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 
 use leveltable_table::Comparator;
@@ -20,7 +22,8 @@ pub(crate) struct ReplayedLog {
     pub(crate) max_sequence: Option<u64>,
 }
 
-/// Replays the log `number` (its bytes in `data`).
+/// Replays the log `number`, read from `source` a block at a time (`path` names it in
+/// errors): the memtable holds its batches, and nothing holds the log's bytes.
 ///
 /// For an open (`checksum` true), a batch that does not apply is skipped after its valid
 /// prefix (LevelDB applies the operations before the bad one), and its header still counts
@@ -28,16 +31,18 @@ pub(crate) struct ReplayedLog {
 /// logs), a bad batch's valid prefix is kept and its count ignored.
 ///
 /// # Errors
-/// With `paranoid`, the first problem, naming the log; otherwise none.
+/// With `paranoid`, the first problem, naming the log; an I/O error reading it, naming
+/// `path`.
 pub(crate) fn replay_log(
     number: u64,
-    data: &[u8],
+    path: &Path,
+    source: impl Read,
     checksum: bool,
     paranoid: bool,
     comparator: &Arc<dyn Comparator>,
 ) -> Result<ReplayedLog> {
     let name = log_file_name(number);
-    let mut reader = LogReader::new(data, checksum);
+    let mut reader = LogReader::from_reader(source, checksum);
     let mut mem = MemTableBuilder::new();
     let mut extra: Vec<Dropped> = Vec::new();
     let mut records = 0u64;
@@ -94,6 +99,9 @@ pub(crate) fn replay_log(
         let last = batch.last_sequence();
         max_sequence = Some(max_sequence.map_or(last, |m: u64| m.max(last)));
     }
+    if let Some(e) = reader.take_error() {
+        return Err(Error::io(path, e));
+    }
     if paranoid && let Some(d) = reader.dropped().first() {
         return Err(Error::corruption(
             name,
@@ -104,7 +112,7 @@ pub(crate) fn replay_log(
     let mut dropped = reader.dropped().to_vec();
     dropped.extend(extra);
     dropped.sort_by_key(|d| d.offset);
-    let size = data.len() as u64;
+    let size = reader.bytes_read();
     let tail_bytes = size.saturating_sub(reader.last_record_end());
     Ok(ReplayedLog {
         table: mem.build(Arc::clone(comparator)),

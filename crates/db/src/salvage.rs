@@ -190,18 +190,19 @@ impl Db {
                 }
             };
             // RepairDB reads logs without checksums; nothing is paranoid in a salvage.
-            let replayed = replay_log(number, &data, checked, false, &user)?;
+            let path = dir.join(log_file_name(number));
+            let replayed = replay_log(number, &path, &data[..], checked, false, &user)?;
             if checked && !replayed.info.dropped.is_empty() {
                 // What the records that failed their checksum hold, read without it, as
                 // `RepairDB` reads them: kept apart, as table 0 (no database has one).
-                let loose = replay_log(number, &data, false, false, &user)?;
+                let loose = replay_log(number, &path, &data[..], false, false, &user)?;
                 let icmp = InternalKeyComparator::new(Arc::clone(&user));
-                let trusted = replayed.table.entries();
+                let trusted: Vec<&[u8]> = replayed.table.entries().map(|(k, _)| k).collect();
                 let mut suspect = MemTableBuilder::new();
                 let mut keys = Vec::new();
                 for (k, v) in loose.table.entries() {
                     if trusted
-                        .binary_search_by(|(t, _)| icmp.compare(t, k))
+                        .binary_search_by(|t| icmp.compare(t, k))
                         .is_ok()
                     {
                         continue;
@@ -229,7 +230,6 @@ impl Db {
             if let Some((k, _)) = replayed
                 .table
                 .entries()
-                .iter()
                 .max_by_key(|(k, _)| tag_sequence(k))
             {
                 max_sequence = max_sequence.max(tag_sequence(k));
@@ -346,8 +346,7 @@ impl Db {
                             table: Arc::new(suspect.build(Arc::clone(&user))),
                         });
                     }
-                    let (Some(first), Some(last)) = (mem.entries().first(), mem.entries().last())
-                    else {
+                    let (Some(first), Some(last)) = (mem.first(), mem.last()) else {
                         skipped.push((table_file_name(number), e.to_string()));
                         continue;
                     };
@@ -359,7 +358,7 @@ impl Db {
                         ),
                     ));
                     let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-                    let (smallest, largest) = (first.0.clone(), last.0.clone());
+                    let (smallest, largest) = (first.0.to_vec(), last.0.to_vec());
                     (size, smallest, largest, Some(mem))
                 }
             };

@@ -138,6 +138,18 @@ pub trait Storage: Send + Sync {
         Ok(data)
     }
 
+    /// The file `name` (a log), to be read from its start to its end once. The default reads
+    /// it whole through [`read_bounded`](Self::read_bounded) with `limit`; a local
+    /// directory reads the file as it goes, up to the size its handle had at open, holding
+    /// none of it but what the caller keeps (no limit applies).
+    ///
+    /// # Errors
+    /// As [`read_bounded`](Self::read_bounded), for the open (or whole read); reading from
+    /// the stream reports the system's errors.
+    fn read_stream(&self, name: &str, limit: u64) -> io::Result<Box<dyn Read + Send + '_>> {
+        Ok(Box::new(io::Cursor::new(self.read_bounded(name, limit)?)))
+    }
+
     /// The table file `name`, for positional reads (memory-mapped if `memory_map` and the
     /// storage can).
     ///
@@ -208,6 +220,12 @@ impl Storage for LocalDir {
 
     fn read_bounded(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
         read_regular(&self.dir.join(name), limit)
+    }
+
+    fn read_stream(&self, name: &str, _limit: u64) -> io::Result<Box<dyn Read + Send + '_>> {
+        let (file, metadata) = open_regular(&self.dir.join(name))?;
+        // The size at open: what a writer appends later is not read.
+        Ok(Box::new(file.take(metadata.len())))
     }
 
     fn open_table(&self, name: &str, memory_map: bool) -> io::Result<TableSource> {

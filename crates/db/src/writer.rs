@@ -8,7 +8,6 @@ mod compaction_iter;
 pub(crate) mod file_system;
 mod levels;
 mod log_file;
-mod mapped_log;
 mod no_current;
 pub(crate) mod options;
 mod properties;

@@ -8,7 +8,6 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use crate::regular_file::create_regular;
-use crate::writer::mapped_log::MappedLog;
 
 /// A file being written.
 pub trait WritableFile: Write + Send {
@@ -37,7 +36,10 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
 
     /// Creates the write-ahead log `path`, as [`create`](Self::create). Every write to it
     /// must be in the system's hands (surviving the end of the process) once `flush`
-    /// returns. By default, [`create`](Self::create).
+    /// returns, and the file must only grow by appends, in order, as `write` does: at every
+    /// instant it holds whole records followed at most by part of one, so a reader of it
+    /// sees a prefix of the records, and so does a log cut short by a crash. By default,
+    /// [`create`](Self::create).
     ///
     /// # Errors
     /// The system's.
@@ -76,18 +78,6 @@ pub struct LocalFileSystem;
 impl FileSystem for LocalFileSystem {
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         Ok(Box::new(create_regular(path, false)?))
-    }
-
-    /// Logs are written through a shared memory map where the file system can reserve
-    /// blocks (Linux): a write is then a copy into the page cache, not a system call.
-    fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        // Read and write: a shared map for writing needs both.
-        let file = create_regular(path, true)?;
-        match MappedLog::new(file.try_clone()?) {
-            Ok(mapped) => Ok(Box::new(mapped)),
-            Err(e) if e.kind() == io::ErrorKind::Unsupported => Ok(Box::new(file)),
-            Err(e) => Err(e),
-        }
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {

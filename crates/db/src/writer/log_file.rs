@@ -1,5 +1,8 @@
 //! A log being appended to, a write-ahead log or a MANIFEST: each record handed to the
-//! system as it is added, synced when asked.
+//! system as it is added (one `write` for a record that fits the 64 KiB buffer: a group
+//! commit of small writes), synced when asked. The file only grows, by appends in order:
+//! at every instant it holds whole records followed at most by part of one at its end,
+//! which is what a reader reading it meanwhile, a killed process or a power loss leaves.
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -39,6 +42,15 @@ impl LogFile {
             path,
             writer: LogWriter::new(BufWriter::with_capacity(1 << 16, file)),
         }
+    }
+
+    /// Makes every record appended so far durable (`fdatasync`).
+    pub(crate) fn sync(&mut self) -> Result<()> {
+        let path = &self.path;
+        self.writer
+            .flush()
+            .and_then(|()| self.writer.get_mut().get_mut().sync())
+            .map_err(|e| Error::op("cannot sync", path, e))
     }
 
     /// Appends one record, handed to the system; synced to disk if `sync`.

@@ -8,13 +8,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
-use crate::db::{list_dir, logs_to_replay, read_file, table_options};
+use crate::db::{list_dir, logs_to_replay, table_options};
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::log_file_name;
 use crate::live_memtable::LiveMemTable;
 use crate::lock::{DbLock, LOCK_FILE};
 use crate::recovery::replay_log;
-use crate::storage::LocalDir;
+use crate::storage::{LocalDir, MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
 use crate::version_edit::VersionEdit;
 use crate::version_set::read_manifest_in;
@@ -84,20 +84,20 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     // tables hold the same versions).
     let mut edit = VersionEdit::default();
     let mut max_sequence = versions.last_sequence;
+    let log_dir = LocalDir::new(dir);
     for &number in &logs {
-        let data = read_file(dir, &log_file_name(number))?;
-        let replayed = replay_log(number, &data, true, read.paranoid_checks, &user)?;
+        let path = dir.join(log_file_name(number));
+        let source = log_dir
+            .read_stream(&log_file_name(number), MAX_READ_BYTES)
+            .map_err(|e| Error::io(&path, e))?;
+        let replayed = replay_log(number, &path, source, true, read.paranoid_checks, &user)?;
         if let Some(max) = replayed.max_sequence {
             max_sequence = max_sequence.max(max);
         }
         if !replayed.table.is_empty() {
             let table = versions.new_file_number()?;
             let meta = write_table(&fs, dir, &build, &tables, table, |add| {
-                replayed
-                    .table
-                    .entries()
-                    .iter()
-                    .try_for_each(|(k, v)| add(k, v))
+                replayed.table.entries().try_for_each(|(k, v)| add(k, v))
             })?;
             if let Some(meta) = meta {
                 edit.new_files.push((0, meta));

@@ -13,6 +13,7 @@ use crate::db::internal_bounds;
 use crate::db_iter::DbIter;
 use crate::dbformat::{LookupKey, LookupResult, MAX_SEQUENCE};
 use crate::live_memtable::LiveMemTable;
+use crate::log_format::MAX_WRITE_BATCH_BYTES;
 use crate::merger::Merger;
 use crate::options::TableInfo;
 use crate::version::{SeekStats, Version};
@@ -195,6 +196,8 @@ impl WritableDb {
         if batch.is_empty() {
             return Ok(());
         }
+        // Before the copy, so that a batch too large costs no second copy.
+        check_batch_size(batch)?;
         self.commit(Some(batch.clone()), options.sync)
     }
 
@@ -214,6 +217,9 @@ impl WritableDb {
     /// of the group of the writer in front of it.
     fn commit(&self, batch: Option<WriteBatchBuilder>, sync: bool) -> Result<()> {
         self.check_process()?;
+        if let Some(batch) = &batch {
+            check_batch_size(batch)?;
+        }
         let shared = &*self.shared;
         let mut st = shared.state();
         let id = st.next_writer;
@@ -229,9 +235,9 @@ impl WritableDb {
             if st.writers.front() == Some(&id) {
                 break;
             }
-            // The writer in front usually commits within microseconds (the log is a copy
-            // into a map): wait for it on this core rather than sleep and be woken, which
-            // costs two system calls and a wake-up several times longer than the commit.
+            // The writer in front usually commits within microseconds (the log is one
+            // `write` of its record): wait for it on this core rather than sleep and be
+            // woken, which costs two system calls and a wake-up longer than the commit.
             let seen = shared.commits.load(AtomicOrdering::Acquire);
             if Instant::now() < spin_until {
                 drop(st);
@@ -387,6 +393,13 @@ impl WritableDb {
                     .wait(st)
                     .unwrap_or_else(PoisonError::into_inner);
             } else {
+                // The old log is made durable before a write reaches the new one, so that a
+                // power loss never keeps a later log's records without the earlier log's
+                // (LevelDB syncs neither here, its issue #193).
+                if let Err(e) = lock(&shared.log).sync() {
+                    let e = shared.record_bg_error(&mut st, e);
+                    return (st, Err(Error::Shared(e)));
+                }
                 let number = match st.versions.new_file_number() {
                     Ok(number) => number,
                     Err(e) => return (st, Err(e)),
@@ -647,4 +660,17 @@ impl Drop for WritableDb {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Refuses a batch of more than [`MAX_WRITE_BATCH_BYTES`], naming the limit.
+fn check_batch_size(batch: &WriteBatchBuilder) -> Result<()> {
+    let len = batch.approximate_size();
+    if len > MAX_WRITE_BATCH_BYTES {
+        return Err(Error::TooLong {
+            what: "write batch",
+            len: len as u64,
+            limit: MAX_WRITE_BATCH_BYTES as u64,
+        });
+    }
+    Ok(())
 }
