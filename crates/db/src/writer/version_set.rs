@@ -27,8 +27,8 @@ fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
     let written = f
         .write_all(contents.as_bytes())
         .and_then(|()| f.flush())
-        .and_then(|()| f.sync());
-    drop(f);
+        .and_then(|()| f.sync())
+        .and_then(|()| f.close());
     if let Err(e) = written {
         let _ = fs.remove(&temp);
         return Err(Error::op("cannot write", &temp, e));
