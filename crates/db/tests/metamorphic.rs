@@ -13,9 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use leveltable_db::{
-    Db, DbOptions, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions,
-};
+use leveltable_db::{Db, DbOptions, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions};
 use leveltable_filter_policy::BloomFilterPolicy;
 use leveltable_table::Compression;
 
@@ -226,7 +224,11 @@ fn first_difference(a: &Pairs, b: &Pairs) -> String {
             )
         })
     };
-    let i = a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+    let i = a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
     format!(
         "{} vs {} entries; at {i}: {:?} vs {:?}",
         a.len(),

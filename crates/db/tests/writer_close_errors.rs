@@ -94,7 +94,10 @@ fn a_failed_close_of_a_table_fails_the_flush_and_loses_nothing() {
     let db = WritableDb::open(&path, options(".ldb")).unwrap();
     db.put(b"k", b"v", WriteOptions::SYNC).unwrap();
     let err = db.flush().unwrap_err().to_string();
-    assert!(err.contains("cannot close") && err.contains(".ldb"), "{err}");
+    assert!(
+        err.contains("cannot close") && err.contains(".ldb"),
+        "{err}"
+    );
     // Writes stop; the write acknowledged is still there for the next open.
     assert!(db.put(b"k2", b"v2", WriteOptions::SYNC).is_err());
     drop(db);

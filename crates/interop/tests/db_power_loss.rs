@@ -194,7 +194,9 @@ fn prefix_of(run: &Run, got: &Pairs, lo: usize, hi: usize) -> Result<usize, Stri
             }
         }
     }
-    let never = got.iter().find(|(k, v)| !all.contains_key(&((*k).clone(), (*v).clone())));
+    let never = got
+        .iter()
+        .find(|(k, v)| !all.contains_key(&((*k).clone(), (*v).clone())));
     Err(match never {
         Some((k, _)) => format!(
             "key {} holds a value never written",
@@ -216,7 +218,9 @@ fn copy_image(image: &Image, to: &Path) {
 fn ours(dir: &Path, paranoid: bool) -> Result<Pairs, String> {
     let db = ReadDb::open(dir, ReadOptions::default().paranoid_checks(paranoid))
         .map_err(|e| e.to_string())?;
-    db.iter().collect::<Result<_, _>>().map_err(|e| e.to_string())
+    db.iter()
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())
 }
 
 fn leveldb(dir: &Path, paranoid: bool) -> Result<Pairs, String> {
@@ -258,7 +262,13 @@ struct Tally {
 }
 
 /// Checks the image of a crash at `at` under `variant`.
-fn check(run: &Run, work: &Path, at: usize, variant: Variant, tally: &mut Tally) -> Result<(), String> {
+fn check(
+    run: &Run,
+    work: &Path,
+    at: usize,
+    variant: Variant,
+    tally: &mut Tally,
+) -> Result<(), String> {
     tally.images += 1;
     let image = run.trace.image(at, variant);
     let (lo, hi, opened) = bounds(run, at);
@@ -329,7 +339,9 @@ fn check(run: &Run, work: &Path, at: usize, variant: Variant, tally: &mut Tally)
     let at_key = want.partition_point(|(k, _)| k.as_slice() < b"resumed".as_slice());
     want.insert(at_key, (b"resumed".to_vec(), b"yes".to_vec()));
     if after != want {
-        return Err(format!("after the writer resumed at batch {j}, the view changed"));
+        return Err(format!(
+            "after the writer resumed at batch {j}, the view changed"
+        ));
     }
     tally.resumed += 1;
     Ok(())
@@ -389,9 +401,9 @@ fn power_loss_run(images: u64, seed: u64, steps: u64) -> Tally {
                     Variant::Durable
                 } else {
                     {
-                    let k = 1 + rng.below(3);
-                    variant(&mut rng, k)
-                }
+                        let k = 1 + rng.below(3);
+                        variant(&mut rng, k)
+                    }
                 };
                 if let Err(e) = check(&run, work.path(), at, v, &mut tally) {
                     let event = run.trace.events.get(at.wrapping_sub(1));
@@ -445,7 +457,11 @@ fn a_new_database_is_durable_before_its_open_returns() {
     let db = WritableDb::open(&dir, writer_options(Some(Arc::clone(&fs)))).unwrap();
     let trace = fs.trace();
     let image = trace.image(trace.len(), Variant::Durable);
-    assert!(image.files.contains_key("CURRENT"), "{:?}", image.files.keys());
+    assert!(
+        image.files.contains_key("CURRENT"),
+        "{:?}",
+        image.files.keys()
+    );
     copy_image(&image, &work.path().join("leveldb"));
     assert_eq!(leveldb(&work.path().join("leveldb"), true), Ok(vec![]));
     drop(db);
@@ -470,8 +486,12 @@ fn a_synced_write_to_a_new_log_survives_before_the_flush_ends() {
     let fs = Arc::new(PowerLossFs::new());
     let db = WritableDb::open(&dir, writer_options(Some(Arc::clone(&fs)))).unwrap();
     for i in 0..70u32 {
-        db.put(format!("k{i:04}").as_bytes(), &[b'x'; 1000], WriteOptions::default())
-            .unwrap();
+        db.put(
+            format!("k{i:04}").as_bytes(),
+            &[b'x'; 1000],
+            WriteOptions::default(),
+        )
+        .unwrap();
     }
     db.put(b"synced", b"1", WriteOptions::SYNC).unwrap();
     let trace = fs.trace();
@@ -483,6 +503,11 @@ fn a_synced_write_to_a_new_log_survives_before_the_flush_ends() {
     copy_image(&image, &work.path().join("image"));
     let want = Some((b"synced".to_vec(), b"1".to_vec()));
     let has = |view: Pairs| view.into_iter().find(|(k, _)| k == b"synced");
-    assert_eq!(has(leveldb(&copy, true).unwrap()), want, "{:?}", image.files.keys());
+    assert_eq!(
+        has(leveldb(&copy, true).unwrap()),
+        want,
+        "{:?}",
+        image.files.keys()
+    );
     assert_eq!(has(ours(&work.path().join("image"), true).unwrap()), want);
 }

@@ -210,15 +210,30 @@ mod tests {
         let d = PathBuf::from("/d");
         Trace {
             events: vec![
-                Event::Create { path: d.join("a"), inode: 0 },
-                Event::Write { inode: 0, len: 10_000 },
+                Event::Create {
+                    path: d.join("a"),
+                    inode: 0,
+                },
+                Event::Write {
+                    inode: 0,
+                    len: 10_000,
+                },
                 Event::Sync { inode: 0 },
-                Event::Write { inode: 0, len: 20_000 },
+                Event::Write {
+                    inode: 0,
+                    len: 20_000,
+                },
                 Event::SyncDir { dir: d.clone() },
-                Event::Create { path: d.join("b"), inode: 1 },
+                Event::Create {
+                    path: d.join("b"),
+                    inode: 1,
+                },
                 Event::Write { inode: 1, len: 3 },
                 Event::Sync { inode: 1 },
-                Event::Rename { from: d.join("b"), to: d.join("a") },
+                Event::Rename {
+                    from: d.join("b"),
+                    to: d.join("a"),
+                },
             ],
             data: vec![vec![7; 20_000], vec![1, 2, 3]],
         }

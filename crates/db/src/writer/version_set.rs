@@ -152,8 +152,8 @@ impl VersionSet {
             self.manifest_number = number;
             self.manifest = Some(log);
         } else if let Some(log) = &mut self.manifest
-            && let Err(e) = sync_names(&*self.fs, &self.dir)
-                .and_then(|()| log.append(&edit.encode(), true))
+            && let Err(e) =
+                sync_names(&*self.fs, &self.dir).and_then(|()| log.append(&edit.encode(), true))
         {
             // The MANIFEST may now end in part of a record; the next change starts a new
             // one rather than append after it.
