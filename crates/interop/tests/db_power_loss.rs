@@ -473,14 +473,11 @@ fn a_new_database_is_durable_before_its_open_returns() {
     assert!(events(&run).any(|e| matches!(e, Event::SyncDir { .. })));
 }
 
-#[test]
-fn a_synced_write_to_a_new_log_survives_before_the_flush_ends() {
-    if !require_leveldb() {
-        return;
-    }
-    // The memtable fills, the writer switches to a new log, and the next write is synced
-    // into it before the background flush records the new log in the MANIFEST: the new
-    // log's name must be durable by the time that write is acknowledged.
+/// The memtable fills with unsynced writes, the writer switches to a new log, and the next
+/// write is synced into it before the background flush records the new log in the
+/// MANIFEST: the directory a power loss then leaves, written to `image` and `leveldb`
+/// under the returned directory.
+fn synced_write_into_a_new_log() -> tempfile::TempDir {
     let work = scratch_dir();
     let dir = work.path().join("db");
     let fs = Arc::new(PowerLossFs::new());
@@ -495,19 +492,40 @@ fn a_synced_write_to_a_new_log_survives_before_the_flush_ends() {
     }
     db.put(b"synced", b"1", WriteOptions::SYNC).unwrap();
     let trace = fs.trace();
-    let at = trace.len();
     drop(db);
-    let image = trace.image(at, Variant::Durable);
-    let copy = work.path().join("leveldb");
-    copy_image(&image, &copy);
+    let image = trace.image(trace.len(), Variant::Durable);
+    copy_image(&image, &work.path().join("leveldb"));
     copy_image(&image, &work.path().join("image"));
+    work
+}
+
+#[test]
+fn a_synced_write_to_a_new_log_survives_before_the_flush_ends() {
+    if !require_leveldb() {
+        return;
+    }
+    // The new log's name must be durable by the time the write is acknowledged.
+    let work = synced_write_into_a_new_log();
     let want = Some((b"synced".to_vec(), b"1".to_vec()));
     let has = |view: Pairs| view.into_iter().find(|(k, _)| k == b"synced");
     assert_eq!(
-        has(leveldb(&copy, true).unwrap()),
-        want,
-        "{:?}",
-        image.files.keys()
+        has(leveldb(&work.path().join("leveldb"), true).unwrap()),
+        want
     );
     assert_eq!(has(ours(&work.path().join("image"), true).unwrap()), want);
+}
+
+#[test]
+fn a_synced_write_to_a_new_log_keeps_the_old_logs_writes() {
+    if !require_leveldb() {
+        return;
+    }
+    // google/leveldb#193: the writes acknowledged before it, in the old log, survive too.
+    let work = synced_write_into_a_new_log();
+    for view in [
+        leveldb(&work.path().join("leveldb"), true).unwrap(),
+        ours(&work.path().join("image"), true).unwrap(),
+    ] {
+        assert_eq!(view.len(), 71, "{:?}", view.first().map(|(k, _)| k));
+    }
 }

@@ -46,6 +46,14 @@ impl LogFile {
         }
     }
 
+    /// Syncs every record appended so far.
+    pub(crate) fn sync(&mut self) -> Result<()> {
+        let path = &self.path;
+        std::io::Write::flush(self.writer.get_mut())
+            .and_then(|()| self.writer.get_mut().get_mut().sync())
+            .map_err(|e| Error::op("cannot sync", path, e))
+    }
+
     /// Appends one record, handed to the system; synced to disk if `sync`.
     pub(crate) fn append(&mut self, record: &[u8], sync: bool) -> Result<()> {
         let path = &self.path;

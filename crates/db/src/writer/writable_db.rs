@@ -352,6 +352,13 @@ impl WritableDb {
                     .wait(st)
                     .unwrap_or_else(PoisonError::into_inner);
             } else {
+                // The old log is synced before anything is written to the new one: a
+                // synced write there must not outlive, through a power loss, the writes
+                // acknowledged before it (LevelDB syncs only the new log, google/leveldb#193).
+                if let Err(e) = lock(&shared.log).sync() {
+                    let e = shared.record_bg_error(&mut st, e);
+                    return (st, Err(Error::Shared(e)));
+                }
                 let number = st.versions.new_file_number();
                 let log =
                     match LogFile::create_log(&*shared.options.file_system, &shared.dir, number) {
