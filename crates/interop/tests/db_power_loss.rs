@@ -241,16 +241,14 @@ const TORN_LOG_ERRORS: [&str; 3] = [
     "partial record without end",
 ];
 
-/// Whether some log of `image` ends in zeros after its last nonzero byte, further than a
-/// block trailer: a tail a torn page (or a reserved, unwritten area) left.
+/// Whether some log of `image` ends in zeros: under [`Variant::Torn`], a tail a torn page
+/// left (a record's own bytes, the letters and lengths written here, never end a log in a
+/// zero once they are whole).
 fn has_zero_log_tail(image: &Image) -> bool {
-    image.files.iter().any(|(name, data)| {
-        name.ends_with(".log")
-            && data
-                .iter()
-                .rposition(|&b| b != 0)
-                .is_some_and(|last| data.len() - last > 7)
-    })
+    image
+        .files
+        .iter()
+        .any(|(name, data)| name.ends_with(".log") && data.last() == Some(&0))
 }
 
 #[derive(Default, Debug)]
@@ -301,7 +299,8 @@ fn check(
                 a.as_ref().err(),
                 b.as_ref().err()
             );
-            let torn = has_zero_log_tail(&image)
+            let torn = matches!(variant, Variant::Torn { .. })
+                && has_zero_log_tail(&image)
                 && [&a, &b].iter().all(|r| match r {
                     Ok(_) => true,
                     // LevelDB's message names no file; ours names the log.
