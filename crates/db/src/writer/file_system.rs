@@ -16,6 +16,19 @@ pub trait WritableFile: Write + Send {
     /// # Errors
     /// The system's.
     fn sync(&mut self) -> io::Result<()>;
+
+    /// Closes the file, reporting an error the system reports then (a network file system
+    /// may report a lost write only here). The writer closes each table and the file that
+    /// replaces `CURRENT` this way, after syncing it, and fails the flush, compaction or
+    /// open on an error. By default the file is dropped and `Ok` returned: a
+    /// [`File`](std::fs::File) closes on drop and keeps the result to itself, and the
+    /// errors a local close could report are those the sync before it already reported.
+    ///
+    /// # Errors
+    /// The system's.
+    fn close(self: Box<Self>) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl WritableFile for File {

@@ -19,12 +19,17 @@ pub(crate) struct LogFile {
 }
 
 impl LogFile {
-    /// Creates the write-ahead log `number` in `dir` ([`FileSystem::create_log`]).
+    /// Creates the write-ahead log `number` in `dir` ([`FileSystem::create_log`]), and
+    /// syncs `dir` so that its name survives a power loss: a write synced into it may be
+    /// acknowledged before any MANIFEST record names it (LevelDB leaves the name to the
+    /// next MANIFEST sync, and loses such a write).
     pub(crate) fn create_log(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<LogFile> {
         let path = dir.join(log_file_name(number));
         let file = fs
             .create_log(&path)
             .map_err(|e| Error::op("cannot create", &path, e))?;
+        fs.sync_dir(dir)
+            .map_err(|e| Error::op("cannot sync", dir, e))?;
         Ok(LogFile::new(path, file))
     }
 

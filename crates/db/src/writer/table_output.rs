@@ -90,6 +90,11 @@ impl TableOutput {
         file.get_mut()
             .sync()
             .map_err(|e| Error::op("cannot sync", &self.path, e))?;
+        // The builder keeps a placeholder; the file itself is closed here, its error
+        // reported.
+        let file = std::mem::replace(file.get_mut(), Box::new(Closed));
+        file.close()
+            .map_err(|e| Error::op("cannot close", &self.path, e))?;
         Ok(summary.file_size)
     }
 
@@ -97,5 +102,24 @@ impl TableOutput {
     pub(crate) fn abandon(mut self) {
         self.builder.abandon();
         let _ = self.fs.remove(&self.path);
+    }
+}
+
+/// What a finished table's builder holds once its file is closed: nothing more is written.
+struct Closed;
+
+impl std::io::Write for Closed {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::other("the table file is closed"))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl WritableFile for Closed {
+    fn sync(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }

@@ -27,8 +27,8 @@ fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
     let written = f
         .write_all(contents.as_bytes())
         .and_then(|()| f.flush())
-        .and_then(|()| f.sync());
-    drop(f);
+        .and_then(|()| f.sync())
+        .and_then(|()| f.close());
     if let Err(e) = written {
         let _ = fs.remove(&temp);
         return Err(Error::op("cannot write", &temp, e));
@@ -41,7 +41,10 @@ fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
     Ok(())
 }
 
-/// Syncs the directory after `CURRENT` was renamed into place.
+/// Syncs the directory: every file created, renamed or deleted in it so far keeps its name
+/// through a power loss. Called before each MANIFEST record is written, so that no durable
+/// record names a table or log whose name is not durable (LevelDB syncs the directory at
+/// each MANIFEST sync), before `CURRENT` is renamed to name a new MANIFEST, and after.
 fn sync_names(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
     fs.sync_dir(dir)
         .map_err(|e| Error::op("cannot sync", dir, e))
@@ -153,9 +156,12 @@ impl VersionSet {
             let number = self.new_file_number()?;
             let path = self.dir.join(manifest_file_name(number));
             let mut log = LogFile::create_manifest(&*self.fs, path.clone())?;
+            // The names of the tables and logs the MANIFEST lists, and its own, are durable
+            // before CURRENT can name it.
             let written = log
                 .append(&self.snapshot().encode(), true)
                 .and_then(|()| log.append(&edit.encode(), true))
+                .and_then(|()| sync_names(&*self.fs, &self.dir))
                 .and_then(|()| set_current(&*self.fs, &self.dir, number));
             if let Err(e) = written {
                 drop(log);
@@ -169,7 +175,8 @@ impl VersionSet {
             self.manifest_number = number;
             self.manifest = Some(log);
         } else if let Some(log) = &mut self.manifest
-            && let Err(e) = log.append(&edit.encode(), true)
+            && let Err(e) =
+                sync_names(&*self.fs, &self.dir).and_then(|()| log.append(&edit.encode(), true))
         {
             // The MANIFEST may now end in part of a record; the next change starts a new
             // one rather than append after it.
@@ -221,6 +228,7 @@ pub(crate) fn create_new_db(fs: &dyn FileSystem, dir: &Path, comparator: &str) -
     let mut log = LogFile::create_manifest(fs, path.clone())?;
     let result = log
         .append(&edit.encode(), true)
+        .and_then(|()| sync_names(fs, dir))
         .and_then(|()| set_current(fs, dir, 1));
     if result.is_err() {
         drop(log);

@@ -1,0 +1,141 @@
+//! The file system: the local one, with every operation recorded.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use leveltable_db::{FileSystem, LocalFileSystem, WritableFile};
+
+use crate::trace::{Event, Trace};
+
+/// A [`FileSystem`] that writes through to the local one and records each operation, so
+/// that [`Trace::image`] can tell what a power loss at any point would leave. Logs are
+/// written as plain files (not through a memory map), each write recorded as it is handed
+/// to the system.
+#[derive(Debug, Default, Clone)]
+pub struct PowerLossFs {
+    trace: Arc<Mutex<Trace>>,
+}
+
+impl PowerLossFs {
+    /// A file system with nothing recorded yet.
+    pub fn new() -> PowerLossFs {
+        PowerLossFs::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Trace> {
+        self.trace.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A copy of what was recorded so far.
+    pub fn trace(&self) -> Trace {
+        self.lock().clone()
+    }
+
+    /// The number of events so far: a mark's position.
+    pub fn len(&self) -> usize {
+        self.lock().events.len()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Records `mark` (say, "write 12 acknowledged") at this point of the run.
+    pub fn mark(&self, mark: u64) {
+        self.lock().events.push(Event::Mark(mark));
+    }
+}
+
+/// A file being written, each write recorded.
+struct Recorded {
+    file: std::fs::File,
+    inode: usize,
+    trace: Arc<Mutex<Trace>>,
+}
+
+impl Recorded {
+    fn lock(&self) -> MutexGuard<'_, Trace> {
+        self.trace.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Write for Recorded {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // Under the lock, so that the trace orders the write with other threads' events.
+        let trace = Arc::clone(&self.trace);
+        let mut t = trace.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = self.file.write(buf)?;
+        let data = &mut t.data[self.inode];
+        data.extend_from_slice(&buf[..n]);
+        let len = data.len();
+        t.events.push(Event::Write {
+            inode: self.inode,
+            len,
+        });
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl WritableFile for Recorded {
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()?;
+        let inode = self.inode;
+        self.lock().events.push(Event::Sync { inode });
+        Ok(())
+    }
+}
+
+impl FileSystem for PowerLossFs {
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let mut t = self.lock();
+        // The local file system's checks (a regular file only, a file left there
+        // replaced), then a plain handle to write through.
+        drop(LocalFileSystem.create(path)?);
+        let file = std::fs::OpenOptions::new().write(true).open(path)?;
+        let inode = t.data.len();
+        t.data.push(Vec::new());
+        t.events.push(Event::Create {
+            path: path.to_path_buf(),
+            inode,
+        });
+        Ok(Box::new(Recorded {
+            file,
+            inode,
+            trace: Arc::clone(&self.trace),
+        }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut t = self.lock();
+        LocalFileSystem.rename(from, to)?;
+        t.events.push(Event::Rename {
+            from: from.to_path_buf(),
+            to: to.to_path_buf(),
+        });
+        Ok(())
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        let mut t = self.lock();
+        LocalFileSystem.remove(path)?;
+        t.events.push(Event::Remove {
+            path: path.to_path_buf(),
+        });
+        Ok(())
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        let mut t = self.lock();
+        LocalFileSystem.sync_dir(dir)?;
+        t.events.push(Event::SyncDir {
+            dir: dir.to_path_buf(),
+        });
+        Ok(())
+    }
+}
