@@ -51,11 +51,11 @@ pub use get_many::{GET_MANY_MAX_THREADS, GET_MANY_PARALLEL_BATCH};
 pub use internal_table::InternalTable;
 pub use lock::DbLock;
 pub use options::{DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo};
+pub use pinned::PinnedVersion;
 pub use repair::{
     IgnoredFile, KeyRange, LostData, LostKind, RepairOptions, RepairReport, UncertainRange, repair,
     repair_in_place, repair_with_progress,
 };
-pub use pinned::PinnedVersion;
 pub use version::Origin;
 pub use write_batch::WriteBatchBuilder;
 pub use writer::compaction_filter::{CompactionFilter, FilterDecision};

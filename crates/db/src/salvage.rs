@@ -201,10 +201,7 @@ impl Db {
                 let mut suspect = MemTableBuilder::new();
                 let mut keys = Vec::new();
                 for (k, v) in loose.table.entries() {
-                    if trusted
-                        .binary_search_by(|t| icmp.compare(t, k))
-                        .is_ok()
-                    {
+                    if trusted.binary_search_by(|t| icmp.compare(t, k)).is_ok() {
                         continue;
                     }
                     if let Ok(p) = ParsedInternalKey::parse(k)

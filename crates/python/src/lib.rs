@@ -16,8 +16,8 @@ mod entries;
 mod errors;
 mod fs_path;
 mod gil_lock;
-mod repair;
 mod py_comparator;
+mod repair;
 mod table;
 mod version_scan;
 
