@@ -91,7 +91,12 @@ fn watch_prints_the_snapshot_then_every_write_and_ends_on_sigint() {
         r#"{"seq":3,"op":"put","key":"banana","value":"yellow \"ripe\""}"#
     );
     assert_eq!(got[1], r#"{"seq":4,"op":"del","key":"apple"}"#);
-    assert_eq!(got.len(), 2 + n as usize, "lines missing");
+    if got.len() != 2 + n as usize {
+        interrupt(&child);
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        panic!("{} lines of {}; standard error: {err}", got.len(), 2 + n);
+    }
     for (i, line) in got[2..].iter().enumerate() {
         assert!(
             line.starts_with(&format!(r#"{{"seq":{},"op":"put","key":"k{i:05}""#, 5 + i)),

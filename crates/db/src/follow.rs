@@ -9,8 +9,9 @@
 //! When a newer log appears the writer is done with the current one: its rest is read as
 //! LevelDB reads a log ([`LogReader`]) and the follower moves on.
 //!
-//! A follower writes, locks, creates and deletes nothing in the directory. It holds the log
-//! it reads open, so a log the writer deletes meanwhile (after a flush) stays readable to it.
+//! A follower writes, locks, creates and deletes nothing in the directory. It opens each new
+//! log as soon as it sees it (it lists the directory at most once a poll interval) and holds
+//! it open, so a log the writer deletes meanwhile (after a flush) stays readable to it.
 //! A batch it needs that is in no log any more (the writer flushed it into a table and
 //! deleted the log before the follower got there) is reported as a
 //! [`FollowEvent::Gap`]; a consistent way on is a snapshot ([`Db::open`](crate::Db::open),
@@ -20,7 +21,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::dbformat::ValueType;
 use crate::filename::{FileType, log_file_name, parse_file_name};
@@ -114,8 +115,13 @@ pub struct Follower {
     /// before it that no log holds is a gap.
     committed: u64,
     log: Option<OpenLog>,
-    /// The number of the last log taken up (the next one read has a larger number).
+    /// Logs newer than the one being read, opened as soon as a listing found them, so that
+    /// a writer that deletes one after a flush does not take it away: oldest first.
+    queued: VecDeque<OpenLog>,
+    /// The number of the newest log opened (a listing looks for larger numbers).
     last_log: u64,
+    /// When the directory was last listed.
+    listed: Option<Instant>,
     ready: VecDeque<FollowEvent>,
     poll: Duration,
 }
@@ -141,7 +147,9 @@ impl Follower {
             next_sequence: from.max(1),
             committed,
             log: None,
+            queued: VecDeque::new(),
             last_log: 0,
+            listed: None,
             ready: VecDeque::new(),
             poll: DEFAULT_POLL_INTERVAL,
         }
@@ -182,6 +190,10 @@ impl Follower {
             if let Some(event) = self.ready.pop_front() {
                 return Ok(Some(event));
             }
+            // Every poll interval, new logs are opened while the writer still has them.
+            if self.listed.is_none_or(|at| at.elapsed() >= self.poll) {
+                self.open_new_logs()?;
+            }
             if self.log.is_none() && !self.open_next_log()? {
                 self.gap_before_any_log();
                 return Ok(self.ready.pop_front());
@@ -194,7 +206,8 @@ impl Follower {
                 Scan::Incomplete { .. } => {
                     // A newer log means the writer is done with this one: read its rest as
                     // LevelDB reads a log, then move on.
-                    if !self.newer_log_exists()? {
+                    self.open_new_logs()?;
+                    if self.queued.is_empty() {
                         // Every log read to its end: what was committed at the start and
                         // not found is in tables now.
                         if self.log.as_ref().is_some_and(|log| log.read_all) {
@@ -274,8 +287,11 @@ impl Follower {
         }
     }
 
-    /// The numbers of the directory's logs after the last one taken up, smallest first.
-    fn later_logs(&self) -> Result<Vec<u64>> {
+    /// Opens the directory's logs newer than any opened so far, oldest first, and queues
+    /// them. A log deleted between the listing and the open is passed over (its batches are
+    /// in tables now).
+    fn open_new_logs(&mut self) -> Result<()> {
+        self.listed = Some(Instant::now());
         let entries = std::fs::read_dir(&self.dir).map_err(|e| io_error(&self.dir, e))?;
         let mut numbers = Vec::new();
         for entry in entries {
@@ -287,38 +303,32 @@ impl Follower {
             }
         }
         numbers.sort_unstable();
-        Ok(numbers)
-    }
-
-    fn newer_log_exists(&self) -> Result<bool> {
-        Ok(!self.later_logs()?.is_empty())
-    }
-
-    /// Opens the oldest log after the current one; false if there is none. A log deleted
-    /// between the listing and the open is passed over (its batches are in tables now).
-    fn open_next_log(&mut self) -> Result<bool> {
-        for number in self.later_logs()? {
+        for number in numbers {
             let path = self.dir.join(log_file_name(number));
             match open_regular(&path) {
-                Ok((file, _)) => {
-                    self.last_log = number;
-                    self.log = Some(OpenLog {
-                        number,
-                        path,
-                        file,
-                        pos: 0,
-                        pending: Vec::new(),
-                        read_all: false,
-                    });
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    self.last_log = number;
-                }
+                Ok((file, _)) => self.queued.push_back(OpenLog {
+                    number,
+                    path,
+                    file,
+                    pos: 0,
+                    pending: Vec::new(),
+                    read_all: false,
+                }),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(io_error(&path, e)),
             }
+            self.last_log = number;
         }
-        Ok(false)
+        Ok(())
+    }
+
+    /// Takes up the oldest queued log; false if there is none.
+    fn open_next_log(&mut self) -> Result<bool> {
+        if self.queued.is_empty() {
+            self.open_new_logs()?;
+        }
+        self.log = self.queued.pop_front();
+        Ok(self.log.is_some())
     }
 
     /// Reads the rest of a log the writer is done with, as LevelDB's reader reads a log:
