@@ -24,7 +24,7 @@ pub(crate) mod syncer;
 pub(crate) mod table_writer;
 pub(crate) mod workers;
 
-pub use commit::{BULK_LEVEL, CommitSummary, commit, commit_with_progress};
+pub use commit::{BULK_LEVEL, CommitSummary, commit, commit_on, commit_with_progress};
 pub use db_builder::DbBuilder;
 pub use external_sort::{Duplicates, ExternalSorter};
 pub use options::{BulkOptions, DEFAULT_MAX_FILE_SIZE};

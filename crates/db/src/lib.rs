@@ -39,7 +39,7 @@ mod writer;
 
 pub use bulk::{
     BULK_LEVEL, BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates,
-    ExternalSorter, PART_RECORD, Part, PartBuilder, PartFile, SortedFeed, commit,
+    ExternalSorter, PART_RECORD, Part, PartBuilder, PartFile, SortedFeed, commit, commit_on,
     commit_with_progress,
 };
 pub use comparators::ComparatorRegistry;

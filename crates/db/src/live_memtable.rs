@@ -52,9 +52,15 @@ fn head_of(user_key: &[u8]) -> u128 {
     u128::from_be_bytes(head)
 }
 
-/// One version: its internal key and value in one allocation, and, for bytewise order, the
-/// head of its user key and its tag beside them, so that a search compares most entries
-/// without reading their key (one cache miss a step instead of two).
+/// A write batch of at least this many bytes is kept whole by the memtable, its entries'
+/// values pointing into it, instead of being copied entry by entry: a large batch then costs
+/// its bytes once (in the memtable), not twice (the batch and its copy).
+pub const SHARED_BATCH_BYTES: usize = 1 << 20;
+
+/// One version: its internal key and value in one allocation (or its key alone, its value in
+/// a shared write batch), and, for bytewise order, the head of its user key and its tag
+/// beside them, so that a search compares most entries without reading their key (one cache
+/// miss a step instead of two).
 struct Entry {
     data: Box<[u8]>,
     key_len: u32,
@@ -62,6 +68,15 @@ struct Entry {
     head: u128,
     tag: u64,
     order: Order,
+    /// The value, when it is not in `data`: a range of a write batch kept whole.
+    shared: Option<SharedValue>,
+}
+
+/// A value inside a write batch the memtable keeps whole.
+struct SharedValue {
+    batch: Arc<Vec<u8>>,
+    start: usize,
+    end: usize,
 }
 
 impl Entry {
@@ -79,6 +94,7 @@ impl Entry {
             tag,
             data,
             order: order.clone(),
+            shared: None,
         }
     }
 
@@ -91,7 +107,10 @@ impl Entry {
     }
 
     fn value(&self) -> &[u8] {
-        &self.data[self.key_len as usize..]
+        match &self.shared {
+            None => &self.data[self.key_len as usize..],
+            Some(v) => &v.batch[v.start..v.end],
+        }
     }
 
     /// An entry holding only `key`, to search by.
@@ -205,6 +224,49 @@ impl LiveMemTable {
             let _ = self.add(sequence & MAX_SEQUENCE, op.value_type, op.key, op.value);
             sequence = sequence.wrapping_add(1);
         })
+    }
+
+    /// Applies the write batch `rep` as [`insert_batch`](Self::insert_batch) does, keeping
+    /// `rep` whole: the entries' values point into it rather than being copied (for a batch
+    /// of [`SHARED_BATCH_BYTES`] or more, whose copy would double its cost in memory).
+    ///
+    /// # Errors
+    /// As [`insert_batch`](Self::insert_batch).
+    pub fn insert_shared_batch(&self, rep: Arc<Vec<u8>>) -> std::result::Result<(), &'static str> {
+        let batch = WriteBatch::new(&rep)?;
+        let base = rep.as_ptr() as usize;
+        let mut sequence = batch.sequence();
+        let mut bytes = rep.len();
+        batch.for_each(|op| {
+            let mut key = Vec::with_capacity(op.key.len() + TAG_LEN);
+            // As `insert_batch`: the masked sequence number cannot fail.
+            if append_internal_key(&mut key, op.key, sequence & MAX_SEQUENCE, op.value_type).is_ok()
+            {
+                let key_len = key.len();
+                // A value is a slice of `rep` (its place in it from its address); a deletion's
+                // empty value is not, and needs no place.
+                let start = (op.value.as_ptr() as usize).wrapping_sub(base);
+                let end = start.wrapping_add(op.value.len());
+                let shared = (!op.value.is_empty() && start < end && end <= rep.len()).then(|| {
+                    SharedValue {
+                        batch: Arc::clone(&rep),
+                        start,
+                        end,
+                    }
+                });
+                if shared.is_none() {
+                    key.extend_from_slice(op.value);
+                    bytes += op.value.len();
+                }
+                bytes += key_len + ENTRY_OVERHEAD;
+                let mut entry = Entry::from_data(key.into_boxed_slice(), key_len, &self.order);
+                entry.shared = shared;
+                self.entries.insert(entry);
+            }
+            sequence = sequence.wrapping_add(1);
+        })?;
+        self.bytes.fetch_add(bytes, AtomicOrdering::Relaxed);
+        Ok(())
     }
 
     /// Bytes of keys, values and bookkeeping added: compared with `write_buffer_size`.

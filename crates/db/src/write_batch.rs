@@ -233,6 +233,11 @@ impl WriteBatchBuilder {
         &self.rep
     }
 
+    /// The encoded batch, taken (not copied).
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.rep
+    }
+
     /// The number of operations.
     pub fn count(&self) -> u32 {
         u32::from_le_bytes(self.rep[8..12].try_into().expect("4 bytes"))

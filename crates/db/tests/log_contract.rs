@@ -6,8 +6,9 @@
 //!
 //! `LEVELTABLE_LOG_CONTRACT_BATCHES` sets the batches the writer writes while readers
 //! dump (default 30,000); `LEVELTABLE_LOG_REPLAY_PUTS` the puts of the replayed log
-//! (default 300,000); `LEVELTABLE_BIG_BATCH=1` runs the test that builds a batch just over
-//! the limit (1 GiB of memory).
+//! (default 300,000); `LEVELTABLE_LARGE_BATCH_MIB` the size of the batch whose write is
+//! measured (default 96); `LEVELTABLE_BIG_BATCH=1` runs the test that builds a batch just
+//! over the limit (1 GiB of memory).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -231,6 +232,85 @@ fn replaying_a_log_takes_at_most_three_times_its_size() {
         grown <= 3 * log_bytes,
         "replaying {log_bytes} bytes of log took {grown} bytes"
     );
+}
+
+/// Runs in a process of its own (see below): builds one batch of values of 1 MiB, writes
+/// it, closes the database, and prints the batch's size and how much the peak resident size
+/// grew since the start.
+#[test]
+fn large_batch_child() {
+    let Ok(dir) = std::env::var("LEVELTABLE_LARGE_BATCH_CHILD") else {
+        return;
+    };
+    let mib = env_count("LEVELTABLE_LARGE_BATCH_MIB", 96);
+    let before = peak_rss();
+    let db = WritableDb::open(&dir, WritableOptions::default().create_if_missing(true)).unwrap();
+    let mut b = WriteBatchBuilder::default();
+    let mut value = vec![0u8; 1 << 20];
+    for i in 0..mib {
+        value[..8].copy_from_slice(&i.to_le_bytes());
+        b.put(format!("k{i:06}").as_bytes(), &value);
+    }
+    drop(value);
+    let bytes = b.approximate_size();
+    db.write_owned(b, WriteOptions::default()).unwrap();
+    assert_eq!(
+        db.get(b"k000001").unwrap().unwrap()[..8],
+        1u64.to_le_bytes()
+    );
+    db.close().unwrap();
+    let grown = peak_rss().saturating_sub(before);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "batch {bytes} grown {grown}").unwrap();
+}
+
+/// The writer holds a large batch once: a write of a batch of ~100 MiB peaks within 1.5× the
+/// batch (the memtable keeps the batch whole rather than copying it entry by entry), and a
+/// read-only open reads every value back.
+#[cfg(target_os = "linux")]
+#[test]
+fn writing_a_large_batch_takes_at_most_one_and_a_half_times_its_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "large_batch_child",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("LEVELTABLE_LARGE_BATCH_CHILD", &dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let (batch, grown): (u64, u64) = stdout
+        .lines()
+        .find_map(|l| {
+            let rest = l.split_once("batch ")?.1;
+            let (b, g) = rest.split_once(" grown ")?;
+            Some((b.trim().parse().ok()?, g.trim().parse().ok()?))
+        })
+        .unwrap_or_else(|| panic!("no measure in {stdout}"));
+    eprintln!(
+        "a batch of {batch} bytes: the write's peak grew by {grown} bytes ({:.2}x)",
+        grown as f64 / batch as f64
+    );
+    assert!(
+        grown <= batch * 3 / 2,
+        "writing a batch of {batch} bytes took {grown} bytes"
+    );
+    let reader = Db::open(&dir, DbOptions::default().paranoid_checks(true)).unwrap();
+    let mut n = 0u64;
+    for entry in reader.iter() {
+        let (k, v) = entry.unwrap();
+        assert_eq!(k, format!("k{n:06}").as_bytes());
+        assert_eq!(v.len(), 1 << 20);
+        assert_eq!(v[..8], n.to_le_bytes());
+        n += 1;
+    }
+    assert_eq!(n, env_count("LEVELTABLE_LARGE_BATCH_MIB", 96));
 }
 
 /// A batch of more than `MAX_WRITE_BATCH_BYTES` is refused with an error naming the limit,

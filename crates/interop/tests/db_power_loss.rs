@@ -2,7 +2,9 @@
 //!
 //! Each history (puts, deletes and batches, synced and not, flushes with a 64 KiB write
 //! buffer, compactions, `compact_range`, reopens, each of which starts a new MANIFEST) runs
-//! on a [`PowerLossFs`]. Then, at every sync point and between (a sample of them, up to the
+//! on a [`PowerLossFs`]. One history in three starts from a bulk build: a `DbBuilder`, or
+//! parts built apart and committed, through the same file system; its entries count as the
+//! first batch, synced once the build returns. Then, at every sync point and between (a sample of them, up to the
 //! budget), the directory a power loss would leave is built in four ways (only what was
 //! durable; plus part of each unsynced tail; tails torn at a page with zeros after; name
 //! operations since the last directory sync kept or lost each) and checked:
@@ -28,8 +30,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use leveltable_db::{
-    Db as ReadDb, DbOptions as ReadOptions, WritableDb, WritableOptions, WriteBatchBuilder,
-    WriteOptions,
+    BulkOptions, Db as ReadDb, DbBuilder, DbOptions as ReadOptions, PartBuilder, WritableDb,
+    WritableOptions, WriteBatchBuilder, WriteOptions, commit_on,
 };
 use leveltable_interop::db::{Db, DbOptions, SplitMix};
 use leveltable_interop::require_leveldb;
@@ -82,14 +84,59 @@ fn writer_options(fs: Option<Arc<PowerLossFs>>) -> WritableOptions {
     }
 }
 
+/// Bulk-builds the database `dir` through `fs`: sorted keys of the history's key space,
+/// with a [`DbBuilder`] or in parts committed together. Returns its entries as batch 0.
+fn bulk_build(fs: &Arc<PowerLossFs>, dir: &Path, rng: &mut SplitMix) -> Batch {
+    let mut ops: Vec<Op> = Vec::new();
+    for k in 0..400u64 {
+        if rng.one_in(2) {
+            let mut v = format!("bulk{k}:").into_bytes();
+            v.extend((0..rng.below(1800)).map(|n| b'a' + (n % 26) as u8));
+            ops.push((format!("key{k:05}").into_bytes(), Some(v)));
+        }
+    }
+    let options = BulkOptions::default()
+        .max_file_size(1 + rng.below(64 << 10))
+        .block_size(1024)
+        .threads(1 + rng.below(2) as usize);
+    let file_system: Arc<dyn leveltable_db::FileSystem> = fs.clone();
+    fs.mark(ISSUED);
+    if rng.one_in(2) {
+        let mut b = DbBuilder::create_on(file_system, dir, options).unwrap();
+        for (k, v) in &ops {
+            b.add(k, v.as_deref().unwrap()).unwrap();
+        }
+        b.finish().unwrap();
+    } else {
+        let parts = 1 + rng.below(3) as usize;
+        let per = ops.len().div_ceil(parts).max(1);
+        let mut built = Vec::new();
+        for (i, chunk) in ops.chunks(per).enumerate() {
+            let staging = dir.with_extension(format!("part{i}"));
+            let mut p =
+                PartBuilder::create_on(file_system.clone(), &staging, options.clone()).unwrap();
+            for (k, v) in chunk {
+                p.add(k, v.as_deref().unwrap()).unwrap();
+            }
+            built.push(p.finish().unwrap());
+        }
+        commit_on(&*file_system, dir, &built, &mut |_, _| {}).unwrap();
+    }
+    fs.mark(ACKED);
+    Batch { ops, sync: true }
+}
+
 /// Runs history `seed` of `steps` operations in `dir`.
 fn run_history(dir: &Path, seed: u64, steps: u64) -> Run {
     let fs = Arc::new(PowerLossFs::new());
     let mut rng = SplitMix(seed);
+    let mut batches: Vec<Batch> = Vec::new();
+    if seed % 3 == 0 {
+        batches.push(bulk_build(&fs, dir, &mut rng));
+    }
     let open = || WritableDb::open(dir, writer_options(Some(Arc::clone(&fs)))).unwrap();
     let mut db = Some(open());
-    fs.mark(DURABLE);
-    let mut batches: Vec<Batch> = Vec::new();
+    fs.mark(DURABLE | batches.len() as u64);
     let key = |rng: &mut SplitMix| format!("key{:05}", rng.below(400)).into_bytes();
     for _ in 0..steps {
         let d = db.as_ref().unwrap();
@@ -268,7 +315,10 @@ fn check(
     tally: &mut Tally,
 ) -> Result<(), String> {
     tally.images += 1;
-    let image = run.trace.image(at, variant);
+    let image = run
+        .trace
+        .image_in(&run.dir, at, variant)
+        .unwrap_or_default();
     let (lo, hi, opened) = bounds(run, at);
     if !image.files.contains_key("CURRENT") {
         if opened {
@@ -411,7 +461,8 @@ fn power_loss_run(images: u64, seed: u64, steps: u64) -> Tally {
                          {v:?}: {e}\nimage: {:?}",
                         run.trace.len(),
                         run.trace
-                            .image(at, v)
+                            .image_in(&run.dir, at, v)
+                            .unwrap_or_default()
                             .files
                             .iter()
                             .map(|(n, d)| (n.clone(), d.len()))

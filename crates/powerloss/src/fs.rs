@@ -91,13 +91,14 @@ impl WritableFile for Recorded {
     }
 }
 
-impl FileSystem for PowerLossFs {
-    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        let mut t = self.lock();
-        // The local file system's checks (a regular file only, a file left there
-        // replaced), then a plain handle to write through.
-        drop(LocalFileSystem.create(path)?);
-        let file = std::fs::OpenOptions::new().write(true).open(path)?;
+impl PowerLossFs {
+    /// Records the new file `path`, open as `file`.
+    fn created(
+        &self,
+        t: &mut Trace,
+        path: &Path,
+        file: std::fs::File,
+    ) -> io::Result<Box<dyn WritableFile>> {
         let inode = t.data.len();
         t.data.push(Vec::new());
         t.events.push(Event::Create {
@@ -109,6 +110,42 @@ impl FileSystem for PowerLossFs {
             inode,
             trace: Arc::clone(&self.trace),
         }))
+    }
+}
+
+impl FileSystem for PowerLossFs {
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let mut t = self.lock();
+        // The local file system's checks (a regular file only, a file left there
+        // replaced), then a plain handle to write through.
+        drop(LocalFileSystem.create(path)?);
+        let file = std::fs::OpenOptions::new().write(true).open(path)?;
+        self.created(&mut t, path, file)
+    }
+
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let mut t = self.lock();
+        let file = std::fs::File::create_new(path)?;
+        self.created(&mut t, path, file)
+    }
+
+    fn create_dir(&self, path: &Path) -> io::Result<()> {
+        let mut t = self.lock();
+        std::fs::create_dir(path)?;
+        t.events.push(Event::CreateDir {
+            path: path.to_path_buf(),
+        });
+        Ok(())
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut t = self.lock();
+        std::fs::hard_link(from, to)?;
+        t.events.push(Event::Link {
+            from: from.to_path_buf(),
+            to: to.to_path_buf(),
+        });
+        Ok(())
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {

@@ -1,6 +1,6 @@
 //! What a power loss at one point of a run leaves in a directory.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -91,84 +91,176 @@ enum NameOp {
     Link { path: PathBuf, inode: usize },
     Rename { from: PathBuf, to: PathBuf },
     Unlink { path: PathBuf },
+    MakeDir { path: PathBuf },
 }
 
-fn apply(names: &mut BTreeMap<PathBuf, usize>, op: &NameOp) {
-    match op {
-        NameOp::Link { path, inode } => {
-            names.insert(path.clone(), *inode);
-        }
-        NameOp::Rename { from, to } => {
-            if let Some(inode) = names.remove(from) {
-                names.insert(to.clone(), inode);
+/// The names of files (to their inodes) and the directories made during the run.
+#[derive(Debug, Clone, Default)]
+struct Names {
+    files: BTreeMap<PathBuf, usize>,
+    dirs: BTreeSet<PathBuf>,
+}
+
+impl Names {
+    fn apply(&mut self, op: &NameOp) {
+        match op {
+            NameOp::Link { path, inode } => {
+                self.files.insert(path.clone(), *inode);
             }
-        }
-        NameOp::Unlink { path } => {
-            names.remove(path);
+            NameOp::Rename { from, to } => {
+                if let Some(inode) = self.files.remove(from) {
+                    self.files.insert(to.clone(), inode);
+                }
+            }
+            NameOp::Unlink { path } => {
+                self.files.remove(path);
+            }
+            NameOp::MakeDir { path } => {
+                self.dirs.insert(path.clone());
+            }
         }
     }
 }
 
 fn op_dir(op: &NameOp) -> Option<&Path> {
     match op {
-        NameOp::Link { path, .. } | NameOp::Unlink { path } => path.parent(),
+        NameOp::Link { path, .. } | NameOp::Unlink { path } | NameOp::MakeDir { path } => {
+            path.parent()
+        }
         NameOp::Rename { to, .. } => to.parent(),
     }
 }
 
+/// The state a power loss leaves: names, and each file's length and synced length.
+struct Survivors {
+    names: Names,
+    /// Directories the run made (a directory it did not make is taken to survive).
+    made_dirs: BTreeSet<PathBuf>,
+    len: Vec<usize>,
+    synced: Vec<usize>,
+}
+
 impl Trace {
-    /// The directory as a power loss just before event `at` (`len()`: after the last)
-    /// would leave it, under `variant`. Names are the files' names in their directory (a
-    /// run writes one directory).
-    ///
-    /// # Panics
-    /// If `at > len()`.
-    pub fn image(&self, at: usize, variant: Variant) -> Image {
+    fn survivors(&self, at: usize, rng: &mut Rng, reorder: bool) -> Survivors {
         let mut len = vec![0usize; self.data.len()];
         let mut synced = vec![0usize; self.data.len()];
-        let mut durable: BTreeMap<PathBuf, usize> = BTreeMap::new();
+        // What the names are while the run goes on, to find what a link links.
+        let mut live = Names::default();
+        let mut durable = Names::default();
+        let mut made_dirs = BTreeSet::new();
         let mut pending: Vec<NameOp> = Vec::new();
         for event in &self.events[..at] {
-            match event {
-                Event::Create { path, inode } => pending.push(NameOp::Link {
+            let op = match event {
+                Event::Create { path, inode } => Some(NameOp::Link {
                     path: path.clone(),
                     inode: *inode,
                 }),
-                Event::Write { inode, len: l } => len[*inode] = *l,
-                Event::Sync { inode } => synced[*inode] = len[*inode],
-                Event::Rename { from, to } => pending.push(NameOp::Rename {
+                Event::Link { from, to } => live.files.get(from).map(|&inode| NameOp::Link {
+                    path: to.clone(),
+                    inode,
+                }),
+                Event::Rename { from, to } => Some(NameOp::Rename {
                     from: from.clone(),
                     to: to.clone(),
                 }),
-                Event::Remove { path } => pending.push(NameOp::Unlink { path: path.clone() }),
+                Event::Remove { path } => Some(NameOp::Unlink { path: path.clone() }),
+                Event::CreateDir { path } => {
+                    made_dirs.insert(path.clone());
+                    Some(NameOp::MakeDir { path: path.clone() })
+                }
+                Event::Write { inode, len: l } => {
+                    len[*inode] = *l;
+                    None
+                }
+                Event::Sync { inode } => {
+                    synced[*inode] = len[*inode];
+                    None
+                }
                 Event::SyncDir { dir } => {
                     // Every pending operation in `dir` becomes durable, in order; the others
                     // stay pending.
                     let mut rest = Vec::new();
                     for op in pending.drain(..) {
                         if op_dir(&op) == Some(dir.as_path()) {
-                            apply(&mut durable, &op);
+                            durable.apply(&op);
                         } else {
                             rest.push(op);
                         }
                     }
                     pending = rest;
+                    None
                 }
-                Event::Mark(_) => {}
+                Event::Mark(_) => None,
+            };
+            if let Some(op) = op {
+                live.apply(&op);
+                pending.push(op);
             }
         }
-        let mut rng = Rng(variant.seed().unwrap_or(0));
         let mut names = durable;
-        if let Variant::Reordered { .. } = variant {
+        if reorder {
             for op in &pending {
                 if rng.next() & 1 == 1 {
-                    apply(&mut names, op);
+                    names.apply(op);
                 }
             }
         }
+        Survivors {
+            names,
+            made_dirs,
+            len,
+            synced,
+        }
+    }
+
+    /// The directory as a power loss just before event `at` (`len()`: after the last)
+    /// would leave it, under `variant`. Names are the files' names in their directory (a
+    /// run that writes one directory; see [`image_in`](Self::image_in) for more).
+    ///
+    /// # Panics
+    /// If `at > len()`.
+    pub fn image(&self, at: usize, variant: Variant) -> Image {
+        self.image_where(at, variant, |_| true)
+    }
+
+    /// The directory `dir` as a power loss just before event `at` would leave it, under
+    /// `variant`, or `None` if the run made `dir` and the loss undoes that (the name of a
+    /// directory the run made survives once its parent is synced; one it did not make is
+    /// taken to be there). A file linked into `dir` keeps the bytes synced under any name.
+    ///
+    /// # Panics
+    /// If `at > len()`.
+    pub fn image_in(&self, dir: &Path, at: usize, variant: Variant) -> Option<Image> {
+        let mut rng = Rng(variant.seed().unwrap_or(0));
+        let reorder = matches!(variant, Variant::Reordered { .. });
+        let survivors = self.survivors(at, &mut rng, reorder);
+        let exists = dir
+            .ancestors()
+            .all(|d| !survivors.made_dirs.contains(d) || survivors.names.dirs.contains(d));
+        exists.then(|| self.contents(&survivors, &mut rng, variant, |p| p.parent() == Some(dir)))
+    }
+
+    fn image_where(&self, at: usize, variant: Variant, keep: impl Fn(&Path) -> bool) -> Image {
+        let mut rng = Rng(variant.seed().unwrap_or(0));
+        let reorder = matches!(variant, Variant::Reordered { .. });
+        let survivors = self.survivors(at, &mut rng, reorder);
+        self.contents(&survivors, &mut rng, variant, keep)
+    }
+
+    /// The files of `survivors` whose path `keep`s, with what survives of their bytes.
+    fn contents(
+        &self,
+        survivors: &Survivors,
+        rng: &mut Rng,
+        variant: Variant,
+        keep: impl Fn(&Path) -> bool,
+    ) -> Image {
         let mut image = Image::default();
-        for (path, inode) in names {
-            let (l, s) = (len[inode], synced[inode]);
+        for (path, &inode) in &survivors.names.files {
+            if !keep(path) {
+                continue;
+            }
+            let (l, s) = (survivors.len[inode], survivors.synced[inode]);
             let bytes = &self.data[inode];
             let contents = match variant {
                 Variant::Durable => bytes[..s].to_vec(),
@@ -275,5 +367,49 @@ mod tests {
         // `a` is the old file, or the renamed new one.
         assert!(seen.contains(&3), "{seen:?}");
         assert!(seen.iter().any(|&l| l >= 10_000), "{seen:?}");
+    }
+
+    /// A directory the run made survives once its parent is synced; a file linked into it
+    /// keeps what was synced under its first name.
+    #[test]
+    fn made_directories_and_links_need_their_parents_synced() {
+        let (p, d) = (PathBuf::from("/p"), PathBuf::from("/p/db"));
+        let t = Trace {
+            events: vec![
+                Event::Create {
+                    path: p.join("staged"),
+                    inode: 0,
+                },
+                Event::Write { inode: 0, len: 5 },
+                Event::Sync { inode: 0 },
+                Event::CreateDir { path: d.clone() },
+                Event::Link {
+                    from: p.join("staged"),
+                    to: d.join("000002.ldb"),
+                },
+                Event::SyncDir { dir: d.clone() },
+                Event::SyncDir { dir: p.clone() },
+            ],
+            data: vec![vec![9; 5]],
+        };
+        assert_eq!(t.image_in(&d, 6, Variant::Durable), None);
+        let img = t.image_in(&d, 7, Variant::Durable).unwrap();
+        assert_eq!(img.files["000002.ldb"], [9; 5]);
+        // Before the directory's own sync the link is not durable.
+        let mut t5 = t.clone();
+        t5.events.swap(5, 6);
+        assert!(
+            t5.image_in(&d, 6, Variant::Durable)
+                .unwrap()
+                .files
+                .is_empty()
+        );
+        // A directory the run did not make is there from the start.
+        assert!(
+            t.image_in(&p, 0, Variant::Durable)
+                .unwrap()
+                .files
+                .is_empty()
+        );
     }
 }

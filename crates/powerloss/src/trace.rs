@@ -43,6 +43,18 @@ pub enum Event {
         /// The directory.
         dir: PathBuf,
     },
+    /// The directory `path` was made (empty).
+    CreateDir {
+        /// Its name.
+        path: PathBuf,
+    },
+    /// The file named `from` got the second name `to` (a hard link).
+    Link {
+        /// The name it had.
+        from: PathBuf,
+        /// Its new name.
+        to: PathBuf,
+    },
     /// A point the test marked (say, "write 12 acknowledged"); changes nothing on disk.
     Mark(u64),
 }

@@ -19,19 +19,20 @@
 //! half-made database, and a commit into a directory LevelDB has open is refused. The
 //! `LOCK` file stays in the committed database, as in one LevelDB made.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use leveltable_process::{TemporaryGuard, create_temporary, rename_releasing};
+use leveltable_process::{TemporaryGuard, create_temporary, release_with};
 
-use super::durable::sync_dir;
+use super::durable::sync_dir_on;
 use super::part::{PART_RECORD, Part};
 use crate::filename::{manifest_file_name, table_file_name};
 use crate::lock::{DbLock, LOCK_FILE};
 use crate::log_writer::LogWriter;
 use crate::storage::open_no_follow;
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
+use crate::writer::file_system::{FileSystem, LocalFileSystem, WritableFile};
 use crate::{Error, Result};
 
 mod verify;
@@ -101,18 +102,38 @@ pub fn commit_with_progress(
     parts: &[Part],
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<CommitSummary> {
-    commit_checked(dir.as_ref(), parts, Bytes::Read, progress)
+    commit_on(&LocalFileSystem, dir, parts, progress)
+}
+
+/// [`commit_with_progress`], making the database's directory and files through
+/// `file_system` (a test's, say, that records what a power loss would keep). Staged files
+/// are checked, and `LOCK` taken, on the local file system.
+///
+/// # Errors
+/// As [`commit()`].
+pub fn commit_on(
+    file_system: &dyn FileSystem,
+    dir: impl AsRef<Path>,
+    parts: &[Part],
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<CommitSummary> {
+    commit_checked(file_system, dir.as_ref(), parts, Bytes::Read, progress)
 }
 
 /// [`commit()`] of parts this process has just built and whose records it made: each file
 /// is checked as [`commit()`] checks it but for its bytes, which are not read again to
 /// recompute the checksum computed as they were written (the record keeps it, and a copy to
 /// another file system is still checked against it).
-pub(crate) fn commit_built(dir: &Path, parts: &[Part]) -> Result<CommitSummary> {
-    commit_checked(dir, parts, Bytes::Recorded, &mut |_, _| {})
+pub(crate) fn commit_built(
+    fsys: &dyn FileSystem,
+    dir: &Path,
+    parts: &[Part],
+) -> Result<CommitSummary> {
+    commit_checked(fsys, dir, parts, Bytes::Recorded, &mut |_, _| {})
 }
 
 fn commit_checked(
+    fsys: &dyn FileSystem,
     dir: &Path,
     parts: &[Part],
     bytes: Bytes,
@@ -121,10 +142,22 @@ fn commit_checked(
     let mut count = Progress::new(parts, progress);
     let staged = check_parts(parts, bytes, &mut |size| count.add(size))?;
     let mut made = Made::default();
-    let (created, lock) = prepare_dir(dir, &mut made)?;
+    let (created, lock) = prepare_dir(fsys, dir, &mut made)?;
     let placed = register_lock(&lock, created, &mut made)
         .and_then(|()| check_empty(dir))
-        .and_then(|()| place(dir, parts, &staged, &mut made, &mut |size| count.add(size)));
+        .and_then(|()| {
+            place(fsys, dir, parts, &staged, &mut made, &mut |size| {
+                count.add(size)
+            })
+        })
+        .and_then(|summary| {
+            // A directory the commit made is a name in its parent: durable once that is
+            // synced, before the commit returns.
+            if created {
+                sync_dir_on(fsys, parent_of(dir))?;
+            }
+            Ok(summary)
+        });
     match placed {
         Ok(summary) => {
             // CURRENT is in place: the database is LevelDB's to open.
@@ -138,7 +171,7 @@ fn commit_checked(
             // Only names this commit made, in a directory that was empty: the staged files
             // are untouched (a hard link's removal leaves the staged name).
             for path in made.paths.iter().rev() {
-                let _ = fs::remove_file(path);
+                let _ = fsys.remove(path);
             }
             // A LOCK file the commit made goes too, removed while still locked (a process
             // that opened it meanwhile was refused, and one that comes later makes its own).
@@ -149,7 +182,7 @@ fn commit_checked(
             if created {
                 let _ = fs::remove_dir(dir);
             } else {
-                let _ = sync_dir(dir);
+                let _ = sync_dir_on(fsys, dir);
             }
             Err(e)
         }
@@ -229,9 +262,9 @@ impl Made {
 
 /// Creates `dir`, or checks that it is an empty directory, and locks its `LOCK` file as
 /// LevelDB's `DB::Open` does. Returns whether it created `dir`, and the lock.
-fn prepare_dir(dir: &Path, made: &mut Made) -> Result<(bool, DbLock)> {
+fn prepare_dir(fsys: &dyn FileSystem, dir: &Path, made: &mut Made) -> Result<(bool, DbLock)> {
     refuse_dangling_link(dir)?;
-    let created = match create_temporary(dir, true, || fs::create_dir(dir)) {
+    let created = match create_temporary(dir, true, || fsys.create_dir(dir)) {
         Ok(((), guard)) => {
             made.guards.push(guard);
             true
@@ -335,6 +368,7 @@ fn check_empty(dir: &Path) -> Result<()> {
 /// Places the files, recording every name made in `made`, and writes the MANIFEST and
 /// CURRENT.
 fn place(
+    fsys: &dyn FileSystem,
     dir: &Path,
     parts: &[Part],
     staged: &[Staged],
@@ -353,7 +387,7 @@ fn place(
     for file in staged {
         number += 1;
         let to = dir.join(table_file_name(number));
-        place_file(file, &to, file.dev == target_dev, made)?;
+        place_file(fsys, file, &to, file.dev == target_dev, made)?;
         placed(file.size);
         edit.new_files.push((
             BULK_LEVEL,
@@ -376,7 +410,7 @@ fn place(
     let manifest = dir.join(manifest_name());
     let write = |e| Error::op("cannot write", &manifest, e);
     let file = made
-        .file(&manifest, || File::create_new(&manifest))
+        .file(&manifest, || fsys.create_new(&manifest))
         .map_err(|e| Error::op("cannot create", &manifest, e))?;
     let mut log = LogWriter::new(BufWriter::new(file));
     log.add_record(&edit.encode()).map_err(write)?;
@@ -385,33 +419,36 @@ fn place(
         .into_inner()
         .into_inner()
         .map_err(|e| write(e.into_error()))?;
-    file.sync_all()
-        .map_err(|e| Error::op("cannot sync", &manifest, e))?;
-    sync_dir(dir)?;
+    sync_and_close(file).map_err(|e| Error::op("cannot sync", &manifest, e))?;
+    sync_dir_on(fsys, dir)?;
 
     let temp = dir.join(current_temp_name());
     let current = dir.join("CURRENT");
     let mut file = made
-        .file(&temp, || File::create_new(&temp))
+        .file(&temp, || fsys.create_new(&temp))
         .map_err(|e| Error::op("cannot create", &temp, e))?;
     file.write_all(format!("{}\n", manifest_name()).as_bytes())
         .map_err(|e| Error::op("cannot write", &temp, e))?;
-    file.sync_all()
-        .map_err(|e| Error::op("cannot sync", &temp, e))?;
-    drop(file);
+    sync_and_close(file).map_err(|e| Error::op("cannot sync", &temp, e))?;
     // The commit's files become final with CURRENT: a signal from here on removes nothing.
     made.paths.push(current.clone());
-    rename_releasing(&temp, &current, &mut made.guards)
+    release_with(&mut made.guards, || fsys.rename(&temp, &current))
         .map_err(|e| Error::op(format!("cannot rename {} to", temp.display()), &current, e))?;
-    sync_dir(dir)?;
+    sync_dir_on(fsys, dir)?;
     Ok(summary)
 }
 
 /// Gives the staged `file` the name `to` (which must not exist): a hard link when
 /// `same_device` and the file system allows it, else a copy, synced. The staged file is
 /// neither moved nor changed.
-fn place_file(file: &Staged, to: &Path, same_device: bool, made: &mut Made) -> Result<()> {
-    if same_device && made.file(to, || fs::hard_link(&file.path, to)).is_ok() {
+fn place_file(
+    fsys: &dyn FileSystem,
+    file: &Staged,
+    to: &Path,
+    same_device: bool,
+    made: &mut Made,
+) -> Result<()> {
+    if same_device && made.file(to, || fsys.hard_link(&file.path, to)).is_ok() {
         // The link names what the staging name names now: it must be the file checked.
         let linked = fs::symlink_metadata(to).map_err(|e| Error::io(to, e))?;
         if !linked.is_file() || dev_ino(&linked) != (file.dev, file.ino) {
@@ -419,7 +456,21 @@ fn place_file(file: &Staged, to: &Path, same_device: bool, made: &mut Made) -> R
         }
         return Ok(());
     }
-    copy_file(file, to, made)
+    copy_file(fsys, file, to, made)
+}
+
+/// Syncs `file` and closes it, reporting an error of either.
+fn sync_and_close(mut file: Box<dyn WritableFile>) -> io::Result<()> {
+    file.sync()?;
+    file.close()
+}
+
+/// The directory `dir` is named in.
+fn parent_of(dir: &Path) -> &Path {
+    match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// The refusal of a staged file replaced or changed after it was checked.
@@ -435,7 +486,7 @@ fn changed(path: &Path) -> Error {
 
 /// Copies the checked `file` to `to`, created new, and syncs it; refuses a source that is
 /// not the file checked, or a copy whose bytes are not those checked.
-fn copy_file(file: &Staged, to: &Path, made: &mut Made) -> Result<()> {
+fn copy_file(fsys: &dyn FileSystem, file: &Staged, to: &Path, made: &mut Made) -> Result<()> {
     let copy_error = |e| Error::op(format!("cannot copy {} to", file.path.display()), to, e);
     let mut source = open_no_follow(&file.path).map_err(|e| Error::io(&file.path, e))?;
     let opened = source.metadata().map_err(|e| Error::io(&file.path, e))?;
@@ -443,7 +494,7 @@ fn copy_file(file: &Staged, to: &Path, made: &mut Made) -> Result<()> {
         return Err(changed(&file.path));
     }
     let mut dest = made
-        .file(to, || File::create_new(to))
+        .file(to, || fsys.create_new(to))
         .map_err(|e| Error::op("cannot create", to, e))?;
     let mut buf = vec![0u8; 1 << 20];
     let mut crc = 0u32;
@@ -462,7 +513,7 @@ fn copy_file(file: &Staged, to: &Path, made: &mut Made) -> Result<()> {
     if copied != file.size || crc != file.crc {
         return Err(changed(&file.path));
     }
-    dest.sync_all().map_err(|e| Error::op("cannot sync", to, e))
+    sync_and_close(dest).map_err(|e| Error::op("cannot sync", to, e))
 }
 
 #[cfg(test)]
@@ -486,7 +537,7 @@ mod tests {
     fn a_built_part_is_checked_but_for_its_bytes() {
         let tmp = tempfile::tempdir().unwrap();
         let part = built(&tmp.path().join("a"));
-        let summary = commit_built(&tmp.path().join("db-a"), &[part]).unwrap();
+        let summary = commit_built(&LocalFileSystem, &tmp.path().join("db-a"), &[part]).unwrap();
         assert_eq!((summary.entries, summary.tables), (2000, 1));
         let db = crate::Db::open(tmp.path().join("db-a"), crate::DbOptions::default()).unwrap();
         assert_eq!(db.iter().count(), 2000);
@@ -495,13 +546,13 @@ mod tests {
         let part = built(&tmp.path().join("b"));
         let file = part.staging.join(&part.files[0].name);
         let len = fs::metadata(&file).unwrap().len();
-        File::options()
+        std::fs::File::options()
             .write(true)
             .open(&file)
             .unwrap()
             .set_len(len - 1)
             .unwrap();
-        let err = commit_built(&tmp.path().join("db-b"), &[part]).unwrap_err();
+        let err = commit_built(&LocalFileSystem, &tmp.path().join("db-b"), &[part]).unwrap_err();
         assert!(err.to_string().contains("000001.ldb"), "{err}");
         assert!(err.to_string().contains("its part record says"), "{err}");
         assert!(!tmp.path().join("db-b").exists());

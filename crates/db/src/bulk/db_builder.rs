@@ -2,12 +2,14 @@
 //! directory beside the database and commits it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use leveltable_process::TemporaryDir;
 
 use super::commit::{CommitSummary, commit_built, refuse_dangling_link};
 use super::options::BulkOptions;
 use super::part_builder::PartBuilder;
+use crate::writer::file_system::{FileSystem, LocalFileSystem};
 use crate::{Error, Result};
 
 /// Creates a LevelDB database from entries added in strictly increasing key order: table
@@ -39,6 +41,7 @@ use crate::{Error, Result};
 #[derive(Debug)]
 pub struct DbBuilder {
     dir: PathBuf,
+    file_system: Arc<dyn FileSystem>,
     part: PartBuilder,
     staging: TemporaryDir,
 }
@@ -50,6 +53,20 @@ impl DbBuilder {
     /// [`Error::InvalidArgument`] for bad options, or a `dir` that exists and is not an
     /// empty directory; [`Error::FileOp`] if the staging directory cannot be made beside it.
     pub fn create(dir: impl AsRef<Path>, options: BulkOptions) -> Result<DbBuilder> {
+        DbBuilder::create_on(Arc::new(LocalFileSystem), dir, options)
+    }
+
+    /// [`create`](Self::create), making the table files and the database through
+    /// `file_system` (a test's, say, that records what a power loss would keep). The staging
+    /// directory itself is made on the local file system.
+    ///
+    /// # Errors
+    /// As [`create`](Self::create).
+    pub fn create_on(
+        file_system: Arc<dyn FileSystem>,
+        dir: impl AsRef<Path>,
+        options: BulkOptions,
+    ) -> Result<DbBuilder> {
         let dir = dir.as_ref().to_owned();
         check_target(&dir)?;
         let parent = match dir.parent() {
@@ -61,8 +78,17 @@ impl DbBuilder {
             .map_or_else(|| "db".into(), |n| n.to_string_lossy().into_owned());
         let staging = TemporaryDir::new_in(&parent, &format!(".leveltable-tmp-{name}-"))
             .map_err(|e| Error::op("cannot create a directory in", &parent, e))?;
-        let part = PartBuilder::create(staging.path().join("part"), options)?;
-        Ok(DbBuilder { dir, part, staging })
+        let part = PartBuilder::create_on(
+            Arc::clone(&file_system),
+            staging.path().join("part"),
+            options,
+        )?;
+        Ok(DbBuilder {
+            dir,
+            file_system,
+            part,
+            staging,
+        })
     }
 
     /// Adds an entry; its key must sort strictly after the previous one (bytewise).
@@ -94,7 +120,7 @@ impl DbBuilder {
     /// database's path.
     pub fn finish(self) -> Result<CommitSummary> {
         let part = self.part.finish()?;
-        let summary = commit_built(&self.dir, std::slice::from_ref(&part))?;
+        let summary = commit_built(&*self.file_system, &self.dir, std::slice::from_ref(&part))?;
         drop(self.staging);
         Ok(summary)
     }

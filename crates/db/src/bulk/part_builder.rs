@@ -6,6 +6,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use leveltable_table::BuildOptions;
 
@@ -15,6 +16,7 @@ use super::part::{PART_RECORD, Part, PartFile};
 use super::syncer::{SyncQueue, Syncer};
 use super::table_writer::{Chunk, TableWriter};
 use super::workers::Workers;
+use crate::writer::file_system::{FileSystem, LocalFileSystem};
 use crate::{Error, Result};
 
 /// Builds one part: entries added in strictly increasing key order are cut into table files
@@ -35,6 +37,8 @@ use crate::{Error, Result};
 /// ```
 pub struct PartBuilder {
     staging: PathBuf,
+    /// Where the files are made.
+    file_system: Arc<dyn FileSystem>,
     max_file_size: u64,
     table_options: BuildOptions,
     /// With workers: the entries of the file being filled.
@@ -75,6 +79,20 @@ impl PartBuilder {
     /// [`Error::InvalidArgument`] for bad options or a staging directory that is not empty;
     /// [`Error::FileOp`] if it cannot be created; [`Error::Io`] if it cannot be read.
     pub fn create(staging: impl AsRef<Path>, options: BulkOptions) -> Result<PartBuilder> {
+        PartBuilder::create_on(Arc::new(LocalFileSystem), staging, options)
+    }
+
+    /// [`create`](Self::create), making the table files and the part record through
+    /// `file_system` (a test's, say, that records what a power loss would keep). The staging
+    /// directory itself is made and read on the local file system.
+    ///
+    /// # Errors
+    /// As [`create`](Self::create).
+    pub fn create_on(
+        file_system: Arc<dyn FileSystem>,
+        staging: impl AsRef<Path>,
+        options: BulkOptions,
+    ) -> Result<PartBuilder> {
         options.check()?;
         let staging = staging.as_ref().to_owned();
         fs::create_dir_all(&staging).map_err(|e| Error::op("cannot create", &staging, e))?;
@@ -96,6 +114,7 @@ impl PartBuilder {
         let threads = building_threads(options.threads, cores);
         let workers = (threads > 1).then(|| {
             Workers::start(
+                &file_system,
                 threads,
                 staging.clone(),
                 table_options.clone(),
@@ -104,6 +123,7 @@ impl PartBuilder {
         });
         Ok(PartBuilder {
             staging,
+            file_system,
             max_file_size: options.max_file_size,
             table_options,
             chunk: Chunk::default(),
@@ -149,6 +169,7 @@ impl PartBuilder {
                     let writer = match &mut self.current {
                         Some(writer) => writer,
                         None => self.current.insert(TableWriter::create(
+                            &*self.file_system,
                             &self.staging,
                             self.next_index,
                             &self.table_options,
@@ -226,6 +247,7 @@ impl PartBuilder {
         };
         let temp = format!("{PART_RECORD}.tmp");
         write_atomically(
+            &*self.file_system,
             &self.staging,
             &temp,
             PART_RECORD,

@@ -1,7 +1,6 @@
 //! Writing one table file of a part: user keys in order, each stored at sequence 0, with the
 //! CRC32C of every byte written, handed to the syncing thread when finished.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -11,6 +10,7 @@ use super::part::PartFile;
 use super::syncer::SyncQueue;
 use crate::dbformat::{TAG_LEN, ValueType, append_internal_key};
 use crate::filename::table_file_name;
+use crate::writer::file_system::{FileSystem, WritableFile};
 use crate::{Error, Result};
 
 /// The name of the `index`-th file of a part.
@@ -21,13 +21,14 @@ pub(crate) fn file_name(index: u64) -> String {
 /// Writes `entries` (user keys in order) as the table `staging/<file_name(index)>`, handed
 /// to `syncs` when written.
 pub(crate) fn write_table(
+    fs: &dyn FileSystem,
     staging: &Path,
     index: u64,
     options: &BuildOptions,
     entries: &Chunk,
     syncs: &SyncQueue,
 ) -> Result<PartFile> {
-    let mut writer = TableWriter::create(staging, index, options)?;
+    let mut writer = TableWriter::create(fs, staging, index, options)?;
     for (key, value) in entries.iter() {
         writer.add(key, value)?;
     }
@@ -95,13 +96,16 @@ pub(crate) struct TableWriter {
 
 impl TableWriter {
     pub(crate) fn create(
+        fs: &dyn FileSystem,
         staging: &Path,
         index: u64,
         options: &BuildOptions,
     ) -> Result<TableWriter> {
         let name = file_name(index);
         let path = staging.join(&name);
-        let file = File::create_new(&path).map_err(|e| Error::op("cannot create", &path, e))?;
+        let file = fs
+            .create_new(&path)
+            .map_err(|e| Error::op("cannot create", &path, e))?;
         let file = Checksummed { file, crc: 0 };
         let builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options.clone())?;
         Ok(TableWriter {
@@ -176,7 +180,7 @@ impl TableWriter {
 
 /// A file being written that keeps the CRC32C of every byte written to it.
 struct Checksummed {
-    file: File,
+    file: Box<dyn WritableFile>,
     crc: u32,
 }
 

@@ -11,6 +11,7 @@ use leveltable_table::BuildOptions;
 use super::part::PartFile;
 use super::syncer::SyncQueue;
 use super::table_writer::{Chunk, write_table};
+use crate::writer::file_system::FileSystem;
 use crate::{Error, Result};
 
 type Job = (u64, Chunk);
@@ -29,6 +30,7 @@ pub(crate) struct Workers {
 
 impl Workers {
     pub(crate) fn start(
+        fs: &Arc<dyn FileSystem>,
         threads: usize,
         staging: PathBuf,
         options: BuildOptions,
@@ -46,11 +48,12 @@ impl Workers {
                 let staging = staging.clone();
                 let options = options.clone();
                 let syncs = syncs.clone();
+                let fs = Arc::clone(fs);
                 std::thread::spawn(move || {
                     loop {
                         let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
                         let Ok((index, mut entries)) = job else { break };
-                        let built = write_table(&staging, index, &options, &entries, &syncs);
+                        let built = write_table(&*fs, &staging, index, &options, &entries, &syncs);
                         entries.clear();
                         if report.send((index, built, entries)).is_err() {
                             break;

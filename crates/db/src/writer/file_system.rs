@@ -29,13 +29,41 @@ pub trait WritableFile: Write + Send {
     fn close(self: Box<Self>) -> io::Result<()> {
         Ok(())
     }
+
+    /// Starts writing what was written to the disk, without waiting for it: a head start
+    /// for a [`sync`](Self::sync) that comes later, so that the writes of several files
+    /// overlap. Only a hint; by default nothing.
+    fn start_writeback(&mut self) {}
 }
 
 impl WritableFile for File {
     fn sync(&mut self) -> io::Result<()> {
         self.sync_data()
     }
+
+    fn start_writeback(&mut self) {
+        start_writeback(self);
+    }
 }
+
+/// Starts writing the dirty pages of `file` to the disk without waiting for them
+/// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`). Only a head start: the sync that follows is
+/// what makes the file durable, so an error here is ignored.
+#[cfg(target_os = "linux")]
+#[allow(
+    unsafe_code,
+    reason = "sync_file_range has no safe wrapper in the crates we use"
+)]
+fn start_writeback(file: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: sync_file_range reads and writes no memory of this process; it is given a
+    // descriptor that `file` keeps open for the duration of the call, and plain integers.
+    let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+}
+
+/// Elsewhere the sync does all the work.
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &File) {}
 
 /// The file operations of a database open for writing. Reads go through the read path's
 /// [`Storage`](crate::storage::Storage).
@@ -77,6 +105,35 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The system's.
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+
+    /// Creates `path`, a new empty file, failing if anything is at its name (a bulk build's
+    /// table files and the files a commit makes). By default the local file system's
+    /// `create_new`.
+    ///
+    /// # Errors
+    /// The system's; [`io::ErrorKind::AlreadyExists`] if the name is taken.
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        Ok(Box::new(File::create_new(path)?))
+    }
+
+    /// Creates the directory `path` (its parent must exist). By default the local file
+    /// system's.
+    ///
+    /// # Errors
+    /// The system's; [`io::ErrorKind::AlreadyExists`] if the name is taken.
+    fn create_dir(&self, path: &Path) -> io::Result<()> {
+        std::fs::create_dir(path)
+    }
+
+    /// Gives the file `from` the second name `to` (a hard link; `to` must not exist). By
+    /// default the local file system's.
+    ///
+    /// # Errors
+    /// The system's; a file system without hard links (or `from` on another device) fails,
+    /// and a commit copies instead.
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::hard_link(from, to)
+    }
 }
 
 /// The local file system. A file is created only as a regular file in the directory: a

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::db::internal_bounds;
 use crate::db_iter::DbIter;
 use crate::dbformat::{LookupKey, LookupResult, MAX_SEQUENCE};
-use crate::live_memtable::LiveMemTable;
+use crate::live_memtable::{LiveMemTable, SHARED_BATCH_BYTES};
 use crate::log_format::MAX_WRITE_BATCH_BYTES;
 use crate::merger::Merger;
 use crate::options::TableInfo;
@@ -340,10 +340,13 @@ impl WritableDb {
         let written = lock(&shared.log)
             .append(batch.as_bytes(), sync)
             .and_then(|()| {
-                let parsed = WriteBatch::new(batch.as_bytes())
-                    .map_err(|e| Error::InvalidArgument(e.into()))?;
-                mem.insert_batch(&parsed)
-                    .map_err(|e| Error::InvalidArgument(e.into()))
+                let inserted = if batch.approximate_size() >= SHARED_BATCH_BYTES {
+                    // Kept whole rather than copied: a large batch costs its bytes once.
+                    mem.insert_shared_batch(Arc::new(batch.into_bytes()))
+                } else {
+                    WriteBatch::new(batch.as_bytes()).and_then(|b| mem.insert_batch(&b))
+                };
+                inserted.map_err(|e| Error::InvalidArgument(e.into()))
             });
         let mut st = shared.state();
         match written {

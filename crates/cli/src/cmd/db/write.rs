@@ -105,17 +105,18 @@ fn acknowledged(shared: &Acknowledged) -> MutexGuard<'_, Written> {
     shared.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Writes `batch`, and records `written` as acknowledged once the database has.
+/// Writes `batch` (taking its operations, which leaves it empty: a large batch is not
+/// copied), and records `written` as acknowledged once the database has.
 fn write_batch(
     db: &WritableDb,
-    batch: &WriteBatchBuilder,
+    batch: &mut WriteBatchBuilder,
     args: &Args,
     shared: &Acknowledged,
     before: &Written,
     written: Written,
 ) -> Result<()> {
     let mut acked = acknowledged(shared);
-    db.write(batch, args.write.write_options())
+    db.write_owned(std::mem::take(batch), args.write.write_options())
         .map_err(|e| before.error(write_error(&args.dir, e)))?;
     *acked = written;
     Ok(())
@@ -183,8 +184,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
                 deletes,
                 through_line: number,
             };
-            write_batch(&db, &batch, &args, &shared, &written, next)?;
-            batch.clear();
+            write_batch(&db, &mut batch, &args, &shared, &written, next)?;
             written = next;
         }
         progress.update_with(lines.bytes_read(), || {
@@ -200,7 +200,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     if batch.is_empty() {
         *acknowledged(&shared) = next;
     } else {
-        write_batch(&db, &batch, &args, &shared, &written, next)?;
+        write_batch(&db, &mut batch, &args, &shared, &written, next)?;
     }
     written = next;
     progress.finish();
