@@ -7,9 +7,8 @@
 //! `LEVELTABLE_LOG_KILLS` sets the number of kills (default 25).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use leveltable_db::{
@@ -18,6 +17,10 @@ use leveltable_db::{
 };
 use leveltable_interop::db::{Db, DbOptions, SplitMix};
 use leveltable_interop::require_leveldb;
+
+mod common;
+
+use common::{copy_files, kill_child};
 
 /// Puts per batch, each of a 64 KiB value: a batch is a log record of about 1 MiB, cut
 /// into 32 fragments.
@@ -87,16 +90,6 @@ fn batches_in(entries: &[(Vec<u8>, Vec<u8>)], who: &str, ctx: &str) -> u64 {
     n
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_killed_writer_leaves_a_log_a_paranoid_open_accepts() {
     if !require_leveldb() {
@@ -106,35 +99,17 @@ fn a_killed_writer_leaves_a_log_a_paranoid_open_accepts() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(25u64);
-    let exe = std::env::current_exe().unwrap();
     let mut timer = SplitMix(0x10c_c111);
     let mut acknowledged_total = 0;
     for i in 0..kills {
         let work = tempfile::tempdir().unwrap();
         let dir = work.path().join("db");
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "log_writer_child",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ])
-            .env("LEVELTABLE_LOG_KILL_CHILD", &dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(150 + timer.below(700)));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
-        let mut acknowledged = 0u64;
-        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-            let Ok(line) = line else { break };
-            if let Some(Ok(n)) = line.split_whitespace().last().map(str::parse::<u64>) {
-                acknowledged = n;
-            }
-        }
+        let dir_arg = dir.display().to_string();
+        let acknowledged = kill_child(
+            "log_writer_child",
+            ("LEVELTABLE_LOG_KILL_CHILD", &dir_arg),
+            Duration::from_millis(150 + timer.below(700)),
+        );
         let ctx = format!("kill {i} after {acknowledged} acknowledged batches");
         if !dir.join("CURRENT").exists() {
             assert_eq!(acknowledged, 0, "{ctx}: no CURRENT");
@@ -144,7 +119,7 @@ fn a_killed_writer_leaves_a_log_a_paranoid_open_accepts() {
 
         // LevelDB, paranoid, on a copy (its open writes a table and a MANIFEST).
         let copy = work.path().join("leveldb-copy");
-        copy_dir(&dir, &copy);
+        copy_files(&dir, &copy);
         let paranoid = DbOptions {
             create_if_missing: false,
             paranoid_checks: true,

@@ -7,14 +7,17 @@
 //! `LEVELTABLE_WRITE_KILLS` sets the number of kills (default 75; CI runs 300).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use leveltable_db::{WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions};
 use leveltable_interop::db::{Db, DbOptions, SplitMix, history_key, history_value};
 use leveltable_interop::require_leveldb;
+
+mod common;
+
+use common::{copy_files, kill_child};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
@@ -122,13 +125,7 @@ fn writer_child() {
 
 fn leveldb_view(dir: &Path, work: &Path) -> Pairs {
     let copy = work.join("leveldb-copy");
-    std::fs::create_dir_all(&copy).unwrap();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
-        }
-    }
+    copy_files(dir, &copy);
     let db = Db::open(&copy, &DbOptions::default()).unwrap();
     let all = db.scan(None, false).unwrap();
     drop(db);
@@ -149,40 +146,18 @@ fn killed_writers_keep_every_acknowledged_write() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(75u64);
-    let exe = std::env::current_exe().unwrap();
     let mut timer = SplitMix(0x6b11);
     let mut acknowledged_total = 0;
     for i in 0..kills {
         let seed = 0x4b11_0000 + i;
         let work = tempfile::tempdir().unwrap();
         let dir = work.path().join("db");
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "writer_child",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ])
-            .env(
-                "LEVELTABLE_WRITE_KILL_CHILD",
-                format!("{}|{seed}", dir.display()),
-            )
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(20 + timer.below(400)));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
-        let mut acknowledged = 0u64;
-        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-            let Ok(line) = line else { break };
-            // The test harness may print its own words before the first count.
-            if let Some(Ok(n)) = line.split_whitespace().last().map(str::parse::<u64>) {
-                acknowledged = n;
-            }
-        }
+        let dir_arg = format!("{}|{seed}", dir.display());
+        let acknowledged = kill_child(
+            "writer_child",
+            ("LEVELTABLE_WRITE_KILL_CHILD", &dir_arg),
+            Duration::from_millis(20 + timer.below(400)),
+        );
         let ctx = format!("history {seed} killed after {acknowledged} acknowledged writes");
         if !dir.join("CURRENT").exists() {
             assert_eq!(acknowledged, 0, "{ctx}: no CURRENT");

@@ -72,3 +72,41 @@ pub fn same(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], what: &str)
         show(want.get(i)),
     );
 }
+
+/// Runs the test `child` of this test binary in a process of its own, with `env` set,
+/// SIGKILLs it after `after`, and returns the last number it printed at the end of a line
+/// of standard output (what it had acknowledged; 0 if nothing).
+pub fn kill_child(child: &str, env: (&str, &str), after: std::time::Duration) -> u64 {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut process = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", child, "--nocapture", "--test-threads", "1"])
+        .env(env.0, env.1)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    process.kill().unwrap(); // SIGKILL
+    process.wait().unwrap();
+    let mut acknowledged = 0u64;
+    for line in BufReader::new(process.stdout.take().unwrap()).lines() {
+        let Ok(line) = line else { break };
+        // The test harness may print its own words before the first count.
+        if let Some(Ok(n)) = line.split_whitespace().last().map(str::parse::<u64>) {
+            acknowledged = n;
+        }
+    }
+    acknowledged
+}
+
+/// Copies the regular files of `from` into `to` (created if missing).
+pub fn copy_files(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
