@@ -431,28 +431,8 @@ impl Db {
     }
 
     fn approximate_offset_of(&self, key: &[u8]) -> Result<u64> {
-        let icmp = &self.version.icmp;
-        let mut total = 0u64;
-        for source in &self.version.sources {
-            let Source::Files { files, .. } = source else {
-                continue;
-            };
-            for f in files {
-                let size = if icmp.compare(&f.largest, key) != Ordering::Greater {
-                    f.file_size
-                } else if icmp.compare(&f.smallest, key) == Ordering::Greater {
-                    0
-                } else {
-                    self.version
-                        .tables
-                        .get(f.number)?
-                        .table()
-                        .approximate_offset_of(key)
-                };
-                total = total.saturating_add(size);
-            }
-        }
-        Ok(total)
+        let files = self.tables().map(|f| &**f);
+        crate::version::approximate_offset_of(&self.version.icmp, &self.version.tables, files, key)
     }
 
     /// The tables the MANIFEST lists, in the order [`verify`](Self::verify) reads them.

@@ -207,3 +207,29 @@ impl Version {
             .map_err(|e| e.in_table(table_file_name(f.number)))
     }
 }
+
+/// The bytes of `files` before internal key `key` (LevelDB's
+/// `VersionSet::ApproximateOffsetOf`): a file wholly before it counts whole, one wholly after
+/// it not at all, and one that spans it by where its index puts the key.
+///
+/// # Errors
+/// A table that cannot be opened.
+pub(crate) fn approximate_offset_of<'a>(
+    icmp: &InternalKeyComparator,
+    tables: &TableCache,
+    files: impl IntoIterator<Item = &'a FileMetaData>,
+    key: &[u8],
+) -> Result<u64> {
+    let mut total = 0u64;
+    for f in files {
+        let size = if icmp.compare(&f.largest, key) != Ordering::Greater {
+            f.file_size
+        } else if icmp.compare(&f.smallest, key) == Ordering::Greater {
+            0
+        } else {
+            tables.get(f.number)?.table().approximate_offset_of(key)
+        };
+        total = total.saturating_add(size);
+    }
+    Ok(total)
+}

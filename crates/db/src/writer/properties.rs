@@ -2,7 +2,6 @@
 //! `DB::GetApproximateSizes`): the files per level, a table listing, the memory in use and
 //! the table bytes a key range spans.
 
-use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -108,25 +107,10 @@ impl WritableDb {
         Ok(b.saturating_sub(a))
     }
 
-    /// The bytes of `files` before internal key `key` (LevelDB's `ApproximateOffsetOf`).
+    /// The bytes of `files` before internal key `key`.
     fn approximate_offset_of(&self, files: &[Arc<FileMetaData>], key: &[u8]) -> Result<u64> {
-        let icmp = &self.shared.icmp;
-        let mut total = 0u64;
-        for f in files {
-            let size = if icmp.compare(&f.largest, key) != Ordering::Greater {
-                f.file_size
-            } else if icmp.compare(&f.smallest, key) == Ordering::Greater {
-                0
-            } else {
-                self.shared
-                    .tables
-                    .get(f.number)?
-                    .table()
-                    .approximate_offset_of(key)
-            };
-            total = total.saturating_add(size);
-        }
-        Ok(total)
+        let files = files.iter().map(|f| &**f);
+        crate::version::approximate_offset_of(&self.shared.icmp, &self.shared.tables, files, key)
     }
 }
 
