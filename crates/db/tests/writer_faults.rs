@@ -8,87 +8,16 @@
 //! every operation in turn).
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use leveltable_db::{
-    FileSystem, LocalFileSystem, WritableDb, WritableFile, WritableOptions, WriteBatchBuilder,
-    WriteOptions,
+    FileSystem, LocalFileSystem, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions,
 };
 
-/// Counts operations and fails the one numbered `fail_at`.
-#[derive(Debug)]
-struct Failing {
-    ops: AtomicU64,
-    fail_at: u64,
-    kind: i32,
-}
+mod common;
 
-impl Failing {
-    fn tick(&self) -> io::Result<()> {
-        if self.ops.fetch_add(1, Ordering::SeqCst) == self.fail_at {
-            return Err(io::Error::from_raw_os_error(self.kind));
-        }
-        Ok(())
-    }
-
-    fn failed(&self) -> bool {
-        self.ops.load(Ordering::SeqCst) > self.fail_at
-    }
-}
-
-struct FailingFile {
-    inner: Box<dyn WritableFile>,
-    fs: Arc<Failing>,
-}
-
-impl Write for FailingFile {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.fs.tick()?;
-        self.inner.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-impl WritableFile for FailingFile {
-    fn sync(&mut self) -> io::Result<()> {
-        self.fs.tick()?;
-        self.inner.sync()
-    }
-}
-
-#[derive(Debug)]
-struct FailingFs(Arc<Failing>);
-
-impl FileSystem for FailingFs {
-    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        self.0.tick()?;
-        Ok(Box::new(FailingFile {
-            inner: LocalFileSystem.create(path)?,
-            fs: Arc::clone(&self.0),
-        }))
-    }
-
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.0.tick()?;
-        LocalFileSystem.rename(from, to)
-    }
-
-    fn remove(&self, path: &Path) -> io::Result<()> {
-        self.0.tick()?;
-        LocalFileSystem.remove(path)
-    }
-
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        self.0.tick()?;
-        LocalFileSystem.sync_dir(dir)
-    }
-}
+use common::failing_fs::{EIO, ENOSPC, Failing, FailingFs};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 /// Puts (`Some`) and deletes (`None`).
@@ -189,15 +118,11 @@ fn every_failing_file_operation_reaches_the_caller_and_loses_nothing() {
     loop {
         let dir = tempfile::tempdir().unwrap();
         let kind = if (fail_at / stride) % 2 == 0 {
-            libc_enospc()
+            ENOSPC
         } else {
-            libc_eio()
+            EIO
         };
-        let failing = Arc::new(Failing {
-            ops: AtomicU64::new(0),
-            fail_at,
-            kind,
-        });
+        let failing = Failing::new(fail_at, kind);
         let (acked, write_failed, error) =
             run(dir.path(), Arc::new(FailingFs(Arc::clone(&failing))));
         let ctx = format!("operation {fail_at} failing ({kind}), {acked} writes acknowledged");
@@ -243,12 +168,4 @@ fn every_failing_file_operation_reaches_the_caller_and_loses_nothing() {
     }
     eprintln!("{failures} failing operations checked, stride {stride}");
     assert!(failures > 20, "{failures}");
-}
-
-fn libc_enospc() -> i32 {
-    28
-}
-
-fn libc_eio() -> i32 {
-    5
 }

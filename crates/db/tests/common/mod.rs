@@ -2,6 +2,8 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+pub mod failing_fs;
+
 use std::fs;
 use std::path::Path;
 use std::process::Command;

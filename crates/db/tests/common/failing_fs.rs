@@ -1,0 +1,119 @@
+//! A file system that fails on demand: the operation numbered `fail_at` (creating, writing,
+//! syncing, renaming, linking, removing, making a directory or syncing one) fails with the
+//! OS error `kind`; the others go to the local file system.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use leveltable_db::{FileSystem, LocalFileSystem, WritableFile};
+
+/// ENOSPC.
+pub const ENOSPC: i32 = 28;
+/// EIO.
+pub const EIO: i32 = 5;
+
+/// Counts operations and fails the one numbered `fail_at`.
+#[derive(Debug)]
+pub struct Failing {
+    ops: AtomicU64,
+    fail_at: u64,
+    kind: i32,
+}
+
+impl Failing {
+    /// Fails operation `fail_at` with the OS error `kind`.
+    pub fn new(fail_at: u64, kind: i32) -> Arc<Failing> {
+        Arc::new(Failing {
+            ops: AtomicU64::new(0),
+            fail_at,
+            kind,
+        })
+    }
+
+    fn tick(&self) -> io::Result<()> {
+        if self.ops.fetch_add(1, Ordering::SeqCst) == self.fail_at {
+            return Err(io::Error::from_raw_os_error(self.kind));
+        }
+        Ok(())
+    }
+
+    /// Whether the failing operation was reached.
+    pub fn failed(&self) -> bool {
+        self.ops.load(Ordering::SeqCst) > self.fail_at
+    }
+}
+
+struct FailingFile {
+    inner: Box<dyn WritableFile>,
+    fs: Arc<Failing>,
+}
+
+impl Write for FailingFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.fs.tick()?;
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl WritableFile for FailingFile {
+    fn sync(&mut self) -> io::Result<()> {
+        self.fs.tick()?;
+        self.inner.sync()
+    }
+}
+
+/// The file system failing as its [`Failing`] says.
+#[derive(Debug)]
+pub struct FailingFs(pub Arc<Failing>);
+
+impl FailingFs {
+    fn wrap(&self, file: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
+        Box::new(FailingFile {
+            inner: file,
+            fs: Arc::clone(&self.0),
+        })
+    }
+}
+
+impl FileSystem for FailingFs {
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.0.tick()?;
+        Ok(self.wrap(LocalFileSystem.create(path)?))
+    }
+
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.0.tick()?;
+        Ok(self.wrap(LocalFileSystem.create_new(path)?))
+    }
+
+    fn create_dir(&self, path: &Path) -> io::Result<()> {
+        self.0.tick()?;
+        LocalFileSystem.create_dir(path)
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.0.tick()?;
+        LocalFileSystem.hard_link(from, to)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.0.tick()?;
+        LocalFileSystem.rename(from, to)
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.0.tick()?;
+        LocalFileSystem.remove(path)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.0.tick()?;
+        LocalFileSystem.sync_dir(dir)
+    }
+}
