@@ -178,7 +178,7 @@ fn lock_database(dir: &Path, options: &WritableOptions) -> Result<DbLock> {
         }
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && options.create_if_missing => {
-            fs::create_dir_all(dir).map_err(|e| Error::op("cannot create", dir, e))?;
+            create_database_dir(dir, options)?;
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::NoDatabase {
@@ -213,4 +213,24 @@ fn lock_database(dir: &Path, options: &WritableOptions) -> Result<DbLock> {
             exists: true,
         }),
     }
+}
+
+/// Creates the database's directory (and its missing parents) and syncs its parent, so that
+/// the directory's name survives a power loss once the open returns (LevelDB creates it
+/// without syncing its parent).
+fn create_database_dir(dir: &Path, options: &WritableOptions) -> Result<()> {
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(parent).map_err(|e| Error::op("cannot create", parent, e))?;
+    let fs = &*options.file_system;
+    match fs.create_dir(dir) {
+        Ok(()) => {}
+        // Made meanwhile by another process: it syncs it.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => return Ok(()),
+        Err(e) => return Err(Error::op("cannot create", dir, e)),
+    }
+    fs.sync_dir(parent)
+        .map_err(|e| Error::op("cannot sync", parent, e))
 }
