@@ -311,3 +311,48 @@ fn in_place_killed_at_any_moment_leaves_a_whole_database() {
         }
     }
 }
+
+/// Chromium's IndexedDB database (ordered by `idb_cmp1`): refused with the MANIFEST and the
+/// comparator named, nothing written to DEST, and in place nothing changed.
+#[test]
+fn a_source_ordered_by_idb_cmp1_is_refused() {
+    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../chromium/testdata/golden/IndexedDB/http_127.0.0.1_8765.indexeddb.leveldb");
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("idb");
+    fs::create_dir(&src).unwrap();
+    for (name, bytes) in dir_state(&golden) {
+        fs::write(src.join(name), bytes).unwrap();
+    }
+    let before = dir_state(&src);
+    let dest = tmp.path().join("dest");
+    let refused = |out: std::process::Output| {
+        assert!(!out.status.success());
+        let err = stderr_of(&out);
+        assert!(err.contains("MANIFEST-000001"), "{err}");
+        assert!(err.contains("idb_cmp1"), "{err}");
+        assert!(err.contains("wrote nothing"), "{err}");
+    };
+    refused(
+        leveltable()
+            .args(["db", "repair"])
+            .arg(&src)
+            .arg(&dest)
+            .output()
+            .unwrap(),
+    );
+    assert!(!dest.exists());
+    refused(
+        leveltable()
+            .args(["db", "repair", "--in-place"])
+            .arg(&src)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(dir_state(&src), before);
+    let names: Vec<String> = fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["idb"]);
+}
