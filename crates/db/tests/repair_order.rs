@@ -139,3 +139,31 @@ fn a_bytewise_source_is_repaired() {
         assert_eq!(report.comparator, "leveldb.BytewiseComparator");
     }
 }
+
+/// The damaged copies of a live Chromium IndexedDB database in the repository's corpus
+/// (a table and a log missing; a torn log) are ordered by `idb_cmp1`: refused, with
+/// nothing written.
+#[test]
+fn the_damaged_chromium_copies_are_refused() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../chromium/testdata/live/copies");
+    for copy in ["most", "torn_log"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join(copy);
+        fs::create_dir(&src).unwrap();
+        for (name, bytes) in state(&corpus.join(copy)) {
+            fs::write(src.join(name), bytes).unwrap();
+        }
+        let before = state(&src);
+        let dest = tmp.path().join("dest");
+        let result = repair(&src, &dest, &RepairOptions::default());
+        match result {
+            Err(Error::RepairComparator { file, name }) => {
+                assert_eq!(file, src.join("MANIFEST-000001"), "{copy}");
+                assert_eq!(name, "idb_cmp1", "{copy}");
+            }
+            other => panic!("{copy}: {other:?}"),
+        }
+        assert!(!dest.exists());
+        assert_eq!(state(&src), before);
+    }
+}
