@@ -17,7 +17,7 @@ use leveltable_bench::runner::write_child;
 use leveltable_bench::runner::{self, Config, WORKLOADS};
 
 const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--large-entries N] [--db-entries N] [--db-build-bytes N] [--sort-budget N] [--dir DIR] WORKLOAD...
-workloads: all, hash, bloom, filter-block, build, get, get-many-large, scan, checksum, filters, memory, db, db-build, threads, cli, world, object-store, write
+workloads: all, hash, bloom, filter-block, build, get, get-many-large, scan, checksum, filters, memory, db, db-build, repair, threads, cli, world, object-store, write
 --entries N also sets the write workload's puts, gets and deletes per phase (default 1,000,000)";
 
 fn main() -> ExitCode {

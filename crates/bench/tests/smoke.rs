@@ -55,6 +55,7 @@ fn every_workload_runs_and_agrees() {
         "db open",
         "db-build",
         "db-build from",
+        "repair, undamaged",
         "get_many present, 20k-entry table",
         "get_many absent, 20k-entry table",
         "write fillseq:",

@@ -249,16 +249,103 @@ fn in_place_keeps_the_original_in_lost() {
     }
 }
 
-/// `--in-place` killed at moments spread over its run: the directory is always one whole
-/// database with the same view (the original or the repair), and where it is the repair
-/// the original is whole in `lost/` or, killed between the swap and the move, beside it.
+/// A database of 20,000 keys (100-byte values, several tables and a log) whose keys
+/// below 2,000 were deleted and compacted away, with the tables that held them put back:
+/// a repair that takes long enough to be killed at many points of its run.
+fn large_left_behind(root: &Path) -> PathBuf {
+    let src = root.join("large");
+    let saved = root.join("large-saved");
+    fs::create_dir(&saved).unwrap();
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(256 << 10);
+    let db = WritableDb::open(&src, options).unwrap();
+    let w = WriteOptions::default();
+    for i in 0..20_000u32 {
+        db.put(
+            format!("key{i:06}").as_bytes(),
+            format!("{i:0>100}").as_bytes(),
+            w,
+        )
+        .unwrap();
+    }
+    db.flush().unwrap();
+    for t in ldb_files(&src) {
+        fs::copy(&t, saved.join(t.file_name().unwrap())).unwrap();
+    }
+    for i in 0..2_000u32 {
+        db.delete(format!("key{i:06}").as_bytes(), w).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    // The newest writes stay in the log.
+    for i in 0..200u32 {
+        db.put(format!("key{:06}", i * 97).as_bytes(), b"new", w)
+            .unwrap();
+    }
+    db.close().unwrap();
+    for t in ldb_files(&saved) {
+        let to = src.join(t.file_name().unwrap());
+        if !to.exists() {
+            fs::copy(&t, to).unwrap();
+        }
+    }
+    src
+}
+
+/// `--in-place` killed (SIGKILL) at 40 moments spread evenly over its run and on past it
+/// until 5 kills came after the swap: after each, the directory is exactly the original database (every file as it was,
+/// nothing added but `LOCK`) or exactly the repaired one (it opens, verifies and reads as
+/// the repair), with the original whole in `lost/` or, killed between the swap and the
+/// move, beside it; never a mix. Both outcomes must be seen.
 #[test]
 fn in_place_killed_at_any_moment_leaves_a_whole_database() {
+    use leveltable_db::{Db, DbOptions};
+
     let tmp = tempfile::tempdir().unwrap();
-    let template = left_behind(tmp.path());
+    let template = large_left_behind(tmp.path());
     let original = dir_state(&template);
-    let want: String = (100..200u32).map(|i| format!("key{i:04}\tv\n")).collect();
-    for round in 0..12u64 {
+    let without_lock = |state: &BTreeMap<String, Vec<u8>>| {
+        let mut s = state.clone();
+        s.remove("LOCK");
+        s
+    };
+    // The repair's view, and how long an unkilled run takes (the best of three).
+    let reference = tmp.path().join("reference");
+    let out = leveltable()
+        .args(["db", "repair", "--quiet"])
+        .arg(&template)
+        .arg(&reference)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let want = dump(&reference);
+    // 18,000 keys and the 21 deleted keys the log writes again.
+    assert_eq!(want.lines().count(), 18_021);
+    assert_eq!(dump(&template), want);
+    let mut run = std::time::Duration::MAX;
+    for i in 0..3 {
+        let dir = tmp.path().join(format!("timed{i}"));
+        fs::create_dir(&dir).unwrap();
+        for (name, bytes) in &original {
+            fs::write(dir.join(name), bytes).unwrap();
+        }
+        let start = std::time::Instant::now();
+        let out = leveltable()
+            .args(["db", "repair", "--in-place", "--quiet"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        run = run.min(start.elapsed());
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        assert_eq!(dump(&dir), want);
+    }
+    // 40 kills spread over the run, and then on past it (a loaded machine runs slower
+    // than it timed) until 5 kills have come after the swap, at most 200.
+    let kills = 40u32;
+    let (mut untouched, mut repaired) = (0, 0);
+    let mut round = 0u32;
+    while round < 200 && (round < kills || repaired < 5) {
+        round += 1;
         let root = tmp.path().join(format!("round{round}"));
         fs::create_dir(&root).unwrap();
         let dir = root.join("db");
@@ -271,10 +358,9 @@ fn in_place_killed_at_any_moment_leaves_a_whole_database() {
             .arg(&dir)
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(round * 4));
+        std::thread::sleep(run * 11 * (round - 1) / (10 * kills));
         let _ = child.kill();
         let _ = child.wait();
-        assert_eq!(dump(&dir), want, "round {round}");
         let now = dir_state(&dir);
         let hidden: Vec<PathBuf> = fs::read_dir(&root)
             .unwrap()
@@ -287,27 +373,86 @@ fn in_place_killed_at_any_moment_leaves_a_whole_database() {
             })
             .collect();
         let kept = if now.contains_key("lost") {
+            assert!(hidden.is_empty(), "round {round}: the original twice");
             Some(dir_state(&dir.join("lost")))
         } else {
             hidden.first().map(|h| dir_state(h))
         };
         match kept {
-            // Repaired: the original is whole where it was moved.
+            // Repaired: the directory is the repaired database, and the original is whole
+            // where it was moved.
             Some(kept) => {
-                for (name, bytes) in &original {
-                    if name != "LOCK" {
-                        assert_eq!(kept.get(name), Some(bytes), "round {round}: {name}");
-                    }
-                }
+                repaired += 1;
+                assert_eq!(
+                    without_lock(&kept),
+                    without_lock(&original),
+                    "round {round}: the original kept is not whole"
+                );
+                let db = Db::open(&dir, DbOptions::default()).unwrap();
+                db.verify().unwrap();
+                drop(db);
+                assert_eq!(dump(&dir), want, "round {round}");
             }
-            // Not swapped: the original, untouched but for its LOCK file.
+            // Not swapped: the original, every file as it was, nothing added but LOCK.
             None => {
-                for (name, bytes) in &original {
-                    if name != "LOCK" {
-                        assert_eq!(now.get(name), Some(bytes), "round {round}: {name}");
-                    }
-                }
+                untouched += 1;
+                assert_eq!(
+                    without_lock(&now),
+                    without_lock(&original),
+                    "round {round}: not the original"
+                );
+                assert_eq!(dump(&dir), want, "round {round}");
             }
         }
     }
+    eprintln!(
+        "{round} kills, {kills} over a {run:?} run: {untouched} left the original, \
+         {repaired} the repair"
+    );
+    assert!(untouched > 0 && repaired > 0, "{untouched} / {repaired}");
+}
+
+/// Chromium's IndexedDB database (ordered by `idb_cmp1`): refused with the MANIFEST and the
+/// comparator named, nothing written to DEST, and in place nothing changed.
+#[test]
+fn a_source_ordered_by_idb_cmp1_is_refused() {
+    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../chromium/testdata/golden/IndexedDB/http_127.0.0.1_8765.indexeddb.leveldb");
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("idb");
+    fs::create_dir(&src).unwrap();
+    for (name, bytes) in dir_state(&golden) {
+        fs::write(src.join(name), bytes).unwrap();
+    }
+    let before = dir_state(&src);
+    let dest = tmp.path().join("dest");
+    let refused = |out: std::process::Output| {
+        assert!(!out.status.success());
+        let err = stderr_of(&out);
+        assert!(err.contains("MANIFEST-000001"), "{err}");
+        assert!(err.contains("idb_cmp1"), "{err}");
+        assert!(err.contains("wrote nothing"), "{err}");
+    };
+    refused(
+        leveltable()
+            .args(["db", "repair"])
+            .arg(&src)
+            .arg(&dest)
+            .output()
+            .unwrap(),
+    );
+    assert!(!dest.exists());
+    refused(
+        leveltable()
+            .args(["db", "repair", "--in-place"])
+            .arg(&src)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(dir_state(&src), before);
+    let names: Vec<String> = fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["idb"]);
 }

@@ -56,6 +56,14 @@ pub enum Error {
         /// The name of the comparator the options provide.
         ours: String,
     },
+    /// A repair refused a database ordered by a comparator other than LevelDB's bytewise
+    /// one: it writes bytewise databases only, and wrote nothing.
+    RepairComparator {
+        /// The MANIFEST that names the comparator, in the database's directory.
+        file: PathBuf,
+        /// The comparator's name in the MANIFEST.
+        name: String,
+    },
     /// Another process kept changing the database's set of files while it was being opened
     /// (compactions, in a busy database); opening again usually succeeds.
     KeptChanging {
@@ -192,6 +200,7 @@ impl Error {
             | Error::Io { .. }
             | Error::FileOp { .. }
             | Error::UnknownComparator { .. }
+            | Error::RepairComparator { .. }
             | Error::KeptChanging { .. }
             | Error::Locked { .. }
             | Error::DuplicateKey { .. }
@@ -246,6 +255,12 @@ impl fmt::Display for Error {
                 f,
                 "db: {}: the database uses comparator {name}, not {ours}; \
                  open it with a Comparator named {name} in DbOptions",
+                file.display()
+            ),
+            Error::RepairComparator { file, name } => write!(
+                f,
+                "db: {}: the database is ordered by comparator {name}; a repair writes \
+                 databases ordered by leveldb.BytewiseComparator only, and wrote nothing",
                 file.display()
             ),
             Error::TableFile { file, source } => write!(f, "db: {}: {source}", file.display()),
@@ -364,6 +379,7 @@ impl std::error::Error for Error {
             | Error::TooLong { .. }
             | Error::MissingFile { .. }
             | Error::UnknownComparator { .. }
+            | Error::RepairComparator { .. }
             | Error::KeptChanging { .. }
             | Error::Locked { .. }
             | Error::DuplicateKey { .. }

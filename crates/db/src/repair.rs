@@ -24,11 +24,12 @@ use leveltable_table::Comparator;
 
 use crate::bulk::durable::sync_dir;
 use crate::db::Db;
+use crate::db::list_dir;
 use crate::db_iter::StoredVersion;
 use crate::dbformat::ValueType;
 use crate::options::DbOptions;
 use crate::version::Origin;
-use crate::version_set::{Manifest, read_manifest};
+use crate::version_set::{Manifest, read_manifest, recorded_comparator};
 use crate::{BulkOptions, DbBuilder, Error, Result};
 
 mod in_place;
@@ -130,9 +131,12 @@ impl RepairOptions {
 /// place once whole: it must not exist, or be an empty directory. LevelDB 1.23 opens it.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for a `dest` that is not empty or lies inside `src`, or a
-/// source ordered by a comparator other than the bytewise one (a repair writes bytewise
-/// databases); [`Error::UnknownComparator`] as [`Db::salvage`]; errors listing `src`,
+/// [`Error::RepairComparator`], naming the MANIFEST and the comparator, for a source whose
+/// MANIFEST records a comparator other than the bytewise one (a repair writes bytewise
+/// databases), found before anything is read whole or written;
+/// [`Error::InvalidArgument`] for a `dest` that is not empty or lies inside `src`, or
+/// options ordering by another comparator than the bytewise one;
+/// [`Error::UnknownComparator`] as [`Db::salvage`]; errors listing `src`,
 /// reading a table that was read whole before, or building `dest` (nothing is left at
 /// `dest`).
 pub fn repair(
@@ -155,6 +159,7 @@ pub fn repair_with_progress(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RepairReport> {
     let (src, dest) = (src.as_ref(), dest.as_ref());
+    check_order(src, options)?;
     check_dest(src, dest)?;
     let parent = parent_of(dest);
     let staging = TemporaryDir::new_in(&parent, ".leveltable-repair-")
@@ -176,6 +181,31 @@ fn parent_of(path: &Path) -> PathBuf {
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => PathBuf::from("."),
     }
+}
+
+/// Refuses, before anything is read whole or written, a source ordered by a comparator
+/// other than the bytewise one: the one its MANIFEST records (the one `CURRENT` names, or
+/// else the newest that names one), or the options' own when they name no registry.
+pub(crate) fn check_order(src: &Path, options: &RepairOptions) -> Result<()> {
+    if let Some((file, name)) = recorded_comparator(src, &list_dir(src)?)
+        && name != BYTEWISE
+    {
+        return Err(Error::RepairComparator {
+            file: src.join(file),
+            name,
+        });
+    }
+    let ours = options.db.comparator.name();
+    if options.db.comparators.is_none() && ours != BYTEWISE {
+        return Err(Error::InvalidArgument(
+            format!(
+                "a repair writes databases ordered by {BYTEWISE} only, not {ours}; \
+                 nothing was written"
+            )
+            .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses a `dest` that exists and is not an empty directory, or that lies in `src`.

@@ -272,6 +272,30 @@ pub fn comparator_name(data: &[u8]) -> Option<String> {
     None
 }
 
+/// The comparator the database in `dir` (whose files are `names`) records, and the MANIFEST
+/// that names it: the MANIFEST `CURRENT` names, or else the newest MANIFEST of `names`
+/// that names one (each read up to its first damaged record); `None` if none does.
+pub(crate) fn recorded_comparator(dir: &Path, names: &[String]) -> Option<(String, String)> {
+    if let Ok((file, data)) = manifest_bytes(&LocalDir::new(dir))
+        && let Some(name) = comparator_name(&data)
+    {
+        return Some((file, name));
+    }
+    let mut manifests: Vec<(u64, &String)> = names
+        .iter()
+        .filter_map(|name| match parse_file_name(name) {
+            Some(FileType::Manifest(n)) => Some((n, name)),
+            _ => None,
+        })
+        .collect();
+    manifests.sort_unstable();
+    manifests.iter().rev().find_map(|(_, file)| {
+        // Bounded as every read of the directory: a larger file is passed over.
+        let data = LocalDir::new(dir).read_bounded(file, MAX_READ_BYTES).ok()?;
+        comparator_name(&data).map(|name| ((*file).clone(), name))
+    })
+}
+
 /// Reads `CURRENT` in `storage`, and the MANIFEST it names: its name and bytes.
 fn manifest_bytes(storage: &dyn Storage) -> Result<(String, Vec<u8>)> {
     let dir = &storage.path();

@@ -82,8 +82,8 @@ pub fn write_batch(data: &[u8]) {
 
 /// A directory holding a small real database (two tables on the last level) whose
 /// MANIFEST and log are replaced by the fuzzer's bytes, split where the first byte says:
-/// opening it, salvaging it, reading and verifying it never panic, and what the open reads
-/// is what a second open reads.
+/// opening it, salvaging it, reading and verifying it never panic, what the open reads
+/// is what a second open reads, and a repair holds as [`crate::repair`] says.
 pub fn db_dir(data: &[u8]) {
     let (split, rest) = match data.split_first() {
         Some((&b, rest)) => (usize::from(b) * rest.len() / 256, rest),
@@ -124,6 +124,7 @@ pub fn db_dir(data: &[u8]) {
     if let Ok(salvaged) = Db::salvage(&db, DbOptions::default()) {
         read(&salvaged);
     }
+    crate::repair::repair_checked(&db);
     // Opened for writing, a database the read-only open reads recovers to the same view,
     // takes a write, and reads back after a close as the read-only open reads it.
     let before = Db::open(&db, DbOptions::default())

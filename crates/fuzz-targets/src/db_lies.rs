@@ -24,6 +24,8 @@ use leveltable_db::write_batch::WriteBatchBuilder;
 use leveltable_db::{Db, DbOptions};
 use leveltable_table::{BytewiseComparator, Comparator, Compression, TableBuilder};
 
+use crate::repair::Repaired;
+
 /// One stored version: user key, sequence number, value (`None`: a deletion).
 type Version = (Vec<u8>, u64, Option<Vec<u8>>);
 
@@ -302,13 +304,20 @@ fn read(db: &Db, bound: usize) -> Option<BTreeMap<Vec<u8>, Vec<u8>>> {
     ok.then_some(scan)
 }
 
-/// The target: builds a directory from `data`, opens and salvages it, reads it every way.
+/// The target: builds a directory from `data`, opens and salvages it, reads it every way,
+/// and repairs it ([`crate::repair`]).
 /// Returns whether an open verified and was compared with the model.
 pub fn db_lies(data: &[u8]) -> bool {
+    db_lies_with(data, true).0
+}
+
+/// [`db_lies`], repairing the directory too if `repair` (a repair writes and syncs a
+/// database: the slowest step by far), and telling how the repair went.
+pub fn db_lies_with(data: &[u8], repair: bool) -> (bool, Option<Repaired>) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let mut u = Unstructured::new(data);
     let Ok(written) = build(&mut u, dir.path()) else {
-        return false;
+        return (false, None);
     };
     let mut compared = false;
     let bound = written.versions.len();
@@ -340,5 +349,6 @@ pub fn db_lies(data: &[u8]) -> bool {
     if let Ok(salvaged) = Db::salvage(dir.path(), DbOptions::default()) {
         read(&salvaged, bound);
     }
-    compared
+    let repaired = repair.then(|| crate::repair::repair_checked(dir.path()));
+    (compared, repaired)
 }

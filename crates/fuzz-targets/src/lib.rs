@@ -11,6 +11,7 @@
 pub mod chromium;
 pub mod db;
 pub mod db_lies;
+pub mod repair;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -24,6 +24,7 @@ mod harness;
 mod hash;
 pub mod memory;
 mod object_store;
+mod repair;
 mod scan;
 mod table_build;
 mod tables;
@@ -59,7 +60,7 @@ pub struct Results {
 }
 
 /// The runner's workloads, by command-line name.
-pub const WORKLOADS: [&str; 17] = [
+pub const WORKLOADS: [&str; 18] = [
     "hash",
     "bloom",
     "filter-block",
@@ -72,6 +73,7 @@ pub const WORKLOADS: [&str; 17] = [
     "memory",
     "db",
     "db-build",
+    "repair",
     "threads",
     "cli",
     "world",
@@ -128,6 +130,7 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
                 config,
                 exe.ok_or("db-build needs the runner binary")?,
             )?),
+            "repair" => results.rows.extend(repair::rows(config)?),
             "threads" => results.rows.extend(threads::rows(
                 config,
                 fixture.as_ref().expect("built above"),

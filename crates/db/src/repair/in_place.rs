@@ -13,7 +13,7 @@ use std::path::Path;
 
 use leveltable_process::TemporaryDir;
 
-use super::{RepairOptions, RepairReport, build, parent_of};
+use super::{RepairOptions, RepairReport, build, check_order, parent_of};
 use crate::bulk::durable::sync_dir;
 use crate::lock::DbLock;
 use crate::{Error, Result};
@@ -32,7 +32,8 @@ pub const LOST_DIR: &str = "lost";
 /// died before moving it there, in `.NAME.leveltable-repair-original-PID` beside `dir`.
 ///
 /// # Errors
-/// [`Error::Locked`] if LevelDB or another program has the database open;
+/// [`Error::RepairComparator`] for a source ordered by another comparator than the
+/// bytewise one, with nothing changed; [`Error::Locked`] if LevelDB or another program has the database open;
 /// [`Error::InvalidArgument`] for a `dir` that is not a directory (a symbolic link is
 /// refused), or a system without an atomic directory swap (only Linux has one); the errors
 /// of [`repair`](crate::repair()).
@@ -48,6 +49,8 @@ pub fn repair_in_place(dir: impl AsRef<Path>, options: &RepairOptions) -> Result
             .into(),
         ));
     }
+    // Before the lock (which may create `LOCK`): a refused source is left as it was.
+    check_order(dir, options)?;
     let lock = DbLock::acquire(dir)?;
     let parent = parent_of(dir);
     let name = dir

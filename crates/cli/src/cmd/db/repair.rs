@@ -36,7 +36,9 @@ use crate::progress::Progress;
 /// exist or be empty. With --in-place, SRC itself is repaired: the repaired database is
 /// built beside it, swapped in with one rename, and the original directory is kept whole in
 /// SRC/lost/ (LevelDB's RepairDB keeps what it sets aside there too). The database's LOCK is
-/// held meanwhile. Repair writes databases ordered bytewise, with the source's compression.
+/// held meanwhile. Repair writes databases ordered bytewise, with the source's compression:
+/// a source whose MANIFEST names another comparator (Chromium's IndexedDB idb_cmp1) is
+/// refused, naming the MANIFEST and the comparator, with nothing written or changed.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The damaged database directory.

@@ -1,0 +1,240 @@
+//! A Minecraft Bedrock world written by Mojang's LevelDB (amulet-leveldb, raw deflate
+//! blocks), damaged (a data block flipped in its newest table and in its oldest), repaired,
+//! then opened by Mojang's LevelDB again: it reads what we read, holds the world's values
+//! wherever the report lists nothing lost, every key it lacks lies in a range the report
+//! lists as lost, and every key it holds with another value than the world's (or that the
+//! world had deleted) is one the report lists as uncertain. With `drop_uncertain` it holds
+//! only the world's own values. The repaired tables are raw deflate, as Mojang's.
+//!
+//! Needs a Python with amulet-leveldb: `LEVELTABLE_MOJANG_PYTHON` (or `python3`). Without
+//! one the test prints one `skipped:` line, unless `LEVELTABLE_MOJANG_PYTHON` or
+//! `LEVELTABLE_REQUIRE_SERVERS=1` is set.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use leveltable_db::dbformat::ldb_read_options;
+use leveltable_db::{Db, DbOptions, LostKind, RepairOptions, RepairReport, repair};
+use leveltable_table::{Profile, Table};
+
+const SCRIPT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../python/tests/bedrock_world.py"
+);
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn python() -> Option<String> {
+    let explicit = std::env::var("LEVELTABLE_MOJANG_PYTHON").ok();
+    let python = explicit.clone().unwrap_or_else(|| "python3".into());
+    let ok = Command::new(&python)
+        .args(["-c", "import leveldb; leveldb.LevelDB"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(python);
+    }
+    if explicit.is_some() || std::env::var("LEVELTABLE_REQUIRE_SERVERS").as_deref() == Ok("1") {
+        panic!("{python} cannot import amulet-leveldb's `leveldb`");
+    }
+    eprintln!("skipped: amulet-leveldb (Mojang's LevelDB) is not installed for {python}");
+    None
+}
+
+fn run(python: &str, args: &[&str]) {
+    let out = Command::new(python)
+        .arg(SCRIPT)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// What Mojang's LevelDB reads in `dir` (opening it may recover its log into a table).
+fn mojang_view(python: &str, dir: &Path) -> Model {
+    let out = dir.with_extension("tsv");
+    run(
+        python,
+        &["dump", dir.to_str().unwrap(), out.to_str().unwrap()],
+    );
+    fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (k, v) = l.split_once('\t').unwrap();
+            (unhex(k), unhex(v))
+        })
+        .collect()
+}
+
+fn our_view(dir: &Path) -> Model {
+    let db = Db::open(dir, DbOptions::default()).unwrap();
+    db.iter().collect::<Result<_, _>>().unwrap()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+fn tables(dir: &Path) -> Vec<PathBuf> {
+    let mut tables: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ldb"))
+        .collect();
+    tables.sort();
+    tables
+}
+
+/// Flips one byte of `path` at `at` of its length (inside its data blocks: the index,
+/// metaindex and footer are its last few kilobytes).
+fn flip(path: &Path, at: f64) -> String {
+    let mut bytes = fs::read(path).unwrap();
+    let offset = (bytes.len() as f64 * at) as usize;
+    bytes[offset] ^= 0x5a;
+    fs::write(path, bytes).unwrap();
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+fn in_lost_range(report: &RepairReport, key: &[u8]) -> bool {
+    report.lost.iter().any(|l| match &l.range {
+        None => false,
+        Some((first, last)) => {
+            first.as_deref().is_none_or(|f| f <= key) && last.as_deref().is_none_or(|l| key <= l)
+        }
+    })
+}
+
+fn uncertain(report: &RepairReport) -> BTreeSet<Vec<u8>> {
+    report
+        .uncertain
+        .iter()
+        .flat_map(|u| u.sample.iter().cloned())
+        .collect()
+}
+
+#[test]
+fn a_damaged_world_repaired_opens_in_mojangs_leveldb_as_the_report_says() {
+    let Some(python) = python() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let world = tmp.path().join("world");
+    run(
+        &python,
+        &[
+            "write",
+            world.to_str().unwrap(),
+            "--megabytes",
+            "10",
+            "--seed",
+            "11",
+        ],
+    );
+    // The truth: Mojang's view of the undamaged world (read from a copy).
+    let truth = tmp.path().join("truth");
+    copy_dir(&world, &truth);
+    let want = mojang_view(&python, &truth);
+    assert!(want.len() > 1000);
+
+    // A data block of the newest table (its keys' older versions survive: stale) and of the
+    // oldest (keys only it held: lost).
+    let all = tables(&world);
+    assert!(all.len() >= 2, "{all:?}");
+    let newest = flip(all.last().unwrap(), 0.3);
+    let oldest = flip(&all[0], 0.5);
+
+    let options = RepairOptions::default().sample(usize::MAX);
+    let dest = tmp.path().join("dest");
+    let report = repair(&world, &dest, &options).unwrap();
+    for file in [&newest, &oldest] {
+        assert!(
+            report
+                .lost
+                .iter()
+                .any(|l| &l.file == file && l.kind == LostKind::Block && l.range.is_some()),
+            "{file} not reported lost: {:?}",
+            report.lost
+        );
+    }
+    let got = our_view(&dest);
+    let uncertain = uncertain(&report);
+    assert_eq!(uncertain.len() as u64, report.uncertain_keys);
+    let (mut lost, mut stale, mut resurrected) = (0, 0, 0);
+    for key in want.keys().chain(got.keys()).collect::<BTreeSet<_>>() {
+        match (want.get(key), got.get(key)) {
+            (Some(w), Some(g)) if w == g => {}
+            (Some(_), Some(_)) => {
+                stale += 1;
+                assert!(uncertain.contains(key), "stale, not uncertain: {key:02x?}");
+            }
+            (Some(_), None) => {
+                lost += 1;
+                assert!(in_lost_range(&report, key), "lost outside: {key:02x?}");
+            }
+            (None, Some(_)) => {
+                resurrected += 1;
+                assert!(uncertain.contains(key), "brought back: {key:02x?}");
+            }
+            (None, None) => unreachable!(),
+        }
+    }
+    eprintln!(
+        "world of {} keys: {} lost, {} stale, {} brought back; {} uncertain, {} lost pieces",
+        want.len(),
+        lost,
+        stale,
+        resurrected,
+        report.uncertain_keys,
+        report.lost.len()
+    );
+    // Where the world's obsolete log still holds a lost block's versions, they are taken,
+    // and reported uncertain.
+    assert!(
+        lost + stale + report.uncertain_keys > 0,
+        "the damage cost nothing: not a test"
+    );
+    assert_eq!(report.keys as usize, got.len());
+
+    // The repaired tables are raw deflate, which LevelDB 1.23 does not know.
+    for path in tables(&dest) {
+        let options = ldb_read_options().profile(Profile::LevelDb);
+        let err = Table::open(fs::File::open(&path).unwrap(), options)
+            .and_then(|t| t.verify().map(drop))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("compression type 4"), "{err}");
+    }
+    // Mojang's LevelDB opens the repair and reads what we read.
+    let mojang = mojang_view(&python, &dest);
+    assert_eq!(mojang.len(), got.len());
+    assert!(mojang == got, "Mojang's LevelDB reads another repair");
+
+    // Without the uncertain keys: only the world's own values.
+    let dropped = tmp.path().join("dropped");
+    let report = repair(&world, &dropped, &options.drop_uncertain(true)).unwrap();
+    let got_dropped = our_view(&dropped);
+    assert_eq!(got_dropped.len() + uncertain.len(), got.len());
+    for (k, v) in &got_dropped {
+        assert_eq!(want.get(k), Some(v), "{k:02x?}");
+    }
+    assert_eq!(report.keys as usize, got_dropped.len());
+    assert!(mojang_view(&python, &dropped) == got_dropped);
+}

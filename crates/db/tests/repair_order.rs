@@ -1,0 +1,169 @@
+//! A repair refuses a database ordered by a comparator other than LevelDB's bytewise one
+//! (Chromium's IndexedDB `idb_cmp1`, an application's own), naming the MANIFEST and the
+//! comparator, before it writes anything: no DEST, and for a repair in place the
+//! directory exactly as it was (not even a `LOCK` file added).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use leveltable_db::log_writer::LogWriter;
+use leveltable_db::version_edit::VersionEdit;
+use leveltable_db::write_batch::WriteBatchBuilder;
+use leveltable_db::{ComparatorRegistry, DbOptions, Error, RepairOptions, repair, repair_in_place};
+use leveltable_table::Comparator;
+
+/// Reverse byte order, under a name the registry of one case knows.
+struct Reverse;
+
+impl Comparator for Reverse {
+    fn name(&self) -> &str {
+        "test.Reverse"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        b.cmp(a)
+    }
+    fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
+    fn find_short_successor(&self, _: &mut Vec<u8>) {}
+}
+
+/// A database in `dir` whose MANIFEST-000002 names `comparator` (none if `None`), with
+/// keys in its log.
+fn write_db(dir: &Path, comparator: Option<&str>) {
+    fs::create_dir_all(dir).unwrap();
+    let edit = VersionEdit {
+        comparator: comparator.map(str::to_string),
+        log_number: Some(3),
+        next_file_number: Some(4),
+        last_sequence: Some(0),
+        ..VersionEdit::default()
+    };
+    let mut w = LogWriter::new(Vec::new());
+    w.add_record(&edit.encode()).unwrap();
+    fs::write(dir.join("MANIFEST-000002"), w.into_inner()).unwrap();
+    fs::write(dir.join("CURRENT"), b"MANIFEST-000002\n").unwrap();
+    let mut batch = WriteBatchBuilder::new(1);
+    batch.put(b"a", b"1").put(b"c", b"3").put(b"b", b"2");
+    let mut log = LogWriter::new(Vec::new());
+    log.add_record(batch.as_bytes()).unwrap();
+    fs::write(dir.join("000003.log"), log.into_inner()).unwrap();
+}
+
+/// Every entry of `dir` with its bytes (directories as empty).
+fn state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let bytes = if e.file_type().unwrap().is_file() {
+                fs::read(e.path()).unwrap()
+            } else {
+                Vec::new()
+            };
+            (e.file_name().into_string().unwrap(), bytes)
+        })
+        .collect()
+}
+
+/// Checks that `result` is the refusal naming `dir`'s MANIFEST-000002 and `name`.
+fn assert_refused<T: std::fmt::Debug>(result: leveltable_db::Result<T>, dir: &Path, name: &str) {
+    match result {
+        Err(Error::RepairComparator { file, name: found }) => {
+            assert_eq!(file, dir.join("MANIFEST-000002"));
+            assert_eq!(found, name);
+            let e = Error::RepairComparator { file, name: found };
+            let text = e.to_string();
+            assert!(text.contains("MANIFEST-000002"), "{text}");
+            assert!(text.contains(name), "{text}");
+            assert!(text.contains("wrote nothing"), "{text}");
+        }
+        other => panic!("not refused for {name}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_source_ordered_by_another_comparator_is_refused_and_nothing_written() {
+    let registry = ComparatorRegistry::default().with(Arc::new(Reverse));
+    // (comparator named, options, CURRENT kept)
+    let cases: [(&str, RepairOptions, bool); 4] = [
+        // A comparator the options do not know.
+        ("idb_cmp1", RepairOptions::default(), true),
+        // One they know, through a registry: still not what a repair writes.
+        (
+            "test.Reverse",
+            RepairOptions::default().db(DbOptions::default().comparators(registry.clone())),
+            true,
+        ),
+        // CURRENT lost: the MANIFEST left in the directory still tells the order.
+        ("idb_cmp1", RepairOptions::default(), false),
+        (
+            "test.Reverse",
+            RepairOptions::default().db(DbOptions::default().comparators(registry)),
+            false,
+        ),
+    ];
+    for (name, options, current) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        write_db(&src, Some(name));
+        if !current {
+            fs::remove_file(src.join("CURRENT")).unwrap();
+        }
+        let before = state(&src);
+        let dest = tmp.path().join("dest");
+        assert_refused(repair(&src, &dest, &options), &src, name);
+        assert!(!dest.exists(), "{name}: {} written", dest.display());
+        assert_eq!(state(&src), before, "{name}");
+        assert_refused(repair_in_place(&src, &options), &src, name);
+        assert_eq!(state(&src), before, "{name}: changed in place");
+        // Nothing beside it either (no staging directory left).
+        let beside: Vec<String> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(beside, ["src"], "{name}");
+    }
+}
+
+/// The same database, its MANIFEST naming the bytewise comparator or none, is repaired.
+#[test]
+fn a_bytewise_source_is_repaired() {
+    for named in [Some("leveldb.BytewiseComparator"), None] {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        write_db(&src, named);
+        let report = repair(&src, tmp.path().join("dest"), &RepairOptions::default()).unwrap();
+        assert_eq!(report.keys, 3, "{named:?}");
+        assert_eq!(report.comparator, "leveldb.BytewiseComparator");
+    }
+}
+
+/// The damaged copies of a live Chromium IndexedDB database in the repository's corpus
+/// (a table and a log missing; a torn log) are ordered by `idb_cmp1`: refused, with
+/// nothing written.
+#[test]
+fn the_damaged_chromium_copies_are_refused() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../chromium/testdata/live/copies");
+    for copy in ["most", "torn_log"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join(copy);
+        fs::create_dir(&src).unwrap();
+        for (name, bytes) in state(&corpus.join(copy)) {
+            fs::write(src.join(name), bytes).unwrap();
+        }
+        let before = state(&src);
+        let dest = tmp.path().join("dest");
+        let result = repair(&src, &dest, &RepairOptions::default());
+        match result {
+            Err(Error::RepairComparator { file, name }) => {
+                assert_eq!(file, src.join("MANIFEST-000001"), "{copy}");
+                assert_eq!(name, "idb_cmp1", "{copy}");
+            }
+            other => panic!("{copy}: {other:?}"),
+        }
+        assert!(!dest.exists());
+        assert_eq!(state(&src), before);
+    }
+}
