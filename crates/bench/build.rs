@@ -19,6 +19,7 @@ fn main() {
     println!("cargo::rerun-if-changed=native/leveldb_write_loops.cc");
     println!("cargo::rerun-if-changed=native/leveldb_shape.h");
     println!("cargo::rerun-if-changed=native/leveldb_report.h");
+    println!("cargo::rerun-if-changed=native/leveldb_lines.h");
     println!("cargo::rerun-if-env-changed=LEVELTABLE_REQUIRE_LEVELDB");
     let (Some(include), Some(shim_include)) = (
         env::var_os("DEP_LEVELDB_INCLUDE"),

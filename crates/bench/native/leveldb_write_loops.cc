@@ -1,6 +1,6 @@
 // The write workloads (db_bench's fillseq, fillrandom, overwrite, fillsync,
 // readrandom, readseq, deleterandom) on LevelDB 1.23, for the comparison
-// runner's `write` group.
+// runner's `write` group, and `db write` as a C++ tool, for its `cli` group.
 //
 // The database is opened with LevelDB's default Options (4 MiB write buffer,
 // 2 MiB files, snappy, no filter policy, the default 8 MiB block cache) and
@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -22,6 +23,8 @@
 #include "leveldb/options.h"
 #include "leveldb/slice.h"
 #include "leveldb/status.h"
+#include "leveldb/write_batch.h"
+#include "leveldb_lines.h"
 #include "leveldb_report.h"
 #include "leveldb_shape.h"
 
@@ -146,6 +149,84 @@ int ltb_wdb_settle(ltb_wdb* d, uint64_t timeout_ms, char** err) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+}  // extern "C"
+
+extern "C" {
+
+// `leveltable db write --hex --batch BATCH [--sync] DIR -` written as a C++
+// tool over LevelDB would write it: `put<TAB>KEY<TAB>VALUE` and `del<TAB>KEY`
+// lines in hex on standard input, every `batch` of them one WriteBatch (synced
+// if `sync`), into the database at dir (created if missing, default options),
+// closed at the end. Returns 0, or 2 with the message in *err.
+int ltb_cli_db_write(const char* dir, int batch, int sync, char** err) {
+  ltb_lines::BufferStreams();
+  leveldb::Options options;
+  options.create_if_missing = true;
+  leveldb::DB* raw = nullptr;
+  Status s = leveldb::DB::Open(options, dir, &raw);
+  if (!s.ok()) return Report(s, err) * 2;
+  std::unique_ptr<leveldb::DB> db(raw);
+  leveldb::WriteOptions write_options;
+  write_options.sync = sync != 0;
+  leveldb::WriteBatch b;
+  char* buf = nullptr;
+  size_t cap = 0;
+  size_t len = 0;
+  std::string key;
+  std::string value;
+  int in_batch = 0;
+  uint64_t ops = 0;
+  const char* problem = nullptr;
+  while (ltb_lines::NextLine(&buf, &cap, &len)) {
+    if (len == 0) continue;
+    const char* tab = static_cast<const char*>(std::memchr(buf, '\t', len));
+    if (tab == nullptr) {
+      problem = "a line has no tab";
+      break;
+    }
+    const size_t op_len = tab - buf;
+    const char* rest = tab + 1;
+    const size_t rest_len = len - (op_len + 1);
+    if (op_len == 3 && std::memcmp(buf, "put", 3) == 0) {
+      const char* tab2 = static_cast<const char*>(std::memchr(rest, '\t', rest_len));
+      if (tab2 == nullptr || !ltb_lines::DecodeHex(rest, tab2 - rest, &key) ||
+          !ltb_lines::DecodeHex(tab2 + 1, rest_len - (tab2 + 1 - rest), &value)) {
+        problem = "a put line is not put<TAB>KEY<TAB>VALUE in hex";
+        break;
+      }
+      b.Put(key, value);
+    } else if (op_len == 3 && std::memcmp(buf, "del", 3) == 0) {
+      if (!ltb_lines::DecodeHex(rest, rest_len, &key)) {
+        problem = "a del line is not del<TAB>KEY in hex";
+        break;
+      }
+      b.Delete(key);
+    } else {
+      problem = "a line is neither put nor del";
+      break;
+    }
+    ops++;
+    if (++in_batch >= batch) {
+      s = db->Write(write_options, &b);
+      if (!s.ok()) break;
+      b.Clear();
+      in_batch = 0;
+    }
+  }
+  std::free(buf);
+  if (problem != nullptr) {
+    if (err != nullptr) *err = ltb_report::CopyMessage(problem);
+    return 2;
+  }
+  if (s.ok() && in_batch > 0) s = db->Write(write_options, &b);
+  if (!s.ok()) return Report(s, err) * 2;
+  db.reset();
+  std::fprintf(stderr, "wrote %s: %llu operations\n", dir,
+               static_cast<unsigned long long>(ops));
+  std::fflush(stderr);
+  return 0;
 }
 
 }  // extern "C"

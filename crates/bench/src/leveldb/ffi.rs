@@ -172,6 +172,12 @@ unsafe extern "C" {
     ) -> c_int;
     pub fn ltb_cli_get(path: *const c_char, err: *mut *mut c_char) -> c_int;
     pub fn ltb_cli_build(path: *const c_char, err: *mut *mut c_char) -> c_int;
+    pub fn ltb_cli_db_write(
+        dir: *const c_char,
+        batch: c_int,
+        sync: c_int,
+        err: *mut *mut c_char,
+    ) -> c_int;
     pub fn ltb_wdb_open(
         path: *const c_char,
         out: *mut *mut WriteDb,

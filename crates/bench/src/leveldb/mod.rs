@@ -128,6 +128,18 @@ pub fn cli_build(out: &Path) -> Result<()> {
     imp::cli_build(out)
 }
 
+/// `leveltable db write --hex --batch BATCH [--sync] DIR -` written as a C++ tool over
+/// LevelDB: `put<TAB>KEY<TAB>VALUE` and `del<TAB>KEY` lines in hex from standard input, every
+/// `batch` of them one write batch (synced if `sync`), into the database `dir` (created if
+/// missing, LevelDB's default options).
+///
+/// # Errors
+///
+/// LevelDB's status or a malformed line.
+pub fn cli_db_write(dir: &Path, batch: u32, sync: bool) -> Result<()> {
+    imp::cli_db_write(dir, batch, sync)
+}
+
 /// `leveldb::NewBloomFilterPolicy`.
 #[derive(Debug)]
 pub struct Bloom(imp::Bloom);

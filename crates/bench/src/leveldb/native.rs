@@ -59,6 +59,15 @@ pub fn cli_build(path: &Path) -> Result<()> {
     check(unsafe { ffi::ltb_cli_build(path.as_ptr(), &mut err) }, err)
 }
 
+pub fn cli_db_write(dir: &Path, batch: u32, sync: bool) -> Result<()> {
+    let dir = c_path(dir)?;
+    let batch = std::ffi::c_int::try_from(batch).unwrap_or(std::ffi::c_int::MAX);
+    let mut err = ptr::null_mut();
+    // SAFETY: `dir` is NUL-terminated and outlives the call; `err` is an out-parameter.
+    let code = unsafe { ffi::ltb_cli_db_write(dir.as_ptr(), batch, i32::from(sync), &mut err) };
+    check(code, err)
+}
+
 #[derive(Debug)]
 pub struct Bloom(NonNull<ffi::Policy>);
 

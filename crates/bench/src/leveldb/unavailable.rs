@@ -16,6 +16,10 @@ pub fn cli_build(_path: &Path) -> Result<()> {
     Err(Error::Unavailable)
 }
 
+pub fn cli_db_write(_dir: &Path, _batch: u32, _sync: bool) -> Result<()> {
+    Err(Error::Unavailable)
+}
+
 #[derive(Debug)]
 pub struct Bloom(());
 

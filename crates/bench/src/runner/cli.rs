@@ -47,7 +47,14 @@ pub fn child(args: &[String]) -> Result<u8> {
             leveldb::cli_build(path.as_ref())?;
             Ok(0)
         }
-        _ => Err(format!("usage: leveltable-bench {CHILD_COMMAND} get TABLE | build OUT").into()),
+        [command, dir, batch, sync] if command == "db-write" => {
+            leveldb::cli_db_write(dir.as_ref(), batch.parse()?, sync == "sync")?;
+            Ok(0)
+        }
+        _ => Err(format!(
+            "usage: leveltable-bench {CHILD_COMMAND} get TABLE | build OUT | db-write DIR BATCH sync|nosync"
+        )
+        .into()),
     }
 }
 
@@ -167,6 +174,7 @@ pub(super) fn rows(config: &Config, fixture: &Fixture, exe: &Path) -> Result<Vec
         figures,
         target: Target::TimeAtMost(0.7),
     });
+    rows.extend(super::cli_db_write::rows(config, &cli, exe)?);
     let _ = fs::remove_dir_all(&dir);
     Ok(rows)
 }
@@ -193,7 +201,7 @@ fn same_entries(a: &Path, b: &Path) -> Result<bool> {
 }
 
 /// Lowercase hex, as both tools print it.
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -208,7 +216,7 @@ fn output_path(dir: &Path, system: System, stream: usize) -> PathBuf {
 
 /// Runs `command` with standard input from `input` and its output streams into `out` and
 /// `err`; returns the time from start to exit and the exit code.
-fn run_timed(
+pub(super) fn run_timed(
     command: &mut Command,
     input: &Path,
     out: &Path,

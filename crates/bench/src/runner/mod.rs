@@ -13,6 +13,7 @@
 mod bloom;
 mod checksum;
 pub mod cli;
+mod cli_db_write;
 mod config;
 pub mod db;
 pub mod db_build;
