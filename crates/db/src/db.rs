@@ -46,7 +46,7 @@ pub struct Db {
     pub(crate) cores: usize,
     /// How far the MANIFEST and the logs were read, for [`refresh`](Self::refresh); `None`
     /// for a view that cannot be refreshed.
-    pub(crate) tail: Option<Box<crate::refresh::Tail>>,
+    pub(crate) tail: Option<crate::refresh::TailRef>,
 }
 
 impl std::fmt::Debug for Db {
@@ -295,7 +295,7 @@ impl Db {
         let mut db = Db::assemble(dir, user, sources, tables, last_sequence, false, properties);
         // A local directory only: a refresh reads the files' tails where they are.
         if db.dir.is_dir() {
-            db.tail = Some(Box::new(crate::refresh::Tail::new(
+            db.tail = Some(crate::refresh::TailRef::new(crate::refresh::Tail::new(
                 manifest,
                 held,
                 db.last_sequence,

@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use leveltable_table::Comparator;
 
@@ -29,7 +29,7 @@ use crate::live_memtable::LiveMemTable;
 use crate::log_reader::Dropped;
 use crate::log_tail::LogTail;
 use crate::memtable::MemTable;
-use crate::options::{LogInfo, TableInfo};
+use crate::options::{DbProperties, LogInfo, TableInfo};
 use crate::storage::{CURRENT_MAX_BYTES, read_regular};
 use crate::table_cache::TableCache;
 use crate::version::{Origin, Source, Version, file_sources};
@@ -95,8 +95,12 @@ pub(crate) struct Tail {
     last_sequence: u64,
     /// The tables of the view a refresh opened (the open opens them as reads need them).
     opened: BTreeSet<u64>,
-    /// The MANIFEST's state changed since the view was last taken.
+    /// The MANIFEST's state changed since the last generation.
     manifest_changed: bool,
+    /// Tables of the MANIFEST's state may not be open yet.
+    tables_unchecked: bool,
+    /// Counts the states views were taken at: one more each time a refresh read something.
+    generation: u64,
 }
 
 impl Tail {
@@ -130,7 +134,9 @@ impl Tail {
             logs,
             last_sequence,
             opened: BTreeSet::new(),
-            manifest_changed: true,
+            manifest_changed: false,
+            tables_unchecked: true,
+            generation: 0,
         }
     }
 
@@ -202,6 +208,7 @@ impl Tail {
         self.manifest = manifest;
         self.manifest_file = Some(file);
         self.manifest_changed = true;
+        self.tables_unchecked = true;
         Ok(())
     }
 
@@ -225,6 +232,7 @@ impl Tail {
             apply_edit(&mut self.manifest, &edit, &icmp, user, end)?;
             self.manifest.end = end;
             self.manifest_changed = true;
+            self.tables_unchecked = true;
         }
         Ok(())
     }
@@ -314,7 +322,7 @@ impl Tail {
     /// Opens the tables the MANIFEST lists that no refresh opened yet (as many as the table
     /// cache holds), so that a writer's later delete does not take them away.
     fn open_new_tables(&mut self, tables: &TableCache) -> Result<()> {
-        if !self.manifest_changed {
+        if !self.tables_unchecked {
             return Ok(());
         }
         let live: BTreeSet<u64> = self.manifest.live_files().collect();
@@ -328,6 +336,7 @@ impl Tail {
                 self.opened.insert(number);
             }
         }
+        self.tables_unchecked = false;
         Ok(())
     }
 
@@ -410,6 +419,23 @@ fn table_numbers(version: &Version) -> BTreeSet<u64> {
         .collect()
 }
 
+/// A database handle's hold on the shared [`Tail`]: handles made from one open by
+/// [`Db::refreshed`] share it, each knowing which of its states its view was taken at.
+pub(crate) struct TailRef {
+    shared: Arc<Mutex<Tail>>,
+    /// The tail's generation the handle's view was taken at.
+    generation: u64,
+}
+
+impl TailRef {
+    pub(crate) fn new(tail: Tail) -> TailRef {
+        TailRef {
+            generation: tail.generation,
+            shared: Arc::new(Mutex::new(tail)),
+        }
+    }
+}
+
 impl Db {
     /// Brings this handle's view up to what the writer of the database (another process,
     /// LevelDB or [`WritableDb`](crate::WritableDb)) has committed since the open or the
@@ -434,26 +460,47 @@ impl Db {
     /// reading fails. The view is then unchanged, and a later refresh goes on from what was
     /// read.
     pub fn refresh(&mut self) -> Result<Refresh> {
-        let Some(tail) = self.tail.as_mut() else {
+        let previous_sequence = self.last_sequence;
+        match self.refreshed()? {
+            Some((db, refresh)) => {
+                *self = db;
+                Ok(refresh)
+            }
+            None => Ok(Refresh {
+                last_sequence: previous_sequence,
+                previous_sequence,
+                batches: 0,
+                tables_added: 0,
+                tables_removed: 0,
+            }),
+        }
+    }
+
+    /// [`refresh`](Self::refresh) into a new handle, leaving this one's view as it is (for a
+    /// handle shared behind an `Arc`): `None` if there is nothing new. The handles share
+    /// what was read, so each refresh of either reads only what neither has read.
+    ///
+    /// # Errors
+    /// As [`refresh`](Self::refresh).
+    pub fn refreshed(&self) -> Result<Option<(Db, Refresh)>> {
+        let Some(held) = self.tail.as_ref() else {
             return Err(Error::InvalidArgument(
                 "only a database opened from a directory can be refreshed".into(),
             ));
         };
+        let mut tail = held.shared.lock().unwrap_or_else(PoisonError::into_inner);
         let batches = tail.advance(&self.dir, &self.user, &self.version.tables)?;
-        let previous_sequence = self.last_sequence;
-        if batches == 0 && !tail.manifest_changed {
-            return Ok(Refresh {
-                last_sequence: previous_sequence,
-                previous_sequence,
-                batches,
-                tables_added: 0,
-                tables_removed: 0,
-            });
+        if batches != 0 || tail.manifest_changed {
+            tail.generation += 1;
+            tail.manifest_changed = false;
         }
-        tail.manifest_changed = false;
+        if tail.generation == held.generation {
+            return Ok(None);
+        }
         let published = table_numbers(&self.version);
         let now: BTreeSet<u64> = tail.manifest.live_files().collect();
         let removed: Vec<u64> = published.difference(&now).copied().collect();
+        let previous_sequence = self.last_sequence;
         let last_sequence = tail
             .last_sequence
             .max(tail.manifest.last_sequence)
@@ -463,15 +510,41 @@ impl Db {
         for &number in &removed {
             tables.forget(number);
         }
-        self.version = Arc::new(Version::new(
+        let version = Version::new(
             InternalKeyComparator::new(Arc::clone(&self.user)),
             tables,
             tail.sources(),
             false,
-        ));
-        self.last_sequence = last_sequence;
-        let p = &mut self.properties;
-        let m = &tail.manifest;
+        );
+        let mut properties = self.properties.clone();
+        tail.describe(&mut properties, last_sequence);
+        let db = Db {
+            dir: self.dir.clone(),
+            version: Arc::new(version),
+            user: Arc::clone(&self.user),
+            last_sequence,
+            properties,
+            cores: self.cores,
+            tail: Some(TailRef {
+                shared: Arc::clone(&held.shared),
+                generation: tail.generation,
+            }),
+        };
+        let refresh = Refresh {
+            last_sequence,
+            previous_sequence,
+            batches,
+            tables_added: now.difference(&published).count(),
+            tables_removed: removed.len(),
+        };
+        Ok(Some((db, refresh)))
+    }
+}
+
+impl Tail {
+    /// Sets what `properties` says of the MANIFEST and the logs to this state.
+    fn describe(&self, p: &mut DbProperties, last_sequence: u64) {
+        let m = &self.manifest;
         p.manifest = Some(m.file.clone());
         p.last_sequence = last_sequence;
         p.log_number = m.log_number;
@@ -488,7 +561,7 @@ impl Db {
                     .collect()
             })
             .collect();
-        p.logs = tail.logs.values().map(|l| l.info.clone()).collect();
+        p.logs = self.logs.values().map(|l| l.info.clone()).collect();
         p.memtable_versions = p.logs.iter().map(|l| l.versions).sum();
         p.log_bytes = p.logs.iter().map(|l| l.size).sum();
         p.log_bytes_dropped = p
@@ -498,12 +571,5 @@ impl Db {
             .map(|d| d.bytes)
             .sum();
         p.log_tail_bytes = p.logs.iter().map(|l| l.tail_bytes).sum();
-        Ok(Refresh {
-            last_sequence,
-            previous_sequence,
-            batches,
-            tables_added: now.difference(&published).count(),
-            tables_removed: removed.len(),
-        })
     }
 }

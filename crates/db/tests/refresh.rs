@@ -217,3 +217,25 @@ fn views_taken_before_a_refresh_keep_reading_after_compactions() {
     after.insert(b"newer".to_vec(), b"write".to_vec());
     assert!(view(&reader) == after);
 }
+
+/// `refreshed` makes a new handle and leaves the old one's view; the old one, refreshed
+/// after the new one read everything, still catches up.
+#[test]
+fn a_refreshed_handle_leaves_the_old_view_and_the_old_handle_catches_up() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("db");
+    let db = writable(&dir);
+    db.put(b"a", b"1", WriteOptions::default()).unwrap();
+    let mut old = Db::open(&dir, DbOptions::default()).unwrap();
+    db.put(b"a", b"2", WriteOptions::default()).unwrap();
+    db.put(b"b", b"3", WriteOptions::default()).unwrap();
+    let (new, r) = old.refreshed().unwrap().expect("two writes are new");
+    assert_eq!((r.batches, r.last_sequence - r.previous_sequence), (2, 2));
+    assert_eq!(old.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(new.get(b"a").unwrap().as_deref(), Some(&b"2"[..]));
+    assert!(new.refreshed().unwrap().is_none(), "nothing is new");
+    let r = old.refresh().unwrap();
+    assert!(r.changed() && r.batches == 0, "{r:?}");
+    assert_eq!(old.snapshot(), new.snapshot());
+    assert!(view(&old) == view(&new));
+}
