@@ -19,6 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
 
 use leveltable_table::Comparator;
 
@@ -37,6 +38,10 @@ use crate::version_edit::VersionEdit;
 use crate::version_set::{Manifest, apply_edit};
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
+
+/// How old the directory's modification time must be for an unchanged one to show that no
+/// file was created or deleted since the last listing.
+const SETTLED: Duration = Duration::from_secs(2);
 
 /// How many times a refresh looks again while the writer keeps changing the MANIFEST.
 const REFRESH_ATTEMPTS: u32 = 50;
@@ -91,12 +96,16 @@ pub(crate) struct Tail {
     logs: BTreeMap<u64, HeldLog>,
     /// The largest log number seen.
     newest_log: u64,
+    /// The directory's modification time when it was last listed.
+    listed_at: Option<SystemTime>,
     /// The newest sequence number read from a log or the MANIFEST.
     last_sequence: u64,
     /// The tables of the view a refresh opened (the open opens them as reads need them).
     opened: BTreeSet<u64>,
     /// The MANIFEST's state changed since the last generation.
     manifest_changed: bool,
+    /// The last generation the MANIFEST's state changed at.
+    manifest_generation: u64,
     /// Tables of the MANIFEST's state may not be open yet.
     tables_unchecked: bool,
     /// Counts the states views were taken at: one more each time a refresh read something.
@@ -131,12 +140,14 @@ impl Tail {
             newest_log: newest_log.unwrap_or(manifest.log_number.saturating_sub(1)),
             manifest,
             manifest_file: None,
+            listed_at: None,
             logs,
             last_sequence,
             opened: BTreeSet::new(),
             manifest_changed: false,
             tables_unchecked: true,
             generation: 0,
+            manifest_generation: 0,
         }
     }
 
@@ -252,6 +263,19 @@ impl Tail {
                 log.finished = log.reader.is_none();
             }
         }
+        // A log created or deleted since the last listing changed the directory's
+        // modification time. A time coarser than the clock could hide a change right after
+        // the listing; such a change is recent, so a recent time is listed again.
+        let modified = std::fs::metadata(dir)
+            .and_then(|m| m.modified())
+            .map_err(|e| Error::io(dir, e))?;
+        let settled = SystemTime::now()
+            .duration_since(modified)
+            .is_ok_and(|age| age > SETTLED);
+        if settled && self.listed_at == Some(modified) {
+            return Ok(());
+        }
+        self.listed_at = Some(modified);
         let mut numbers: Vec<u64> = crate::db::list_dir(dir)?
             .iter()
             .filter_map(|name| match parse_file_name(name) {
@@ -340,8 +364,8 @@ impl Tail {
         Ok(())
     }
 
-    /// The sources of the view: the logs' batches newest first, then the tables.
-    fn sources(&self) -> Vec<Source> {
+    /// The logs' sources of the view, newest first.
+    fn log_sources(&self) -> Vec<Source> {
         let mut sources = Vec::new();
         for (&number, log) in self.logs.iter().rev() {
             if let Some(table) = &log.added {
@@ -356,7 +380,6 @@ impl Tail {
                 });
             }
         }
-        sources.extend(file_sources(&self.manifest.levels));
         sources
     }
 }
@@ -492,13 +515,24 @@ impl Db {
         let batches = tail.advance(&self.dir, &self.user, &self.version.tables)?;
         if batches != 0 || tail.manifest_changed {
             tail.generation += 1;
+            if tail.manifest_changed {
+                tail.manifest_generation = tail.generation;
+            }
             tail.manifest_changed = false;
         }
         if tail.generation == held.generation {
             return Ok(None);
         }
-        let published = table_numbers(&self.version);
-        let now: BTreeSet<u64> = tail.manifest.live_files().collect();
+        // The tables are this view's unless an edit came since it was taken.
+        let same_tables = tail.manifest_generation <= held.generation;
+        let (published, now) = if same_tables {
+            (BTreeSet::new(), BTreeSet::new())
+        } else {
+            (
+                table_numbers(&self.version),
+                tail.manifest.live_files().collect(),
+            )
+        };
         let removed: Vec<u64> = published.difference(&now).copied().collect();
         let previous_sequence = self.last_sequence;
         let last_sequence = tail
@@ -510,14 +544,31 @@ impl Db {
         for &number in &removed {
             tables.forget(number);
         }
+        let mut sources = tail.log_sources();
+        if same_tables {
+            sources.extend(
+                self.version
+                    .sources
+                    .iter()
+                    .filter_map(|source| match source {
+                        Source::Files { level, files } => Some(Source::Files {
+                            level: *level,
+                            files: files.clone(),
+                        }),
+                        Source::Mem { .. } | Source::Live { .. } => None,
+                    }),
+            );
+        } else {
+            sources.extend(file_sources(&tail.manifest.levels));
+        }
         let version = Version::new(
             InternalKeyComparator::new(Arc::clone(&self.user)),
             tables,
-            tail.sources(),
+            sources,
             false,
         );
         let mut properties = self.properties.clone();
-        tail.describe(&mut properties, last_sequence);
+        tail.describe(&mut properties, last_sequence, !same_tables);
         let db = Db {
             dir: self.dir.clone(),
             version: Arc::new(version),
@@ -542,25 +593,18 @@ impl Db {
 }
 
 impl Tail {
-    /// Sets what `properties` says of the MANIFEST and the logs to this state.
-    fn describe(&self, p: &mut DbProperties, last_sequence: u64) {
+    /// Sets what `properties` says of the MANIFEST (with `levels`, its tables too) and the
+    /// logs to this state.
+    fn describe(&self, p: &mut DbProperties, last_sequence: u64, levels: bool) {
         let m = &self.manifest;
         p.manifest = Some(m.file.clone());
         p.last_sequence = last_sequence;
         p.log_number = m.log_number;
         p.prev_log_number = m.prev_log_number;
         p.next_file_number = m.next_file_number;
-        p.levels = m
-            .levels
-            .iter()
-            .enumerate()
-            .map(|(level, files)| {
-                files
-                    .iter()
-                    .map(|f| TableInfo::of(Some(level), f))
-                    .collect()
-            })
-            .collect();
+        if levels {
+            p.levels = self.levels();
+        }
         p.logs = self.logs.values().map(|l| l.info.clone()).collect();
         p.memtable_versions = p.logs.iter().map(|l| l.versions).sum();
         p.log_bytes = p.logs.iter().map(|l| l.size).sum();
@@ -571,5 +615,20 @@ impl Tail {
             .map(|d| d.bytes)
             .sum();
         p.log_tail_bytes = p.logs.iter().map(|l| l.tail_bytes).sum();
+    }
+
+    /// The tables of each level, as properties give them.
+    fn levels(&self) -> Vec<Vec<TableInfo>> {
+        self.manifest
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(level, files)| {
+                files
+                    .iter()
+                    .map(|f| TableInfo::of(Some(level), f))
+                    .collect()
+            })
+            .collect()
     }
 }

@@ -239,3 +239,24 @@ fn a_refreshed_handle_leaves_the_old_view_and_the_old_handle_catches_up() {
     assert_eq!(old.snapshot(), new.snapshot());
     assert!(view(&old) == view(&new));
 }
+
+/// After the directory has been still for a while a refresh does not list it; a log the
+/// writer then creates changes the directory's time and is found.
+#[test]
+fn a_log_created_after_a_quiet_spell_is_found() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("db");
+    let db = writable(&dir);
+    db.put(b"a", b"1", WriteOptions::default()).unwrap();
+    let mut reader = Db::open(&dir, DbOptions::default()).unwrap();
+    reader.refresh().unwrap();
+    std::thread::sleep(Duration::from_millis(2300));
+    assert!(!reader.refresh().unwrap().changed());
+    // A flush switches to a new log; the writes after it are in that log only.
+    db.flush().unwrap();
+    db.put(b"b", b"2", WriteOptions::default()).unwrap();
+    let r = reader.refresh().unwrap();
+    assert!(r.changed(), "{r:?}");
+    assert_eq!(reader.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(reader.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+}
