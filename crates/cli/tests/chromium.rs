@@ -397,3 +397,74 @@ fn db_commands_refuse_an_unregistered_comparator_naming_it() {
         assert!(err.contains("idb_cmp1"), "{err}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn local_storage_watch_prints_the_items_then_each_change_decoded() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    use leveltable_db::{WritableDb, WritableOptions, WriteOptions};
+
+    let (_tmp, dir) = copy("local_storage/leveldb");
+    let items = written("local_storage");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leveltable"))
+        .args(["chromium", "local-storage", "--watch", "--poll-ms", "5"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut read = |n: usize| -> Vec<Value> {
+        (0..n)
+            .map(|_| {
+                let mut line = String::new();
+                assert!(out.read_line(&mut line).unwrap() > 0, "the watch ended");
+                serde_json::from_str(&line).unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(read(items.len()).len(), items.len());
+
+    // The page's writes, as Chromium encodes them: `_` origin NUL key, Latin-1 strings
+    // (tag 1) and UTF-16LE (tag 0).
+    let db = WritableDb::open(&dir, WritableOptions::default()).unwrap();
+    let origin = b"_http://127.0.0.1:8765\x00";
+    let key = |k: &[u8]| [&origin[..], k].concat();
+    db.put(&key(b"\x01watched"), b"\x01first", WriteOptions::default())
+        .unwrap();
+    db.put(
+        &key(b"\x00h\x00i\x00"),
+        b"\x00\xe9\x00",
+        WriteOptions::default(),
+    )
+    .unwrap();
+    db.put(b"VERSION", b"1", WriteOptions::default()).unwrap();
+    let (first_key, _) = &items[0];
+    let mut gone = b"\x01".to_vec();
+    gone.extend_from_slice(first_key.as_bytes());
+    db.delete(&key(&gone), WriteOptions::default()).unwrap();
+    let changes = read(3);
+    let base = changes[0]["seq"].as_u64().unwrap();
+    assert_eq!(
+        changes,
+        [
+            json!({"seq": base, "op": "put", "origin": "http://127.0.0.1:8765",
+                   "key": "watched", "value": "first"}),
+            json!({"seq": base + 1, "op": "put", "origin": "http://127.0.0.1:8765",
+                   "key": "hi", "value": "é"}),
+            // VERSION (base + 2) is not an item.
+            json!({"seq": base + 3, "op": "del", "origin": "http://127.0.0.1:8765",
+                   "key": first_key, "value": null}),
+        ]
+    );
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    drop(db);
+}

@@ -44,6 +44,9 @@ pub struct Db {
     /// since asking reads files (the cgroup's quota) and cost more than a batch's lookups
     /// of cached blocks.
     pub(crate) cores: usize,
+    /// How far the MANIFEST and the logs were read, for [`refresh`](Self::refresh); `None`
+    /// for a view that cannot be refreshed.
+    pub(crate) tail: Option<crate::refresh::TailRef>,
 }
 
 impl std::fmt::Debug for Db {
@@ -230,6 +233,7 @@ impl Db {
         let mut last_sequence = manifest.last_sequence;
         let mut sources = Vec::new();
         let mut log_infos: Vec<LogInfo> = Vec::new();
+        let mut held = Vec::new();
         for &number in &logs {
             let name = log_file_name(number);
             let path = dir.join(&name);
@@ -240,10 +244,12 @@ impl Db {
             if let Some(max) = replayed.max_sequence {
                 last_sequence = last_sequence.max(max);
             }
+            let table = Arc::new(replayed.table);
+            held.push((replayed.info.clone(), Arc::clone(&table)));
             log_infos.push(replayed.info);
             sources.push(Source::Mem {
                 origin: Origin::Log { number },
-                table: Arc::new(replayed.table),
+                table,
             });
         }
         // Newest first: logs, then level-0 tables by number, then the deeper levels.
@@ -286,15 +292,16 @@ impl Db {
         )
         .with_memory_map(options.memory_map)
         .with_memory_budget(options.table_memory_budget);
-        Ok(Db::assemble(
-            dir,
-            user,
-            sources,
-            tables,
-            last_sequence,
-            false,
-            properties,
-        ))
+        let mut db = Db::assemble(dir, user, sources, tables, last_sequence, false, properties);
+        // A local directory only: a refresh reads the files' tails where they are.
+        if db.dir.is_dir() {
+            db.tail = Some(crate::refresh::TailRef::new(crate::refresh::Tail::new(
+                manifest,
+                held,
+                db.last_sequence,
+            )));
+        }
+        Ok(db)
     }
 
     pub(crate) fn assemble(
@@ -319,6 +326,7 @@ impl Db {
             last_sequence: last_sequence.min(MAX_SEQUENCE),
             properties,
             cores: std::thread::available_parallelism().map_or(1, usize::from),
+            tail: None,
         }
     }
 

@@ -18,25 +18,17 @@
 //! then [`Db::snapshot`](crate::Db::snapshot)) and a new follower from the sequence after it.
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::dbformat::ValueType;
 use crate::filename::{FileType, log_file_name, parse_file_name};
-use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType, record_crc, unmask_crc};
-use crate::log_reader::LogReader;
-use crate::storage::open_regular;
+use crate::log_tail::LogTail;
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
 
 /// How long [`Follower::next_event`] waits between looks at the log by default.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(10);
-
-/// The most bytes read from a log in one look: a record larger than this is read over
-/// several looks.
-const READ_CHUNK: u64 = 16 << 20;
 
 /// One operation of a committed write batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,30 +72,6 @@ pub enum FollowEvent {
     },
 }
 
-/// The log being read: its file and how far it has been read.
-struct OpenLog {
-    number: u64,
-    path: PathBuf,
-    file: File,
-    /// The file offset just past the last complete logical record taken from the log.
-    pos: u64,
-    /// Bytes of the file from `pos` on, read but not yet taken.
-    pending: Vec<u8>,
-    /// Every byte the file held at the last look has been read.
-    read_all: bool,
-}
-
-/// What scanning the pending bytes of a log found.
-enum Scan {
-    /// A logical record, and the offset just past it.
-    Record(Vec<u8>, u64),
-    /// Nothing complete yet: the physical record at `at` is not whole (or not written).
-    Incomplete {
-        /// Where the first physical record not yet whole starts.
-        at: u64,
-    },
-}
-
 /// A change feed of a database directory. Make one with [`Db::follow`](crate::Db::follow)
 /// or [`Follower::new`]; iterate it (blocking, polling the log) or call
 /// [`try_next_event`](Self::try_next_event) (never blocking).
@@ -114,10 +82,10 @@ pub struct Follower {
     /// The newest sequence known to be committed when the follower started: a start at or
     /// before it that no log holds is a gap.
     committed: u64,
-    log: Option<OpenLog>,
+    log: Option<LogTail>,
     /// Logs newer than the one being read, opened as soon as a listing found them, so that
     /// a writer that deletes one after a flush does not take it away: oldest first.
-    queued: VecDeque<OpenLog>,
+    queued: VecDeque<LogTail>,
     /// The number of the newest log opened (a listing looks for larger numbers).
     last_log: u64,
     /// When the directory was last listed.
@@ -199,11 +167,12 @@ impl Follower {
                 return Ok(self.ready.pop_front());
             }
             let log = self.log.as_mut().expect("a log is open");
-            match scan_more(log)? {
-                Scan::Record(data, end) => {
-                    self.take_record(&data, end)?;
+            match log.next_record()? {
+                Some((data, end)) => {
+                    let path = log.path.clone();
+                    self.take_batch(&data, &path, end)?;
                 }
-                Scan::Incomplete { .. } => {
+                None => {
                     // A newer log means the writer is done with this one: read its rest as
                     // LevelDB reads a log, then move on.
                     self.open_new_logs()?;
@@ -219,16 +188,6 @@ impl Follower {
                 }
             }
         }
-    }
-
-    /// Takes the logical record ending at `end` of the current log.
-    fn take_record(&mut self, data: &[u8], end: u64) -> Result<()> {
-        let log = self.log.as_mut().expect("a log is open");
-        let consumed = usize::try_from(end - log.pos).expect("within the pending bytes");
-        log.pending.drain(..consumed);
-        log.pos = end;
-        let path = log.path.clone();
-        self.take_batch(data, &path, end)
     }
 
     /// Turns a record into a batch event, skipping what was returned already.
@@ -305,17 +264,8 @@ impl Follower {
         numbers.sort_unstable();
         for number in numbers {
             let path = self.dir.join(log_file_name(number));
-            match open_regular(&path) {
-                Ok((file, _)) => self.queued.push_back(OpenLog {
-                    number,
-                    path,
-                    file,
-                    pos: 0,
-                    pending: Vec::new(),
-                    read_all: false,
-                }),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io_error(&path, e)),
+            if let Some(log) = LogTail::open(number, path, 0)? {
+                self.queued.push_back(log);
             }
             self.last_log = number;
         }
@@ -335,19 +285,7 @@ impl Follower {
     /// a torn tail ends it, a damaged block is skipped.
     fn finish_log(&mut self) -> Result<()> {
         let mut log = self.log.take().expect("a log is open");
-        let block_start = log.pos - log.pos % BLOCK_SIZE as u64;
-        let mut rest = Vec::new();
-        log.file
-            .seek(SeekFrom::Start(block_start))
-            .and_then(|_| log.file.read_to_end(&mut rest))
-            .map_err(|e| io_error(&log.path, e))?;
-        let mut records = Vec::new();
-        for record in LogReader::new(&rest, true) {
-            let offset = block_start + record.offset;
-            if offset >= log.pos {
-                records.push((record.data, offset));
-            }
-        }
+        let records = log.rest()?;
         for (data, offset) in records {
             self.take_batch(&data, &log.path, offset)?;
         }
@@ -361,103 +299,6 @@ impl Iterator for Follower {
     /// The next event, waiting for the writer (never `None`).
     fn next(&mut self) -> Option<Result<FollowEvent>> {
         Some(self.next_event())
-    }
-}
-
-/// Reads what was added to `log` and scans its pending bytes for the next complete logical
-/// record. Bytes from the first physical record not yet whole on are dropped after the scan
-/// and read again at the next look: a log written through a memory map holds zeros there
-/// until the writer's copy reaches them.
-fn scan_more(log: &mut OpenLog) -> Result<Scan> {
-    let found = scan(&log.pending, log.pos);
-    if let Scan::Record(..) = found {
-        return Ok(found);
-    }
-    let have = log.pos + log.pending.len() as u64;
-    let size = log
-        .file
-        .metadata()
-        .map_err(|e| io_error(&log.path, e))?
-        .len();
-    let want = size.saturating_sub(have).min(READ_CHUNK);
-    let start = log.pending.len();
-    log.pending.resize(start + want as usize, 0);
-    let read = log
-        .file
-        .seek(SeekFrom::Start(have))
-        .and_then(|_| read_up_to(&mut log.file, &mut log.pending[start..]))
-        .map_err(|e| io_error(&log.path, e))?;
-    log.pending.truncate(start + read);
-    log.read_all = have + read as u64 >= size;
-    let found = scan(&log.pending, log.pos);
-    if let Scan::Incomplete { at } = found {
-        log.pending
-            .truncate(usize::try_from(at - log.pos).expect("within the pending bytes"));
-    }
-    Ok(found)
-}
-
-/// Reads into `buf` until it is full or the file ends; the bytes read.
-fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
-}
-
-/// Scans `bytes` (the log from offset `start`, the end of a logical record) for the next
-/// complete logical record. Anything that is not yet a whole, checksummed record — a
-/// header or payload cut by the end of what was read, zeros, a checksum that does not match
-/// yet — is incomplete: the writer may still be writing it.
-fn scan(bytes: &[u8], start: u64) -> Scan {
-    let block = BLOCK_SIZE as u64;
-    let end = start + bytes.len() as u64;
-    let mut at = start;
-    let mut record: Option<Vec<u8>> = None;
-    loop {
-        let left = block - at % block;
-        if left < HEADER_SIZE as u64 {
-            if at + left > end {
-                return Scan::Incomplete { at };
-            }
-            at += left; // the block's trailer
-            continue;
-        }
-        if end - at < HEADER_SIZE as u64 {
-            return Scan::Incomplete { at };
-        }
-        let header = &bytes[(at - start) as usize..][..HEADER_SIZE];
-        let length = u64::from(u16::from_le_bytes([header[4], header[5]]));
-        let kind = header[6];
-        if HEADER_SIZE as u64 + length > left || end - at - (HEADER_SIZE as u64) < length {
-            return Scan::Incomplete { at };
-        }
-        let payload_at = (at - start) as usize + HEADER_SIZE;
-        let payload = &bytes[payload_at..payload_at + length as usize];
-        let stored = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
-        if kind == RecordType::Zero as u8 || unmask_crc(stored) != record_crc(kind, payload) {
-            return Scan::Incomplete { at };
-        }
-        let record_start = at;
-        at += HEADER_SIZE as u64 + length;
-        match (RecordType::from_byte(kind), record.as_mut()) {
-            (Some(RecordType::Full), None) => return Scan::Record(payload.to_vec(), at),
-            (Some(RecordType::First), None) => record = Some(payload.to_vec()),
-            (Some(RecordType::Middle), Some(data)) => data.extend_from_slice(payload),
-            (Some(RecordType::Last), Some(data)) => {
-                data.extend_from_slice(payload);
-                return Scan::Record(std::mem::take(data), at);
-            }
-            // Out of place (a fragment without its first, a first inside a record): not
-            // read here; once the writer is done with the log, LevelDB's rules read it.
-            _ => return Scan::Incomplete { at: record_start },
-        }
     }
 }
 

@@ -18,12 +18,14 @@ pub mod live_memtable;
 pub mod lock;
 pub mod log_format;
 pub mod log_reader;
+mod log_tail;
 pub mod log_writer;
 pub mod memtable;
 mod merger;
 pub mod options;
 mod pinned;
 mod recovery;
+mod refresh;
 mod regular_file;
 mod repair;
 mod salvage;
@@ -52,6 +54,7 @@ pub use internal_table::InternalTable;
 pub use lock::DbLock;
 pub use options::{DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo};
 pub use pinned::PinnedVersion;
+pub use refresh::Refresh;
 pub use repair::{
     IgnoredFile, KeyRange, LostData, LostKind, RepairOptions, RepairReport, UncertainRange, repair,
     repair_in_place, repair_with_progress,

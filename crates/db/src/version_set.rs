@@ -46,6 +46,8 @@ pub struct Manifest {
     pub records: u64,
     /// Per level, the internal key its next compaction starts after (empty: none recorded).
     pub compact_pointers: [Vec<u8>; NUM_LEVELS],
+    /// The offset just past the last whole record replayed: where the next edit starts.
+    pub end: u64,
 }
 
 /// The files of one level while edits are applied (LevelDB's `VersionSet::Builder`).
@@ -191,6 +193,7 @@ impl Manifest {
             levels,
             records,
             compact_pointers,
+            end: reader.last_record_end(),
         })
     }
 
@@ -198,6 +201,59 @@ impl Manifest {
     pub fn live_files(&self) -> impl Iterator<Item = u64> + '_ {
         self.levels.iter().flatten().map(|f| f.number)
     }
+}
+
+/// Applies one more edit, read at `offset` of the MANIFEST, to `manifest`, as LevelDB's
+/// `VersionSet::Builder` applies an edit to the version before it: the files it deletes
+/// leave their level, the files it adds join theirs (in order), and the counters it names
+/// replace the old ones.
+///
+/// # Errors
+/// As [`Manifest::replay`] for the edit: [`Error::UnknownComparator`], or
+/// [`Error::Corruption`] for a file whose smallest key is above its largest.
+pub(crate) fn apply_edit(
+    manifest: &mut Manifest,
+    edit: &VersionEdit,
+    icmp: &InternalKeyComparator,
+    comparator: &Arc<dyn Comparator>,
+    offset: u64,
+) -> Result<()> {
+    let file = manifest.file.clone();
+    if let Some(name) = &edit.comparator {
+        if name != comparator.name() {
+            return Err(Error::UnknownComparator {
+                file: file.into(),
+                name: name.clone(),
+                ours: comparator.name().to_string(),
+            });
+        }
+        manifest.comparator = Some(name.clone());
+    }
+    for (level, key) in &edit.compact_pointers {
+        manifest.compact_pointers[*level].clone_from(key);
+    }
+    for &(level, number) in &edit.deleted_files {
+        manifest.levels[level].retain(|f| f.number != number);
+    }
+    for (level, meta) in &edit.new_files {
+        check_file_range(&file, meta, icmp, offset)?;
+        let files = &mut manifest.levels[*level];
+        if files.iter().any(|f| f.number == meta.number) {
+            continue;
+        }
+        let at = files.partition_point(|f| {
+            icmp.compare(&f.smallest, &meta.smallest)
+                .then(f.number.cmp(&meta.number))
+                == Ordering::Less
+        });
+        files.insert(at, Arc::new(meta.clone()));
+    }
+    manifest.log_number = edit.log_number.unwrap_or(manifest.log_number);
+    manifest.prev_log_number = edit.prev_log_number.unwrap_or(manifest.prev_log_number);
+    manifest.next_file_number = edit.next_file_number.unwrap_or(manifest.next_file_number);
+    manifest.last_sequence = edit.last_sequence.unwrap_or(manifest.last_sequence);
+    manifest.records += 1;
+    Ok(())
 }
 
 /// The most bytes of a name read from `CURRENT` that messages show.

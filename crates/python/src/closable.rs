@@ -33,6 +33,19 @@ impl<T> Closable<T> {
             .ok_or_else(|| ClosedError::new_err(format!("{what} is closed")))
     }
 
+    /// Holds `value` instead of the value held now (readers keep the one they took);
+    /// `ClosedError` saying `what` is closed if it is.
+    pub fn replace(&self, value: T, what: &str) -> PyResult<()> {
+        let mut guard = self.inner.write().unwrap_or_else(PoisonError::into_inner);
+        match guard.as_mut() {
+            Some(held) => {
+                *held = Arc::new(value);
+                Ok(())
+            }
+            None => Err(ClosedError::new_err(format!("{what} is closed"))),
+        }
+    }
+
     /// The entries handed out to Python loops over the value, emptied at close.
     pub fn runs(&self) -> &Arc<OpenRuns> {
         &self.runs

@@ -46,9 +46,12 @@ impl Reader {
     /// An iterator over the entries between `lo` and `hi`.
     pub fn range(&self, lo: Edge<&[u8]>, hi: Edge<&[u8]>) -> PyResult<DbIter> {
         Ok(match &self.source {
-            Source::Read(db) => db
-                .get(THE_DATABASE)?
-                .range_at::<[u8]>((lo, hi), self.pin.sequence()),
+            Source::Read(db) => {
+                // Refuses a closed database; reads the view the reader was made on.
+                let current = db.get(THE_DATABASE)?;
+                let db = self.pin.read().unwrap_or(&current);
+                db.range_at::<[u8]>((lo, hi), self.pin.sequence())
+            }
             Source::Write(db) => {
                 let db = db.get(THE_DATABASE)?;
                 match self.pin.writable() {

@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use leveltable_db::{Db as RustDb, DbOptions};
-use leveltable_table::Cache;
+use leveltable_db::Db as RustDb;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 
@@ -42,16 +41,11 @@ pub struct Db {
 
 impl Db {
     fn view(&self) -> PyResult<View> {
-        let at = match &self.inner {
-            Source::Read(db) => At::Sequence(db.get(THE_DATABASE)?.snapshot()),
-            Source::Write(db) => {
-                db.get(THE_DATABASE)?;
-                At::Now
-            }
-        };
+        // Each read takes the database's current view and its newest sequence together.
+        self.inner.check_open()?;
         Ok(View {
             source: self.inner.clone(),
-            at,
+            at: At::Now,
         })
     }
 
@@ -75,35 +69,6 @@ impl Db {
             }
         }
     }
-}
-
-fn options(
-    verify_checksums: bool,
-    cache_bytes: u64,
-    max_open_tables: Option<usize>,
-    table_memory: Option<u64>,
-    profile: &str,
-) -> PyResult<DbOptions> {
-    // The comparator the MANIFEST names: bytewise, or Chromium's IndexedDB `idb_cmp1`.
-    let mut options = DbOptions::default()
-        .comparators(leveltable_chromium::comparators())
-        .verify_checksums(verify_checksums)
-        .profile(crate::builder::profile_named(profile)?);
-    if let Some(bytes) = table_memory {
-        if bytes == 0 {
-            return Err(InvalidArgumentError::new_err(
-                "table_memory must be at least 1 byte",
-            ));
-        }
-        options = options.table_memory_budget(bytes);
-    }
-    if cache_bytes > 0 {
-        options = options.block_cache(Cache::shared(cache_bytes));
-    }
-    if let Some(tables) = max_open_tables {
-        options = options.max_open_tables(tables.max(1));
-    }
-    Ok(options)
 }
 
 #[pymethods]
@@ -136,7 +101,7 @@ impl Db {
     ) -> PyResult<Self> {
         let path = path.0;
         let comparator = crate::py_comparator::from_keywords(comparator, comparator_name)?;
-        let mut options = options(
+        let mut options = crate::db_options::options(
             verify_checksums,
             lru_cache_size.unwrap_or(cache_bytes),
             max_open_files
@@ -191,7 +156,7 @@ impl Db {
         profile: &str,
     ) -> PyResult<Db> {
         let path = path.0;
-        let options = options(
+        let options = crate::db_options::options(
             verify_checksums,
             cache_bytes,
             max_open_tables,
@@ -425,9 +390,10 @@ impl Db {
     #[pyo3(signature = (sequence = None))]
     fn snapshot(&self, sequence: Option<u64>) -> PyResult<Snapshot> {
         let at = match &self.inner {
-            Source::Read(_) => {
-                let newest = self.view()?.sequence()?;
-                Pin::Sequence(sequence.unwrap_or(newest).min(newest))
+            Source::Read(db) => {
+                let db = db.get(THE_DATABASE)?;
+                let newest = db.snapshot();
+                Pin::Read(sequence.unwrap_or(newest).min(newest), db)
             }
             Source::Write(db) => {
                 let db = db.get(THE_DATABASE)?;
@@ -555,6 +521,20 @@ impl Db {
         d.set_item("logs", s.logs)?;
         d.set_item("log_records", s.log_records)?;
         Ok(d)
+    }
+
+    /// Brings the view up to what another process (the database's writer) has committed
+    /// since the open or the last refresh, reading only what it added; `True` if anything
+    /// changed. Snapshots and iterators made before keep their view. Read-only databases.
+    fn refresh(&self, py: Python<'_>) -> PyResult<bool> {
+        crate::db_follow::refresh(py, &self.inner)
+    }
+
+    /// The change feed: each write batch the writer commits from sequence `from_seq` on
+    /// (by default, those after this view), as `Follow` describes. Read-only databases.
+    #[pyo3(signature = (from_seq = None, *, poll_ms = 10))]
+    fn follow(&self, from_seq: Option<u64>, poll_ms: u64) -> PyResult<crate::db_follow::Follow> {
+        crate::db_follow::follow(&self.inner, from_seq, poll_ms)
     }
 
     /// Closes the database: its tables are closed and their memory freed once no read is

@@ -63,9 +63,7 @@ pub const THE_SNAPSHOT: &str = "the snapshot";
 
 /// Where a view reads.
 pub enum At {
-    /// A sequence number of a read-only database.
-    Sequence(u64),
-    /// The newest writes of a writable database, at each read.
+    /// The newest writes, at each read (of a read-only database, its current view's).
     Now,
     /// What a `Snapshot` pins until released.
     Snapshot(Closable<Pin>),
@@ -73,8 +71,9 @@ pub enum At {
 
 /// What a `Snapshot` pins.
 pub enum Pin {
-    /// A sequence number of a read-only database.
-    Sequence(u64),
+    /// A sequence number of a read-only database, and the view it was taken on (which a
+    /// `refresh()` of the database does not change).
+    Read(u64, Arc<RustDb>),
     /// A snapshot of a writable database, which its compactions keep.
     Writable(RustSnapshot),
 }
@@ -82,15 +81,23 @@ pub enum Pin {
 impl Pin {
     pub fn sequence(&self) -> u64 {
         match self {
-            Pin::Sequence(s) => *s,
+            Pin::Read(s, _) => *s,
             Pin::Writable(s) => s.sequence(),
         }
     }
 
     pub fn writable(&self) -> Option<&RustSnapshot> {
         match self {
-            Pin::Sequence(_) => None,
+            Pin::Read(..) => None,
             Pin::Writable(s) => Some(s),
+        }
+    }
+
+    /// The read-only view the pin was taken on.
+    pub fn read(&self) -> Option<&Arc<RustDb>> {
+        match self {
+            Pin::Read(_, db) => Some(db),
+            Pin::Writable(_) => None,
         }
     }
 }
@@ -238,11 +245,23 @@ impl View {
     /// The sequence number the view reads at (for `Now`, the newest write's).
     pub fn sequence(&self) -> PyResult<u64> {
         Ok(match (&self.source, &self.at) {
-            (_, At::Sequence(s)) => *s,
             (_, At::Snapshot(pin)) => pin.get(THE_SNAPSHOT)?.sequence(),
             (Source::Write(db), At::Now) => db.get(THE_DATABASE)?.last_sequence(),
             (Source::Read(db), At::Now) => db.get(THE_DATABASE)?.snapshot(),
         })
+    }
+
+    /// The read-only database this view reads, and the sequence it reads at: a snapshot's
+    /// own view, or the database's current one (`ClosedError` once either is closed).
+    fn read_at(&self, db: &Closable<RustDb>) -> PyResult<(Arc<RustDb>, u64)> {
+        let current = db.get(THE_DATABASE)?;
+        if let Some(pin) = self.pin()?
+            && let Some(pinned) = pin.read()
+        {
+            return Ok((Arc::clone(pinned), pin.sequence()));
+        }
+        let sequence = current.snapshot();
+        Ok((current, sequence))
     }
 
     /// What the view's snapshot pins, if it is one: `ClosedError` once released.
@@ -264,8 +283,7 @@ impl View {
     fn lookup(&self, py: Python<'_>, keys: &[&[u8]]) -> PyResult<Vec<Option<Vec<u8>>>> {
         match &self.source {
             Source::Read(db) => {
-                let db = db.get(THE_DATABASE)?;
-                let sequence = self.sequence()?;
+                let (db, sequence) = self.read_at(db)?;
                 let found = py.detach(|| match keys {
                     [key] => db.get_at(key, sequence).map(|v| vec![v]),
                     _ => db.get_many_at(keys, sequence),
@@ -360,8 +378,8 @@ impl View {
     fn reader(&self, lo: Key, hi: Key) -> PyResult<Reader> {
         let (path, comparator, pin) = match &self.source {
             Source::Read(db) => {
-                let db = db.get(THE_DATABASE)?;
-                let pin = Pin::Sequence(self.sequence()?);
+                let (db, sequence) = self.read_at(db)?;
+                let pin = Pin::Read(sequence, Arc::clone(&db));
                 (
                     db.path().to_owned(),
                     Arc::clone(db.comparator()),
@@ -403,8 +421,8 @@ impl View {
         let range = (as_ref(start), as_ref(stop));
         Ok(match &self.source {
             Source::Read(db) => {
-                let db = db.get(THE_DATABASE)?;
-                let iter = db.range_at::<[u8]>(range, self.sequence()?);
+                let (db, sequence) = self.read_at(db)?;
+                let iter = db.range_at::<[u8]>(range, sequence);
                 (db.path().to_owned(), iter)
             }
             Source::Write(db) => {

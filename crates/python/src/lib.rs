@@ -10,6 +10,8 @@ mod closable;
 mod cursor;
 mod db;
 mod db_build;
+mod db_follow;
+mod db_options;
 mod db_view;
 mod db_write;
 mod entries;
@@ -33,6 +35,7 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<builder::TableBuilder>()?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::Snapshot>()?;
+    db_follow::register(m)?;
     m.add_class::<cursor::Cursor>()?;
     m.add_class::<arrow_stream::ArrowStream>()?;
     m.add_class::<db_write::WriteBatch>()?;

@@ -19,6 +19,28 @@ pub fn records(
     })
 }
 
+/// The object for one operation of a committed write batch (from a change feed,
+/// [`Db::follow`]): the item's `{"origin", "key", "value"}` as [`records`] prints it (`value`
+/// null for a delete), with its `"seq"` and `"op"` (`"put"` or `"del"`); `None` for a record
+/// that is not an item.
+pub fn change(sequence: u64, key: &[u8], value: Option<&[u8]>) -> Option<Value> {
+    let entry = StoredEntry {
+        key: key.to_vec(),
+        value: value.unwrap_or_default().to_vec(),
+        version: None,
+        deletion: value.is_none(),
+    };
+    let Value::Object(mut o) = item(&entry)? else {
+        return None;
+    };
+    o.insert("seq".into(), sequence.into());
+    o.insert(
+        "op".into(),
+        if value.is_some() { "put" } else { "del" }.into(),
+    );
+    Some(Value::Object(o))
+}
+
 /// The object for one entry, `None` if it is not an item.
 fn item(e: &StoredEntry) -> Option<Value> {
     if e.key.first() != Some(&b'_') {

@@ -2,10 +2,12 @@
 //! JSON lines.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use leveltable_chromium::IdbCmp1;
 use leveltable_chromium::read::{self, Reading, indexeddb::Filter};
-use leveltable_db::Db;
+use leveltable_db::{ChangeOp, Db, FollowEvent};
 use leveltable_table::Comparator;
 use serde_json::Value;
 
@@ -34,7 +36,13 @@ enum Command {
     ///
     /// One line per item: {"origin", "key", "value"}. A record that does not decode is
     /// printed with null fields, an "error" and its "key_hex" and "value_hex".
-    LocalStorage(StorageArgs),
+    ///
+    /// With --watch, then each change the browser commits, as it commits it: the item's
+    /// line with its "seq" and "op" ("put", or "del" with a null "value"). It reads the
+    /// log's new bytes only, writes nothing to the directory, and runs until interrupted
+    /// (SIGINT, SIGTERM or SIGHUP: exit code 0); changes that are in no log any more (the
+    /// browser moved them into tables before they were read) end it with exit code 2.
+    LocalStorage(LocalStorageArgs),
     /// Print every item of a Session Storage directory (`Default/Session Storage`) as JSON
     /// lines.
     ///
@@ -77,6 +85,20 @@ struct StorageArgs {
     read: ReadArgs,
 }
 
+/// A Local Storage directory, how to read it, and whether to follow it.
+#[derive(clap::Args, Debug)]
+struct LocalStorageArgs {
+    #[command(flatten)]
+    storage: StorageArgs,
+    /// After the items, print each change as the browser commits it.
+    #[arg(long, conflicts_with = "salvage")]
+    watch: bool,
+    /// With --watch, how often to look at the log for new writes, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10, requires = "watch",
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    poll_ms: u64,
+}
+
 /// List an IndexedDB directory's databases (`Default/IndexedDB/<origin>.indexeddb.leveldb`),
 /// or with --dump print its records as JSON lines.
 ///
@@ -112,11 +134,23 @@ struct IndexedDbArgs {
 /// A directory that cannot be opened or read, or a failed write.
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     match args.command {
-        Command::LocalStorage(a) => {
+        Command::LocalStorage(LocalStorageArgs {
+            storage: a,
+            watch,
+            poll_ms,
+        }) => {
+            let stop = watch
+                .then(leveltable_process::stop_flag_on_signals)
+                .transpose()
+                .map_err(|e| CliError::new(format!("cannot handle signals: {e}")))?;
             let db = open(&a.dir, a.read.salvage, a.read.open)?;
             expect_kind(&db, &a.dir, false)?;
             let reading = a.read.reading();
-            print(read::local_storage::records(&db, reading), &a.dir, output)
+            print(read::local_storage::records(&db, reading), &a.dir, output)?;
+            match stop {
+                Some(stop) => watch_local_storage(&db, &a.dir, poll_ms, &stop, output),
+                None => Ok(Outcome::Success),
+            }
         }
         Command::SessionStorage(a) => {
             let db = open(&a.dir, a.read.salvage, a.read.open)?;
@@ -162,6 +196,48 @@ fn expect_kind(db: &Db, dir: &Path, indexeddb: bool) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// Prints each change committed after `db`'s view, decoded, until `stop` is set.
+fn watch_local_storage(
+    db: &Db,
+    dir: &Path,
+    poll_ms: u64,
+    stop: &AtomicBool,
+    output: &mut Output,
+) -> Result<Outcome> {
+    output.flush()?;
+    let mut follower = db.follow(None);
+    let poll = Duration::from_millis(poll_ms);
+    while !stop.load(Ordering::Relaxed) {
+        match follower.try_next_event().map_err(|e| db_error(dir, e))? {
+            None => std::thread::sleep(poll),
+            Some(FollowEvent::Batch(change)) => {
+                for (sequence, op) in (change.sequence..).zip(&change.ops) {
+                    let object = match op {
+                        ChangeOp::Put { key, value } => {
+                            read::local_storage::change(sequence, key, Some(value))
+                        }
+                        ChangeOp::Delete { key } => {
+                            read::local_storage::change(sequence, key, None)
+                        }
+                    };
+                    if let Some(object) = object {
+                        output.out_line(object)?;
+                    }
+                }
+                output.flush()?;
+            }
+            Some(FollowEvent::Gap { first, last }) => {
+                return Err(CliError::new(format!(
+                    "{}: sequences {first}..{last} are no longer in any log (the browser \
+                     moved them into tables); start again",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    Ok(Outcome::Success)
 }
 
 /// Prints each object as a line.

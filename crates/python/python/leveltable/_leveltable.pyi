@@ -27,6 +27,22 @@ class ClosedError(Error, RuntimeError):
     """The table, database or builder was closed. Also a ``RuntimeError``, as plyvel raises
     for a closed database."""
 
+class FollowGapError(Error):
+    """Sequences ``first..last`` a follower needs are in no log any more (the writer moved
+    them into tables and deleted their logs); ``args`` is ``(message, first, last)``. The
+    way on: open the database again, read it, and follow from its newest sequence + 1."""
+
+class Follow(Iterator[dict[str, Any]]):
+    """The change feed of ``Db.follow()``: each write batch the writer commits, once and in
+    order, as ``{"seq": N, "ops": [("put", key, value), ("del", key, None), ...]}`` (the
+    operations are at sequences ``N``, ``N + 1``, ...). ``next()`` waits for the writer with
+    the GIL released; a gap raises ``FollowGapError``."""
+    def __iter__(self) -> "Follow": ...
+    def __next__(self) -> dict[str, Any]: ...
+    @property
+    def next_seq(self) -> int:
+        """The sequence of the next operation the feed will return."""
+
 class Cursor(Iterator[_T]):
     """plyvel's iterator (``Db.cursor()``, ``Snapshot.cursor()``): a position between two
     entries of a key range, reading the database as it was when made. ``next()`` yields
@@ -406,6 +422,14 @@ class Db:
         """``approximate_size`` of each ``(start, stop)``."""
     def snapshot(self, sequence: Optional[int] = None) -> Snapshot:
         """The database as it is now, or (read-only) at an older sequence number."""
+    def refresh(self) -> bool:
+        """Brings a read-only view up to what another process (the database's writer) has
+        committed since the open or the last refresh, reading only what it added;
+        ``True`` if anything changed. The view stays a state the writer passed through;
+        snapshots and iterators made before keep their view. Releases the GIL."""
+    def follow(self, from_seq: Optional[int] = None, *, poll_ms: int = 10) -> Follow:
+        """The change feed of a read-only database: each batch the writer commits from
+        sequence ``from_seq`` on (by default, those after this view)."""
     def put(self, key: BytesLike, value: BytesLike, *, sync: bool = False) -> None:
         """Sets ``key`` to ``value``; ``sync=True`` syncs the log to disk first. Releases
         the GIL while writing."""
