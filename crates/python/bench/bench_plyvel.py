@@ -31,6 +31,20 @@ KEY = b"key-%012d"
 VALUE = b"v" * 100
 
 
+def cpu_model():
+    """The CPU's model name, as /proc/cpuinfo gives it (Linux), or the platform's word."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
 def pin(cpu):
     if not hasattr(os, "sched_setaffinity"):
         print("os.sched_setaffinity is unavailable: run under taskset -c 0")
@@ -145,6 +159,7 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
+    print(f"CPU: {cpu_model()}; load average {os.getloadavg()[0]:.2f}")
     print(f"{n} entries, 16-byte keys, 100-byte values, best of {args.rounds} rounds")
     print(f"{'workload':<18} {'plyvel':>12} {'leveltable':>12} {'ratio':>7}  target")
     for workload in ("put", "write_batch put", "get", "iterator()"):

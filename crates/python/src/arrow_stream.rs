@@ -6,46 +6,45 @@
 //!
 //! Each batch has the columns `key` and `value` (`binary`), at most `batch_rows` rows and
 //! at most `BATCH_BYTES` bytes of keys or of values (a `binary` column's 32-bit offsets
-//! cap its data below 2 GiB). A batch is made when the consumer asks for it, without
-//! Python: pyarrow and DuckDB ask with the GIL released.
+//! cap its data below 2 GiB; see `arrow_columns`). A batch is made when the consumer asks
+//! for it, without Python: pyarrow and DuckDB ask with the GIL released.
 
 use std::ffi::CString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::builder::BinaryBuilder;
 use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use leveltable_db::DbIter;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
+use crate::arrow_columns::{Columns, Sizes, too_large_error};
 use crate::cursor::{Reader, as_ref};
 use crate::errors::{Error, InvalidArgumentError};
-
-/// Bytes of keys, or of values, in one batch at most (one entry more if it alone is
-/// larger, up to the 2 GiB a `binary` column holds).
-const BATCH_BYTES: usize = 256 << 20;
 
 /// The default rows per batch.
 pub const BATCH_ROWS: usize = 65_536;
 
 /// The schema of the batches: `key` and `value`, both `binary`, never null.
-fn schema() -> SchemaRef {
+pub fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("key", DataType::Binary, false),
         Field::new("value", DataType::Binary, false),
     ]))
 }
 
-/// Record batches read from a database iterator.
+/// Record batches read from a database iterator, each entry copied once, from the merge's
+/// batch into the columns (`DbIter::next_entries`).
 struct DbBatches {
     iter: DbIter,
     path: PathBuf,
     schema: SchemaRef,
     rows: usize,
+    /// What the batch before held.
+    like: Sizes,
     done: bool,
 }
 
@@ -56,48 +55,25 @@ impl Iterator for DbBatches {
         if self.done {
             return None;
         }
-        let mut keys = BinaryBuilder::with_capacity(self.rows.min(4096), 0);
-        let mut values = BinaryBuilder::with_capacity(self.rows.min(4096), 0);
-        let (mut key_bytes, mut value_bytes, mut rows) = (0usize, 0usize, 0usize);
-        while rows < self.rows && key_bytes < BATCH_BYTES && value_bytes < BATCH_BYTES {
-            match self.iter.next_entry() {
-                None => {
-                    self.done = true;
-                    break;
-                }
-                Some(Err(e)) => {
-                    self.done = true;
-                    let message = format!("{}: {e}", self.path.display());
-                    return Some(Err(ArrowError::ExternalError(message.into())));
-                }
-                Some(Ok((k, v))) => {
-                    if k.len() >= i32::MAX as usize - key_bytes
-                        || v.len() >= i32::MAX as usize - value_bytes
-                    {
-                        self.done = true;
-                        return Some(Err(ArrowError::ExternalError(
-                            format!(
-                                "{}: an entry of {} + {} bytes does not fit a binary column",
-                                self.path.display(),
-                                k.len(),
-                                v.len()
-                            )
-                            .into(),
-                        )));
-                    }
-                    keys.append_value(k);
-                    values.append_value(v);
-                    key_bytes += k.len();
-                    value_bytes += v.len();
-                    rows += 1;
-                }
+        let mut columns = Columns::new(self.rows, self.like);
+        match self.iter.next_entries(|k, v| columns.push(k, v)) {
+            Ok(more) => self.done = !more,
+            Err(e) => {
+                self.done = true;
+                let message = format!("{}: {e}", self.path.display());
+                return Some(Err(ArrowError::ExternalError(message.into())));
             }
         }
-        if rows == 0 {
+        if let Some(lengths) = columns.too_large() {
+            self.done = true;
+            return Some(Err(too_large_error(&self.path, lengths)));
+        }
+        if columns.rows() == 0 {
+            self.done = true;
             return None;
         }
-        let columns: Vec<ArrayRef> = vec![Arc::new(keys.finish()), Arc::new(values.finish())];
-        Some(RecordBatch::try_new(Arc::clone(&self.schema), columns))
+        self.like = columns.sizes();
+        Some(columns.finish(&self.schema))
     }
 }
 
@@ -148,6 +124,7 @@ impl ArrowStream {
             path: reader.path.clone(),
             schema: schema(),
             rows: self.batch_rows,
+            like: Sizes::default(),
             done: false,
         };
         let stream = FFI_ArrowArrayStream::new(Box::new(batches));

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 mod arrow;
+mod arrow_columns;
 mod arrow_stream;
 mod builder;
 mod bytes;
