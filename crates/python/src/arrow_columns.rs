@@ -110,6 +110,17 @@ impl Columns {
         self.rows
     }
 
+    /// The key of the last row, if there is one.
+    pub fn last_key(&self) -> Option<&[u8]> {
+        let n = self.keys.offsets.len();
+        let (start, end) = (
+            *self.keys.offsets.get(n.checked_sub(2)?)?,
+            self.keys.offsets[n - 1],
+        );
+        // Invariant: the offsets ascend from 0 to the data's length (`push`).
+        self.keys.data.get(start as usize..end as usize)
+    }
+
     /// The key and value lengths of an entry refused for not fitting a `binary` column.
     pub fn too_large(&self) -> Option<(usize, usize)> {
         self.too_large

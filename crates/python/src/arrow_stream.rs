@@ -1,4 +1,5 @@
-//! Databases out as Arrow: `Db.scan_arrow()` (and `Snapshot.scan_arrow()`) returns an
+//! Databases out as Arrow: `Db.scan_arrow()` (and `Snapshot.scan_arrow()`,
+//! `Table.scan_arrow()`) returns an
 //! `ArrowStream`, which implements the Arrow PyCapsule stream interface
 //! (`__arrow_c_stream__`): pyarrow's `RecordBatchReader.from_stream`, Polars, DuckDB and
 //! pandas (through pyarrow) import its record batches through Arrow's C stream interface,
@@ -24,6 +25,7 @@ use pyo3::types::PyCapsule;
 use crate::arrow_columns::{Columns, Sizes, too_large_error};
 use crate::cursor::{Reader, as_ref};
 use crate::errors::{Error, InvalidArgumentError};
+use crate::table_arrow::{TableBatches, TableScan};
 
 /// The default rows per batch.
 pub const BATCH_ROWS: usize = 65_536;
@@ -83,25 +85,52 @@ impl RecordBatchReader for DbBatches {
     }
 }
 
-/// A database's entries as Arrow record batches: pass it to
+impl RecordBatchReader for TableBatches {
+    fn schema(&self) -> SchemaRef {
+        self.schema()
+    }
+}
+
+/// What a stream reads: a database (at a point in time, within a key range), or a table.
+enum Scan {
+    Db(Reader),
+    Table(TableScan),
+}
+
+/// A database's (or a table's) entries as Arrow record batches: pass it to
 /// `pyarrow.RecordBatchReader.from_stream`, `polars.from_arrow`, or name it in DuckDB's
 /// SQL. It reads the database as it was when made; each stream taken from it reads all
 /// its entries again.
 #[pyclass(frozen, module = "leveltable")]
 pub struct ArrowStream {
-    reader: Reader,
+    scan: Scan,
     batch_rows: usize,
+}
+
+fn checked_rows(batch_rows: usize) -> PyResult<usize> {
+    if batch_rows == 0 {
+        return Err(InvalidArgumentError::new_err(
+            "batch_rows must be at least 1",
+        ));
+    }
+    Ok(batch_rows)
 }
 
 impl ArrowStream {
     /// The entries `reader` reads, `batch_rows` per batch at most.
     pub fn new(reader: Reader, batch_rows: usize) -> PyResult<ArrowStream> {
-        if batch_rows == 0 {
-            return Err(InvalidArgumentError::new_err(
-                "batch_rows must be at least 1",
-            ));
-        }
-        Ok(ArrowStream { reader, batch_rows })
+        Ok(ArrowStream {
+            scan: Scan::Db(reader),
+            batch_rows: checked_rows(batch_rows)?,
+        })
+    }
+
+    /// The entries of a table in a key range, `batch_rows` per batch at most.
+    pub fn of_table(scan: TableScan, batch_rows: usize) -> PyResult<ArrowStream> {
+        Ok(ArrowStream {
+            scan: Scan::Table(scan),
+            batch_rows: checked_rows(batch_rows)?,
+        })
     }
 }
 
@@ -117,17 +146,18 @@ impl ArrowStream {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let reader = &self.reader;
-        let iter = reader.range(as_ref(&reader.lo), as_ref(&reader.hi))?;
-        let batches = DbBatches {
-            iter,
-            path: reader.path.clone(),
-            schema: schema(),
-            rows: self.batch_rows,
-            like: Sizes::default(),
-            done: false,
+        let batches: Box<dyn RecordBatchReader + Send> = match &self.scan {
+            Scan::Db(reader) => Box::new(DbBatches {
+                iter: reader.range(as_ref(&reader.lo), as_ref(&reader.hi))?,
+                path: reader.path.clone(),
+                schema: schema(),
+                rows: self.batch_rows,
+                like: Sizes::default(),
+                done: false,
+            }),
+            Scan::Table(scan) => Box::new(TableBatches::new(scan, schema(), self.batch_rows)),
         };
-        let stream = FFI_ArrowArrayStream::new(Box::new(batches));
+        let stream = FFI_ArrowArrayStream::new(batches);
         let name = CString::new("arrow_array_stream").map_err(|e| Error::new_err(e.to_string()))?;
         PyCapsule::new(py, stream, Some(name))
     }

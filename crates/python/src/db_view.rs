@@ -206,7 +206,7 @@ pub struct IteratorKeywords<'a, 'py> {
 impl IteratorKeywords<'_, '_> {
     /// The bounds and what each entry yields; `TypeError` for `prefix` with `start` or
     /// `stop`, as plyvel says.
-    fn read(&self) -> PyResult<(Key, Key, Mode)> {
+    pub fn read(&self) -> PyResult<(Key, Key, Mode)> {
         let mode = match (self.include_key, self.include_value) {
             (true, true) => Mode::Items,
             (true, false) => Mode::Keys,

@@ -20,6 +20,7 @@ mod gil_lock;
 mod py_comparator;
 mod repair;
 mod table;
+mod table_arrow;
 mod version_scan;
 
 use pyo3::prelude::*;

@@ -104,6 +104,16 @@ class Table:
     def keys(self) -> Entries[bytes]: ...
     def values(self) -> Entries[bytes]: ...
     def items(self) -> Entries[Tuple[bytes, bytes]]: ...
+    def scan_arrow(
+        self,
+        start: Optional[BytesLike] = None,
+        stop: Optional[BytesLike] = None,
+        *,
+        prefix: Optional[BytesLike] = None,
+        batch_rows: int = 65536,
+    ) -> ArrowStream:
+        """The entries with ``start <= key < stop`` (or starting with ``prefix``) as Arrow
+        record batches of ``key`` and ``value`` (``binary``), as ``Db.scan_arrow()``."""
     def stats(self) -> dict[str, object]:
         """Sizes, blocks, filters, and the read counters so far."""
     def verify(self) -> dict[str, int]:
