@@ -11,6 +11,7 @@
 //! for it, without Python: pyarrow and DuckDB ask with the GIL released.
 
 use std::ffi::CString;
+use std::ops::Bound as Edge;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -18,12 +19,14 @@ use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
-use leveltable_db::DbIter;
+use leveltable_db::{Db as RustDb, DbIter};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use crate::arrow_columns::{Columns, Sizes, too_large_error};
+use crate::closable::Closable;
 use crate::cursor::{Reader, as_ref};
+use crate::db_view::THE_DATABASE;
 use crate::errors::{Error, InvalidArgumentError};
 use crate::table_arrow::{TableBatches, TableScan};
 
@@ -91,9 +94,15 @@ impl RecordBatchReader for TableBatches {
     }
 }
 
-/// What a stream reads: a database (at a point in time, within a key range), or a table.
+/// What a stream reads: a database (at a point in time, within a key range), every stored
+/// version of a read-only database's keys in a range, or a table.
 enum Scan {
     Db(Reader),
+    Versions {
+        db: Arc<Closable<RustDb>>,
+        lo: Edge<Vec<u8>>,
+        hi: Edge<Vec<u8>>,
+    },
     Table(TableScan),
 }
 
@@ -125,6 +134,27 @@ impl ArrowStream {
         })
     }
 
+    /// Every stored version of `db`'s keys from `lo` to `hi`, `batch_rows` per batch at
+    /// most, with the columns `sequence` and `state` (see `versions_arrow`).
+    pub fn of_versions(
+        db: Arc<Closable<RustDb>>,
+        (lo, hi): (Edge<Vec<u8>>, Edge<Vec<u8>>),
+        batch_rows: usize,
+    ) -> PyResult<ArrowStream> {
+        Ok(ArrowStream {
+            scan: Scan::Versions { db, lo, hi },
+            batch_rows: checked_rows(batch_rows)?,
+        })
+    }
+
+    /// The schema of the batches.
+    fn schema(&self) -> SchemaRef {
+        match &self.scan {
+            Scan::Versions { .. } => crate::versions_arrow::schema(),
+            Scan::Db(_) | Scan::Table(_) => schema(),
+        }
+    }
+
     /// The entries of a table in a key range, `batch_rows` per batch at most.
     pub fn of_table(scan: TableScan, batch_rows: usize) -> PyResult<ArrowStream> {
         Ok(ArrowStream {
@@ -138,7 +168,7 @@ impl ArrowStream {
 impl ArrowStream {
     /// The Arrow PyCapsule stream interface: a capsule named `arrow_array_stream` holding
     /// an `ArrowArrayStream` of the entries. `requested_schema` is not needed (the batches
-    /// are `key` and `value`, `binary`).
+    /// have one schema, `__arrow_c_schema__`'s).
     #[pyo3(signature = (requested_schema = None))]
     fn __arrow_c_stream__<'py>(
         &self,
@@ -155,6 +185,10 @@ impl ArrowStream {
                 like: Sizes::default(),
                 done: false,
             }),
+            Scan::Versions { db, lo, hi } => {
+                let db = db.get(THE_DATABASE)?;
+                Box::new(crate::versions_arrow::batches(&db, lo, hi, self.batch_rows))
+            }
             Scan::Table(scan) => Box::new(TableBatches::new(scan, schema(), self.batch_rows)),
         };
         let stream = FFI_ArrowArrayStream::new(batches);
@@ -165,7 +199,7 @@ impl ArrowStream {
     /// The Arrow PyCapsule schema interface: a capsule named `arrow_schema` holding the
     /// batches' `ArrowSchema`.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let schema = FFI_ArrowSchema::try_from(schema().as_ref())
+        let schema = FFI_ArrowSchema::try_from(self.schema().as_ref())
             .map_err(|e| Error::new_err(e.to_string()))?;
         let name = CString::new("arrow_schema").map_err(|e| Error::new_err(e.to_string()))?;
         PyCapsule::new(py, schema, Some(name))

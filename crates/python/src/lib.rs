@@ -22,6 +22,7 @@ mod repair;
 mod table;
 mod table_arrow;
 mod version_scan;
+mod versions_arrow;
 
 use pyo3::prelude::*;
 
