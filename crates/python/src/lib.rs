@@ -7,6 +7,7 @@ mod arrow_stream;
 mod builder;
 mod bytes;
 mod chromium;
+mod chromium_arrow;
 mod closable;
 mod cursor;
 mod db;
