@@ -411,6 +411,15 @@ impl Db {
         Versions::new(merger, Arc::clone(&self.user))
     }
 
+    /// The stored versions of the keys within `range` (user-key bounds), in key order
+    /// (newest first per key), labelled as [`versions`](Self::versions) labels them.
+    pub fn versions_range<K: AsRef<[u8]> + ?Sized>(&self, range: impl RangeBounds<K>) -> Versions {
+        // As in `range_at`: only the sequence can fail to encode, and these use fixed ones.
+        let (lo, hi) = internal_bounds(&range).unwrap_or((Bound::Unbounded, Bound::Unbounded));
+        let merger = Merger::new(Arc::clone(&self.version), lo, hi);
+        Versions::new(merger, Arc::clone(&self.user))
+    }
+
     /// What the database holds: files per level with their key ranges, the logs replayed
     /// and what was dropped from them, the last sequence number, the comparator.
     pub fn properties(&self) -> &DbProperties {

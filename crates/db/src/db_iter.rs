@@ -30,6 +30,7 @@ fn bad_key(merger: &Merger, key: &[u8], source: usize, e: impl fmt::Display) -> 
     }
 }
 
+#[inline(always)]
 fn user_key(key: &[u8]) -> &[u8] {
     &key[..key.len().saturating_sub(TAG_LEN)]
 }
@@ -40,7 +41,9 @@ fn user_key(key: &[u8]) -> &[u8] {
 ///
 /// As an [`Iterator`] it yields owned keys and values. [`next_entry`](Self::next_entry) and
 /// [`next_back_entry`](Self::next_back_entry) lend them instead, allocating nothing per
-/// entry: the fastest way through a database.
+/// entry; [`next_entries`](Self::next_entries) lends many to a closure, skipping the
+/// merge's step for each entry of a stretch one source leads: the fastest way through a
+/// database.
 ///
 /// An error (a table that cannot be read, or deleted since the open) is yielded once as
 /// `Some(Err(..))`; the iteration then ends.
@@ -86,6 +89,7 @@ impl DbIter {
         }
     }
 
+    #[inline(always)]
     fn same_user_key(&self, a: &[u8], b: &[u8]) -> bool {
         if self.bytewise {
             compare_bytes(a, b) == Ordering::Equal
@@ -247,6 +251,90 @@ impl DbIter {
     /// The next live key and value from the front, lent until the next call.
     pub fn next_entry(&mut self) -> Option<Result<(&[u8], &[u8])>> {
         self.advance(true)
+    }
+
+    /// Hands the next live keys and values from the front to `sink`, in order, each lent
+    /// for the call, until `sink` returns `false` (then `Ok(true)`: more may follow) or
+    /// the range ends (`Ok(false)`). The entries are those
+    /// [`next_entry`](Self::next_entry) lends, and the two may be mixed; this is faster
+    /// where one source leads for a stretch of keys (a level, or a table written in key
+    /// order), as each entry of that stretch is read from its batch without a step of the
+    /// merge.
+    ///
+    /// # Errors
+    /// As `next_entry`: an error is returned once, and the iteration then ends.
+    pub fn next_entries(&mut self, mut sink: impl FnMut(&[u8], &[u8]) -> bool) -> Result<bool> {
+        loop {
+            if self.done {
+                return Ok(false);
+            }
+            match self.merger.front_run() {
+                Ok(Some((i, end))) => {
+                    let (to, stopped) = self.run(i, end, &mut sink);
+                    self.merger.skip_front(i, to);
+                    if stopped {
+                        return Ok(true);
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.done = true;
+                    return Err(e);
+                }
+            }
+            // The run's last entry, whose key may have older versions in other sources,
+            // and anything a run leaves (a key of several versions, a bad key), one step.
+            match self.advance(true) {
+                None => return Ok(false),
+                Some(Err(e)) => return Err(e),
+                Some(Ok((key, value))) => {
+                    if !sink(key, value) {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands the live entries of a run (entries `head..end` of cursor `i`'s front batch,
+    /// which come before every other source's) to `sink`, up to the first of them that
+    /// needs a step of the merge. Returns the index of that entry and whether `sink`
+    /// stopped.
+    ///
+    /// Entry `j` is decided alone when entry `j + 1`, also in the run, has another user
+    /// key: the run comes before every other source, so no other version of `j`'s key is
+    /// left anywhere, and (by induction from the head, the newest version of its key)
+    /// `j` is its key's newest. A key of several versions, a key too short for its tag and
+    /// the run's last entry are left to [`advance`](Self::advance).
+    fn run(
+        &self,
+        i: usize,
+        end: usize,
+        sink: &mut impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> (usize, bool) {
+        let batch = self.merger.front_batch(i);
+        let mut j = batch.head;
+        while j + 1 < end {
+            let (key, value) = batch.entry(j);
+            let Some((user, tag)) = key.split_last_chunk::<TAG_LEN>() else {
+                break;
+            };
+            let next = user_key(batch.key(j + 1));
+            if self.same_user_key(user, next) {
+                break;
+            }
+            let tag = u64::from_le_bytes(*tag);
+            let live = match tag & 0xff {
+                t if t == ValueType::Value as u64 => tag >> 8 <= self.sequence,
+                t if t == ValueType::Deletion as u64 => false,
+                _ => break,
+            };
+            j += 1;
+            if live && !sink(user, value) {
+                return (j, true);
+            }
+        }
+        (j, false)
     }
 
     /// The next live key and value from the back, lent until the next call.

@@ -214,6 +214,17 @@ impl Merger {
         o.then(a.cmp(&b)) == Ordering::Less
     }
 
+    /// Whether key `a` of cursor `ca` comes before key `b` of cursor `cb` from the front
+    /// (ties go to the lower source index, as in [`before`](Self::before)).
+    #[inline(always)]
+    fn key_before(&self, a: &[u8], ca: usize, b: &[u8], cb: usize) -> bool {
+        let o = match &self.version.bytewise {
+            Some(icmp) => icmp.compare(a, b),
+            None => self.version.icmp.compare(a, b),
+        };
+        o.then(ca.cmp(&cb)) == Ordering::Less
+    }
+
     /// Brings `order[side]` up to date: sorts it afresh, or puts its first cursor, whose
     /// entry was taken, back in place.
     fn reorder(&mut self, side: usize) -> Result<()> {
@@ -329,6 +340,75 @@ impl Merger {
             &c.batches[h.side]
         };
         batch.entry(h.index)
+    }
+
+    /// The run at the front of the merge: the entries of one source's front batch that
+    /// come before the next entry of every other source, as `(cursor, end)`: entries
+    /// `head..end` of [`front_batch(cursor)`](Self::front_batch), `end > head`. `None`
+    /// when the merge is done or its next entry is not in a front batch.
+    ///
+    /// A run is found with a comparison or two when one source leads for long (keys
+    /// written in order, one level holding the range), and in about two times the
+    /// logarithm of its length otherwise (a galloping search).
+    pub(crate) fn front_run(&mut self) -> Result<Option<(usize, usize)>> {
+        let Some(i) = self.pick(FRONT)? else {
+            return Ok(None);
+        };
+        let batch = &self.cursors[i].batches[FRONT];
+        if batch.is_empty() {
+            return Ok(None);
+        }
+        let (head, tail) = (batch.head, batch.tail);
+        // `pick` left `order` up to date: its second cursor holds the next entry of all
+        // the others.
+        let Some(bound) = self.order[FRONT]
+            .get(1)
+            .and_then(|&j| Some((self.key(j, FRONT)?, j)))
+        else {
+            return Ok(Some((i, tail)));
+        };
+        let below = |at: usize| self.key_before(batch.key(at), i, bound.0, bound.1);
+        if below(tail - 1) {
+            return Ok(Some((i, tail)));
+        }
+        // Invariant: entry `lo` is below the bound (the head is: `i` leads the order),
+        // entry `hi` is not.
+        let (mut lo, mut hi, mut step) = (head, tail - 1, 1);
+        while lo + step < hi {
+            if below(lo + step) {
+                lo += step;
+                step *= 2;
+            } else {
+                hi = lo + step;
+                break;
+            }
+        }
+        while lo + 1 < hi {
+            let mid = lo + (hi - lo) / 2;
+            if below(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(Some((i, hi)))
+    }
+
+    /// Cursor `i`'s front batch, as [`front_run`](Self::front_run) names it.
+    #[inline(always)]
+    pub(crate) fn front_batch(&self, i: usize) -> &Batch {
+        &self.cursors[i].batches[FRONT]
+    }
+
+    /// Takes the entries of a [`front_run`](Self::front_run) of cursor `i` before entry
+    /// `to`, at least one of the run left untaken (`to < end`), so that the cursor keeps
+    /// the lead it has in the order.
+    pub(crate) fn skip_front(&mut self, i: usize, to: usize) {
+        let batch = &mut self.cursors[i].batches[FRONT];
+        debug_assert!(batch.head <= to && to < batch.tail);
+        batch.head = to.min(batch.tail.saturating_sub(1)).max(batch.head);
+        self.ordered[BACK] = false;
+        self.held = None;
     }
 
     /// Takes the next entry from the front: its key, value and source.

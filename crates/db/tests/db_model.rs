@@ -9,7 +9,7 @@ use leveltable_db::dbformat::{ValueType, append_internal_key, ldb_build_options}
 use leveltable_db::log_writer::LogWriter;
 use leveltable_db::version_edit::{FileMetaData, VersionEdit};
 use leveltable_db::write_batch::WriteBatchBuilder;
-use leveltable_db::{Db, DbOptions, Error, VersionStatus};
+use leveltable_db::{Db, DbIter, DbOptions, Error, VersionStatus};
 use leveltable_table::{BytewiseComparator, Comparator, TableBuilder};
 use proptest::prelude::*;
 use std::cmp::Ordering;
@@ -203,7 +203,10 @@ proptest! {
             let hi = [b'k', (seed % 7 + 3) as u8];
             let want: Vec<_> = model.iter().filter(|(k, _)| k[..] >= lo[..] && k[..] < hi[..]).cloned().collect();
             let got: Vec<_> = db.range_at(&lo[..]..&hi[..], sequence).collect::<Result<_, Error>>().unwrap();
-            prop_assert_eq!(got, want);
+            prop_assert_eq!(&got, &want);
+            prop_assert_eq!(&bulk_read(db.range_at(&lo[..]..&hi[..], sequence), None), &want);
+            let stride = (seed % 5) as usize + 1;
+            prop_assert_eq!(&bulk_read(db.iter_at(sequence), Some(stride)), &model);
         }
         prop_assert_eq!(db.get(b"obsolete").unwrap(), None);
         let live = db.versions().filter_map(|v| {
@@ -279,6 +282,43 @@ fn read_every_way(db: &Db, sequence: u64, model: &[Entry], turns: (usize, usize)
     back.reverse();
     front.extend(back);
     assert_eq!(front, model, "both ends at {sequence}");
+    assert_eq!(
+        bulk_read(db.iter_at(sequence), None),
+        model,
+        "in bulk at {sequence}"
+    );
+    for stride in [1, 2, 7, 500] {
+        let got = bulk_read(db.iter_at(sequence), Some(stride));
+        assert_eq!(got, model, "in bulk, {stride} at a time, at {sequence}");
+    }
+}
+
+/// The entries of `it` read with `next_entries`: all in one call, or (`stride`) that many
+/// per call with one `next_entry` between the calls.
+fn bulk_read(mut it: DbIter, stride: Option<usize>) -> Vec<Entry> {
+    let mut got = Vec::new();
+    loop {
+        let mut n = 0;
+        let more = it
+            .next_entries(|k, v| {
+                got.push((k.to_vec(), v.to_vec()));
+                n += 1;
+                stride.is_none_or(|s| n < s)
+            })
+            .unwrap();
+        if !more {
+            break;
+        }
+        match it.next_entry() {
+            Some(e) => {
+                let (k, v) = e.unwrap();
+                got.push((k.to_vec(), v.to_vec()));
+            }
+            None => break,
+        }
+    }
+    assert!(it.next_entry().is_none());
+    got
 }
 
 /// Scans long enough to fill many batches from each source: large tables of small blocks

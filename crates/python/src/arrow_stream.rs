@@ -1,4 +1,5 @@
-//! Databases out as Arrow: `Db.scan_arrow()` (and `Snapshot.scan_arrow()`) returns an
+//! Databases out as Arrow: `Db.scan_arrow()` (and `Snapshot.scan_arrow()`,
+//! `Table.scan_arrow()`) returns an
 //! `ArrowStream`, which implements the Arrow PyCapsule stream interface
 //! (`__arrow_c_stream__`): pyarrow's `RecordBatchReader.from_stream`, Polars, DuckDB and
 //! pandas (through pyarrow) import its record batches through Arrow's C stream interface,
@@ -6,46 +7,49 @@
 //!
 //! Each batch has the columns `key` and `value` (`binary`), at most `batch_rows` rows and
 //! at most `BATCH_BYTES` bytes of keys or of values (a `binary` column's 32-bit offsets
-//! cap its data below 2 GiB). A batch is made when the consumer asks for it, without
-//! Python: pyarrow and DuckDB ask with the GIL released.
+//! cap its data below 2 GiB; see `arrow_columns`). A batch is made when the consumer asks
+//! for it, without Python: pyarrow and DuckDB ask with the GIL released.
 
 use std::ffi::CString;
+use std::ops::Bound as Edge;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::builder::BinaryBuilder;
 use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
-use leveltable_db::DbIter;
+use leveltable_db::{Db as RustDb, DbIter};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
+use crate::arrow_columns::{Columns, Sizes, too_large_error};
+use crate::closable::Closable;
 use crate::cursor::{Reader, as_ref};
+use crate::db_view::THE_DATABASE;
 use crate::errors::{Error, InvalidArgumentError};
-
-/// Bytes of keys, or of values, in one batch at most (one entry more if it alone is
-/// larger, up to the 2 GiB a `binary` column holds).
-const BATCH_BYTES: usize = 256 << 20;
+use crate::table_arrow::{TableBatches, TableScan};
 
 /// The default rows per batch.
 pub const BATCH_ROWS: usize = 65_536;
 
 /// The schema of the batches: `key` and `value`, both `binary`, never null.
-fn schema() -> SchemaRef {
+pub fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("key", DataType::Binary, false),
         Field::new("value", DataType::Binary, false),
     ]))
 }
 
-/// Record batches read from a database iterator.
+/// Record batches read from a database iterator, each entry copied once, from the merge's
+/// batch into the columns (`DbIter::next_entries`).
 struct DbBatches {
     iter: DbIter,
     path: PathBuf,
     schema: SchemaRef,
     rows: usize,
+    /// What the batch before held.
+    like: Sizes,
     done: bool,
 }
 
@@ -56,48 +60,25 @@ impl Iterator for DbBatches {
         if self.done {
             return None;
         }
-        let mut keys = BinaryBuilder::with_capacity(self.rows.min(4096), 0);
-        let mut values = BinaryBuilder::with_capacity(self.rows.min(4096), 0);
-        let (mut key_bytes, mut value_bytes, mut rows) = (0usize, 0usize, 0usize);
-        while rows < self.rows && key_bytes < BATCH_BYTES && value_bytes < BATCH_BYTES {
-            match self.iter.next_entry() {
-                None => {
-                    self.done = true;
-                    break;
-                }
-                Some(Err(e)) => {
-                    self.done = true;
-                    let message = format!("{}: {e}", self.path.display());
-                    return Some(Err(ArrowError::ExternalError(message.into())));
-                }
-                Some(Ok((k, v))) => {
-                    if k.len() >= i32::MAX as usize - key_bytes
-                        || v.len() >= i32::MAX as usize - value_bytes
-                    {
-                        self.done = true;
-                        return Some(Err(ArrowError::ExternalError(
-                            format!(
-                                "{}: an entry of {} + {} bytes does not fit a binary column",
-                                self.path.display(),
-                                k.len(),
-                                v.len()
-                            )
-                            .into(),
-                        )));
-                    }
-                    keys.append_value(k);
-                    values.append_value(v);
-                    key_bytes += k.len();
-                    value_bytes += v.len();
-                    rows += 1;
-                }
+        let mut columns = Columns::new(self.rows, self.like);
+        match self.iter.next_entries(|k, v| columns.push(k, v)) {
+            Ok(more) => self.done = !more,
+            Err(e) => {
+                self.done = true;
+                let message = format!("{}: {e}", self.path.display());
+                return Some(Err(ArrowError::ExternalError(message.into())));
             }
         }
-        if rows == 0 {
+        if let Some(lengths) = columns.too_large() {
+            self.done = true;
+            return Some(Err(too_large_error(&self.path, lengths)));
+        }
+        if columns.rows() == 0 {
+            self.done = true;
             return None;
         }
-        let columns: Vec<ArrayRef> = vec![Arc::new(keys.finish()), Arc::new(values.finish())];
-        Some(RecordBatch::try_new(Arc::clone(&self.schema), columns))
+        self.like = columns.sizes();
+        Some(columns.finish(&self.schema))
     }
 }
 
@@ -107,25 +88,79 @@ impl RecordBatchReader for DbBatches {
     }
 }
 
-/// A database's entries as Arrow record batches: pass it to
+impl RecordBatchReader for TableBatches {
+    fn schema(&self) -> SchemaRef {
+        self.schema()
+    }
+}
+
+/// What a stream reads: a database (at a point in time, within a key range), every stored
+/// version of a read-only database's keys in a range, or a table.
+enum Scan {
+    Db(Reader),
+    Versions {
+        db: Arc<Closable<RustDb>>,
+        lo: Edge<Vec<u8>>,
+        hi: Edge<Vec<u8>>,
+    },
+    Table(TableScan),
+}
+
+/// A database's (or a table's) entries as Arrow record batches: pass it to
 /// `pyarrow.RecordBatchReader.from_stream`, `polars.from_arrow`, or name it in DuckDB's
 /// SQL. It reads the database as it was when made; each stream taken from it reads all
 /// its entries again.
 #[pyclass(frozen, module = "leveltable")]
 pub struct ArrowStream {
-    reader: Reader,
+    scan: Scan,
     batch_rows: usize,
+}
+
+fn checked_rows(batch_rows: usize) -> PyResult<usize> {
+    if batch_rows == 0 {
+        return Err(InvalidArgumentError::new_err(
+            "batch_rows must be at least 1",
+        ));
+    }
+    Ok(batch_rows)
 }
 
 impl ArrowStream {
     /// The entries `reader` reads, `batch_rows` per batch at most.
     pub fn new(reader: Reader, batch_rows: usize) -> PyResult<ArrowStream> {
-        if batch_rows == 0 {
-            return Err(InvalidArgumentError::new_err(
-                "batch_rows must be at least 1",
-            ));
+        Ok(ArrowStream {
+            scan: Scan::Db(reader),
+            batch_rows: checked_rows(batch_rows)?,
+        })
+    }
+
+    /// Every stored version of `db`'s keys from `lo` to `hi`, `batch_rows` per batch at
+    /// most, with the columns `sequence` and `state` (see `versions_arrow`).
+    pub fn of_versions(
+        db: Arc<Closable<RustDb>>,
+        (lo, hi): (Edge<Vec<u8>>, Edge<Vec<u8>>),
+        batch_rows: usize,
+    ) -> PyResult<ArrowStream> {
+        Ok(ArrowStream {
+            scan: Scan::Versions { db, lo, hi },
+            batch_rows: checked_rows(batch_rows)?,
+        })
+    }
+
+    /// The schema of the batches.
+    fn schema(&self) -> SchemaRef {
+        match &self.scan {
+            Scan::Versions { .. } => crate::versions_arrow::schema(),
+            Scan::Db(_) | Scan::Table(_) => schema(),
         }
-        Ok(ArrowStream { reader, batch_rows })
+    }
+
+    /// The entries of a table in a key range, `batch_rows` per batch at most.
+    pub fn of_table(scan: TableScan, batch_rows: usize) -> PyResult<ArrowStream> {
+        Ok(ArrowStream {
+            scan: Scan::Table(scan),
+            batch_rows: checked_rows(batch_rows)?,
+        })
     }
 }
 
@@ -133,7 +168,7 @@ impl ArrowStream {
 impl ArrowStream {
     /// The Arrow PyCapsule stream interface: a capsule named `arrow_array_stream` holding
     /// an `ArrowArrayStream` of the entries. `requested_schema` is not needed (the batches
-    /// are `key` and `value`, `binary`).
+    /// have one schema, `__arrow_c_schema__`'s).
     #[pyo3(signature = (requested_schema = None))]
     fn __arrow_c_stream__<'py>(
         &self,
@@ -141,16 +176,22 @@ impl ArrowStream {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let reader = &self.reader;
-        let iter = reader.range(as_ref(&reader.lo), as_ref(&reader.hi))?;
-        let batches = DbBatches {
-            iter,
-            path: reader.path.clone(),
-            schema: schema(),
-            rows: self.batch_rows,
-            done: false,
+        let batches: Box<dyn RecordBatchReader + Send> = match &self.scan {
+            Scan::Db(reader) => Box::new(DbBatches {
+                iter: reader.range(as_ref(&reader.lo), as_ref(&reader.hi))?,
+                path: reader.path.clone(),
+                schema: schema(),
+                rows: self.batch_rows,
+                like: Sizes::default(),
+                done: false,
+            }),
+            Scan::Versions { db, lo, hi } => {
+                let db = db.get(THE_DATABASE)?;
+                Box::new(crate::versions_arrow::batches(&db, lo, hi, self.batch_rows))
+            }
+            Scan::Table(scan) => Box::new(TableBatches::new(scan, schema(), self.batch_rows)),
         };
-        let stream = FFI_ArrowArrayStream::new(Box::new(batches));
+        let stream = FFI_ArrowArrayStream::new(batches);
         let name = CString::new("arrow_array_stream").map_err(|e| Error::new_err(e.to_string()))?;
         PyCapsule::new(py, stream, Some(name))
     }
@@ -158,7 +199,7 @@ impl ArrowStream {
     /// The Arrow PyCapsule schema interface: a capsule named `arrow_schema` holding the
     /// batches' `ArrowSchema`.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let schema = FFI_ArrowSchema::try_from(schema().as_ref())
+        let schema = FFI_ArrowSchema::try_from(self.schema().as_ref())
             .map_err(|e| Error::new_err(e.to_string()))?;
         let name = CString::new("arrow_schema").map_err(|e| Error::new_err(e.to_string()))?;
         PyCapsule::new(py, schema, Some(name))

@@ -1,19 +1,23 @@
 //! `leveltable.chromium`: what Chrome, Chromium and Electron apps keep in LevelDB (Local
-//! Storage, Session Storage, IndexedDB) as dicts, one per record.
+//! Storage, Session Storage, IndexedDB) as dicts, one per record, or as Arrow record
+//! batches (`chromium_arrow`).
 
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use arrow_array::ffi::FFI_ArrowSchema;
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use leveltable_chromium::read::{self, Reading, indexeddb::Filter};
 use leveltable_db::{Db as RustDb, DbOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyString};
+use pyo3::types::{PyBool, PyCapsule, PyDict, PyList, PyString};
 use serde_json::Value;
 
-use crate::errors::db_error;
+use crate::errors::{Error, db_error};
 use crate::fs_path::FsPath;
 
-type RecordIter = Box<dyn Iterator<Item = leveltable_db::Result<Value>> + Send>;
+use crate::chromium_arrow::{RecordBatches, RecordIter};
 
 /// An iterator over the records of a Chromium LevelDB directory, each a dict.
 #[pyclass(frozen, module = "leveltable.chromium")]
@@ -40,6 +44,37 @@ impl Records {
             Some(Err(e)) => Err(db_error(&self.path, e)),
             Some(Ok(v)) => Ok(Some(to_py(py, &v)?.unbind())),
         }
+    }
+
+    /// The Arrow PyCapsule stream interface: the records not yet read, as record batches
+    /// of `key` (the record's key as JSON text) and `json` (the record as JSON text), 65,536
+    /// rows each at most. It takes the records: the iterator is then exhausted.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let iter = std::mem::replace(
+            &mut *self
+                .iter
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            Box::new(std::iter::empty()),
+        );
+        let batches = RecordBatches::new(iter, self.path.clone(), crate::arrow_stream::BATCH_ROWS);
+        let stream = FFI_ArrowArrayStream::new(Box::new(batches));
+        let name = CString::new("arrow_array_stream").map_err(|e| Error::new_err(e.to_string()))?;
+        PyCapsule::new(py, stream, Some(name))
+    }
+
+    /// The Arrow PyCapsule schema interface: the batches' schema.
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let schema = FFI_ArrowSchema::try_from(crate::chromium_arrow::schema().as_ref())
+            .map_err(|e| Error::new_err(e.to_string()))?;
+        let name = CString::new("arrow_schema").map_err(|e| Error::new_err(e.to_string()))?;
+        PyCapsule::new(py, schema, Some(name))
     }
 }
 

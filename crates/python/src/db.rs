@@ -340,13 +340,12 @@ impl Db {
         Ok(sizes)
     }
 
-    /// The entries with `start <= key < stop` (or those starting with `prefix`) in key
-    /// order, as Arrow record batches of `key` and `value` (`binary`) columns, at most
-    /// `batch_rows` rows each: an object with `__arrow_c_stream__`, for
-    /// `pyarrow.RecordBatchReader.from_stream`, `polars.from_arrow` or DuckDB. It reads
-    /// the database as it is when called, or at `snapshot` (one of its
-    /// snapshots).
-    #[pyo3(signature = (start = None, stop = None, *, prefix = None, batch_rows = crate::arrow_stream::BATCH_ROWS, snapshot = None))]
+    /// The entries with `start <= key < stop` (or starting with `prefix`) in key order, as
+    /// Arrow record batches of `key` and `value` (`binary`), `batch_rows` rows each at most:
+    /// an object with `__arrow_c_stream__` (pyarrow, Polars, DuckDB). It reads the database
+    /// as it is when called, or at `snapshot` (one of its snapshots); `versions=True`: every
+    /// stored version, with `sequence` and `state` columns.
+    #[pyo3(signature = (start = None, stop = None, *, prefix = None, batch_rows = crate::arrow_stream::BATCH_ROWS, snapshot = None, versions = false))]
     fn scan_arrow(
         &self,
         start: Option<&Bound<'_, PyAny>>,
@@ -354,6 +353,7 @@ impl Db {
         prefix: Option<&Bound<'_, PyAny>>,
         batch_rows: usize,
         snapshot: Option<&Bound<'_, Snapshot>>,
+        versions: bool,
     ) -> PyResult<ArrowStream> {
         match snapshot {
             Some(snapshot) => {
@@ -363,9 +363,9 @@ impl Db {
                         "snapshot is a snapshot of another database",
                     ));
                 }
-                view.arrow(start, stop, prefix, batch_rows)
+                view.arrow(start, stop, prefix, batch_rows, versions)
             }
-            None => self.view()?.arrow(start, stop, prefix, batch_rows),
+            None => View::arrow(&self.view()?, start, stop, prefix, batch_rows, versions),
         }
     }
 
@@ -684,7 +684,7 @@ impl Snapshot {
         prefix: Option<&Bound<'_, PyAny>>,
         batch_rows: usize,
     ) -> PyResult<ArrowStream> {
-        self.view.arrow(start, stop, prefix, batch_rows)
+        self.view.arrow(start, stop, prefix, batch_rows, false)
     }
 
     /// The values of `keys` at the snapshot, in order.

@@ -16,7 +16,7 @@ use crate::bytes::bytes_of;
 use crate::closable::{Closable, OpenRuns};
 use crate::cursor::{Cursor, Reader};
 use crate::entries::{Chunk, ChunkSource, Entries, Mode};
-use crate::errors::db_error;
+use crate::errors::{InvalidArgumentError, db_error};
 
 /// What the database's iterators and snapshots say once it is closed.
 pub const THE_DATABASE: &str = "the database";
@@ -213,7 +213,7 @@ pub struct IteratorKeywords<'a, 'py> {
 impl IteratorKeywords<'_, '_> {
     /// The bounds and what each entry yields; `TypeError` for `prefix` with `start` or
     /// `stop`, as plyvel says.
-    fn read(&self) -> PyResult<(Key, Key, Mode)> {
+    pub fn read(&self) -> PyResult<(Key, Key, Mode)> {
         let mode = match (self.include_key, self.include_value) {
             (true, true) => Mode::Items,
             (true, false) => Mode::Keys,
@@ -438,13 +438,15 @@ impl View {
     }
 
     /// The entries with `start <= key < stop`, or those starting with `prefix`, as Arrow
-    /// record batches (`scan_arrow()`).
+    /// record batches (`scan_arrow()`); with `versions`, every stored version of their
+    /// keys.
     pub fn arrow(
         &self,
         start: Option<&Bound<'_, PyAny>>,
         stop: Option<&Bound<'_, PyAny>>,
         prefix: Option<&Bound<'_, PyAny>>,
         batch_rows: usize,
+        versions: bool,
     ) -> PyResult<ArrowStream> {
         let (start, stop, _) = IteratorKeywords {
             reverse: false,
@@ -457,6 +459,17 @@ impl View {
             include_value: true,
         }
         .read()?;
+        if versions {
+            return match (&self.source, &self.at) {
+                (Source::Read(db), At::Sequence(_)) => {
+                    ArrowStream::of_versions(Arc::clone(db), (start, stop), batch_rows)
+                }
+                _ => Err(InvalidArgumentError::new_err(
+                    "versions=True reads a database opened read-only (or Db.salvage), not \
+                     one open for writing or a snapshot",
+                )),
+            };
+        }
         ArrowStream::new(self.reader(start, stop)?, batch_rows)
     }
 

@@ -2,10 +2,12 @@
 #![forbid(unsafe_code)]
 
 mod arrow;
+mod arrow_columns;
 mod arrow_stream;
 mod builder;
 mod bytes;
 mod chromium;
+mod chromium_arrow;
 mod closable;
 mod cursor;
 mod db;
@@ -21,7 +23,9 @@ mod gil_lock;
 mod py_comparator;
 mod repair;
 mod table;
+mod table_arrow;
 mod version_scan;
+mod versions_arrow;
 
 use pyo3::prelude::*;
 

@@ -10,11 +10,14 @@ use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use crate::arrow_stream::ArrowStream;
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
+use crate::db_view::IteratorKeywords;
 use crate::entries::{Chunk, ChunkSource, Entries, Mode, fill_from, iterate};
 use crate::errors::{CorruptionError, os_error, table_error};
 use crate::fs_path::FsPath;
+use crate::table_arrow::TableScan;
 
 /// An open table and the path it was opened from.
 pub struct OpenTable {
@@ -81,7 +84,7 @@ impl ChunkSource for TableChunks {
 }
 
 /// `bytes` in hex, at most 64 bytes of them.
-fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     let mut out: String = bytes.iter().take(64).map(|b| format!("{b:02x}")).collect();
     if bytes.len() > 64 {
         out.push_str("...");
@@ -214,6 +217,32 @@ impl Table {
             .map(|s| bytes_of(s, "stop").map(|b| b.into_owned()))
             .transpose()?;
         self.range_of(start, stop, Mode::Items)
+    }
+
+    /// The entries with `start <= key < stop` (or starting with `prefix`) as Arrow record
+    /// batches of `key` and `value` (`binary`), `batch_rows` rows each at most: an object
+    /// with `__arrow_c_stream__`, as `Db.scan_arrow()` returns.
+    #[pyo3(signature = (start = None, stop = None, *, prefix = None, batch_rows = crate::arrow_stream::BATCH_ROWS))]
+    fn scan_arrow(
+        &self,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        prefix: Option<&Bound<'_, PyAny>>,
+        batch_rows: usize,
+    ) -> PyResult<ArrowStream> {
+        let (start, stop, _) = IteratorKeywords {
+            reverse: false,
+            start,
+            stop,
+            include_start: true,
+            include_stop: false,
+            prefix,
+            include_key: true,
+            include_value: true,
+        }
+        .read()?;
+        let table = self.open_table()?;
+        ArrowStream::of_table(TableScan { table, start, stop }, batch_rows)
     }
 
     /// The keys in order.

@@ -120,6 +120,16 @@ class Table:
     def keys(self) -> Entries[bytes]: ...
     def values(self) -> Entries[bytes]: ...
     def items(self) -> Entries[Tuple[bytes, bytes]]: ...
+    def scan_arrow(
+        self,
+        start: Optional[BytesLike] = None,
+        stop: Optional[BytesLike] = None,
+        *,
+        prefix: Optional[BytesLike] = None,
+        batch_rows: int = 65536,
+    ) -> ArrowStream:
+        """The entries with ``start <= key < stop`` (or starting with ``prefix``) as Arrow
+        record batches of ``key`` and ``value`` (``binary``), as ``Db.scan_arrow()``."""
     def stats(self) -> dict[str, object]:
         """Sizes, blocks, filters, and the read counters so far."""
     def verify(self) -> dict[str, int]:
@@ -407,10 +417,14 @@ class Db:
         prefix: Optional[BytesLike] = None,
         batch_rows: int = 65536,
         snapshot: Optional[Snapshot] = None,
+        versions: bool = False,
     ) -> ArrowStream:
         """The entries with ``start <= key < stop`` (or starting with ``prefix``) as Arrow
         record batches of at most ``batch_rows`` rows. ``snapshot``: one of the
-        database's snapshots to read at."""
+        database's snapshots to read at. ``versions=True`` (a read-only ``Db`` or
+        ``Db.salvage``): every stored version of those keys, newest first per key, with
+        the columns ``key``, ``value`` (null for a deletion), ``sequence`` (``uint64``) and
+        ``state`` (``"live"``, ``"deleted"`` or ``"shadowed"``)."""
     def get_property(self, name: BytesLike) -> Optional[bytes]:
         """LevelDB's property ``name`` (open for writing): ``leveldb.stats``,
         ``leveldb.sstables``, ``leveldb.num-files-at-level<N>``,

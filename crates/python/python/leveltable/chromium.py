@@ -22,6 +22,11 @@ each dict with ``sequence`` and ``state``: ``"live"``, ``"deleted"`` (``value`` 
 ``None``) or ``"shadowed"`` (an older version). A record that does not decode has ``None``
 for what failed, an ``error`` naming what and where, and ``key_hex`` and ``value_hex``.
 
+Each iterator is also an Arrow stream (``__arrow_c_stream__``): ``pyarrow.table(records)``,
+``polars.DataFrame(records)`` or DuckDB's ``select ... from records`` read the records not
+yet read as rows of ``key`` (the record's key as JSON text) and ``json`` (the whole record
+as JSON text), with no Python object per record.
+
 ``leveltable.Db`` opens IndexedDB directories too (their comparator, ``idb_cmp1``, is
 chosen by the name their MANIFEST records), for the raw keys and values.
 """

@@ -9,6 +9,11 @@ class Records(Iterator[Dict[str, Any]]):
 
     def __iter__(self) -> "Records": ...
     def __next__(self) -> Dict[str, Any]: ...
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """The records not yet read as Arrow record batches: ``key`` (the record's key as
+        JSON text, null if it has none) and ``json`` (the record as JSON text), both
+        ``string``. Takes the records: the iterator is then exhausted."""
+    def __arrow_c_schema__(self) -> object: ...
 
 def local_storage(path: StrPath, *, salvage: bool = False) -> Records:
     """Every ``localStorage`` item: dicts with ``origin``, ``key``, ``value``."""

@@ -1,0 +1,132 @@
+//! Every stored version as Arrow: `Db.scan_arrow(versions=True)`, the forensic view of a
+//! database (and of what `Db.salvage` recovers) that `leveltable db dump --internal`
+//! prints, as record batches.
+//!
+//! Each row is one version: `key` (`binary`), `value` (`binary`, null for a deletion),
+//! `sequence` (`uint64`, the write's sequence number) and `state` (`string`): `live` (the
+//! newest version of its key, a value: what a read returns), `deleted` (the newest, a
+//! deletion) or `shadowed` (an older version, hidden by a newer one). Keys ascend, newest
+//! version first per key.
+
+use std::ops::Bound as Edge;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_array::builder::{BinaryBuilder, StringBuilder, UInt64Builder};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use leveltable_db::dbformat::ValueType;
+use leveltable_db::{Db as RustDb, VersionStatus, Versions};
+
+use crate::arrow_columns::{BATCH_BYTES, too_large_error};
+
+/// The schema of the batches of versions.
+pub fn schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("key", DataType::Binary, false),
+        Field::new("value", DataType::Binary, true),
+        Field::new("sequence", DataType::UInt64, false),
+        Field::new("state", DataType::Utf8, false),
+    ]))
+}
+
+/// The name of a version's state in the `state` column (as `db dump --salvage` prints it).
+fn state_name(status: VersionStatus) -> &'static str {
+    match status {
+        VersionStatus::Live => "live",
+        VersionStatus::Deleted => "deleted",
+        VersionStatus::Shadowed => "shadowed",
+    }
+}
+
+/// The versions of one database's keys in a range.
+pub fn batches(db: &RustDb, lo: &Edge<Vec<u8>>, hi: &Edge<Vec<u8>>, rows: usize) -> VersionBatches {
+    let range = (crate::cursor::as_ref(lo), crate::cursor::as_ref(hi));
+    VersionBatches {
+        versions: db.versions_range::<[u8]>(range),
+        path: db.path().to_owned(),
+        schema: schema(),
+        rows,
+        done: false,
+    }
+}
+
+/// Record batches of a database's stored versions.
+pub struct VersionBatches {
+    versions: Versions,
+    path: PathBuf,
+    schema: SchemaRef,
+    rows: usize,
+    done: bool,
+}
+
+impl VersionBatches {
+    fn fill(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
+        let capacity = self.rows.min(4096);
+        let mut keys = BinaryBuilder::with_capacity(capacity, 0);
+        let mut values = BinaryBuilder::with_capacity(capacity, 0);
+        let mut sequences = UInt64Builder::with_capacity(capacity);
+        let mut states = StringBuilder::with_capacity(capacity, 0);
+        let (mut rows, mut key_bytes, mut value_bytes) = (0usize, 0usize, 0usize);
+        while rows < self.rows && key_bytes < BATCH_BYTES && value_bytes < BATCH_BYTES {
+            let Some(version) = self.versions.next() else {
+                self.done = true;
+                break;
+            };
+            let v = version.map_err(|e| {
+                ArrowError::ExternalError(format!("{}: {e}", self.path.display()).into())
+            })?;
+            if v.user_key.len() >= i32::MAX as usize - key_bytes
+                || v.value.len() >= i32::MAX as usize - value_bytes
+            {
+                return Err(too_large_error(
+                    &self.path,
+                    (v.user_key.len(), v.value.len()),
+                ));
+            }
+            keys.append_value(&v.user_key);
+            match v.value_type {
+                ValueType::Deletion => values.append_null(),
+                ValueType::Value => values.append_value(&v.value),
+            }
+            sequences.append_value(v.sequence);
+            states.append_value(state_name(v.status));
+            key_bytes += v.user_key.len();
+            value_bytes += v.value.len();
+            rows += 1;
+        }
+        if rows == 0 {
+            return Ok(None);
+        }
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(keys.finish()),
+            Arc::new(values.finish()),
+            Arc::new(sequences.finish()),
+            Arc::new(states.finish()),
+        ];
+        RecordBatch::try_new(Arc::clone(&self.schema), columns).map(Some)
+    }
+}
+
+impl Iterator for VersionBatches {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.fill() {
+            Ok(batch) => batch.map(Ok),
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl RecordBatchReader for VersionBatches {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+}
