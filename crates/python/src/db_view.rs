@@ -461,7 +461,7 @@ impl View {
         .read()?;
         if versions {
             return match (&self.source, &self.at) {
-                (Source::Read(db), At::Sequence(_)) => {
+                (Source::Read(db), At::Now) => {
                     ArrowStream::of_versions(Arc::clone(db), (start, stop), batch_rows)
                 }
                 _ => Err(InvalidArgumentError::new_err(
