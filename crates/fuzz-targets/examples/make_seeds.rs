@@ -149,6 +149,16 @@ fn db_seeds(root: &Path) {
         "fragmented",
         &log_of(&[vec![7u8; 70_000], b"tail".to_vec()]),
     );
+    // The follower reads a live log: whole batches, then one cut short by the writer.
+    let mut big = WriteBatchBuilder::new(5);
+    big.put(b"big", &[9u8; 40_000]);
+    let whole = log_of(&[batch.clone(), other.clone(), big.as_bytes().to_vec()]);
+    write(&root.join("follow"), "three-batches", &whole);
+    write(
+        &root.join("follow"),
+        "cut-in-a-fragment",
+        &whole[..whole.len() - 9_000],
+    );
 
     let mut edit = VersionEdit {
         comparator: Some("leveldb.BytewiseComparator".to_owned()),

@@ -11,6 +11,7 @@
 pub mod chromium;
 pub mod db;
 pub mod db_lies;
+pub mod follow;
 pub mod repair;
 
 use std::collections::BTreeMap;
@@ -27,7 +28,7 @@ use leveltable_table::{
 };
 
 /// The names of all targets, as used for their directories under `fuzz/`.
-pub const TARGETS: [&str; 13] = [
+pub const TARGETS: [&str; 14] = [
     "block",
     "filter_block",
     "bloom",
@@ -41,6 +42,7 @@ pub const TARGETS: [&str; 13] = [
     "codec",
     "db_lies",
     "chromium",
+    "follow",
 ];
 
 /// Runs the target called `name` on `data`.
@@ -61,6 +63,7 @@ pub fn run(name: &str, data: &[u8]) {
         "db_dir" => db::db_dir(data),
         "codec" => codec(data),
         "chromium" => chromium::chromium(data),
+        "follow" => follow::follow(data),
         "db_lies" => {
             db_lies::db_lies(data);
         }

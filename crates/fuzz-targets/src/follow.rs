@@ -1,0 +1,76 @@
+//! The change feed over a log that is the fuzzer's bytes: a [`Follower`] reads them as the
+//! live log of a database directory.
+
+use leveltable_db::log_reader::LogReader;
+use leveltable_db::write_batch::WriteBatch;
+use leveltable_db::{ChangeOp, FollowEvent, Follower};
+
+/// Calls of `try_next_event` beyond which a follower of `data` is taken to loop.
+fn call_bound(data: &[u8]) -> usize {
+    data.len() + 16
+}
+
+/// Follows `data` written as a database's only log, from sequence 1, until the follower
+/// has nothing more: never a panic or a loop; no more operations than the log has bytes;
+/// and every batch handed out is (the rest of) a write batch the log reader reads from the
+/// same bytes, at the sequence that batch gives it: the feed never makes up a write.
+pub fn follow(data: &[u8]) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("000005.log"), data).expect("writing the log");
+    // What the log holds, as the log reader reads it (with checksums): each record that
+    // is a whole write batch, with its sequence and operations.
+    let mut batches: Vec<(u64, Vec<ChangeOp>)> = Vec::new();
+    for record in LogReader::new(data, true) {
+        let Ok(batch) = WriteBatch::new(&record.data) else {
+            continue;
+        };
+        let mut ops = Vec::new();
+        let whole = batch.for_each(|op| {
+            ops.push(match op.value_type {
+                leveltable_db::dbformat::ValueType::Deletion => ChangeOp::Delete {
+                    key: op.key.to_vec(),
+                },
+                leveltable_db::dbformat::ValueType::Value => ChangeOp::Put {
+                    key: op.key.to_vec(),
+                    value: op.value.to_vec(),
+                },
+            });
+        });
+        if whole.is_ok() {
+            batches.push((batch.sequence(), ops));
+        }
+    }
+    let mut follower = Follower::new(dir.path(), 1, 0);
+    let mut ops = 0usize;
+    for _ in 0..call_bound(data) {
+        let event = match follower.try_next_event() {
+            Ok(Some(event)) => event,
+            Ok(None) | Err(_) => return,
+        };
+        let FollowEvent::Batch(change) = event else {
+            continue;
+        };
+        ops += change.ops.len();
+        assert!(
+            ops <= data.len(),
+            "{ops} operations from a log of {} bytes",
+            data.len()
+        );
+        let found = batches.iter().any(|(sequence, all)| {
+            let skipped = change.sequence.wrapping_sub(*sequence);
+            usize::try_from(skipped).is_ok_and(|skip| {
+                change.sequence >= *sequence && skip <= all.len() && all[skip..] == change.ops[..]
+            })
+        });
+        assert!(
+            found,
+            "the follower handed out a batch at sequence {} ({} operations) the log does not hold",
+            change.sequence,
+            change.ops.len()
+        );
+    }
+    panic!(
+        "the follower kept handing out events from a log of {} bytes",
+        data.len()
+    );
+}
