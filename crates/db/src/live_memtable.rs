@@ -68,15 +68,10 @@ struct Entry {
     head: u128,
     tag: u64,
     order: Order,
-    /// The value, when it is not in `data`: a range of a write batch kept whole.
-    shared: Option<SharedValue>,
-}
-
-/// A value inside a write batch the memtable keeps whole.
-struct SharedValue {
-    batch: Arc<Vec<u8>>,
-    start: usize,
-    end: usize,
+    /// The write batch holding the value, when it is not in `data`: `data` then holds, after
+    /// the key, where the value starts and ends in it (two little-endian u64s). So an entry
+    /// takes no more room than one that holds its value.
+    shared: Option<Arc<Vec<u8>>>,
 }
 
 impl Entry {
@@ -107,9 +102,17 @@ impl Entry {
     }
 
     fn value(&self) -> &[u8] {
+        let rest = &self.data[self.key_len as usize..];
         match &self.shared {
-            None => &self.data[self.key_len as usize..],
-            Some(v) => &v.batch[v.start..v.end],
+            None => rest,
+            Some(batch) => {
+                let at = |i: usize| {
+                    rest.get(i..i + 8)
+                        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                        .map_or(0, u64::from_le_bytes) as usize
+                };
+                batch.get(at(0)..at(8)).unwrap_or_default()
+            }
         }
     }
 
@@ -237,8 +240,8 @@ impl LiveMemTable {
         let base = rep.as_ptr() as usize;
         let mut sequence = batch.sequence();
         let mut bytes = rep.len();
-        batch.for_each(|op| {
-            let mut key = Vec::with_capacity(op.key.len() + TAG_LEN);
+        let applied = batch.for_each(|op| {
+            let mut key = Vec::with_capacity(op.key.len() + TAG_LEN + 16);
             // As `insert_batch`: the masked sequence number cannot fail.
             if append_internal_key(&mut key, op.key, sequence & MAX_SEQUENCE, op.value_type).is_ok()
             {
@@ -247,26 +250,23 @@ impl LiveMemTable {
                 // empty value is not, and needs no place.
                 let start = (op.value.as_ptr() as usize).wrapping_sub(base);
                 let end = start.wrapping_add(op.value.len());
-                let shared = (!op.value.is_empty() && start < end && end <= rep.len()).then(|| {
-                    SharedValue {
-                        batch: Arc::clone(&rep),
-                        start,
-                        end,
-                    }
-                });
-                if shared.is_none() {
+                let shared = !op.value.is_empty() && start < end && end <= rep.len();
+                if shared {
+                    key.extend_from_slice(&(start as u64).to_le_bytes());
+                    key.extend_from_slice(&(end as u64).to_le_bytes());
+                } else {
                     key.extend_from_slice(op.value);
                     bytes += op.value.len();
                 }
                 bytes += key_len + ENTRY_OVERHEAD;
                 let mut entry = Entry::from_data(key.into_boxed_slice(), key_len, &self.order);
-                entry.shared = shared;
+                entry.shared = shared.then(|| Arc::clone(&rep));
                 self.entries.insert(entry);
             }
             sequence = sequence.wrapping_add(1);
-        })?;
+        });
         self.bytes.fetch_add(bytes, AtomicOrdering::Relaxed);
-        Ok(())
+        applied
     }
 
     /// Bytes of keys, values and bookkeeping added: compared with `write_buffer_size`.
@@ -409,6 +409,50 @@ mod tests {
                 assert_eq!(ea.cmp(&eb), icmp.compare(a, b), "{a:?} {b:?}");
             }
         }
+    }
+
+    /// An entry whose value lies in a shared batch takes no more room than one holding its
+    /// value: the memtable's memory per entry is what it was.
+    #[test]
+    fn entries_stay_at_64_bytes() {
+        assert!(
+            std::mem::size_of::<Entry>() <= 64,
+            "{}",
+            std::mem::size_of::<Entry>()
+        );
+    }
+
+    /// A batch kept whole reads as one copied: the same versions, values and deletions.
+    #[test]
+    fn a_shared_batch_reads_as_a_copied_one() {
+        let mut b = crate::write_batch::WriteBatchBuilder::new(7);
+        b.put(b"a", &[1u8; 3000])
+            .delete(b"b")
+            .put(b"c", b"")
+            .put(b"a", b"again");
+        let copied = bytewise();
+        copied
+            .insert_batch(&WriteBatch::new(b.as_bytes()).unwrap())
+            .unwrap();
+        let shared = bytewise();
+        shared
+            .insert_shared_batch(Arc::new(b.as_bytes().to_vec()))
+            .unwrap();
+        let all = |m: &LiveMemTable| {
+            let mut v = Vec::new();
+            m.try_for_each(|k, val| {
+                v.push((k.to_vec(), val.to_vec()));
+                Ok(())
+            })
+            .unwrap();
+            v
+        };
+        assert_eq!(all(&shared), all(&copied));
+        assert_eq!(all(&shared).len(), 4);
+        let get = |k: &[u8]| shared.lookup(&LookupKey::new(k, 100).unwrap()).unwrap();
+        assert_eq!(get(b"a").into_value(), Some(b"again".to_vec()));
+        assert_eq!(get(b"b"), LookupResult::Deleted { sequence: 8 });
+        assert_eq!(get(b"c").into_value(), Some(Vec::new()));
     }
 
     #[test]
