@@ -296,8 +296,8 @@ pub(crate) fn build(
     for version in db.versions() {
         let version = version?;
         if !versions.is_empty() && user.compare(&key, &version.user_key) != Ordering::Equal {
-            if let Some(value) = resolver.resolve(&key, &versions) {
-                builder.add(&key, &value)?;
+            if let Some(i) = resolver.resolve(&key, &versions) {
+                builder.add(&key, &versions[i].value)?;
             }
             versions.clear();
         }
@@ -313,9 +313,9 @@ pub(crate) fn build(
         }
     }
     if !versions.is_empty()
-        && let Some(value) = resolver.resolve(&key, &versions)
+        && let Some(i) = resolver.resolve(&key, &versions)
     {
-        builder.add(&key, &value)?;
+        builder.add(&key, &versions[i].value)?;
     }
     let uncertain = std::mem::take(&mut resolver.uncertain);
     report.uncertain = uncertain.into_values().collect();
@@ -407,9 +407,9 @@ struct Resolver<'r> {
 }
 
 impl Resolver<'_> {
-    /// The value `key` gets in the repaired database, from its versions newest first (up to
-    /// the first live one); `None` to leave it out.
-    fn resolve(&mut self, key: &[u8], versions: &[StoredVersion]) -> Option<Vec<u8>> {
+    /// Which of `key`'s versions (newest first, up to the first live one) gives its value
+    /// in the repaired database; `None` to leave it out.
+    fn resolve(&mut self, key: &[u8], versions: &[StoredVersion]) -> Option<usize> {
         self.ranges.advance(key, self.user.as_ref());
         let lost_here = !self.ranges.active.is_empty();
         // The newest live version decides, if it is newer than every lost range covering
@@ -434,8 +434,8 @@ impl Resolver<'_> {
             .count() as u64;
         self.report.obsolete_ignored += obsolete_before;
         self.report.obsolete_used += u64::from(taken_obsolete);
-        let chosen = chosen.map(|i| &versions[i]);
-        let v = chosen?;
+        let index = chosen?;
+        let v = &versions[index];
         if v.value_type == ValueType::Deletion {
             self.report.deleted += 1;
             return None;
@@ -468,6 +468,6 @@ impl Resolver<'_> {
             }
         }
         self.report.keys += 1;
-        Some(v.value.clone())
+        Some(index)
     }
 }
