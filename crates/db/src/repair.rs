@@ -328,12 +328,14 @@ pub(crate) fn build(
             if held == slots.len() {
                 slots.push(Candidate {
                     origin,
+                    live,
                     value_type: p.value_type,
                     value: Vec::new(),
                 });
             }
             let slot = &mut slots[held];
             slot.origin = origin;
+            slot.live = live;
             slot.value_type = p.value_type;
             slot.value.clear();
             slot.value.extend_from_slice(value);
@@ -430,6 +432,8 @@ impl LiveFiles {
 struct Candidate {
     /// The file it came from.
     origin: Origin,
+    /// Whether the MANIFEST counts that file live.
+    live: bool,
     /// Put or delete.
     value_type: ValueType,
     /// The value (empty for deletions).
@@ -455,8 +459,11 @@ impl Resolver<'_> {
         let lost_here = !self.ranges.active.is_empty();
         // The newest live version decides, if it is newer than every lost range covering
         // the key; otherwise, in a lost range, the newest version of any file.
-        let newest_live = versions.iter().position(|v| self.live.is_live(v.origin));
+        let newest_live = versions.iter().position(|v| v.live);
         let certain_live = newest_live.filter(|&i| {
+            if !lost_here {
+                return true;
+            }
             let layer = self.live.layer(versions[i].origin);
             self.ranges
                 .active
@@ -468,10 +475,10 @@ impl Resolver<'_> {
             (None, _) if lost_here => (!versions.is_empty()).then_some(0),
             (None, live) => live,
         };
-        let taken_obsolete = chosen.is_some_and(|i| !self.live.is_live(versions[i].origin));
+        let taken_obsolete = chosen.is_some_and(|i| !versions[i].live);
         let obsolete_before = versions[..chosen.unwrap_or(versions.len())]
             .iter()
-            .filter(|v| !self.live.is_live(v.origin))
+            .filter(|v| !v.live)
             .count() as u64;
         self.report.obsolete_ignored += obsolete_before;
         self.report.obsolete_used += u64::from(taken_obsolete);
@@ -482,9 +489,9 @@ impl Resolver<'_> {
             return None;
         }
         // Uncertain: a lost range covers the key and the version taken is no newer.
-        let layer = self.live.layer(v.origin);
         let mut uncertain = false;
         for &r in &self.ranges.active {
+            let layer = self.live.layer(v.origin);
             let range = &self.ranges.ranges[r];
             if !layer.newer_than(range.layer) {
                 uncertain = true;
