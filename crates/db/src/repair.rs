@@ -16,6 +16,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -25,8 +26,9 @@ use leveltable_table::Comparator;
 use crate::bulk::durable::sync_dir;
 use crate::db::Db;
 use crate::db::list_dir;
-use crate::db_iter::StoredVersion;
-use crate::dbformat::ValueType;
+use crate::dbformat::{ParsedInternalKey, ValueType};
+use crate::filename::{log_file_name, table_file_name};
+use crate::merger::Merger;
 use crate::options::DbOptions;
 use crate::version::Origin;
 use crate::version_set::{Manifest, read_manifest, recorded_comparator};
@@ -291,31 +293,62 @@ pub(crate) fn build(
         uncertain: BTreeMap::new(),
         report: &mut report,
     };
+    // The merge of every source, read with no allocation per entry: each key's versions
+    // (up to its first live one) are copied into slots whose buffers are reused.
+    let version = Arc::clone(&db.version);
+    let mut merger = Merger::new(Arc::clone(&version), Bound::Unbounded, Bound::Unbounded);
     let mut key: Vec<u8> = Vec::new();
-    let mut versions: Vec<StoredVersion> = Vec::new();
-    for version in db.versions() {
-        let version = version?;
-        if !versions.is_empty() && user.compare(&key, &version.user_key) != Ordering::Equal {
-            if let Some(value) = resolver.resolve(&key, &versions) {
-                builder.add(&key, &value)?;
+    let mut slots: Vec<Candidate> = Vec::new();
+    let mut held = 0usize;
+    // Whether a live version is among the held ones: only the versions up to the first
+    // live one can be taken, so no more are kept.
+    let mut holds_live = false;
+    while let Some((internal, value, source)) = merger.next_front()? {
+        let p = ParsedInternalKey::parse(internal).map_err(|e| {
+            let what = format!("internal key ({e})");
+            match version.origin(source, internal) {
+                Origin::Table { number, .. } => Error::corruption(table_file_name(number), what, 0),
+                Origin::Log { number } => Error::corruption(log_file_name(number), what, 0),
             }
-            versions.clear();
+        })?;
+        let origin = version.origin(source, internal);
+        if held > 0 && user.compare(&key, p.user_key) != Ordering::Equal {
+            if let Some(i) = resolver.resolve(&key, &slots[..held]) {
+                builder.add(&key, &slots[i].value)?;
+            }
+            held = 0;
+            holds_live = false;
         }
-        if versions.is_empty() {
+        if held == 0 {
             key.clear();
-            key.extend_from_slice(&version.user_key);
+            key.extend_from_slice(p.user_key);
         }
-        // Only the versions up to the first live one can be taken: keep no more.
-        if !versions.iter().any(|v| resolver.live.is_live(v.origin)) {
-            versions.push(version);
-        } else if !resolver.live.is_live(version.origin) {
+        let live = resolver.live.is_live(origin);
+        if !holds_live {
+            if held == slots.len() {
+                slots.push(Candidate {
+                    origin,
+                    live,
+                    value_type: p.value_type,
+                    value: Vec::new(),
+                });
+            }
+            let slot = &mut slots[held];
+            slot.origin = origin;
+            slot.live = live;
+            slot.value_type = p.value_type;
+            slot.value.clear();
+            slot.value.extend_from_slice(value);
+            held += 1;
+            holds_live = live;
+        } else if !live {
             resolver.report.obsolete_ignored += 1;
         }
     }
-    if !versions.is_empty()
-        && let Some(value) = resolver.resolve(&key, &versions)
+    if held > 0
+        && let Some(i) = resolver.resolve(&key, &slots[..held])
     {
-        builder.add(&key, &value)?;
+        builder.add(&key, &slots[i].value)?;
     }
     let uncertain = std::mem::take(&mut resolver.uncertain);
     report.uncertain = uncertain.into_values().collect();
@@ -395,6 +428,18 @@ impl LiveFiles {
     }
 }
 
+/// One stored version of the key at hand, as the merge found it.
+struct Candidate {
+    /// The file it came from.
+    origin: Origin,
+    /// Whether the MANIFEST counts that file live.
+    live: bool,
+    /// Put or delete.
+    value_type: ValueType,
+    /// The value (empty for deletions).
+    value: Vec<u8>,
+}
+
 /// Decides each key from its versions.
 struct Resolver<'r> {
     user: Arc<dyn Comparator>,
@@ -407,15 +452,18 @@ struct Resolver<'r> {
 }
 
 impl Resolver<'_> {
-    /// The value `key` gets in the repaired database, from its versions newest first (up to
-    /// the first live one); `None` to leave it out.
-    fn resolve(&mut self, key: &[u8], versions: &[StoredVersion]) -> Option<Vec<u8>> {
+    /// Which of `key`'s versions (newest first, up to the first live one) gives its value
+    /// in the repaired database; `None` to leave it out.
+    fn resolve(&mut self, key: &[u8], versions: &[Candidate]) -> Option<usize> {
         self.ranges.advance(key, self.user.as_ref());
         let lost_here = !self.ranges.active.is_empty();
         // The newest live version decides, if it is newer than every lost range covering
         // the key; otherwise, in a lost range, the newest version of any file.
-        let newest_live = versions.iter().position(|v| self.live.is_live(v.origin));
+        let newest_live = versions.iter().position(|v| v.live);
         let certain_live = newest_live.filter(|&i| {
+            if !lost_here {
+                return true;
+            }
             let layer = self.live.layer(versions[i].origin);
             self.ranges
                 .active
@@ -427,23 +475,23 @@ impl Resolver<'_> {
             (None, _) if lost_here => (!versions.is_empty()).then_some(0),
             (None, live) => live,
         };
-        let taken_obsolete = chosen.is_some_and(|i| !self.live.is_live(versions[i].origin));
+        let taken_obsolete = chosen.is_some_and(|i| !versions[i].live);
         let obsolete_before = versions[..chosen.unwrap_or(versions.len())]
             .iter()
-            .filter(|v| !self.live.is_live(v.origin))
+            .filter(|v| !v.live)
             .count() as u64;
         self.report.obsolete_ignored += obsolete_before;
         self.report.obsolete_used += u64::from(taken_obsolete);
-        let chosen = chosen.map(|i| &versions[i]);
-        let v = chosen?;
+        let index = chosen?;
+        let v = &versions[index];
         if v.value_type == ValueType::Deletion {
             self.report.deleted += 1;
             return None;
         }
         // Uncertain: a lost range covers the key and the version taken is no newer.
-        let layer = self.live.layer(v.origin);
         let mut uncertain = false;
         for &r in &self.ranges.active {
+            let layer = self.live.layer(v.origin);
             let range = &self.ranges.ranges[r];
             if !layer.newer_than(range.layer) {
                 uncertain = true;
@@ -468,6 +516,6 @@ impl Resolver<'_> {
             }
         }
         self.report.keys += 1;
-        Some(v.value.clone())
+        Some(index)
     }
 }

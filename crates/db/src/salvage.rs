@@ -254,24 +254,30 @@ impl Db {
             file_done(size, progress);
             let level = listed.get(&number).copied();
             // Most tables read whole: keep them on disk, behind the table cache.
+            // One cursor, its blocks left out of the cache: no allocation per entry.
             let whole = cache.open(number).and_then(|table| {
                 let mut range: Option<(Vec<u8>, Vec<u8>)> = None;
                 let mut top = 0;
-                for entry in table.table().entries() {
-                    let (k, _) = entry?;
-                    if let Ok(p) = ParsedInternalKey::parse(&k) {
+                let mut it = table.table().iter().fill_cache(false);
+                it.seek_to_first();
+                while it.valid() {
+                    let k = it.key();
+                    if let Ok(p) = ParsedInternalKey::parse(k) {
                         top = top.max(p.sequence);
                         match &mut range {
-                            None => range = Some((k.clone(), k)),
+                            None => range = Some((k.to_vec(), k.to_vec())),
                             // A table read in place must hold its keys in order: the merge
                             // seeks in it. One that does not is read into memory, sorted.
-                            Some((_, largest)) if icmp.compare(largest, &k).is_lt() => *largest = k,
+                            Some((_, largest)) if icmp.compare(largest, k).is_lt() => {
+                                largest.clear();
+                                largest.extend_from_slice(k);
+                            }
                             Some((_, largest)) => {
                                 return Err(Error::corruption(
                                     table_file_name(number),
                                     format!(
                                         "key order ({} after {})",
-                                        show_key(&k),
+                                        show_key(k),
                                         show_key(largest)
                                     ),
                                     0,
@@ -279,7 +285,9 @@ impl Db {
                             }
                         }
                     }
+                    it.next();
                 }
+                it.status()?;
                 Ok((table.table().properties().file_size, range, top))
             });
             let (size, smallest, largest, damaged) = match whole {
