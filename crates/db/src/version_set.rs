@@ -3,7 +3,9 @@
 //!
 //! The replay is sans-IO: [`Manifest::replay`] takes the MANIFEST's bytes. Its checks are
 //! LevelDB's: any dropped byte in the MANIFEST (a bad checksum, a bad length, a fragment out
-//! of place) is corruption, except a torn tail; a record that is not a version edit is
+//! of place) is corruption, except a torn tail (a file cut short, and, but for
+//! `paranoid_checks`, a last record whose end a power loss left as zeros: an edit that was
+//! never synced, where LevelDB refuses the database); a record that is not a version edit is
 //! corruption; a comparator name other than the expected one is refused; and the replay must
 //! end knowing the next file number, the log number and the last sequence number.
 
@@ -67,6 +69,19 @@ impl Manifest {
     /// offset), or a missing counter (`no meta-nextfile entry`, `no meta-lognumber entry`,
     /// `no last-sequence-number entry`); [`Error::UnknownComparator`] for another comparator.
     pub fn replay(file: &str, data: &[u8], comparator: &Arc<dyn Comparator>) -> Result<Manifest> {
+        Manifest::replay_with(file, data, comparator, false)
+    }
+
+    /// [`replay`](Self::replay), reading a MANIFEST whose last record a power loss tore
+    /// (its end zeros from a sector boundary to the end of the file, nothing after it) as
+    /// ending before that record if `torn_tail`: a record is written, then synced, so a torn
+    /// one was never synced, and the edit it holds never took effect.
+    pub(crate) fn replay_with(
+        file: &str,
+        data: &[u8],
+        comparator: &Arc<dyn Comparator>,
+        torn_tail: bool,
+    ) -> Result<Manifest> {
         let mut reader = LogReader::new(data, true);
         let mut levels: [LevelBuilder; NUM_LEVELS] = Default::default();
         let mut comparator_name = None;
@@ -80,6 +95,10 @@ impl Manifest {
             // LevelDB's reporter turns the first dropped byte into the replay's status, and
             // the record read alongside it is not applied.
             if let Some(d) = reader.dropped().first() {
+                // No record after it (the reader returns none only at the end).
+                if torn_tail && record.is_none() && ends_in_torn_sectors(data, d.offset) {
+                    break;
+                }
                 return Err(Error::corruption(
                     file,
                     format!("record ({}, {} bytes dropped)", d.reason, d.bytes),
@@ -269,6 +288,16 @@ fn shown_name(name: &[u8]) -> String {
     }
 }
 
+/// Whether `data` ends as a power loss inside the record at `offset` leaves it: zeros from a
+/// sector boundary after `offset` to the end (the file's length reached the disk, the data
+/// of its last sectors did not).
+fn ends_in_torn_sectors(data: &[u8], offset: u64) -> bool {
+    const SECTOR: usize = 512;
+    let zeros_from = data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    let cut = zeros_from.div_ceil(SECTOR) * SECTOR;
+    cut < data.len() && cut as u64 > offset
+}
+
 /// Reads `CURRENT` and replays the MANIFEST it names, with the user comparator `options`
 /// give or, with [`DbOptions::comparators`], the one the MANIFEST names.
 pub(crate) fn read_manifest(
@@ -285,7 +314,7 @@ pub(crate) fn read_manifest_in(
 ) -> Result<(Manifest, Arc<dyn Comparator>)> {
     let (name, data) = manifest_bytes(storage)?;
     let user = user_comparator(options, &name, &data)?;
-    let manifest = Manifest::replay(&name, &data, &user)?;
+    let manifest = Manifest::replay_with(&name, &data, &user, !options.paranoid_checks)?;
     Ok((manifest, user))
 }
 
@@ -588,5 +617,39 @@ mod tests {
                 assert!(m == good || m.records < good.records, "bit {bit}");
             }
         }
+    }
+
+    /// A last record whose end a power loss zeroed from a sector boundary on is an edit that
+    /// was never synced: read without it when asked (not by `replay`, as LevelDB); a last
+    /// record damaged otherwise, or one with a record after it, is still corruption.
+    #[test]
+    fn a_torn_last_record_is_an_edit_never_synced() {
+        let cmp: Arc<dyn Comparator> = Arc::new(BytewiseComparator);
+        let add = VersionEdit {
+            new_files: (10..40)
+                .map(|n| (1, file(n, &[n as u8], &[n as u8])))
+                .collect(),
+            ..VersionEdit::default()
+        };
+        let whole = manifest(&[base(), add.clone()]);
+        let start = manifest(&[base()]).len();
+        assert!(whole.len() > 600, "{}", whole.len());
+        let mut torn = whole.clone();
+        torn[512..].fill(0);
+        assert!(replay(&torn).is_err());
+        let read = Manifest::replay_with("MANIFEST-000002", &torn, &cmp, true).unwrap();
+        assert!(read.levels.iter().all(Vec::is_empty));
+        assert_eq!(read.last_sequence, 77);
+        // The whole file still reads whole.
+        let all = Manifest::replay_with("MANIFEST-000002", &whole, &cmp, true).unwrap();
+        assert_eq!(all.levels[1].len(), 30);
+        // A flipped byte is no torn write.
+        let mut flipped = whole.clone();
+        flipped[start + 20] ^= 1;
+        assert!(Manifest::replay_with("MANIFEST-000002", &flipped, &cmp, true).is_err());
+        // Nor are zeros with a record after them.
+        let mut followed = torn.clone();
+        followed.extend_from_slice(&manifest(&[base()]));
+        assert!(Manifest::replay_with("MANIFEST-000002", &followed, &cmp, true).is_err());
     }
 }
