@@ -6,7 +6,7 @@
 //! gap (whole batches).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use leveltable_db::{ChangeOp, Db as OurDb, DbOptions as OurOptions, FollowEvent};
@@ -75,14 +75,19 @@ fn refreshes_and_the_feed_follow_leveldb_writing_and_compacting() {
     }
     let done = AtomicBool::new(false);
     let mut applied = 0usize;
-    let mut views = 0u64;
+    // Views checked so far: the writer waits for a new one every 100 batches, so that the
+    // refreshes see many states in between however fast either side runs.
+    let views = AtomicU64::new(0);
     let last = *ends.last().unwrap();
     let events = std::thread::scope(|s| {
         s.spawn(|| {
             for (i, b) in batches.iter().enumerate() {
-                // Paced, so that the reader sees many states in between.
-                if i % 25 == 0 {
-                    std::thread::sleep(Duration::from_millis(1));
+                if i % 100 == 0 {
+                    let seen = views.load(Ordering::SeqCst);
+                    let deadline = Instant::now() + Duration::from_secs(60);
+                    while views.load(Ordering::SeqCst) == seen && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
                 }
                 let ops: Vec<BatchOp<'_>> = b
                     .iter()
@@ -130,7 +135,7 @@ fn refreshes_and_the_feed_follow_leveldb_writing_and_compacting() {
                 "the view at sequence {} is not LevelDB's state after {prefix} batches",
                 r.last_sequence
             );
-            views += 1;
+            views.fetch_add(1, Ordering::SeqCst);
             if finished && applied == batches.len() {
                 break;
             }
@@ -139,7 +144,8 @@ fn refreshes_and_the_feed_follow_leveldb_writing_and_compacting() {
         }
         feed.join().unwrap()
     });
-    assert!(views > 10, "the refreshes saw the writes in a few goes");
+    let views = views.into_inner();
+    assert!(views > 10, "the refreshes saw the writes in {views} goes");
     let tables = reader.properties().levels.iter().flatten().count();
     assert!(tables > 1, "LevelDB flushed nothing: the test proves less");
 
