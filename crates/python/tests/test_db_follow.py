@@ -112,9 +112,16 @@ def test_follow_yields_every_batch_once_in_order(tmp_path):
     feed = reader.follow(poll_ms=1)
     start = feed.next_seq
     batches = [_batch(i) for i in range(800)]
+    # The writer waits for the feed every 20 batches: a log lives for many more, so the feed
+    # opens each before the writer deletes it, however slowly either thread is scheduled.
+    taken = threading.Condition()
+    count = [0]
 
     def write():
-        for ops in batches:
+        for i, ops in enumerate(batches):
+            if i % 20 == 0:
+                with taken:
+                    taken.wait_for(lambda: count[0] >= i, timeout=60)
             _write(writer, ops)
 
     thread = threading.Thread(target=write)
@@ -122,6 +129,9 @@ def test_follow_yields_every_batch_once_in_order(tmp_path):
     got = []
     for change in feed:
         got.append(change)
+        with taken:
+            count[0] = len(got)
+            taken.notify_all()
         if len(got) == len(batches):
             break
     thread.join()
