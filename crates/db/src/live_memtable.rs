@@ -274,12 +274,8 @@ impl LiveMemTable {
         self.bytes.load(AtomicOrdering::Relaxed)
     }
 
-    /// Whether nothing was added.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The number of versions.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
     }

@@ -145,16 +145,6 @@ impl MemTableBuilder {
         })
     }
 
-    /// Bytes of keys and values added.
-    pub fn approximate_bytes(&self) -> usize {
-        self.bytes
-    }
-
-    /// Whether nothing was added.
-    pub fn is_empty(&self) -> bool {
-        self.index.len() == 0
-    }
-
     /// Versions added.
     pub fn len(&self) -> usize {
         self.index.len()
@@ -321,11 +311,6 @@ impl MemTable {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// Bytes of keys and values.
-    pub fn approximate_bytes(&self) -> usize {
-        self.bytes
     }
 
     /// The `i`-th entry in internal-key order: internal key and value.
