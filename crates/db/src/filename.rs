@@ -9,6 +9,16 @@
 //! NNNNNN.dbtmp        a temporary file
 //! ```
 
+use std::path::Path;
+
+/// The directory `path` is named in: its parent, or `.` for a bare name.
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
 /// What a file of the database directory is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FileType {

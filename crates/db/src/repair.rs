@@ -17,7 +17,7 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use leveltable_process::TemporaryDir;
@@ -27,7 +27,7 @@ use crate::bulk::durable::sync_dir;
 use crate::db::Db;
 use crate::db::list_dir;
 use crate::dbformat::{ParsedInternalKey, ValueType};
-use crate::filename::{log_file_name, table_file_name};
+use crate::filename::{log_file_name, parent_dir, table_file_name};
 use crate::merger::Merger;
 use crate::options::DbOptions;
 use crate::version::Origin;
@@ -163,7 +163,7 @@ pub fn repair_with_progress(
     let (src, dest) = (src.as_ref(), dest.as_ref());
     check_order(src, options)?;
     check_dest(src, dest)?;
-    let parent = parent_of(dest);
+    let parent = parent_dir(dest);
     let staging = TemporaryDir::new_in(&parent, ".leveltable-repair-")
         .map_err(|e| Error::op("cannot create a directory in", &parent, e))?;
     let built = staging.path().join("db");
@@ -175,14 +175,6 @@ pub fn repair_with_progress(
     sync_dir(&parent)?;
     drop(staging);
     Ok(report)
-}
-
-/// The directory `path` is in.
-fn parent_of(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    }
 }
 
 /// Refuses, before anything is read whole or written, a source ordered by a comparator
@@ -227,7 +219,7 @@ fn check_dest(src: &Path, dest: &Path) -> Result<()> {
         Err(source) => return Err(Error::io(dest, source)),
     }
     let src = std::fs::canonicalize(src).map_err(|e| Error::io(src, e))?;
-    let parent = std::fs::canonicalize(parent_of(dest)).map_err(|e| Error::io(dest, e))?;
+    let parent = std::fs::canonicalize(parent_dir(dest)).map_err(|e| Error::io(dest, e))?;
     if parent.starts_with(&src) {
         return Err(Error::InvalidArgument(
             format!(

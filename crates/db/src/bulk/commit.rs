@@ -27,7 +27,7 @@ use leveltable_process::{TemporaryGuard, create_temporary, release_with};
 
 use super::durable::sync_dir_on;
 use super::part::{PART_RECORD, Part};
-use crate::filename::{manifest_file_name, table_file_name};
+use crate::filename::{manifest_file_name, parent_dir, table_file_name};
 use crate::lock::{DbLock, LOCK_FILE};
 use crate::log_writer::LogWriter;
 use crate::storage::open_no_follow;
@@ -154,7 +154,7 @@ fn commit_checked(
             // A directory the commit made is a name in its parent: durable once that is
             // synced, before the commit returns.
             if created {
-                sync_dir_on(fsys, parent_of(dir))?;
+                sync_dir_on(fsys, parent_dir(dir))?;
             }
             Ok(summary)
         });
@@ -463,14 +463,6 @@ fn place_file(
 fn sync_and_close(mut file: Box<dyn WritableFile>) -> io::Result<()> {
     file.sync()?;
     file.close()
-}
-
-/// The directory `dir` is named in.
-fn parent_of(dir: &Path) -> &Path {
-    match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 /// The refusal of a staged file replaced or changed after it was checked.

@@ -9,6 +9,7 @@ use leveltable_process::TemporaryDir;
 use super::commit::{CommitSummary, commit_built, refuse_dangling_link};
 use super::options::BulkOptions;
 use super::part_builder::PartBuilder;
+use crate::filename::parent_dir;
 use crate::writer::file_system::{FileSystem, LocalFileSystem};
 use crate::{Error, Result};
 
@@ -69,10 +70,7 @@ impl DbBuilder {
     ) -> Result<DbBuilder> {
         let dir = dir.as_ref().to_owned();
         check_target(&dir)?;
-        let parent = match dir.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-            _ => PathBuf::from("."),
-        };
+        let parent = parent_dir(&dir).to_owned();
         let name = dir
             .file_name()
             .map_or_else(|| "db".into(), |n| n.to_string_lossy().into_owned());

@@ -13,8 +13,9 @@ use std::path::Path;
 
 use leveltable_process::TemporaryDir;
 
-use super::{RepairOptions, RepairReport, build, check_order, parent_of};
+use super::{RepairOptions, RepairReport, build, check_order};
 use crate::bulk::durable::sync_dir;
+use crate::filename::parent_dir;
 use crate::lock::DbLock;
 use crate::{Error, Result};
 
@@ -52,7 +53,7 @@ pub fn repair_in_place(dir: impl AsRef<Path>, options: &RepairOptions) -> Result
     // Before the lock (which may create `LOCK`): a refused source is left as it was.
     check_order(dir, options)?;
     let lock = DbLock::acquire(dir)?;
-    let parent = parent_of(dir);
+    let parent = parent_dir(dir);
     let name = dir
         .file_name()
         .map_or_else(|| "db".into(), |n| n.to_string_lossy().into_owned());

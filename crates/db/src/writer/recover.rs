@@ -10,7 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 
 use crate::db::{list_dir, logs_to_replay, table_options};
 use crate::dbformat::InternalKeyComparator;
-use crate::filename::log_file_name;
+use crate::filename::{log_file_name, parent_dir};
 use crate::live_memtable::LiveMemTable;
 use crate::lock::{DbLock, LOCK_FILE};
 use crate::recovery::replay_log;
@@ -219,10 +219,7 @@ fn lock_database(dir: &Path, options: &WritableOptions) -> Result<DbLock> {
 /// the directory's name survives a power loss once the open returns (LevelDB creates it
 /// without syncing its parent).
 fn create_database_dir(dir: &Path, options: &WritableOptions) -> Result<()> {
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let parent = parent_dir(dir);
     fs::create_dir_all(parent).map_err(|e| Error::op("cannot create", parent, e))?;
     let fs = &*options.file_system;
     match fs.create_dir(dir) {
