@@ -21,7 +21,7 @@ use crate::options::{
     DEFAULT_BLOCK_CACHE_BYTES, DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo,
 };
 use crate::recovery::replay_log;
-use crate::storage::{LocalDir, MAX_READ_BYTES, Storage};
+use crate::storage::{MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
 use crate::version::{Origin, Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
@@ -76,15 +76,9 @@ pub(crate) fn list_dir(dir: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Reads a log or MANIFEST of the database in `dir` whole (a regular file of at most
-/// [`MAX_READ_BYTES`]).
-pub(crate) fn read_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
-    read_bounded(&LocalDir::new(dir), name)
-}
-
 /// Reads the log or MANIFEST `name` of `storage` whole, at most [`MAX_READ_BYTES`]; a
 /// larger file is an I/O error naming it.
-fn read_bounded(storage: &dyn Storage, name: &str) -> Result<Vec<u8>> {
+pub(crate) fn read_bounded(storage: &dyn Storage, name: &str) -> Result<Vec<u8>> {
     storage
         .read_bounded(name, MAX_READ_BYTES)
         .map_err(|e| Error::io(storage.path().join(name), e))
@@ -194,7 +188,8 @@ impl Db {
     /// [`Error::KeptChanging`] if another process changed the set of files
     /// during each of 50 attempts; [`Error::Io`] if reading fails.
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
-        Db::open_storage(Arc::new(LocalDir::new(path)), options)
+        let storage = options.file_system.storage(path.as_ref());
+        Db::open_storage(storage, options)
     }
 
     /// Opens the database whose files `storage` holds (a directory, or an object-store

@@ -9,6 +9,7 @@ use crate::comparators::ComparatorRegistry;
 use crate::log_reader::Dropped;
 use crate::table_cache::{DEFAULT_MAX_OPEN_TABLES, DEFAULT_TABLE_MEMORY_BUDGET};
 use crate::version_edit::FileMetaData;
+use crate::writer::file_system::{FileSystem, LocalFileSystem};
 
 /// LevelDB's default block cache: 8 MiB.
 pub const DEFAULT_BLOCK_CACHE_BYTES: u64 = 8 << 20;
@@ -59,6 +60,11 @@ pub struct DbOptions {
     /// Mojang's (Minecraft Bedrock worlds) alike; zlib, raw deflate and zstd blocks need
     /// the `zlib` and `zstd` features.
     pub profile: Profile,
+    /// Where the database's files are listed and read (through
+    /// [`FileSystem::storage`]). Default: the local file system. A database open for
+    /// writing reads and writes through its
+    /// [`WritableOptions::file_system`](crate::WritableOptions::file_system) instead.
+    pub file_system: Arc<dyn FileSystem>,
 }
 
 impl Default for DbOptions {
@@ -73,6 +79,7 @@ impl Default for DbOptions {
             paranoid_checks: false,
             memory_map: true,
             profile: Profile::Auto,
+            file_system: Arc::new(LocalFileSystem),
         }
     }
 }
@@ -129,6 +136,12 @@ impl DbOptions {
         self
     }
 
+    /// Sets [`file_system`](Self::file_system).
+    pub fn file_system(mut self, file_system: Arc<dyn FileSystem>) -> Self {
+        self.file_system = file_system;
+        self
+    }
+
     /// Sets [`paranoid_checks`](Self::paranoid_checks).
     pub fn paranoid_checks(mut self, paranoid: bool) -> Self {
         self.paranoid_checks = paranoid;
@@ -148,6 +161,7 @@ impl fmt::Debug for DbOptions {
             .field("paranoid_checks", &self.paranoid_checks)
             .field("memory_map", &self.memory_map)
             .field("profile", &self.profile)
+            .field("file_system", &self.file_system)
             .finish()
     }
 }

@@ -22,7 +22,7 @@ use crate::db::{Db, table_options};
 use crate::filename::{log_file_name, table_file_name};
 use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
 use crate::recovery::replay_log;
-use crate::storage::{LocalDir, MAX_READ_BYTES, Storage};
+use crate::storage::{MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
 use crate::version::{Origin, Source, file_sources};
 use crate::version_edit::FileMetaData;
@@ -83,7 +83,8 @@ impl Db {
         version: &PinnedVersion,
         options: DbOptions,
     ) -> Result<Db> {
-        Db::open_version_in(Arc::new(LocalDir::new(path)), version, options)
+        let storage = options.file_system.storage(path.as_ref());
+        Db::open_version_in(storage, version, options)
     }
 
     /// Opens the database whose files `storage` holds at `version`, which an open of it

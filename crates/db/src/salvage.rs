@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use leveltable_table::Comparator;
 
-use crate::db::{Db, list_dir, read_file, table_options};
+use crate::db::{Db, read_bounded, table_options};
 use crate::dbformat::{InternalKeyComparator, ParsedInternalKey, show_key};
 use crate::filename::{
     FileType, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
@@ -23,22 +23,23 @@ use crate::filename::{
 use crate::memtable::MemTableBuilder;
 use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
 use crate::recovery::replay_log;
+use crate::storage::Storage;
 use crate::table_cache::TableCache;
 use crate::table_scan::{Scan, scan_table};
 use crate::version::{Origin, Source};
 use crate::version_edit::FileMetaData;
-use crate::version_set::{comparator_name, read_manifest, user_comparator};
+use crate::version_set::{comparator_name, read_manifest_in, user_comparator};
 use crate::{Error, Result};
 
 /// The comparator a salvage chooses by name from [`DbOptions::comparators`]: the one the
 /// MANIFEST that `CURRENT` names records or, if that cannot be read, the newest MANIFEST
 /// (of `names`, the directory's files) that records one; bytewise if none does.
 fn salvage_comparator(
-    dir: &Path,
+    storage: &dyn Storage,
     names: &[String],
     options: &DbOptions,
 ) -> Result<Arc<dyn Comparator>> {
-    match read_manifest(dir, options) {
+    match read_manifest_in(storage, options) {
         Ok((_, user)) => return Ok(user),
         Err(e @ Error::UnknownComparator { .. }) => return Err(e),
         Err(_) => {}
@@ -52,8 +53,8 @@ fn salvage_comparator(
         .collect();
     manifests.sort_unstable();
     for (_, name) in manifests.iter().rev() {
-        // Bounded as every read of the directory (read_file refuses a file past its limit).
-        let Ok(data) = read_file(dir, name) else {
+        // Bounded as every read of the directory (read_bounded refuses a file past its limit).
+        let Ok(data) = read_bounded(storage, name) else {
             continue;
         };
         if comparator_name(&data).is_some() {
@@ -112,10 +113,11 @@ impl Db {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(Db, Damage)> {
         let dir = path.to_path_buf();
-        let names = list_dir(&dir)?;
+        let storage = options.file_system.storage(&dir);
+        let names = storage.list().map_err(|e| Error::io(&dir, e))?;
         let options = match &options.comparators {
             Some(_) => {
-                let user = salvage_comparator(&dir, &names, &options)?;
+                let user = salvage_comparator(&*storage, &names, &options)?;
                 options.comparator(user)
             }
             None => options,
@@ -125,7 +127,7 @@ impl Db {
         // MANIFEST that can be read still gives is each table's level, and its comparator:
         // a database ordered by another comparator is refused, as an open refuses it (its
         // tables would read as out of order throughout).
-        let listed: BTreeMap<u64, usize> = match read_manifest(&dir, &options) {
+        let listed: BTreeMap<u64, usize> = match read_manifest_in(&*storage, &options) {
             Ok((m, _)) => m
                 .levels
                 .iter()
@@ -182,7 +184,7 @@ impl Db {
         let mut max_sequence = 0u64;
         for (&number, &size) in logs.iter().zip(&log_sizes) {
             file_done(size, progress);
-            let data = match read_file(&dir, &log_file_name(number)) {
+            let data = match read_bounded(&*storage, &log_file_name(number)) {
                 Ok(data) => data,
                 Err(e) => {
                     skipped.push((log_file_name(number), e.to_string()));
@@ -241,8 +243,8 @@ impl Db {
         }
 
         // RepairDB scans tables without checking data block checksums.
-        let cache = TableCache::new(
-            &dir,
+        let cache = TableCache::with_storage(
+            Arc::clone(&storage),
             options.max_open_tables,
             table_options(&user, &options, checked),
         )
@@ -306,13 +308,14 @@ impl Db {
                 }
                 Err(e) => {
                     // Damaged: read what RepairDB's scan would, block by block, into memory.
-                    let ldb = dir.join(table_file_name(number));
-                    let path = if ldb.exists() {
+                    let ldb = table_file_name(number);
+                    let name = if names.contains(&ldb) {
                         ldb
                     } else {
-                        dir.join(sst_table_file_name(number))
+                        sst_table_file_name(number)
                     };
-                    let Some(scan) = scan_table(&path, Arc::clone(&user), checked) else {
+                    let Some(scan) = scan_table(&*storage, &name, Arc::clone(&user), checked)
+                    else {
                         skipped.push((table_file_name(number), e.to_string()));
                         damage.tables.push(TableDamage {
                             number,

@@ -5,12 +5,13 @@
 //! with LevelDB's default read options, and its `Table::Open` ignores meta errors); a repair
 //! checks them, and keeps where each block lost lies.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use leveltable_table::{Comparator, Profile, Table};
 
 use crate::dbformat::ldb_read_options_for;
+use crate::storage::Storage;
+use crate::table_source::TableSource;
 
 /// What a scan recovered.
 pub(crate) struct Scan {
@@ -37,12 +38,17 @@ pub(crate) struct ScannedBlock {
     pub(crate) lost: bool,
 }
 
-/// Scans the table at `path`, a table of the database whose user comparator is `user`;
-/// `None` if its footer or index cannot be read (the table is lost, as `RepairDB` drops it).
-/// With `verify` (a repair), each data block's checksum is checked: a block whose checksum
-/// fails is lost.
-pub(crate) fn scan_table(path: &Path, user: Arc<dyn Comparator>, verify: bool) -> Option<Scan> {
-    let (file, _) = crate::storage::open_regular(path).ok()?;
+/// Scans the table file `name` of `storage`, a table of the database whose user comparator
+/// is `user`; `None` if it cannot be opened or its footer or index cannot be read (the
+/// table is lost, as `RepairDB` drops it). With `verify` (a repair), each data block's
+/// checksum is checked: a block whose checksum fails is lost.
+pub(crate) fn scan_table(
+    storage: &dyn Storage,
+    name: &str,
+    user: Arc<dyn Comparator>,
+    verify: bool,
+) -> Option<Scan> {
+    let file = storage.open_table(name, false).ok()?;
     // Any writer's blocks (Mojang's zlib and raw deflate too), with the table reader's
     // bound on the decompressed size; no filter is needed to read every block.
     let mut options = ldb_read_options_for(user)
@@ -55,10 +61,10 @@ pub(crate) fn scan_table(path: &Path, user: Arc<dyn Comparator>, verify: bool) -
     let table = Table::open(file, options.clone()).ok()?;
     // Blocks whose checksum fails are read again without it, from a second reader.
     let loose = || {
-        let (file, _) = crate::storage::open_regular(path).ok()?;
+        let file = storage.open_table(name, false).ok()?;
         Table::open(file, options.clone().verify_checksums(false)).ok()
     };
-    let mut loose_table: Option<Option<Table<std::fs::File>>> = None;
+    let mut loose_table: Option<Option<Table<TableSource>>> = None;
     let mut scan = Scan {
         entries: Vec::new(),
         damaged_blocks: 0,

@@ -1,13 +1,14 @@
-//! Where a database open for writing creates, syncs, renames and deletes its files (the
-//! writing half of LevelDB's `Env`). The default is the local file system; a test can give
-//! one that fails on demand, to check that every failure reaches the caller and loses
-//! nothing acknowledged.
+//! Where a database's files are listed, read, created, synced, renamed and deleted
+//! (LevelDB's `Env`). The default is the local file system; a test can give one that fails
+//! on demand, to check that every failure reaches the caller and loses nothing.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::regular_file::create_regular;
+use crate::storage::{LocalDir, Storage};
 
 /// A file being written.
 pub trait WritableFile: Write + Send {
@@ -98,9 +99,17 @@ fn start_writeback(file: &File) {
 #[cfg(not(target_os = "linux"))]
 fn start_writeback(_file: &File) {}
 
-/// The file operations of a database open for writing. Reads go through the read path's
-/// [`Storage`](crate::storage::Storage).
+/// The file operations of a database: what read-only opens, recoveries and salvages read
+/// (through the [`Storage`] of a directory, [`storage`](Self::storage)), and what the
+/// writer, bulk builds and commits create, write, sync, rename and delete. Tests give a
+/// database one that fails on demand.
 pub trait FileSystem: Send + Sync + std::fmt::Debug {
+    /// The files of the directory `dir`, for listing and reading. By default the local
+    /// directory ([`LocalDir`]), which reads only regular files.
+    fn storage(&self, dir: &Path) -> Arc<dyn Storage> {
+        Arc::new(LocalDir::new(dir))
+    }
+
     /// Creates `path`, a new empty file (a file already there, left by a process that died,
     /// is replaced or emptied).
     ///

@@ -8,13 +8,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
-use crate::db::{list_dir, logs_to_replay, table_options};
+use crate::db::{logs_to_replay, table_options};
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::{log_file_name, parent_dir};
 use crate::live_memtable::LiveMemTable;
 use crate::lock::{DbLock, LOCK_FILE};
 use crate::recovery::replay_log;
-use crate::storage::{LocalDir, MAX_READ_BYTES, Storage};
+use crate::storage::MAX_READ_BYTES;
 use crate::table_cache::TableCache;
 use crate::version_edit::VersionEdit;
 use crate::version_set::read_manifest_in;
@@ -52,12 +52,12 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
             }
         }
     }
-    let storage = Arc::new(LocalDir::new(dir));
+    let storage = options.file_system.storage(dir);
     let (manifest, user) = read_manifest_in(&*storage, &options.read)?;
     let icmp = Arc::new(InternalKeyComparator::new(Arc::clone(&user)));
     let fs = Arc::clone(&options.file_system);
     let mut versions = VersionSet::recovered(Arc::clone(&fs), dir, Arc::clone(&icmp), &manifest);
-    let names = list_dir(dir)?;
+    let names = storage.list().map_err(|e| Error::io(dir, e))?;
     let logs = logs_to_replay(&manifest, &names)?;
     // Before any file is written: numbers for a table per log, the new log and the new
     // MANIFEST, past every log's own number.
@@ -71,7 +71,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     let read = &options.read;
     let tables = Arc::new(
         TableCache::with_storage(
-            storage,
+            Arc::clone(&storage),
             read.max_open_tables,
             table_options(&user, read, read.verify_checksums),
         )
@@ -84,10 +84,9 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     // tables hold the same versions).
     let mut edit = VersionEdit::default();
     let mut max_sequence = versions.last_sequence;
-    let log_dir = LocalDir::new(dir);
     for &number in &logs {
         let path = dir.join(log_file_name(number));
-        let source = log_dir
+        let source = storage
             .read_stream(&log_file_name(number), MAX_READ_BYTES)
             .map_err(|e| Error::io(&path, e))?;
         let replayed = replay_log(number, &path, source, true, read.paranoid_checks, &user)?;
@@ -215,19 +214,28 @@ fn lock_database(dir: &Path, options: &WritableOptions) -> Result<DbLock> {
     }
 }
 
-/// Creates the database's directory (and its missing parents) and syncs its parent, so that
-/// the directory's name survives a power loss once the open returns (LevelDB creates it
-/// without syncing its parent).
+/// Creates the database's directory and its missing parents, syncing the parent of each, so
+/// that the directory's path survives a power loss once the open returns (LevelDB creates
+/// it without syncing anything).
 fn create_database_dir(dir: &Path, options: &WritableOptions) -> Result<()> {
-    let parent = parent_dir(dir);
-    fs::create_dir_all(parent).map_err(|e| Error::op("cannot create", parent, e))?;
     let fs = &*options.file_system;
-    match fs.create_dir(dir) {
-        Ok(()) => {}
-        // Made meanwhile by another process: it syncs it.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => return Ok(()),
-        Err(e) => return Err(Error::op("cannot create", dir, e)),
+    // The directories to make, innermost first.
+    let mut missing = vec![dir];
+    let mut at = parent_dir(dir);
+    while !at.exists() && parent_dir(at) != at {
+        missing.push(at);
+        at = parent_dir(at);
     }
-    fs.sync_dir(parent)
-        .map_err(|e| Error::op("cannot sync", parent, e))
+    for &made in missing.iter().rev() {
+        match fs.create_dir(made) {
+            Ok(()) => {}
+            // Made meanwhile by another process: it syncs it.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && made.is_dir() => continue,
+            Err(e) => return Err(Error::op("cannot create", made, e)),
+        }
+        let parent = parent_dir(made);
+        fs.sync_dir(parent)
+            .map_err(|e| Error::op("cannot sync", parent, e))?;
+    }
+    Ok(())
 }

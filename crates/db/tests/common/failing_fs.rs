@@ -1,12 +1,15 @@
-//! A file system that fails on demand: the operation numbered `fail_at` (creating, writing,
-//! syncing, renaming, linking, removing, making a directory or syncing one) fails with the
-//! OS error `kind`; the others go to the local file system.
+//! A file system that fails on demand: the operation numbered `fail_at` (listing a directory,
+//! reading a file, opening a table, creating, writing, syncing, renaming, linking, removing,
+//! making a directory or syncing one) fails with the OS error `kind`; the others go to the
+//! local file system.
 
-use std::io::{self, Write};
-use std::path::Path;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use leveltable_db::storage::{LocalDir, Storage};
+use leveltable_db::table_source::TableSource;
 use leveltable_db::{FileSystem, LocalFileSystem, WritableFile};
 
 /// ENOSPC.
@@ -81,7 +84,55 @@ impl FailingFs {
     }
 }
 
+/// The files of a directory, read as its [`Failing`] says.
+struct FailingStorage {
+    inner: LocalDir,
+    fs: Arc<Failing>,
+}
+
+impl Storage for FailingStorage {
+    fn path(&self) -> PathBuf {
+        self.inner.path()
+    }
+
+    fn list(&self) -> io::Result<Vec<String>> {
+        self.fs.tick()?;
+        self.inner.list()
+    }
+
+    fn read(&self, name: &str) -> io::Result<Vec<u8>> {
+        self.fs.tick()?;
+        self.inner.read(name)
+    }
+
+    fn read_bounded(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
+        self.fs.tick()?;
+        self.inner.read_bounded(name, limit)
+    }
+
+    fn read_stream(&self, name: &str, limit: u64) -> io::Result<Box<dyn Read + Send + '_>> {
+        self.fs.tick()?;
+        self.inner.read_stream(name, limit)
+    }
+
+    fn open_table(&self, name: &str, memory_map: bool) -> io::Result<TableSource> {
+        self.fs.tick()?;
+        self.inner.open_table(name, memory_map)
+    }
+
+    fn fingerprint(&self) -> Option<(Vec<u8>, u64)> {
+        self.inner.fingerprint()
+    }
+}
+
 impl FileSystem for FailingFs {
+    fn storage(&self, dir: &Path) -> Arc<dyn Storage> {
+        Arc::new(FailingStorage {
+            inner: LocalDir::new(dir),
+            fs: Arc::clone(&self.0),
+        })
+    }
+
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         self.0.tick()?;
         Ok(self.wrap(LocalFileSystem.create(path)?))

@@ -1,0 +1,183 @@
+//! Every operation of a database's `FileSystem` failing in turn with EIO (listing the
+//! directory, reading a file, opening a table; for a writable open also creating, writing,
+//! syncing, renaming, removing and syncing the directory), for a read-only open and a full
+//! read, a salvage and a writable open's recovery of a database with tables and a live log.
+//! Each failure is an error naming the database's directory or a file in it, or a view that
+//! still holds everything; the read-only paths change no byte of the directory; a recovery
+//! that failed leaves a database that opens holding every write.
+//!
+//! Bulk builds and their commits fail each operation in turn in `bulk_faults.rs`, the
+//! writer's writes, flushes and compactions in `writer_faults.rs`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use leveltable_db::{Db, DbIter, DbOptions, WritableDb, WritableOptions, WriteOptions};
+
+mod common;
+
+use common::failing_fs::{EIO, Failing, FailingFs};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Writes 1,500 puts and deletes over 1,000 keys into a new database at `dir`, with a flush
+/// and a compaction on the way and the last writes left in the log; returns what it holds.
+fn fixture(dir: &Path) -> Model {
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(16 << 10);
+    let db = WritableDb::open(dir, options).unwrap();
+    let mut model = Model::new();
+    for i in 0u64..1500 {
+        let key = format!("key{:05}", (i * 7919) % 1000).into_bytes();
+        if i % 5 == 0 {
+            db.delete(&key, WriteOptions::default()).unwrap();
+            model.remove(&key);
+        } else {
+            let value = vec![b'a' + (i % 26) as u8; 100 + (i % 300) as usize];
+            db.put(&key, &value, WriteOptions::default()).unwrap();
+            model.insert(key, value);
+        }
+        match i {
+            600 => db.flush().unwrap(),
+            1000 => db.compact_range(None, None).unwrap(),
+            _ => {}
+        }
+    }
+    db.close().unwrap();
+    model
+}
+
+/// Every file of `dir` and its bytes.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let name = entry.file_name().into_string().unwrap();
+            (name, std::fs::read(entry.path()).unwrap())
+        })
+        .collect()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for (name, data) in files(from) {
+        std::fs::write(to.join(name), data).unwrap();
+    }
+}
+
+fn read_all(iter: DbIter) -> leveltable_db::Result<Model> {
+    iter.collect()
+}
+
+/// Checks that a failure's error names the database's directory (or a file in it).
+fn names_the_directory(error: &leveltable_db::Error, dir: &Path, ctx: &str) {
+    let message = error.to_string();
+    assert!(
+        message.contains(&*dir.to_string_lossy()),
+        "{ctx}: the error names neither the directory nor a file in it: {message}"
+    );
+}
+
+/// Runs `attempt` with operation 0, 1, 2, … failing until one runs without reaching its
+/// failing operation; returns how many operations failed.
+fn each_failing_operation(mut attempt: impl FnMut(Arc<Failing>, &str)) -> u64 {
+    let mut fail_at = 0;
+    loop {
+        let failing = Failing::new(fail_at, EIO);
+        attempt(
+            Arc::clone(&failing),
+            &format!("operation {fail_at} failing"),
+        );
+        if !failing.failed() {
+            eprintln!("{fail_at} operations failed in turn");
+            return fail_at;
+        }
+        fail_at += 1;
+    }
+}
+
+fn failing_options(failing: &Arc<Failing>) -> DbOptions {
+    DbOptions::default().file_system(Arc::new(FailingFs(Arc::clone(failing))))
+}
+
+#[test]
+fn a_read_only_open_and_read_fail_clearly_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture(dir.path());
+    let before = files(dir.path());
+    let failed = each_failing_operation(|failing, ctx| {
+        let result =
+            Db::open(dir.path(), failing_options(&failing)).and_then(|db| read_all(db.iter()));
+        match result {
+            Ok(view) => assert_eq!(view, model, "{ctx}: the view lost entries"),
+            Err(e) => {
+                assert!(failing.failed(), "{ctx}: {e}");
+                names_the_directory(&e, dir.path(), ctx);
+            }
+        }
+        assert_eq!(files(dir.path()), before, "{ctx}: the directory changed");
+    });
+    // CURRENT, the MANIFEST, the listing, the log and the tables.
+    assert!(failed >= 5, "only {failed} operations");
+}
+
+#[test]
+fn a_salvage_fails_clearly_or_says_what_it_skipped_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixture(dir.path());
+    let before = files(dir.path());
+    let failed = each_failing_operation(|failing, ctx| {
+        match Db::salvage(dir.path(), failing_options(&failing)) {
+            Ok(db) => {
+                let view = read_all(db.iter());
+                let skipped = &db.properties().skipped;
+                match view {
+                    Ok(view) if view == model => {}
+                    Ok(_) => assert!(!skipped.is_empty(), "{ctx}: entries lost, none skipped"),
+                    Err(e) => names_the_directory(&e, dir.path(), ctx),
+                }
+                for (file, why) in skipped {
+                    assert!(failing.failed(), "{ctx}: {file} skipped: {why}");
+                }
+            }
+            Err(e) => {
+                assert!(failing.failed(), "{ctx}: {e}");
+                names_the_directory(&e, dir.path(), ctx);
+            }
+        }
+        assert_eq!(files(dir.path()), before, "{ctx}: the directory changed");
+    });
+    assert!(failed >= 5, "only {failed} operations");
+}
+
+#[test]
+fn a_recovery_that_fails_loses_nothing() {
+    let source = tempfile::tempdir().unwrap();
+    let model = fixture(source.path());
+    let failed = each_failing_operation(|failing, ctx| {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(source.path(), dir.path());
+        let fs = Arc::new(FailingFs(Arc::clone(&failing)));
+        let options = WritableOptions::default().file_system(fs);
+        let result = WritableDb::open(dir.path(), options).and_then(|db| {
+            let view = read_all(db.iter());
+            db.close()?;
+            view
+        });
+        match result {
+            Ok(view) => assert_eq!(view, model, "{ctx}: the view lost entries"),
+            Err(e) => {
+                assert!(failing.failed(), "{ctx}: {e}");
+                names_the_directory(&e, dir.path(), ctx);
+            }
+        }
+        let db = WritableDb::open(dir.path(), WritableOptions::default())
+            .unwrap_or_else(|e| panic!("{ctx}: the database no longer opens: {e}"));
+        assert_eq!(read_all(db.iter()).unwrap(), model, "{ctx}: entries lost");
+        db.close().unwrap();
+    });
+    // Reading CURRENT, the MANIFEST, the log; writing a table, a new log and a MANIFEST.
+    assert!(failed >= 10, "only {failed} operations");
+}
