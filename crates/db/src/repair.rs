@@ -164,15 +164,15 @@ pub fn repair_with_progress(
     check_order(src, options)?;
     check_dest(src, dest)?;
     let parent = parent_dir(dest);
-    let staging = TemporaryDir::new_in(&parent, ".leveltable-repair-")
-        .map_err(|e| Error::op("cannot create a directory in", &parent, e))?;
+    let staging = TemporaryDir::new_in(parent, ".leveltable-repair-")
+        .map_err(|e| Error::op("cannot create a directory in", parent, e))?;
     let built = staging.path().join("db");
     let mut report = build(src, &built, options, progress)?;
     report.dest = dest.to_owned();
     // Whole: under its final name in one rename (onto nothing, or an empty directory).
     std::fs::rename(&built, dest)
         .map_err(|e| Error::op(format!("cannot rename {} to", built.display()), dest, e))?;
-    sync_dir(&parent)?;
+    sync_dir(parent)?;
     drop(staging);
     Ok(report)
 }

@@ -365,7 +365,7 @@ impl Db {
                             scan.damaged_blocks
                         ),
                     ));
-                    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                    let size = std::fs::metadata(path).map_or(0, |m| m.len());
                     let (smallest, largest) = (first.0.to_vec(), last.0.to_vec());
                     (size, smallest, largest, Some(mem))
                 }

@@ -57,8 +57,8 @@ pub fn repair_in_place(dir: impl AsRef<Path>, options: &RepairOptions) -> Result
     let name = dir
         .file_name()
         .map_or_else(|| "db".into(), |n| n.to_string_lossy().into_owned());
-    let staging = TemporaryDir::new_in(&parent, ".leveltable-repair-")
-        .map_err(|e| Error::op("cannot create a directory in", &parent, e))?;
+    let staging = TemporaryDir::new_in(parent, ".leveltable-repair-")
+        .map_err(|e| Error::op("cannot create a directory in", parent, e))?;
     let built = staging.path().join("db");
     let mut report = build(dir, &built, options, &mut |_, _| {})?;
     report.dest = dir.to_owned();
@@ -74,13 +74,13 @@ pub fn repair_in_place(dir: impl AsRef<Path>, options: &RepairOptions) -> Result
         let _ = fs::remove_dir_all(&swap);
         return Err(e);
     }
-    sync_dir(&parent)?;
+    sync_dir(parent)?;
     // `dir` is the repaired database; `swap` the original, moved whole into it.
     let lost = dir.join(LOST_DIR);
     fs::rename(&swap, &lost)
         .map_err(|e| Error::op(format!("cannot rename {} to", swap.display()), &lost, e))?;
     sync_dir(dir)?;
-    sync_dir(&parent)?;
+    sync_dir(parent)?;
     drop(lock);
     drop(staging);
     Ok(report)
