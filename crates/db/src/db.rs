@@ -128,7 +128,7 @@ pub(crate) fn logs_to_replay(manifest: &Manifest, names: &[String]) -> Result<Ve
 }
 
 /// Table read options for a database with the user comparator `user`.
-pub(crate) fn table_options(
+fn table_options(
     user: &Arc<dyn Comparator>,
     options: &DbOptions,
     verify: bool,
@@ -141,6 +141,23 @@ pub(crate) fn table_options(
         .verify_checksums(verify)
         .profile(options.profile)
         .block_cache(cache)
+}
+
+/// The cache of the tables of `storage`, read as `options` say (checksums checked if
+/// `verify`).
+pub(crate) fn table_cache(
+    storage: Arc<dyn Storage>,
+    user: &Arc<dyn Comparator>,
+    options: &DbOptions,
+    verify: bool,
+) -> TableCache {
+    TableCache::with_storage(
+        storage,
+        options.max_open_tables,
+        table_options(user, options, verify),
+    )
+    .with_memory_map(options.memory_map)
+    .with_memory_budget(options.table_memory_budget)
 }
 
 /// The internal-key bounds of user-key bounds.
@@ -261,7 +278,7 @@ impl Db {
                     .collect()
             })
             .collect();
-        let properties = DbProperties {
+        let mut properties = DbProperties {
             comparator: user.name().to_string(),
             manifest: Some(manifest.file.clone()),
             last_sequence,
@@ -269,24 +286,16 @@ impl Db {
             prev_log_number: manifest.prev_log_number,
             next_file_number: manifest.next_file_number,
             levels,
-            memtable_versions: log_infos.iter().map(|l| l.versions).sum(),
-            log_bytes: log_infos.iter().map(|l| l.size).sum(),
-            log_bytes_dropped: log_infos
-                .iter()
-                .flat_map(|l| &l.dropped)
-                .map(|d| d.bytes)
-                .sum(),
-            log_tail_bytes: log_infos.iter().map(|l| l.tail_bytes).sum(),
             logs: log_infos,
-            skipped: Vec::new(),
+            ..DbProperties::default()
         };
-        let tables = TableCache::with_storage(
+        properties.count_logs();
+        let tables = table_cache(
             Arc::clone(storage),
-            options.max_open_tables,
-            table_options(&user, options, options.verify_checksums),
-        )
-        .with_memory_map(options.memory_map)
-        .with_memory_budget(options.table_memory_budget);
+            &user,
+            options,
+            options.verify_checksums,
+        );
         let mut db = Db::assemble(dir, user, sources, tables, last_sequence, false, properties);
         // A local directory only: a refresh reads the files' tails where they are.
         if db.dir.is_dir() {

@@ -215,7 +215,7 @@ pub struct LogInfo {
 }
 
 /// What [`Db::properties`](crate::Db::properties) reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct DbProperties {
     /// The user comparator's name.
@@ -247,6 +247,22 @@ pub struct DbProperties {
     pub log_tail_bytes: u64,
     /// Files a salvage skipped, with the reason (empty for an open).
     pub skipped: Vec<(String, String)>,
+}
+
+impl DbProperties {
+    /// Sets the totals over [`logs`](Self::logs): their versions, bytes, bytes dropped and
+    /// tails.
+    pub(crate) fn count_logs(&mut self) {
+        self.memtable_versions = self.logs.iter().map(|l| l.versions).sum();
+        self.log_bytes = self.logs.iter().map(|l| l.size).sum();
+        self.log_bytes_dropped = self
+            .logs
+            .iter()
+            .flat_map(|l| &l.dropped)
+            .map(|d| d.bytes)
+            .sum();
+        self.log_tail_bytes = self.logs.iter().map(|l| l.tail_bytes).sum();
+    }
 }
 
 /// What [`Db::verify`](crate::Db::verify) checked.

@@ -18,12 +18,11 @@ use std::sync::Arc;
 
 use leveltable_table::Comparator;
 
-use crate::db::{Db, table_options};
+use crate::db::{Db, table_cache};
 use crate::filename::{log_file_name, table_file_name};
-use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
+use crate::options::{DbOptions, DbProperties, TableInfo};
 use crate::recovery::replay_log;
 use crate::storage::{MAX_READ_BYTES, Storage};
-use crate::table_cache::TableCache;
 use crate::version::{Origin, Source, file_sources};
 use crate::version_edit::FileMetaData;
 use crate::{Error, Result};
@@ -172,7 +171,7 @@ impl Db {
             })
             .collect();
         sources.extend(file_sources(&files));
-        let properties = DbProperties {
+        let mut properties = DbProperties {
             comparator: user.name().to_string(),
             manifest: None,
             last_sequence: version.last_sequence,
@@ -180,20 +179,16 @@ impl Db {
             prev_log_number: 0,
             next_file_number: 0,
             levels: version.levels.clone(),
-            memtable_versions: logs.iter().map(|l: &LogInfo| l.versions).sum(),
-            log_bytes: logs.iter().map(|l| l.size).sum(),
-            log_bytes_dropped: logs.iter().flat_map(|l| &l.dropped).map(|d| d.bytes).sum(),
-            log_tail_bytes: logs.iter().map(|l| l.tail_bytes).sum(),
             logs,
-            skipped: Vec::new(),
+            ..DbProperties::default()
         };
-        let tables = TableCache::with_storage(
+        properties.count_logs();
+        let tables = table_cache(
             Arc::clone(&storage),
-            options.max_open_tables,
-            table_options(&user, &options, options.verify_checksums),
-        )
-        .with_memory_map(options.memory_map)
-        .with_memory_budget(options.table_memory_budget);
+            &user,
+            &options,
+            options.verify_checksums,
+        );
         Ok(Db::assemble(
             dir,
             user,

@@ -606,15 +606,7 @@ impl Tail {
             p.levels = self.levels();
         }
         p.logs = self.logs.values().map(|l| l.info.clone()).collect();
-        p.memtable_versions = p.logs.iter().map(|l| l.versions).sum();
-        p.log_bytes = p.logs.iter().map(|l| l.size).sum();
-        p.log_bytes_dropped = p
-            .logs
-            .iter()
-            .flat_map(|l| &l.dropped)
-            .map(|d| d.bytes)
-            .sum();
-        p.log_tail_bytes = p.logs.iter().map(|l| l.tail_bytes).sum();
+        p.count_logs();
     }
 
     /// The tables of each level, as properties give them.

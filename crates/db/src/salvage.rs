@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use leveltable_table::Comparator;
 
-use crate::db::{Db, read_bounded, table_options};
+use crate::db::{Db, read_bounded, table_cache};
 use crate::dbformat::{InternalKeyComparator, ParsedInternalKey, show_key};
 use crate::filename::{
     FileType, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
@@ -24,7 +24,6 @@ use crate::memtable::MemTableBuilder;
 use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
 use crate::recovery::replay_log;
 use crate::storage::Storage;
-use crate::table_cache::TableCache;
 use crate::table_scan::{Scan, scan_table};
 use crate::version::{Origin, Source};
 use crate::version_edit::FileMetaData;
@@ -243,13 +242,7 @@ impl Db {
         }
 
         // RepairDB scans tables without checking data block checksums.
-        let cache = TableCache::with_storage(
-            Arc::clone(&storage),
-            options.max_open_tables,
-            table_options(&user, &options, checked),
-        )
-        .with_memory_map(options.memory_map)
-        .with_memory_budget(options.table_memory_budget);
+        let cache = table_cache(Arc::clone(&storage), &user, &options, checked);
         let icmp = InternalKeyComparator::new(Arc::clone(&user));
         let mut infos = Vec::new();
         for (&number, &size) in tables.iter().zip(&table_sizes) {
@@ -394,7 +387,7 @@ impl Db {
             });
         }
         progress(total, total);
-        let properties = DbProperties {
+        let mut properties = DbProperties {
             comparator: user.name().to_string(),
             manifest: None,
             last_sequence: max_sequence,
@@ -402,17 +395,11 @@ impl Db {
             prev_log_number: 0,
             next_file_number,
             levels: vec![infos],
-            memtable_versions: log_infos.iter().map(|l| l.versions).sum(),
-            log_bytes: log_infos.iter().map(|l| l.size).sum(),
-            log_bytes_dropped: log_infos
-                .iter()
-                .flat_map(|l| &l.dropped)
-                .map(|d| d.bytes)
-                .sum(),
-            log_tail_bytes: log_infos.iter().map(|l| l.tail_bytes).sum(),
             logs: log_infos,
             skipped,
+            ..DbProperties::default()
         };
+        properties.count_logs();
         let db = Db::assemble(dir, user, sources, cache, max_sequence, true, properties);
         Ok((db, damage))
     }

@@ -8,14 +8,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
-use crate::db::{logs_to_replay, table_options};
+use crate::db::{logs_to_replay, table_cache};
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::{log_file_name, parent_dir};
 use crate::live_memtable::LiveMemTable;
 use crate::lock::{DbLock, LOCK_FILE};
 use crate::recovery::replay_log;
 use crate::storage::MAX_READ_BYTES;
-use crate::table_cache::TableCache;
 use crate::version_edit::VersionEdit;
 use crate::version_set::read_manifest_in;
 use crate::writer::log_file::LogFile;
@@ -69,15 +68,12 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     versions.check_file_numbers(logs.len() as u64 + 2)?;
     versions.next_file_number = next;
     let read = &options.read;
-    let tables = Arc::new(
-        TableCache::with_storage(
-            Arc::clone(&storage),
-            read.max_open_tables,
-            table_options(&user, read, read.verify_checksums),
-        )
-        .with_memory_map(read.memory_map)
-        .with_memory_budget(read.table_memory_budget),
-    );
+    let tables = Arc::new(table_cache(
+        Arc::clone(&storage),
+        &user,
+        read,
+        read.verify_checksums,
+    ));
     let build = options.build_options(&icmp);
 
     // Each live log becomes a level-0 table (LevelDB writes one per memtable's worth; the
