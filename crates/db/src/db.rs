@@ -128,11 +128,7 @@ pub(crate) fn logs_to_replay(manifest: &Manifest, names: &[String]) -> Result<Ve
 }
 
 /// Table read options for a database with the user comparator `user`.
-fn table_options(
-    user: &Arc<dyn Comparator>,
-    options: &DbOptions,
-    verify: bool,
-) -> ReadOptions {
+fn table_options(user: &Arc<dyn Comparator>, options: &DbOptions, verify: bool) -> ReadOptions {
     let cache = options
         .block_cache
         .clone()
