@@ -9,44 +9,8 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::*;
-
-const SCRIPT: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../python/tests/bedrock_world.py"
-);
-
-fn python() -> Option<String> {
-    let explicit = std::env::var("LEVELTABLE_MOJANG_PYTHON").ok();
-    let python = explicit.clone().unwrap_or_else(|| "python3".into());
-    let ok = Command::new(&python)
-        .args(["-c", "import leveldb; leveldb.LevelDB"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(python);
-    }
-    if explicit.is_some() || std::env::var("LEVELTABLE_REQUIRE_SERVERS").as_deref() == Ok("1") {
-        panic!("{python} cannot import amulet-leveldb's `leveldb`");
-    }
-    eprintln!("skipped: amulet-leveldb (Mojang's LevelDB) is not installed for {python}");
-    None
-}
-
-fn script(python: &str, args: &[&str]) {
-    let out = Command::new(python)
-        .arg(SCRIPT)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use leveltable_interop::mojang::{python, run};
 
 #[test]
 fn dump_of_a_mojang_world_is_mojangs_view() {
@@ -56,7 +20,7 @@ fn dump_of_a_mojang_world_is_mojangs_view() {
     let tmp = tempfile::tempdir().unwrap();
     let world = tmp.path().join("db");
     let world_arg = world.to_str().unwrap();
-    script(
+    run(
         &python,
         &["write", world_arg, "--megabytes", "4", "--seed", "5"],
     );
@@ -89,7 +53,7 @@ fn dump_of_a_mojang_world_is_mojangs_view() {
     );
 
     let expected = tmp.path().join("mojang.tsv");
-    script(&python, &["dump", world_arg, expected.to_str().unwrap()]);
+    run(&python, &["dump", world_arg, expected.to_str().unwrap()]);
     let expected = std::fs::read_to_string(expected).unwrap();
     assert!(expected.lines().count() > 500);
     assert!(

@@ -10,71 +10,13 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;
-use std::process::Command;
 
 use leveltable_db::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
 use leveltable_db::{Db, DbOptions};
+use leveltable_interop::mojang::{mojang_view, python, run};
 use leveltable_table::{Profile, Table};
 
-const SCRIPT: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../python/tests/bedrock_world.py"
-);
-
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
-
-fn python() -> Option<String> {
-    let explicit = std::env::var("LEVELTABLE_MOJANG_PYTHON").ok();
-    let python = explicit.clone().unwrap_or_else(|| "python3".into());
-    let ok = Command::new(&python)
-        .args(["-c", "import leveldb; leveldb.LevelDB"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(python);
-    }
-    if explicit.is_some() || std::env::var("LEVELTABLE_REQUIRE_SERVERS").as_deref() == Ok("1") {
-        panic!("{python} cannot import amulet-leveldb's `leveldb`");
-    }
-    eprintln!("skipped: amulet-leveldb (Mojang's LevelDB) is not installed for {python}");
-    None
-}
-
-fn run(python: &str, args: &[&str]) {
-    let out = Command::new(python)
-        .arg(SCRIPT)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn mojang_view(python: &str, dir: &Path) -> Entries {
-    let out = dir.with_extension("tsv");
-    run(
-        python,
-        &["dump", dir.to_str().unwrap(), out.to_str().unwrap()],
-    );
-    std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let (k, v) = l.split_once('\t').unwrap();
-            (unhex(k), unhex(v))
-        })
-        .collect()
-}
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -115,7 +57,7 @@ fn mojang_worlds_read_as_mojang_reads_them() {
     let copy = tmp.path().join("copy");
     copy_dir(&world, &copy);
     // Mojang's view, from the copy (opening it recovers the log into a table).
-    let want = mojang_view(&python, &copy);
+    let want: Entries = mojang_view(&python, &copy);
     assert!(want.len() > 1000);
     assert!(tables(&world).len() >= 2);
 
@@ -188,7 +130,7 @@ fn a_world_we_edit_opens_in_mojangs_leveldb() {
     let before: BTreeMap<Vec<u8>, Vec<u8>> = {
         let copy = tmp.path().join("before");
         copy_dir(&world, &copy);
-        mojang_view(&python, &copy).into_iter().collect()
+        mojang_view(&python, &copy)
     };
     let old_tables: Vec<_> = tables(&world);
     let options = WritableOptions::default()

@@ -13,72 +13,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use leveltable_db::dbformat::ldb_read_options;
 use leveltable_db::{Db, DbOptions, LostKind, RepairOptions, RepairReport, repair};
+use leveltable_interop::mojang::{mojang_view, python, run};
 use leveltable_table::{Profile, Table};
 
-const SCRIPT: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../python/tests/bedrock_world.py"
-);
-
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn python() -> Option<String> {
-    let explicit = std::env::var("LEVELTABLE_MOJANG_PYTHON").ok();
-    let python = explicit.clone().unwrap_or_else(|| "python3".into());
-    let ok = Command::new(&python)
-        .args(["-c", "import leveldb; leveldb.LevelDB"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(python);
-    }
-    if explicit.is_some() || std::env::var("LEVELTABLE_REQUIRE_SERVERS").as_deref() == Ok("1") {
-        panic!("{python} cannot import amulet-leveldb's `leveldb`");
-    }
-    eprintln!("skipped: amulet-leveldb (Mojang's LevelDB) is not installed for {python}");
-    None
-}
-
-fn run(python: &str, args: &[&str]) {
-    let out = Command::new(python)
-        .arg(SCRIPT)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-/// What Mojang's LevelDB reads in `dir` (opening it may recover its log into a table).
-fn mojang_view(python: &str, dir: &Path) -> Model {
-    let out = dir.with_extension("tsv");
-    run(
-        python,
-        &["dump", dir.to_str().unwrap(), out.to_str().unwrap()],
-    );
-    fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let (k, v) = l.split_once('\t').unwrap();
-            (unhex(k), unhex(v))
-        })
-        .collect()
-}
 
 fn our_view(dir: &Path) -> Model {
     let db = Db::open(dir, DbOptions::default()).unwrap();
@@ -151,7 +92,7 @@ fn a_damaged_world_repaired_opens_in_mojangs_leveldb_as_the_report_says() {
     // The truth: Mojang's view of the undamaged world (read from a copy).
     let truth = tmp.path().join("truth");
     copy_dir(&world, &truth);
-    let want = mojang_view(&python, &truth);
+    let want: Model = mojang_view(&python, &truth);
     assert!(want.len() > 1000);
 
     // A data block of the newest table (its keys' older versions survive: stale) and of the
@@ -223,7 +164,7 @@ fn a_damaged_world_repaired_opens_in_mojangs_leveldb_as_the_report_says() {
         assert!(err.contains("compression type 4"), "{err}");
     }
     // Mojang's LevelDB opens the repair and reads what we read.
-    let mojang = mojang_view(&python, &dest);
+    let mojang: Model = mojang_view(&python, &dest);
     assert_eq!(mojang.len(), got.len());
     assert!(mojang == got, "Mojang's LevelDB reads another repair");
 
@@ -236,5 +177,5 @@ fn a_damaged_world_repaired_opens_in_mojangs_leveldb_as_the_report_says() {
         assert_eq!(want.get(k), Some(v), "{k:02x?}");
     }
     assert_eq!(report.keys as usize, got_dropped.len());
-    assert!(mojang_view(&python, &dropped) == got_dropped);
+    assert!(mojang_view::<Model>(&python, &dropped) == got_dropped);
 }

@@ -7,6 +7,7 @@ mod error;
 mod ffi;
 pub mod filter_block;
 pub mod hash;
+pub mod mojang;
 mod skip;
 pub mod table;
 
