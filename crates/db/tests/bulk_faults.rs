@@ -69,61 +69,6 @@ fn build(fs: Arc<dyn FileSystem>, dir: &Path, threads: usize) -> leveltable_db::
     b.finish().map(|_| ())
 }
 
-#[test]
-fn every_failing_operation_of_a_bulk_build_fails_it_and_leaves_nothing() {
-    let stride = stride();
-    let mut failures = 0;
-    for threads in [1, 2] {
-        let mut fail_at = 0;
-        loop {
-            let kind = if (fail_at / stride) % 2 == 0 {
-                ENOSPC
-            } else {
-                EIO
-            };
-            let ctx = format!("{threads} threads, operation {fail_at} failing ({kind})");
-            let tmp = tempfile::tempdir().unwrap();
-            let dir = tmp.path().join("db");
-            let failing = Failing::new(fail_at, kind);
-            let built = build(Arc::new(FailingFs(Arc::clone(&failing))), &dir, threads);
-            if !failing.failed() {
-                built.unwrap_or_else(|e| panic!("{ctx}: an error without a failure: {e}"));
-                check_database(&dir, &ctx);
-                break;
-            }
-            let Err(e) = built else {
-                // A failed hard link: the table was copied.
-                check_database(&dir, &ctx);
-                fail_at += stride;
-                continue;
-            };
-            failures += 1;
-            let e = e.to_string();
-            assert!(
-                e.contains("cannot") && e.contains(&*tmp.path().to_string_lossy()),
-                "{ctx}: the error does not say what failed and where: {e}"
-            );
-            // Nothing under the database's name, and no staging directory left beside it.
-            assert!(
-                !dir.exists(),
-                "{ctx}: {:?} left at the database's name",
-                names(&dir)
-            );
-            assert!(
-                names(tmp.path()).is_empty(),
-                "{ctx}: {:?} left",
-                names(tmp.path())
-            );
-            // The same build succeeds once the file system does.
-            build(Arc::new(LocalFileSystem), &dir, threads).unwrap();
-            check_database(&dir, &ctx);
-            fail_at += stride;
-        }
-    }
-    eprintln!("{failures} failing operations of bulk builds checked, stride {stride}");
-    assert!(failures > 30, "{failures}");
-}
-
 /// Parts staged under `tmp`, built on the local file system.
 fn staged_parts(tmp: &Path) -> Vec<Part> {
     let all = entries();
@@ -152,59 +97,90 @@ fn staged_bytes(parts: &[Part]) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     all
 }
 
-#[test]
-fn every_failing_operation_of_a_commit_fails_it_and_keeps_the_parts() {
+/// Runs `attempt(tmp, dir, failing)` in a new temporary directory with operation 0, then
+/// every `stride`-th, failing (with `kinds` in turns), until one runs without reaching its
+/// failing operation; each time the database at `dir` is whole, or the error says what
+/// failed and where, nothing stands at `dir`, and the check `attempt` returned (what is
+/// left, then the same work done again on the local file system) passes. Returns how many
+/// failures were errors.
+fn each_failing_operation<F, R>(what: &str, kinds: [i32; 2], mut attempt: F) -> u64
+where
+    F: FnMut(&Path, &Path, Arc<Failing>) -> (leveltable_db::Result<()>, R),
+    R: FnOnce(&str),
+{
     let stride = stride();
     let mut failures = 0;
     let mut fail_at = 0;
     loop {
-        let kind = if (fail_at / stride) % 2 == 0 {
-            EIO
-        } else {
-            ENOSPC
-        };
-        let ctx = format!("operation {fail_at} of the commit failing ({kind})");
+        let kind = kinds[usize::from((fail_at / stride) % 2 == 1)];
+        let ctx = format!("{what}, operation {fail_at} failing ({kind})");
         let tmp = tempfile::tempdir().unwrap();
-        let parts = staged_parts(tmp.path());
-        let before = staged_bytes(&parts);
         let dir = tmp.path().join("db");
         let failing = Failing::new(fail_at, kind);
-        let committed = commit_on(
-            &FailingFs(Arc::clone(&failing)),
-            &dir,
-            &parts,
-            &mut |_, _| {},
-        );
+        let (result, after_error) = attempt(tmp.path(), &dir, Arc::clone(&failing));
         if !failing.failed() {
-            committed.unwrap_or_else(|e| panic!("{ctx}: an error without a failure: {e}"));
+            result.unwrap_or_else(|e| panic!("{ctx}: an error without a failure: {e}"));
             check_database(&dir, &ctx);
-            break;
+            eprintln!("{failures} failing operations of {what} checked, stride {stride}");
+            return failures;
         }
-        let Err(e) = committed else {
-            // A failed hard link: the table was copied (and the parts, committed, removed).
-            check_database(&dir, &ctx);
-            fail_at += stride;
-            continue;
-        };
-        failures += 1;
-        let e = e.to_string();
-        assert!(
-            e.contains("cannot") && e.contains(&*tmp.path().to_string_lossy()),
-            "{ctx}: the error does not say what failed and where: {e}"
-        );
-        assert!(
-            !dir.exists(),
-            "{ctx}: {:?} left at the database's name",
-            names(&dir)
-        );
-        assert!(
-            staged_bytes(&parts) == before,
-            "{ctx}: a staged file changed"
-        );
-        commit(&dir, &parts).unwrap_or_else(|e| panic!("{ctx}: the commit after: {e}"));
-        check_database(&dir, &ctx);
+        match result {
+            // A failed hard link: the table was copied.
+            Ok(()) => check_database(&dir, &ctx),
+            Err(e) => {
+                failures += 1;
+                let e = e.to_string();
+                assert!(
+                    e.contains("cannot") && e.contains(&*tmp.path().to_string_lossy()),
+                    "{ctx}: the error does not say what failed and where: {e}"
+                );
+                assert!(
+                    !dir.exists(),
+                    "{ctx}: {:?} left at the database's name",
+                    names(&dir)
+                );
+                after_error(&ctx);
+                check_database(&dir, &ctx);
+            }
+        }
         fail_at += stride;
     }
-    eprintln!("{failures} failing operations of commits checked, stride {stride}");
+}
+
+#[test]
+fn every_failing_operation_of_a_bulk_build_fails_it_and_leaves_nothing() {
+    for threads in [1, 2] {
+        let what = format!("bulk builds on {threads} threads");
+        let failures = each_failing_operation(&what, [ENOSPC, EIO], |tmp, dir, failing| {
+            let built = build(Arc::new(FailingFs(failing)), dir, threads);
+            let (tmp, dir) = (tmp.to_path_buf(), dir.to_path_buf());
+            let after_error = move |ctx: &str| {
+                // No staging directory left beside the database's name.
+                assert!(names(&tmp).is_empty(), "{ctx}: {:?} left", names(&tmp));
+                // The same build succeeds once the file system does.
+                build(Arc::new(LocalFileSystem), &dir, threads).unwrap();
+            };
+            (built, after_error)
+        });
+        assert!(failures > 15, "{failures}");
+    }
+}
+
+#[test]
+fn every_failing_operation_of_a_commit_fails_it_and_keeps_the_parts() {
+    let failures = each_failing_operation("commits", [EIO, ENOSPC], |tmp, dir, failing| {
+        let parts = staged_parts(tmp);
+        let before = staged_bytes(&parts);
+        let committed = commit_on(&FailingFs(failing), dir, &parts, &mut |_, _| {}).map(|_| ());
+        let dir = dir.to_path_buf();
+        let after_error = move |ctx: &str| {
+            assert!(
+                staged_bytes(&parts) == before,
+                "{ctx}: a staged file changed"
+            );
+            commit(&dir, &parts).unwrap_or_else(|e| panic!("{ctx}: the commit after: {e}"));
+        };
+        (committed, after_error)
+    });
     assert!(failures > 5, "{failures}");
 }
