@@ -10,7 +10,7 @@
 //! end knowing the next file number, the log number and the last sequence number.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
@@ -57,6 +57,9 @@ pub struct Manifest {
 struct LevelBuilder {
     deleted: BTreeSet<u64>,
     added: Vec<FileMetaData>,
+    /// The number and smallest key of each file in `added`: LevelDB keeps added files in a
+    /// set ordered by (smallest key, number), so an equal one is not added twice.
+    keys: HashSet<(u64, Vec<u8>)>,
 }
 
 impl Manifest {
@@ -130,13 +133,7 @@ impl Manifest {
                 check_file_range(file, meta, &icmp, record.offset)?;
                 let builder = &mut levels[*level];
                 builder.deleted.remove(&meta.number);
-                // LevelDB keeps added files in a set ordered by (smallest key, number): an
-                // equal one is not added twice.
-                if !builder
-                    .added
-                    .iter()
-                    .any(|f| f.number == meta.number && f.smallest == meta.smallest)
-                {
+                if builder.keys.insert((meta.number, meta.smallest.clone())) {
                     builder.added.push(meta.clone());
                 }
             }
