@@ -107,7 +107,8 @@ impl Db {
         let dir = storage.path();
         let user = comparator_named(&options, &version.comparator)?;
         let names = storage.list().map_err(|e| Error::io(&dir, e))?;
-        let present = |name: &str| names.iter().any(|n| n == name);
+        let names: std::collections::HashSet<String> = names.into_iter().collect();
+        let present = |name: &str| names.contains(name);
         let gone = |file: String, what: &str| Error::MissingFile {
             file: file.into(),
             what: format!("{what} of the version of {} being read", dir.display()).into(),

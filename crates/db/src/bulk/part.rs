@@ -137,6 +137,7 @@ impl Part {
         .ok_or_else(|| bad(2, "no staging path"))?;
         let staging = path_from_bytes(staging).ok_or_else(|| bad(2, "a bad staging path"))?;
         let mut files: Vec<PartFile> = Vec::new();
+        let mut names = std::collections::HashSet::new();
         for (n, line) in lines {
             let file = parse_file(line, version).ok_or_else(|| {
                 bad(
@@ -155,7 +156,7 @@ impl Part {
             {
                 return Err(bad(n, "a bad file name, key range or entry count"));
             }
-            if files.iter().any(|f| f.name == file.name) {
+            if !names.insert(file.name.clone()) {
                 return Err(bad(n, "a file named twice"));
             }
             files.push(file);
