@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use leveltable_db::{Db, DbOptions, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions};
@@ -61,11 +61,13 @@ fn view(db: &Db) -> State {
 
 /// Checks views of `reader`, refreshed while `write` runs batches `range` (the model is
 /// `state` before them, at sequence `sequence`): each view is the model after a prefix, at
-/// the prefix's last sequence, and the prefixes grow. Returns the model and sequence after
-/// all of them, and how many refreshes saw something new.
+/// the prefix's last sequence, and the prefixes grow. `write` gets a pace to call now and
+/// then: it returns once the reader has refreshed since the last call, so the reader sees
+/// the writes in several steps however the threads are scheduled. Returns the model and
+/// sequence after all of them, and how many refreshes saw something new.
 fn refresh_during(
     reader: &mut Db,
-    write: impl FnOnce(&[Vec<(Vec<u8>, Option<Vec<u8>>)>]) + Send,
+    write: impl FnOnce(&[Vec<(Vec<u8>, Option<Vec<u8>>)>], &dyn Fn()) + Send,
     range: std::ops::Range<u64>,
     mut state: State,
     mut sequence: u64,
@@ -77,17 +79,39 @@ fn refresh_during(
         ends.push(ends.last().unwrap() + ops.len() as u64);
     }
     let done = AtomicBool::new(false);
+    let refreshes = AtomicU64::new(0);
+    let reader_gone = AtomicBool::new(false);
     let mut applied = 0usize;
     let mut changed = 0u64;
     std::thread::scope(|s| {
         s.spawn(|| {
-            write(&batches);
+            let seen = AtomicU64::new(0);
+            let pace = || {
+                let last = seen.load(Ordering::SeqCst);
+                // (A reader that stopped, failing, stops the pacing.)
+                while refreshes.load(Ordering::SeqCst) <= last
+                    && !reader_gone.load(Ordering::SeqCst)
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                seen.store(refreshes.load(Ordering::SeqCst), Ordering::SeqCst);
+            };
+            write(&batches, &pace);
             done.store(true, Ordering::SeqCst);
         });
+        // Set as the reader's loop ends, by a failed check too.
+        struct Gone<'a>(&'a AtomicBool);
+        impl Drop for Gone<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let _gone = Gone(&reader_gone);
         let deadline = Instant::now() + Duration::from_secs(300);
         loop {
             let finished = done.load(Ordering::SeqCst);
             let r = reader.refresh().unwrap();
+            refreshes.fetch_add(1, Ordering::SeqCst);
             assert!(r.last_sequence >= r.previous_sequence, "{r:?}");
             assert_eq!(reader.snapshot(), r.last_sequence);
             if r.changed() {
@@ -135,11 +159,14 @@ fn every_refresh_is_a_prefix_of_the_writers_history() {
 
     let (state, sequence, changed) = refresh_during(
         &mut reader,
-        |batches| {
+        |batches, pace| {
             for (i, ops) in batches.iter().enumerate() {
                 db.write(&to_builder(ops), WriteOptions::default()).unwrap();
                 if i % 700 == 699 {
                     db.compact_range(None, None).unwrap();
+                }
+                if i % 500 == 499 {
+                    pace();
                 }
             }
         },
@@ -160,7 +187,7 @@ fn every_refresh_is_a_prefix_of_the_writers_history() {
     let db = writable(&dir);
     let (_, _, _) = refresh_during(
         &mut reader,
-        |batches| {
+        |batches, _pace| {
             for ops in batches {
                 db.write(&to_builder(ops), WriteOptions::default()).unwrap();
             }
