@@ -252,8 +252,26 @@ pub(crate) fn apply_edit(
         check_file_range(&file, meta, icmp, offset)?;
         debug_assert!(*level < NUM_LEVELS);
     }
-    // Each level the edit changes is filtered and sorted once, whatever the edit's size.
-    for (level, files) in manifest.levels.iter_mut().enumerate() {
+    apply_files(&mut manifest.levels, edit, icmp);
+    manifest.log_number = edit.log_number.unwrap_or(manifest.log_number);
+    manifest.prev_log_number = edit.prev_log_number.unwrap_or(manifest.prev_log_number);
+    manifest.next_file_number = edit.next_file_number.unwrap_or(manifest.next_file_number);
+    manifest.last_sequence = edit.last_sequence.unwrap_or(manifest.last_sequence);
+    manifest.records += 1;
+    Ok(())
+}
+
+/// Applies `edit`'s deleted and new files to `levels` (LevelDB's `VersionSet::Builder`
+/// for one edit): a deleted file leaves its level, a new one joins its level unless a file
+/// of its number is there, and each level changed is sorted by smallest key, then number.
+/// The one rule for a refresh's view and the writer's version set; each level the edit
+/// changes is filtered and sorted once, whatever the edit's size.
+pub(crate) fn apply_files(
+    levels: &mut [Vec<Arc<FileMetaData>>; NUM_LEVELS],
+    edit: &VersionEdit,
+    icmp: &InternalKeyComparator,
+) {
+    for (level, files) in levels.iter_mut().enumerate() {
         let deleted: HashSet<u64> = edit
             .deleted_files
             .iter()
@@ -279,12 +297,6 @@ pub(crate) fn apply_edit(
             });
         }
     }
-    manifest.log_number = edit.log_number.unwrap_or(manifest.log_number);
-    manifest.prev_log_number = edit.prev_log_number.unwrap_or(manifest.prev_log_number);
-    manifest.next_file_number = edit.next_file_number.unwrap_or(manifest.next_file_number);
-    manifest.last_sequence = edit.last_sequence.unwrap_or(manifest.last_sequence);
-    manifest.records += 1;
-    Ok(())
 }
 
 /// The most bytes of a name read from `CURRENT` that messages show.

@@ -9,6 +9,7 @@ use leveltable_table::Comparator;
 
 use crate::dbformat::{InternalKeyComparator, TAG_LEN};
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
+use crate::version_set::apply_files;
 
 /// Level-0 files that start a compaction (`config::kL0_CompactionTrigger`).
 pub(crate) const L0_COMPACTION_TRIGGER: usize = 4;
@@ -66,19 +67,7 @@ impl Levels {
     /// The files after `edit`: its deleted files removed, its new files added.
     pub(crate) fn apply(&self, edit: &VersionEdit, icmp: &InternalKeyComparator) -> Levels {
         let mut files = self.files.clone();
-        for (level, list) in files.iter_mut().enumerate() {
-            list.retain(|f| !edit.deleted_files.contains(&(level, f.number)));
-        }
-        for (level, meta) in &edit.new_files {
-            files[*level].retain(|f| f.number != meta.number);
-            files[*level].push(Arc::new(meta.clone()));
-        }
-        for list in &mut files {
-            list.sort_by(|a, b| {
-                icmp.compare(&a.smallest, &b.smallest)
-                    .then(a.number.cmp(&b.number))
-            });
-        }
+        apply_files(&mut files, edit, icmp);
         Levels { files }
     }
 
