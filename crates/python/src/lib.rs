@@ -14,6 +14,7 @@ mod db;
 mod db_build;
 mod db_follow;
 mod db_options;
+mod db_place;
 mod db_view;
 mod db_write;
 mod entries;
@@ -51,5 +52,6 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(repair::repair_db, m)?)?;
     m.add_class::<version_scan::VersionScan>()?;
     m.add_function(wrap_pyfunction!(version_scan::plan_version, m)?)?;
+    m.add_function(wrap_pyfunction!(db_place::find_databases, m)?)?;
     Ok(())
 }

@@ -2,19 +2,23 @@
 //! version an open sees (its tables per level with their key ranges and sizes, the logs and
 //! the bytes replayed from each, the last sequence), and `VersionScan(path, version, start,
 //! stop)` opens exactly that version, perhaps with only the tables a key range needs, and
-//! reads the range in chunks laid out as Arrow binary columns (32-bit offsets and data), for
-//! `leveltable.spark_source`.
+//! reads the range in chunks laid out as Arrow binary columns (32-bit offsets and data), or
+//! every stored version of its keys (`versions()`), for `leveltable.spark_source`. `path` is
+//! a directory or the URL of an object-store prefix (see `db_place`).
 
 use std::ops::Bound as Edge;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use leveltable_db::{Db as RustDb, DbIter, PinnedVersion, TableInfo};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
+use crate::arrow_stream::ArrowStream;
+use crate::closable::Closable;
+use crate::db_place::{Place, StoreOptions};
+use crate::db_view::THE_DATABASE;
 use crate::errors::{InvalidArgumentError, db_error, open_error};
-use crate::fs_path::FsPath;
 
 /// Entries per chunk, at most.
 const CHUNK_ROWS: usize = 8192;
@@ -27,19 +31,33 @@ fn options() -> leveltable_db::DbOptions {
     leveltable_db::DbOptions::default().comparators(leveltable_chromium::comparators())
 }
 
-/// `plan_version(path) -> dict`: opens the database in `path` read-only and reports the
-/// version it opened: `comparator`, `last_sequence`, `logs` (`(number, bytes replayed)`
-/// tuples) and `levels` (per level, `(number, size, smallest, largest)` tuples, the keys
-/// internal keys: the user key and an 8-byte tag).
+/// `plan_version(path, options=None) -> dict`: opens the database in `path` (a directory,
+/// or an object-store prefix's URL, configured by the store `options`) read-only and
+/// reports the version it opened: `comparator`, `last_sequence`, `logs` (`(number, bytes
+/// replayed)` tuples) and `levels` (per level, `(number, size, smallest, largest)` tuples,
+/// the keys internal keys: the user key and an 8-byte tag); for a prefix, `requests`, those
+/// the open made (`gets`, `lists`, `bytes_read`, `retries`).
 #[pyfunction]
-pub fn plan_version<'py>(py: Python<'py>, path: FsPath) -> PyResult<Bound<'py, PyDict>> {
-    let path = path.0;
+#[pyo3(signature = (path, options = None))]
+pub fn plan_version<'py>(
+    py: Python<'py>,
+    path: &Bound<'py, PyAny>,
+    options: StoreOptions,
+) -> PyResult<Bound<'py, PyDict>> {
+    let place = Place::of(path, &options)?;
+    let path = place.name();
     let db = py
-        .detach(|| RustDb::open(&path, options()))
-        .map_err(|e| open_error(&path, e))?;
+        .detach(|| RustDb::open_storage(place.storage(), self::options()))
+        .map_err(|e| match place {
+            Place::Dir(_) => open_error(&path, e),
+            Place::Prefix(_) => db_error(&path, e),
+        })?;
     let v = db.pinned_version();
     let d = PyDict::new(py);
     d.set_item("path", path.display().to_string())?;
+    if let Some(requests) = place.requests(py)? {
+        d.set_item("requests", requests)?;
+    }
     d.set_item("comparator", &v.comparator)?;
     d.set_item("last_sequence", v.last_sequence)?;
     d.set_item("logs", v.logs.clone())?;
@@ -142,15 +160,20 @@ struct Reading {
     pending: Option<(Vec<u8>, Vec<u8>)>,
 }
 
-/// `VersionScan(path, version, start=None, stop=None)`: the entries of `path` at `version`
-/// (a `plan_version` dict, whose `levels` may hold only some of the tables) with keys in
-/// `[start, stop)`, in key order. Iterating yields chunks `(rows, key_offsets, keys,
-/// value_offsets, values)`: the buffers of two Arrow `binary` arrays. `tables` is the number
-/// of tables the scan may open (those of `version`); `opened()` how many it has opened.
+/// `VersionScan(path, version, start=None, stop=None, *, options=None)`: the entries of
+/// `path` (a directory or a prefix's URL with its store `options`, as `plan_version`) at
+/// `version` (a `plan_version` dict, whose `levels` may hold only some of the tables) with
+/// keys in `[start, stop)`, in key order. Iterating yields chunks `(rows, key_offsets, keys,
+/// value_offsets, values)`: the buffers of two Arrow `binary` arrays; `versions()` instead
+/// reads every stored version of the range's keys. `tables` is the number of tables the
+/// scan may open (those of `version`); `opened()` how many it has opened; `requests()`
+/// those made to a prefix's store.
 #[pyclass(frozen, module = "leveltable")]
 pub struct VersionScan {
     path: PathBuf,
-    db: RustDb,
+    place: Place,
+    db: Arc<Closable<RustDb>>,
+    range: (Edge<Vec<u8>>, Edge<Vec<u8>>),
     tables: usize,
     reading: Mutex<Option<Reading>>,
 }
@@ -158,32 +181,51 @@ pub struct VersionScan {
 #[pymethods]
 impl VersionScan {
     #[new]
-    #[pyo3(signature = (path, version, start = None, stop = None))]
+    #[pyo3(signature = (path, version, start = None, stop = None, *, options = None))]
     fn new(
         py: Python<'_>,
-        path: FsPath,
+        path: &Bound<'_, PyAny>,
         version: &Bound<'_, PyDict>,
         start: Option<Vec<u8>>,
         stop: Option<Vec<u8>>,
+        options: StoreOptions,
     ) -> PyResult<VersionScan> {
-        let path = path.0;
+        let place = Place::of(path, &options)?;
+        let path = place.name();
         let version = version_of(version)?;
         let tables = version.levels.iter().map(Vec::len).sum();
         let db = py
-            .detach(|| RustDb::open_version(&path, &version, options()))
+            .detach(|| RustDb::open_version_in(place.storage(), &version, self::options()))
             .map_err(|e| db_error(&path, e))?;
         let lo = start.map_or(Edge::Unbounded, Edge::Included);
         let hi = stop.map_or(Edge::Unbounded, Edge::Excluded);
-        let iter = db.range_at::<Vec<u8>>((lo, hi), version.last_sequence);
+        let iter = db.range_at::<Vec<u8>>((lo.clone(), hi.clone()), version.last_sequence);
         Ok(VersionScan {
             path,
-            db,
+            place,
+            db: Arc::new(Closable::new(db)),
+            range: (lo, hi),
             tables,
             reading: Mutex::new(Some(Reading {
                 iter,
                 pending: None,
             })),
         })
+    }
+
+    /// Every stored version of the range's keys in the version (newest first per key) as
+    /// Arrow record batches of at most `batch_rows` rows, with the columns `key`, `value`
+    /// (null for a deletion), `sequence` and `state` (`live`, `deleted` or `shadowed`), as
+    /// `Db.scan_arrow(versions=True)` reads them.
+    #[pyo3(signature = (batch_rows = CHUNK_ROWS))]
+    fn versions(&self, batch_rows: usize) -> PyResult<ArrowStream> {
+        ArrowStream::of_versions(Arc::clone(&self.db), self.range.clone(), batch_rows)
+    }
+
+    /// The requests made so far to the store of a prefix (`gets`, `lists`, `bytes_read`,
+    /// `retries`), from the open on; `None` for a directory.
+    fn requests<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.place.requests(py)
     }
 
     /// The number of tables the version names (the most the scan may open).
@@ -193,8 +235,8 @@ impl VersionScan {
     }
 
     /// The number of tables open now.
-    fn opened(&self) -> usize {
-        self.db.open_tables()
+    fn opened(&self) -> PyResult<usize> {
+        Ok(self.db.get(THE_DATABASE)?.open_tables())
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {

@@ -226,6 +226,70 @@ def test_a_narrow_range_opens_few_tables(spark, database):
     assert [(bytes(r.key), bytes(r.value)) for r in got] == leveldb_items(database, a, b)
 
 
+def test_a_one_percent_range_opens_at_most_two_percent_of_the_tables(spark, tmp_path):
+    path = str(tmp_path / "bulk")
+    n = 100_000
+    summary = leveltable.build_db(path, ((key(i), value(i)) for i in range(n)),
+                                  max_file_size=48 << 10)
+    tables = summary["tables"]
+    assert tables >= 100, summary
+    a, b = key(40000), key(41000)  # 1% of the keys
+    reader = reader_of(path, partition_bytes=1 << 20)
+    filters = [ds.GreaterThanOrEqual(("key",), a), ds.LessThan(("key",), b)]
+    assert list(reader.pushFilters(filters)) == []
+    rows, opened = 0, 0
+    for part in reader.partitions():
+        for p in part.pieces:
+            s = leveltable._leveltable.VersionScan(path, p.version, p.start, p.stop)
+            rows += sum(chunk[0] for chunk in s)
+            opened += s.opened()
+    assert rows == 1000
+    assert 1 <= opened <= tables * 2 // 100, (opened, tables)
+    got = read(spark, path).filter((F.col("key") >= a) & (F.col("key") < b)).collect()
+    assert [(bytes(r.key), bytes(r.value)) for r in got] == [
+        (key(i), value(i)) for i in range(40000, 41000)]
+
+
+def test_every_version_with_its_sequence_and_state(spark, database, tmp_path):
+    import pyarrow as pa
+
+    # A copy LevelDB never opens: an open by LevelDB flushes the log and compacts, which
+    # drops shadowed versions.
+    copy = str(tmp_path / "db")
+    shutil.copytree(database, copy)
+    with leveltable.Db(copy) as db:
+        table = pa.RecordBatchReader.from_stream(db.scan_arrow(versions=True)).read_all()
+    # (key, sequence) names a version: sorted by it (a deletion's value is None).
+    by_version = lambda r: (r[0], r[2])  # noqa: E731
+    expected = sorted(zip(table.column("key").to_pylist(), table.column("value").to_pylist(),
+                          table.column("sequence").to_pylist(), table.column("state").to_pylist()),
+                      key=by_version)
+    assert {"live", "deleted", "shadowed"} <= {e[3] for e in expected}
+    df = read(spark, copy, versions="true", partitionBytes=1 << 20)
+    assert df.columns == ["key", "value", "sequence", "state"]
+    assert df.rdd.getNumPartitions() >= 8
+    arrow = df.toArrow()
+    got = sorted(zip(arrow.column("key").to_pylist(), arrow.column("value").to_pylist(),
+                     arrow.column("sequence").to_pylist(), arrow.column("state").to_pylist()),
+                 key=by_version)
+    assert got == expected
+    # The live versions are what a read returns.
+    live = df.filter(F.col("state") == "live").select("key", "value").collect()
+    assert sorted((bytes(r.key), bytes(r.value)) for r in live) == leveldb_items(database)
+    # A key range, pushed down, and the database column.
+    a, b = key(300), key(900)
+    ranged = (spark.read.format("leveldb").option("versions", "true")
+              .schema("key binary, sequence bigint, state string, database string")
+              .load(copy).filter((F.col("key") >= a) & (F.col("key") < b)).collect())
+    assert sorted((bytes(r.key), r.sequence, r.state) for r in ranged) == sorted(
+        (k, q, st) for k, _, q, st in expected if a <= k < b)
+    assert {r.database for r in ranged} == {copy}
+    with pytest.raises(Exception, match="versions=true"):
+        spark.read.format("leveldb").schema("key binary, state string").load(copy).count()
+    with pytest.raises(Exception, match="versions"):
+        read(spark, copy, versions="maybe").count()
+
+
 def test_key_filters_bound_the_range():
     assert spark_source._key_bounds(ds.StringStartsWith(("key",), "k1")) == (b"k1", b"k2", True)
     assert spark_source._key_bounds(ds.LessThanOrEqual(("key",), b"a")) == (None, b"a\0", True)
@@ -353,4 +417,4 @@ def test_bad_options_are_refused(spark, database):
     with pytest.raises(Exception, match="decode"):
         read(spark, database, decode="nope").count()
     with pytest.raises(Exception, match="object-store"):
-        spark.read.format("leveldb").load("s3://bucket/db").count()
+        read(spark, "s3://bucket/db", decode="indexeddb").count()

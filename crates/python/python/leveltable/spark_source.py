@@ -3,9 +3,15 @@
 ``register(spark)`` adds it to a session; then
 ``spark.read.format("leveldb").load(PATH)`` reads one database directory, or every database
 under a directory or a glob, as rows ``key binary, value binary`` (with a ``database string``
-column, the directory, when the schema given asks for it). With
-``option("decode", "indexeddb")`` or ``option("decode", "local-storage")`` Chromium's
-IndexedDB and Local Storage directories are read decoded instead (JSON strings).
+column, the directory, when the schema given asks for it). PATH may be the URL of an
+object-store prefix (``s3://``, ``gs://``, ``az://``, ``http(s)://``) holding one database or
+many, read through ``leveltable-object``; store settings come from the environment and
+from options named as ``object_store`` names them (``aws_endpoint``, ``timeout``, ...).
+With ``option("versions", "true")`` every stored version is a row, with its ``sequence``
+and ``state`` (``live``, ``deleted``, ``shadowed``), as ``Db.scan_arrow(versions=True)``
+reads them. With ``option("decode", "indexeddb")`` or ``option("decode",
+"local-storage")`` Chromium's IndexedDB and Local Storage directories are read decoded
+instead (JSON strings).
 
 The driver plans: it opens each database read-only (``CURRENT``, the MANIFEST, the logs) and
 cuts its key space at the table boundaries of its largest (deepest) level into ranges of about
@@ -21,6 +27,7 @@ ranges and the tables read. See docs/distributed.md.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import json
 import os
@@ -28,7 +35,13 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from leveltable._leveltable import Error, InvalidArgumentError, VersionScan, plan_version
+from leveltable._leveltable import (
+    Error,
+    InvalidArgumentError,
+    VersionScan,
+    find_databases,
+    plan_version,
+)
 
 __all__ = ["LevelDbDataSource", "register", "DEFAULT_PARTITION_BYTES"]
 
@@ -40,6 +53,17 @@ BYTEWISE = "leveldb.BytewiseComparator"
 
 #: Columns of a raw read, and their types.
 RAW_COLUMNS = {"key": "binary", "value": "binary", "database": "string"}
+
+#: The columns only a read of every version (``versions``) has.
+VERSION_COLUMNS = {"sequence": "bigint", "state": "string"}
+
+#: Options passed on to the object store (``object_store``'s configuration keys): those
+#: starting with these, and these.
+STORE_OPTION_PREFIXES = ("aws_", "google_", "azure_")
+STORE_OPTIONS = frozenset(
+    {"timeout", "connect_timeout", "allow_http", "allow_invalid_certificates", "proxy_url",
+     "pool_idle_timeout", "pool_max_idle_per_host", "user_agent"}
+)
 
 #: Columns of the decoded reads.
 DECODED_COLUMNS = {
@@ -58,15 +82,20 @@ def register(spark: Any) -> None:
 
 class LevelDbDataSource(DataSource):
     """``spark.read.format("leveldb")``. Options: ``partitionBytes`` (bytes per partition,
-    about; default 128 MiB), ``decode`` (``"indexeddb"`` or ``"local-storage"``)."""
+    about; default 128 MiB), ``versions`` (``"true"``: every stored version, with
+    ``sequence`` and ``state``), ``decode`` (``"indexeddb"`` or ``"local-storage"``), and
+    the object store's own (``aws_endpoint``, ``timeout``, ...)."""
 
     @classmethod
     def name(cls) -> str:
         return "leveldb"
 
     def schema(self) -> str:
-        decode = {k.lower(): v for k, v in self.options.items()}.get("decode")
+        options = {k.lower(): v for k, v in self.options.items()}
+        decode = options.get("decode")
         if decode is None:
+            if _flag(options, "versions"):
+                return "key binary, value binary, sequence bigint, state string"
             return "key binary, value binary"
         if decode not in DECODED_COLUMNS:
             raise InvalidArgumentError(
@@ -123,17 +152,31 @@ class LevelDbReader(DataSourceReader):
     def __init__(self, options: dict, schema: Any):
         self.paths = _paths(options)
         self.decode = options.get("decode")
+        self.versions_view = _flag(options, "versions")
         self.partition_bytes = _positive(options, "partitionBytes", DEFAULT_PARTITION_BYTES)
+        self.store_options = {
+            k: v for k, v in options.items()
+            if k.startswith(STORE_OPTION_PREFIXES) or k in STORE_OPTIONS
+        }
         self.columns = [f.name for f in schema.fields]
+        if self.decode is not None and any(_is_url(p) for p in self.paths):
+            raise InvalidArgumentError(
+                "option decode reads Chromium directories on a filesystem, not object-store "
+                "URLs"
+            )
         if self.decode is None:
+            allowed = dict(RAW_COLUMNS, **(VERSION_COLUMNS if self.versions_view else {}))
             for f in schema.fields:
-                want = RAW_COLUMNS.get(f.name)
+                want = allowed.get(f.name)
                 if want is None or f.dataType.simpleString() != want:
+                    extra = (", sequence bigint and state string" if self.versions_view
+                             else " (sequence bigint and state string with the option "
+                             "versions=true)")
                     raise InvalidArgumentError(
                         f"column {f.name} {f.dataType.simpleString()}: a leveldb read has "
-                        "the columns key binary, value binary and database string"
+                        f"the columns key binary, value binary, database string{extra}"
                     )
-        self.databases = _databases(self.paths)
+        self.databases = _databases(self.paths, self.store_options)
         # Key bounds from pushed filters: [start, stop), None for unbounded.
         self.start: Optional[bytes] = None
         self.stop: Optional[bytes] = None
@@ -142,7 +185,7 @@ class LevelDbReader(DataSourceReader):
         if self.decode is None:
             for db in self.databases:
                 try:
-                    self.versions[db] = plan_version(db)
+                    self.versions[db] = plan_version(db, self.store_options)
                 except Exception as e:
                     raise type(e)(f"leveldb database {db}: {e}") from e
 
@@ -183,7 +226,7 @@ class LevelDbReader(DataSourceReader):
             yield from _read_decoded(self.decode, partition.pieces[0], self.columns)
             return
         for piece in partition.pieces:
-            yield from read_piece(piece, self.columns)
+            yield from read_piece(piece, self.columns, self.store_options, self.versions_view)
 
 
 def plan_pieces(
@@ -236,13 +279,23 @@ def pack(pieces: List[Piece], partition_bytes: int) -> List[LevelDbPartition]:
     return partitions
 
 
-def read_piece(piece: Piece, columns: List[str]) -> Iterator[Any]:
-    """The piece's entries as Arrow record batches of ``columns``."""
+def read_piece(
+    piece: Piece,
+    columns: List[str],
+    store_options: Optional[dict] = None,
+    versions: bool = False,
+) -> Iterator[Any]:
+    """The piece's entries (with ``versions``, every stored version of its keys) as Arrow
+    record batches of ``columns``."""
     import pyarrow as pa
 
     db = piece.database
     try:
-        scan = VersionScan(db, piece.version, piece.start, piece.stop)
+        scan = VersionScan(db, piece.version, piece.start, piece.stop,
+                           options=store_options or None)
+        if versions:
+            yield from _versions(pa, scan, db, columns)
+            return
         for rows, key_offsets, keys, value_offsets, values in scan:
             arrays = []
             for c in columns:
@@ -258,6 +311,21 @@ def read_piece(piece: Piece, columns: List[str]) -> Iterator[Any]:
             f"leveldb database {db}: the version this read planned on cannot be read "
             f"(a writer may have removed its files since; read again): {e}"
         ) from e
+
+
+def _versions(pa: Any, scan: Any, db: str, columns: List[str]) -> Iterator[Any]:
+    """The batches of ``scan.versions()`` with ``columns`` (``sequence`` as Spark's signed
+    ``bigint``: sequence numbers take 56 bits)."""
+    for batch in pa.RecordBatchReader.from_stream(scan.versions()):
+        arrays = []
+        for c in columns:
+            if c == "database":
+                arrays.append(pa.repeat(pa.scalar(db, pa.string()), batch.num_rows))
+            elif c == "sequence":
+                arrays.append(batch.column(c).cast(pa.int64()))
+            else:
+                arrays.append(batch.column(c))
+        yield pa.RecordBatch.from_arrays(arrays, names=columns)
 
 
 def _binary(pa: Any, rows: int, offsets: bytes, data: bytes) -> Any:
@@ -365,20 +433,42 @@ def _paths(options: dict) -> List[str]:
         found = [path]
     else:
         raise InvalidArgumentError("load(PATH): no path given")
-    for p in found:
-        if "://" in p and not p.startswith("file://"):
-            raise InvalidArgumentError(
-                f"{p}: the leveldb data source reads directories that the driver and every "
-                "executor see (local or shared filesystems), not object-store URLs"
-            )
     return [p[len("file://"):] if p.startswith("file://") else p for p in found]
 
 
-def _databases(paths: List[str]) -> List[str]:
-    """The database directories (those holding ``CURRENT``) that ``paths`` name: each a
-    database, a directory searched for databases, or a glob of either; sorted."""
+def _is_url(path: str) -> bool:
+    scheme, sep, _ = path.partition("://")
+    return bool(sep) and scheme.replace("+", "").isalnum()
+
+
+def _remote_databases(url: str, store_options: dict) -> List[str]:
+    """The databases under the prefix ``url``, or those under the prefixes a glob in
+    ``url`` matches (the prefix before its first wildcard is listed)."""
+    if not glob.has_magic(url):
+        return find_databases(url, store_options or None)
+    first = min(url.index(c) for c in "*?[" if c in url)
+    base = url[:first].rsplit("/", 1)[0]
+    found = []
+    for db in find_databases(base, store_options or None):
+        # A database matches if it, or a prefix of it ending at a "/", does.
+        parts = db.split("/")
+        if any(fnmatch.fnmatchcase("/".join(parts[:n]), url) for n in range(1, len(parts) + 1)):
+            found.append(db)
+    return found
+
+
+def _databases(paths: List[str], store_options: Optional[dict] = None) -> List[str]:
+    """The databases (directories or prefixes holding ``CURRENT``) that ``paths`` name:
+    each a database, a directory or prefix searched for databases, or a glob of either;
+    sorted."""
     found = []
     for path in paths:
+        if _is_url(path):
+            databases = _remote_databases(path, store_options or {})
+            if not databases:
+                raise Error(f"{path}: no LevelDB database (no prefix with a CURRENT object)")
+            found.extend(databases)
+            continue
         matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
         if not matches or not all(os.path.exists(m) for m in matches):
             raise FileNotFoundError(f"{path}: no such file or directory")
@@ -395,6 +485,15 @@ def _databases(paths: List[str]) -> List[str]:
     if not found:
         raise Error(f"{', '.join(paths)}: no LevelDB database (no directory with a CURRENT file)")
     return sorted(set(found))
+
+
+def _flag(options: dict, name: str) -> bool:
+    text = options.get(name.lower())
+    if text is None:
+        return False
+    if text.lower() not in ("true", "false"):
+        raise InvalidArgumentError(f'option {name} must be "true" or "false", not {text!r}')
+    return text.lower() == "true"
 
 
 def _positive(options: dict, name: str, default: int) -> int:
