@@ -9,6 +9,7 @@ pub mod comparators;
 mod db;
 pub mod db_iter;
 pub mod dbformat;
+mod dir_watch;
 mod error;
 pub mod filename;
 mod follow;
