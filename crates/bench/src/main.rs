@@ -16,8 +16,8 @@ use leveltable_bench::runner::memory::{self, CHILD_COMMAND};
 use leveltable_bench::runner::write_child;
 use leveltable_bench::runner::{self, Config, WORKLOADS};
 
-const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--large-entries N] [--db-entries N] [--db-build-bytes N] [--sort-budget N] [--dir DIR] WORKLOAD...
-workloads: all, hash, bloom, filter-block, build, get, get-many-large, scan, checksum, filters, memory, db, db-build, repair, threads, cli, world, object-store, write
+const USAGE: &str = "usage: leveltable-bench [--smoke] [--rounds N] [--entries N] [--queries N] [--large-entries N] [--db-entries N] [--db-build-bytes N] [--sort-budget N] [--follow-bytes N] [--dir DIR] WORKLOAD...
+workloads: all, hash, bloom, filter-block, build, get, get-many-large, scan, checksum, filters, memory, db, db-build, repair, threads, cli, world, object-store, write, follow
 --entries N also sets the write workload's puts, gets and deletes per phase (default 1,000,000)";
 
 fn main() -> ExitCode {
@@ -103,6 +103,7 @@ fn run(args: &[String]) -> runner::Result<()> {
     let mut db_entries = None;
     let mut db_build_bytes = None;
     let mut sort_budget = None;
+    let mut follow_bytes = None;
     let mut dir: Option<PathBuf> = None;
     let mut names: Vec<&str> = Vec::new();
     let mut it = args.iter();
@@ -116,6 +117,7 @@ fn run(args: &[String]) -> runner::Result<()> {
             "--db-entries" => db_entries = Some(it.next().ok_or(USAGE)?.parse()?),
             "--db-build-bytes" => db_build_bytes = Some(it.next().ok_or(USAGE)?.parse()?),
             "--sort-budget" => sort_budget = Some(it.next().ok_or(USAGE)?.parse()?),
+            "--follow-bytes" => follow_bytes = Some(it.next().ok_or(USAGE)?.parse()?),
             "--dir" => dir = Some(it.next().ok_or(USAGE)?.into()),
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -158,6 +160,9 @@ fn run(args: &[String]) -> runner::Result<()> {
     }
     if let Some(b) = sort_budget {
         config.sort_budget = b;
+    }
+    if let Some(b) = follow_bytes {
+        config.follow_bytes = b;
     }
     let exe = std::env::current_exe()?;
     let results = runner::run(&config, &names, Some(&exe))?;

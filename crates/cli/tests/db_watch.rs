@@ -165,3 +165,38 @@ fn watch_from_a_sequence_in_hex_and_a_gap_is_named() {
     );
     assert!(message.contains("--snapshot"), "{message}");
 }
+
+/// With a poll interval of a minute, the watch prints each write as it is committed (it
+/// wakes on its inotify watch of the directory) and a SIGINT ends its wait; with
+/// --poll-only it looks every --poll-ms.
+#[test]
+fn watch_wakes_on_the_directory_or_polls_with_poll_only() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("db");
+    let db = writable(&dir);
+    db.put(b"a", b"1", WriteOptions::default()).unwrap();
+    let mut sequence = 1;
+    for args in [
+        &["--poll-ms", "60000"][..],
+        &["--poll-ms", "2", "--poll-only"],
+    ] {
+        let mut child = watch(&dir, &[&["--snapshot"][..], args].concat());
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let keys = sequence as usize;
+        assert_eq!(lines(&mut out, keys).len(), keys, "{args:?}: the snapshot");
+        for i in 0..5 {
+            sequence += 1;
+            db.put(format!("k{i}").as_bytes(), b"v", WriteOptions::default())
+                .unwrap();
+            assert_eq!(
+                lines(&mut out, 1),
+                [format!(
+                    r#"{{"seq":{sequence},"op":"put","key":"k{i}","value":"v"}}"#
+                )],
+                "{args:?}"
+            );
+        }
+        interrupt(&child);
+        assert_eq!(child.wait().unwrap().code(), Some(0), "{args:?}");
+    }
+}

@@ -1,6 +1,7 @@
 //! `leveltable db watch` on a live database makes no write-class system call on the
 //! directory: under strace, while a writer commits batches and switches logs, the follower
-//! opens nothing for writing, creates, deletes, renames, locks and writes nothing there.
+//! opens nothing for writing, creates, deletes, renames, locks and writes nothing there
+//! (it waits on an inotify watch of the directory, which is none of these).
 
 #![cfg(target_os = "linux")]
 
@@ -189,6 +190,13 @@ fn watch_makes_no_write_class_call_on_the_directory() {
             .lines()
             .any(|l| l.contains(dir_text) && l.contains(".log") && l.contains("read(")),
         "the trace shows no read of a log: it proves nothing"
+    );
+    // The watch waited on an inotify watch of the directory, which is no write.
+    assert!(
+        trace
+            .lines()
+            .any(|l| l.contains("inotify_add_watch(") && l.contains(&format!("\"{dir_text}\""))),
+        "the trace shows no inotify watch of the directory"
     );
     let found = violations(&trace, dir_text);
     assert!(

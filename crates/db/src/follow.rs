@@ -12,6 +12,11 @@
 //! A follower writes, locks, creates and deletes nothing in the directory. It opens each new
 //! log as soon as it sees it (it lists the directory at most once a poll interval) and holds
 //! it open, so a log the writer deletes meanwhile (after a flush) stays readable to it.
+//!
+//! Waiting for the writer, a follower sleeps on a watch of the directory where the system
+//! has one (inotify on Linux), so that it looks at the log as soon as the writer appends to
+//! it; the poll interval bounds each wait, and is the only pace where no watch can be set
+//! up or [`poll_only`](Follower::poll_only) asks for none.
 //! A batch it needs that is in no log any more (the writer flushed it into a table and
 //! deleted the log before the follower got there) is reported as a
 //! [`FollowEvent::Gap`]; a consistent way on is a snapshot ([`Db::open`](crate::Db::open),
@@ -22,12 +27,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::dbformat::ValueType;
+use crate::dir_watch::{Waiter, Wake};
 use crate::filename::{FileType, log_file_name, parse_file_name};
 use crate::log_tail::LogTail;
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
 
-/// How long [`Follower::next_event`] waits between looks at the log by default.
+/// How long [`Follower::next_event`] waits between looks at the log by default (with a
+/// watch of the directory, the longest it waits without an event).
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(10);
 
 /// One operation of a committed write batch.
@@ -92,6 +99,7 @@ pub struct Follower {
     listed: Option<Instant>,
     ready: VecDeque<FollowEvent>,
     poll: Duration,
+    waiter: Waiter,
 }
 
 impl std::fmt::Debug for Follower {
@@ -120,14 +128,34 @@ impl Follower {
             listed: None,
             ready: VecDeque::new(),
             poll: DEFAULT_POLL_INTERVAL,
+            waiter: Waiter::new(true),
         }
     }
 
-    /// Waits `interval` between looks at the log in [`next_event`](Self::next_event).
+    /// Waits at most `interval` between looks at the log in
+    /// [`next_event`](Self::next_event): with a watch of the directory, the longest wait
+    /// without an event; without one, the wait between looks.
     #[must_use]
     pub fn poll_interval(mut self, interval: Duration) -> Follower {
         self.poll = interval;
         self
+    }
+
+    /// With `true`, waits for the writer by looking at the log every poll interval only,
+    /// without a watch of the directory. By default a follower waits on an inotify watch
+    /// of the directory where it can set one up (Linux, below the per-user limit on
+    /// watches), and polls elsewhere.
+    #[must_use]
+    pub fn poll_only(mut self, poll_only: bool) -> Follower {
+        self.waiter = Waiter::new(!poll_only);
+        self
+    }
+
+    /// Whether the follower waits on a watch of the directory: known after its first wait
+    /// (from [`next_event`](Self::next_event) or
+    /// [`next_event_timeout`](Self::next_event_timeout)); false before.
+    pub fn watches_directory(&self) -> bool {
+        self.waiter.watching()
     }
 
     /// The sequence of the next operation the follower will return.
@@ -144,7 +172,30 @@ impl Follower {
             if let Some(event) = self.try_next_event()? {
                 return Ok(event);
             }
-            std::thread::sleep(self.poll);
+            self.waiter.wait(&self.dir, self.poll);
+        }
+    }
+
+    /// The next event, waiting for the writer at most about `timeout`; `None` if it
+    /// committed nothing new meanwhile. A caller that must also watch for something else
+    /// (a stop flag, a signal) waits in slices of this; a signal that interrupts a wait on
+    /// the directory's watch ends it early, so that its handler's flag is seen at once.
+    ///
+    /// # Errors
+    /// As [`try_next_event`](Self::try_next_event).
+    pub fn next_event_timeout(&mut self, timeout: Duration) -> Result<Option<FollowEvent>> {
+        let start = Instant::now();
+        loop {
+            if let Some(event) = self.try_next_event()? {
+                return Ok(Some(event));
+            }
+            let left = timeout.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            if self.waiter.wait(&self.dir, left.min(self.poll)) == Wake::Interrupted {
+                return self.try_next_event();
+            }
         }
     }
 

@@ -9,6 +9,7 @@ mod comparators;
 mod db;
 mod db_iter;
 pub mod dbformat;
+mod dir_watch;
 mod error;
 pub mod filename;
 mod follow;

@@ -249,3 +249,71 @@ fn a_follower_of_an_idle_database_finds_nothing_and_writes_nothing() {
     }
     assert_eq!(listing(&dir), before);
 }
+
+/// A follower waiting on its watch of the directory (Linux) takes each batch the writer
+/// commits without waiting out its poll interval, here an hour: a batch not taken within a
+/// minute means no event woke the follower. The writer commits each batch once the
+/// follower took the one before, so each commit finds the follower waiting (or about to).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_watching_follower_wakes_at_each_commit_not_at_its_poll_interval() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("db");
+    let db = writable(&dir);
+    let reader = Db::open(&dir, DbOptions::default()).unwrap();
+    let start = reader.snapshot();
+    let mut follower = reader.follow(None).poll_interval(Duration::from_secs(3600));
+    let batches = 100u64;
+    let (events_tx, events) = std::sync::mpsc::channel();
+    // Not joined on failure: a follower that no event wakes sleeps for an hour.
+    let feed = std::thread::spawn(move || {
+        for _ in 0..batches {
+            if events_tx.send(follower.next_event().unwrap()).is_err() {
+                break;
+            }
+        }
+        follower.watches_directory()
+    });
+    let mut sequence = start + 1;
+    for i in 0..batches {
+        let ops = batch_ops(i);
+        db.write(&to_batch(&ops), WriteOptions::default()).unwrap();
+        let event = events
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no event woke the follower for batch {i}"));
+        let FollowEvent::Batch(change) = event else {
+            panic!("a gap at batch {i}: {event:?}");
+        };
+        assert_eq!(change.sequence, sequence);
+        assert!(change.ops == ops, "batch {i} is not the writer's");
+        sequence += ops.len() as u64;
+    }
+    assert!(
+        feed.join().unwrap(),
+        "the follower did not watch the directory"
+    );
+}
+
+#[test]
+fn a_polling_follower_sets_up_no_watch_and_still_follows() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("db");
+    let db = writable(&dir);
+    let reader = Db::open(&dir, DbOptions::default()).unwrap();
+    let mut follower = reader
+        .follow(None)
+        .poll_interval(Duration::from_millis(1))
+        .poll_only(true);
+    assert_eq!(
+        follower
+            .next_event_timeout(Duration::from_millis(5))
+            .unwrap(),
+        None
+    );
+    db.put(b"k", b"v", WriteOptions::default()).unwrap();
+    let FollowEvent::Batch(change) = follower.next_event().unwrap() else {
+        panic!("a gap");
+    };
+    assert_eq!(change.sequence, reader.snapshot() + 1);
+    assert!(!follower.watches_directory());
+}

@@ -532,9 +532,16 @@ impl Db {
 
     /// The change feed: each write batch the writer commits from sequence `from_seq` on
     /// (by default, those after this view), as `Follow` describes. Read-only databases.
-    #[pyo3(signature = (from_seq = None, *, poll_ms = 10))]
-    fn follow(&self, from_seq: Option<u64>, poll_ms: u64) -> PyResult<crate::db_follow::Follow> {
-        crate::db_follow::follow(&self.inner, from_seq, poll_ms)
+    /// It waits on an inotify watch of the directory (Linux), looking at least every
+    /// `poll_ms`; elsewhere, or with `poll_only=True`, it looks every `poll_ms`.
+    #[pyo3(signature = (from_seq = None, *, poll_ms = 10, poll_only = false))]
+    fn follow(
+        &self,
+        from_seq: Option<u64>,
+        poll_ms: u64,
+        poll_only: bool,
+    ) -> PyResult<crate::db_follow::Follow> {
+        crate::db_follow::follow(&self.inner, from_seq, poll_ms, poll_only)
     }
 
     /// Closes the database: its tables are closed and their memory freed once no read is

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use leveltable_db::{ChangeOp, FollowEvent, Follower};
 use pyo3::create_exception;
@@ -48,8 +48,14 @@ pub fn refresh(py: Python<'_>, source: &Source) -> PyResult<bool> {
     })
 }
 
-/// `Db.follow(from_seq=None, poll_ms=10)`: the change feed of a read-only database.
-pub fn follow(source: &Source, from_seq: Option<u64>, poll_ms: u64) -> PyResult<Follow> {
+/// `Db.follow(from_seq=None, poll_ms=10, poll_only=False)`: the change feed of a
+/// read-only database.
+pub fn follow(
+    source: &Source,
+    from_seq: Option<u64>,
+    poll_ms: u64,
+    poll_only: bool,
+) -> PyResult<Follow> {
     let Source::Read(held) = source else {
         return Err(Error::new_err(
             "follow() reads the log of a database opened read-only while another process \
@@ -59,8 +65,7 @@ pub fn follow(source: &Source, from_seq: Option<u64>, poll_ms: u64) -> PyResult<
     let db = held.get(THE_DATABASE)?;
     let poll = Duration::from_millis(poll_ms.max(1));
     Ok(Follow {
-        follower: db.follow(from_seq).poll_interval(poll),
-        poll,
+        follower: db.follow(from_seq).poll_interval(poll).poll_only(poll_only),
         path: db.path().to_owned(),
     })
 }
@@ -76,7 +81,6 @@ const WAIT_SLICE: Duration = Duration::from_millis(100);
 #[pyclass(module = "leveltable")]
 pub struct Follow {
     follower: Follower,
-    poll: Duration,
     path: PathBuf,
 }
 
@@ -89,19 +93,8 @@ impl Follow {
     /// The next batch, waiting for the writer (the GIL released while waiting).
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         loop {
-            let (follower, poll) = (&mut self.follower, self.poll);
-            let event = py.detach(|| {
-                let until = Instant::now() + WAIT_SLICE;
-                loop {
-                    if let Some(event) = follower.try_next_event()? {
-                        return Ok(Some(event));
-                    }
-                    if Instant::now() >= until {
-                        return Ok(None);
-                    }
-                    std::thread::sleep(poll);
-                }
-            });
+            let follower = &mut self.follower;
+            let event = py.detach(|| follower.next_event_timeout(WAIT_SLICE));
             let event = event.map_err(|e: leveltable_db::Error| db_error(&self.path, e))?;
             match event {
                 Some(FollowEvent::Batch(change)) => return batch_dict(py, change),
@@ -125,6 +118,13 @@ impl Follow {
     #[getter]
     fn next_seq(&self) -> u64 {
         self.follower.next_sequence()
+    }
+
+    /// Whether the feed waits on an inotify watch of the directory (known after its first
+    /// wait; `False` before, with `poll_only=True`, or where it could not set one up).
+    #[getter]
+    fn watches_directory(&self) -> bool {
+        self.follower.watches_directory()
     }
 }
 

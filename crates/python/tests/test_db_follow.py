@@ -2,6 +2,7 @@
 keeps it a prefix of the writer's history; Db.follow() yields each committed batch once, in
 order, with the GIL released while it waits."""
 
+import sys
 import threading
 import time
 
@@ -178,3 +179,22 @@ def test_a_start_no_log_holds_raises_a_gap(tmp_path):
     message, first, last = e.value.args
     assert first == 1 and last >= 200
     assert "no log" in message
+
+
+def test_follow_waits_on_the_directory_or_polls_with_poll_only(tmp_path):
+    path = tmp_path / "db"
+    writer = _writer(path)
+    writer.put(b"a", b"1")
+    reader = leveltable.Db(path)
+    watching = reader.follow(poll_ms=60000)
+    polling = reader.follow(poll_ms=2, poll_only=True)
+    got = []
+    thread = threading.Thread(target=lambda: got.append((next(watching), next(polling))))
+    thread.start()
+    writer.put(b"b", b"2")
+    thread.join(timeout=60)
+    change = {"seq": 2, "ops": [("put", b"b", b"2")]}
+    assert got == [(change, change)]
+    assert watching.watches_directory == sys.platform.startswith("linux")
+    assert not polling.watches_directory
+    writer.close()

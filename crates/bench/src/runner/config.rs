@@ -38,6 +38,11 @@ pub struct Config {
     pub db_build_bytes: u64,
     /// Memory budget of the `db-build` sort (`ExternalSorter`).
     pub sort_budget: u64,
+    /// Bytes of values in the database the `follow` workload refreshes.
+    pub follow_bytes: u64,
+    /// Batches per round of each `follow` feed latency figure (the refresh loops are
+    /// sized from it too).
+    pub follow_samples: usize,
     /// Directory for table files.
     pub dir: PathBuf,
 }
@@ -57,6 +62,8 @@ impl Config {
             db_entries: 1_000_000,
             db_build_bytes: 1_000_000_000,
             sort_budget: 256 << 20,
+            follow_bytes: 100_000_000,
+            follow_samples: 200,
             dir,
         }
     }
@@ -75,6 +82,8 @@ impl Config {
             db_entries: 5_000,
             db_build_bytes: 4_000_000,
             sort_budget: 1 << 20,
+            follow_bytes: 1_000_000,
+            follow_samples: 10,
             dir,
         }
     }

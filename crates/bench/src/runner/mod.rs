@@ -19,6 +19,7 @@ pub mod db;
 pub mod db_build;
 mod filter_block;
 pub mod filters;
+mod follow;
 mod get;
 mod get_large;
 mod harness;
@@ -61,7 +62,7 @@ pub struct Results {
 }
 
 /// The runner's workloads, by command-line name.
-pub const WORKLOADS: [&str; 18] = [
+pub const WORKLOADS: [&str; 19] = [
     "hash",
     "bloom",
     "filter-block",
@@ -80,6 +81,7 @@ pub const WORKLOADS: [&str; 18] = [
     "world",
     "object-store",
     "write",
+    "follow",
 ];
 
 /// Runs the named workloads (see [`WORKLOADS`]) and collects their results. `exe` is the
@@ -149,6 +151,7 @@ pub fn run(config: &Config, names: &[&str], exe: Option<&Path>) -> Result<Result
                 results.rows.extend(rows);
                 results.sections.push(section);
             }
+            "follow" => results.rows.extend(follow::rows(config)?),
             other => return Err(format!("unknown workload {other:?}").into()),
         }
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use leveltable_chromium::IdbCmp1;
 use leveltable_chromium::read::{self, Reading, indexeddb::Filter};
-use leveltable_db::{ChangeOp, Db, FollowEvent};
+use leveltable_db::{ChangeOp, Db, FollowEvent, Follower};
 use leveltable_table::Comparator;
 use serde_json::Value;
 
@@ -39,7 +39,8 @@ enum Command {
     ///
     /// With --watch, then each change the browser commits, as it commits it: the item's
     /// line with its "seq" and "op" ("put", or "del" with a null "value"). It reads the
-    /// log's new bytes only, writes nothing to the directory, and runs until interrupted
+    /// log's new bytes only, writes nothing to the directory (on Linux it waits on an
+    /// inotify watch of it, unless --poll-only), and runs until interrupted
     /// (SIGINT, SIGTERM or SIGHUP: exit code 0); changes that are in no log any more (the
     /// browser moved them into tables before they were read) end it with exit code 2.
     LocalStorage(LocalStorageArgs),
@@ -93,10 +94,14 @@ struct LocalStorageArgs {
     /// After the items, print each change as the browser commits it.
     #[arg(long, conflicts_with = "salvage")]
     watch: bool,
-    /// With --watch, how often to look at the log for new writes, in milliseconds.
+    /// With --watch, how often to look at the log for new writes, in milliseconds (with a
+    /// watch of the directory, the longest wait without an event).
     #[arg(long, value_name = "MS", default_value_t = 10, requires = "watch",
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     poll_ms: u64,
+    /// With --watch, look every --poll-ms only, without an inotify watch of the directory.
+    #[arg(long, requires = "watch")]
+    poll_only: bool,
 }
 
 /// List an IndexedDB directory's databases (`Default/IndexedDB/<origin>.indexeddb.leveldb`),
@@ -138,6 +143,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
             storage: a,
             watch,
             poll_ms,
+            poll_only,
         }) => {
             let stop = watch
                 .then(leveltable_process::stop_flag_on_signals)
@@ -148,7 +154,11 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
             let reading = a.read.reading();
             print(read::local_storage::records(&db, reading), &a.dir, output)?;
             match stop {
-                Some(stop) => watch_local_storage(&db, &a.dir, poll_ms, &stop, output),
+                Some(stop) => {
+                    let poll = Duration::from_millis(poll_ms);
+                    let follower = db.follow(None).poll_interval(poll).poll_only(poll_only);
+                    watch_local_storage(follower, &a.dir, poll, &stop, output)
+                }
                 None => Ok(Outcome::Success),
             }
         }
@@ -198,20 +208,22 @@ fn expect_kind(db: &Db, dir: &Path, indexeddb: bool) -> Result<()> {
     }
 }
 
-/// Prints each change committed after `db`'s view, decoded, until `stop` is set.
+/// Prints each change `follower` yields, decoded, until `stop` is set (looked at every
+/// `poll` at least).
 fn watch_local_storage(
-    db: &Db,
+    mut follower: Follower,
     dir: &Path,
-    poll_ms: u64,
+    poll: Duration,
     stop: &AtomicBool,
     output: &mut Output,
 ) -> Result<Outcome> {
     output.flush()?;
-    let mut follower = db.follow(None);
-    let poll = Duration::from_millis(poll_ms);
     while !stop.load(Ordering::Relaxed) {
-        match follower.try_next_event().map_err(|e| db_error(dir, e))? {
-            None => std::thread::sleep(poll),
+        match follower
+            .next_event_timeout(poll)
+            .map_err(|e| db_error(dir, e))?
+        {
+            None => {}
             Some(FollowEvent::Batch(change)) => {
                 for (sequence, op) in (change.sequence..).zip(&change.ops) {
                     let object = match op {

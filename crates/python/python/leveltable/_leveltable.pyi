@@ -42,6 +42,11 @@ class Follow(Iterator[dict[str, Any]]):
     @property
     def next_seq(self) -> int:
         """The sequence of the next operation the feed will return."""
+    @property
+    def watches_directory(self) -> bool:
+        """Whether the feed waits on an inotify watch of the directory (known after its
+        first wait; ``False`` before, with ``poll_only=True``, or where none could be set
+        up)."""
 
 class Cursor(Iterator[_T]):
     """plyvel's iterator (``Db.cursor()``, ``Snapshot.cursor()``): a position between two
@@ -441,9 +446,13 @@ class Db:
         committed since the open or the last refresh, reading only what it added;
         ``True`` if anything changed. The view stays a state the writer passed through;
         snapshots and iterators made before keep their view. Releases the GIL."""
-    def follow(self, from_seq: Optional[int] = None, *, poll_ms: int = 10) -> Follow:
+    def follow(
+        self, from_seq: Optional[int] = None, *, poll_ms: int = 10, poll_only: bool = False
+    ) -> Follow:
         """The change feed of a read-only database: each batch the writer commits from
-        sequence ``from_seq`` on (by default, those after this view)."""
+        sequence ``from_seq`` on (by default, those after this view). It waits on an
+        inotify watch of the directory (Linux), looking at least every ``poll_ms``;
+        elsewhere, or with ``poll_only=True``, it looks every ``poll_ms``."""
     def put(self, key: BytesLike, value: BytesLike, *, sync: bool = False) -> None:
         """Sets ``key`` to ``value``; ``sync=True`` syncs the log to disk first. Releases
         the GIL while writing."""

@@ -1,5 +1,5 @@
-//! `leveltable db watch DIR [--from-seq N] [--hex] [--snapshot]`: a change feed of a live
-//! database, one JSON line per operation.
+//! `leveltable db watch DIR [--from-seq N] [--hex] [--snapshot] [--poll-ms MS] [--poll-only]`:
+//! a change feed of a live database, one JSON line per operation.
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -21,7 +21,9 @@ use crate::output::Output;
 /// values are strings of their bytes (which must then be UTF-8), lowercase hex with --hex.
 /// Without --from-seq, writes committed after the command starts; --snapshot first prints
 /// the database's contents as puts at its current sequence, then every write after it.
-/// Reads the logs' new bytes only and writes nothing to the directory (no LOCK). Runs until
+/// Reads the logs' new bytes only and writes nothing to the directory (no LOCK). On Linux it
+/// waits for writes on an inotify watch of the directory, looking at least every --poll-ms;
+/// elsewhere, or with --poll-only, it looks every --poll-ms. Runs until
 /// interrupted (SIGINT, SIGTERM or SIGHUP end it with exit code 0). Writes that are in no
 /// log any more (the writer moved them into tables before they were read) end it with
 /// exit code 2 and a message naming their sequences: start again with --snapshot.
@@ -38,10 +40,14 @@ pub struct Args {
     /// First print the current contents, as puts at the current sequence.
     #[arg(long)]
     pub snapshot: bool,
-    /// How often to look at the log for new writes, in milliseconds.
+    /// How often to look at the log for new writes, in milliseconds (with a watch of the
+    /// directory, the longest wait without an event).
     #[arg(long, value_name = "MS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub poll_ms: u64,
+    /// Look every --poll-ms only, without an inotify watch of the directory.
+    #[arg(long)]
+    pub poll_only: bool,
     #[command(flatten)]
     pub open: OpenArgs,
 }
@@ -66,14 +72,16 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         }
         output.flush()?;
     }
-    let mut follower = db.follow(args.from_seq);
     let poll = Duration::from_millis(args.poll_ms);
+    let mut follower = db
+        .follow(args.from_seq)
+        .poll_interval(poll)
+        .poll_only(args.poll_only);
     while !stop.load(Ordering::Relaxed) {
         let Some(event) = follower
-            .try_next_event()
+            .next_event_timeout(poll)
             .map_err(|e| db_error(&args.dir, e))?
         else {
-            std::thread::sleep(poll);
             continue;
         };
         match event {
