@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use leveltable_process::TemporaryDir;
-use leveltable_table::Comparator;
+use leveltable_table::{BytewiseComparator, Comparator};
 
 use crate::bulk::durable::sync_dir;
 use crate::db::Db;
@@ -32,6 +32,7 @@ use crate::merger::Merger;
 use crate::options::DbOptions;
 use crate::version::Origin;
 use crate::version_set::{Manifest, read_manifest, recorded_comparator};
+use crate::writer::file_system::LocalFileSystem;
 use crate::{BulkOptions, DbBuilder, Error, Result};
 
 mod in_place;
@@ -43,7 +44,7 @@ pub use report::{IgnoredFile, KeyRange, LostData, LostKind, RepairReport, Uncert
 
 use lost::{Layer, LostRanges, collect_lost};
 
-/// The name of LevelDB's bytewise comparator: the only order a repair writes.
+/// The name of LevelDB's bytewise comparator.
 const BYTEWISE: &str = "leveldb.BytewiseComparator";
 
 /// How to repair.
@@ -131,13 +132,18 @@ impl RepairOptions {
 ///
 /// `dest` is built through a bulk build in a hidden directory beside it and renamed into
 /// place once whole: it must not exist, or be an empty directory. LevelDB 1.23 opens it.
+/// It is ordered by the comparator the source's MANIFEST names, and its MANIFEST names
+/// that comparator: the options must know it, in their registry
+/// ([`DbOptions::comparators`], where Chromium's `idb_cmp1` is registered by
+/// `leveltable_chromium::comparators()`) or as their comparator. A source whose MANIFEST
+/// names none is read and written bytewise with a registry, else by the options'
+/// comparator.
 ///
 /// # Errors
 /// [`Error::RepairComparator`], naming the MANIFEST and the comparator, for a source whose
-/// MANIFEST records a comparator other than the bytewise one (a repair writes bytewise
-/// databases), found before anything is read whole or written;
-/// [`Error::InvalidArgument`] for a `dest` that is not empty or lies inside `src`, or
-/// options ordering by another comparator than the bytewise one;
+/// MANIFEST records a comparator the options do not know, found before anything is read
+/// whole or written;
+/// [`Error::InvalidArgument`] for a `dest` that is not empty or lies inside `src`;
 /// [`Error::UnknownComparator`] as [`Db::salvage`]; errors listing `src`,
 /// reading a table that was read whole before, or building `dest` (nothing is left at
 /// `dest`).
@@ -185,29 +191,31 @@ fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
-/// Refuses, before anything is read whole or written, a source ordered by a comparator
-/// other than the bytewise one: the one its MANIFEST records (the one `CURRENT` names, or
-/// else the newest that names one), or the options' own when they name no registry.
-pub(crate) fn check_order(src: &Path, options: &RepairOptions) -> Result<()> {
-    if let Some((file, name)) = recorded_comparator(src, &list_dir(src)?)
-        && name != BYTEWISE
-    {
-        return Err(Error::RepairComparator {
-            file: src.join(file),
-            name,
-        });
+/// The comparator a repair of `src` reads and writes it by, found before anything is read
+/// whole or written: the one its MANIFEST records (the one `CURRENT` names, or else the
+/// newest that names one), taken from the options' registry or, without one, the options'
+/// own comparator if it has that name; for a source whose MANIFEST names none, bytewise
+/// (with a registry, as LevelDB reads it) or the options' own.
+///
+/// # Errors
+/// [`Error::RepairComparator`] for a comparator the options do not know; errors listing
+/// `src`.
+pub(crate) fn check_order(src: &Path, options: &RepairOptions) -> Result<Arc<dyn Comparator>> {
+    let db = &options.db;
+    match recorded_comparator(src, &list_dir(src)?) {
+        Some((file, name)) => {
+            let known = match &db.comparators {
+                Some(registry) => registry.get(&name).cloned(),
+                None => (db.comparator.name() == name).then(|| Arc::clone(&db.comparator)),
+            };
+            known.ok_or_else(|| Error::RepairComparator {
+                file: src.join(file),
+                name,
+            })
+        }
+        None if db.comparators.is_some() => Ok(Arc::new(BytewiseComparator)),
+        None => Ok(Arc::clone(&db.comparator)),
     }
-    let ours = options.db.comparator.name();
-    if options.db.comparators.is_none() && ours != BYTEWISE {
-        return Err(Error::InvalidArgument(
-            format!(
-                "a repair writes databases ordered by {BYTEWISE} only, not {ours}; \
-                 nothing was written"
-            )
-            .into(),
-        ));
-    }
-    Ok(())
 }
 
 /// Refuses a `dest` that exists and is not an empty directory, or that lies in `src`.
@@ -248,19 +256,12 @@ pub(crate) fn build(
     options: &RepairOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RepairReport> {
-    let (db, damage) = Db::salvage_checked(src, options.db.clone(), true, progress)?;
+    // Read by the comparator the MANIFEST names even when the MANIFEST itself is not the
+    // one `CURRENT` names (or `CURRENT` is lost), and written by it.
+    let order = check_order(src, options)?;
+    let read_options = options.db.clone().comparator(order);
+    let (db, damage) = Db::salvage_checked(src, read_options.clone(), true, progress)?;
     let user = Arc::clone(&db.user);
-    if user.name() != BYTEWISE {
-        return Err(Error::InvalidArgument(
-            format!(
-                "{} is ordered by {}: a repair writes databases ordered by {BYTEWISE} only",
-                src.display(),
-                user.name()
-            )
-            .into(),
-        ));
-    }
-    let read_options = options.db.clone().comparator(Arc::clone(&user));
     let manifest = read_manifest(src, &read_options);
     let (manifest, manifest_error) = match manifest {
         Ok((m, _)) => (Some(m), None),
@@ -283,7 +284,8 @@ pub(crate) fn build(
     {
         bulk.compression = c;
     }
-    let mut builder = DbBuilder::create(dest, bulk)?;
+    let order = (user.name() != BYTEWISE).then(|| Arc::clone(&user));
+    let mut builder = DbBuilder::create_ordered(Arc::new(LocalFileSystem), dest, bulk, order)?;
     let mut resolver = Resolver {
         user: Arc::clone(&user),
         live,
