@@ -56,8 +56,8 @@ pub enum Error {
         /// The name of the comparator the options provide.
         ours: String,
     },
-    /// A repair refused a database ordered by a comparator other than LevelDB's bytewise
-    /// one: it writes bytewise databases only, and wrote nothing.
+    /// A repair refused a database ordered by a comparator its options do not know (it
+    /// reads and writes the database by that comparator), and wrote nothing.
     RepairComparator {
         /// The MANIFEST that names the comparator, in the database's directory.
         file: PathBuf,
@@ -259,8 +259,9 @@ impl fmt::Display for Error {
             ),
             Error::RepairComparator { file, name } => write!(
                 f,
-                "db: {}: the database is ordered by comparator {name}; a repair writes \
-                 databases ordered by leveldb.BytewiseComparator only, and wrote nothing",
+                "db: {}: the database is ordered by comparator {name}, which the repair \
+                 was not given (a registry that holds it, or a comparator of that name), \
+                 and wrote nothing",
                 file.display()
             ),
             Error::TableFile { file, source } => write!(f, "db: {}: {source}", file.display()),

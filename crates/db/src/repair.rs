@@ -12,7 +12,8 @@
 //!
 //! - `repair/report.rs`: the report ([`RepairReport`]);
 //! - `repair/lost.rs`: what was lost, and the key ranges each key falls in;
-//! - `repair/in_place.rs`: a repair swapped in place of the damaged database.
+//! - `repair/in_place.rs`: a repair swapped in place of the damaged database;
+//! - `repair/progress.rs`: how far a merge that reads each table once has got.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,29 +22,33 @@ use std::path::Path;
 use std::sync::Arc;
 
 use leveltable_process::TemporaryDir;
-use leveltable_table::Comparator;
+use leveltable_table::{BytewiseComparator, Comparator};
 
 use crate::bulk::durable::sync_dir;
 use crate::db::Db;
 use crate::db::list_dir;
-use crate::dbformat::{ParsedInternalKey, ValueType};
+use crate::dbformat::{ParsedInternalKey, ValueType, extract_user_key};
 use crate::filename::{log_file_name, parent_dir, table_file_name};
 use crate::merger::Merger;
 use crate::options::DbOptions;
+use crate::salvage::TableRead;
 use crate::version::Origin;
 use crate::version_set::{Manifest, read_manifest, recorded_comparator};
+use crate::writer::file_system::LocalFileSystem;
 use crate::{BulkOptions, DbBuilder, Error, Result};
 
 mod in_place;
 mod lost;
+mod progress;
 mod report;
 
 pub use in_place::repair_in_place;
 pub use report::{IgnoredFile, KeyRange, LostData, LostKind, RepairReport, UncertainRange};
 
 use lost::{Layer, LostRanges, collect_lost};
+use progress::MergeProgress;
 
-/// The name of LevelDB's bytewise comparator: the only order a repair writes.
+/// The name of LevelDB's bytewise comparator.
 const BYTEWISE: &str = "leveldb.BytewiseComparator";
 
 /// How to repair.
@@ -131,13 +136,18 @@ impl RepairOptions {
 ///
 /// `dest` is built through a bulk build in a hidden directory beside it and renamed into
 /// place once whole: it must not exist, or be an empty directory. LevelDB 1.23 opens it.
+/// It is ordered by the comparator the source's MANIFEST names, and its MANIFEST names
+/// that comparator: the options must know it, in their registry
+/// ([`DbOptions::comparators`], where Chromium's `idb_cmp1` is registered by
+/// `leveltable_chromium::comparators()`) or as their comparator. A source whose MANIFEST
+/// names none is read and written bytewise with a registry, else by the options'
+/// comparator.
 ///
 /// # Errors
 /// [`Error::RepairComparator`], naming the MANIFEST and the comparator, for a source whose
-/// MANIFEST records a comparator other than the bytewise one (a repair writes bytewise
-/// databases), found before anything is read whole or written;
-/// [`Error::InvalidArgument`] for a `dest` that is not empty or lies inside `src`, or
-/// options ordering by another comparator than the bytewise one;
+/// MANIFEST records a comparator the options do not know, found before anything is read
+/// whole or written;
+/// [`Error::InvalidArgument`] for a `dest` that is not empty or lies inside `src`;
 /// [`Error::UnknownComparator`] as [`Db::salvage`]; errors listing `src`,
 /// reading a table that was read whole before, or building `dest` (nothing is left at
 /// `dest`).
@@ -177,29 +187,31 @@ pub fn repair_with_progress(
     Ok(report)
 }
 
-/// Refuses, before anything is read whole or written, a source ordered by a comparator
-/// other than the bytewise one: the one its MANIFEST records (the one `CURRENT` names, or
-/// else the newest that names one), or the options' own when they name no registry.
-pub(crate) fn check_order(src: &Path, options: &RepairOptions) -> Result<()> {
-    if let Some((file, name)) = recorded_comparator(src, &list_dir(src)?)
-        && name != BYTEWISE
-    {
-        return Err(Error::RepairComparator {
-            file: src.join(file),
-            name,
-        });
+/// The comparator a repair of `src` reads and writes it by, found before anything is read
+/// whole or written: the one its MANIFEST records (the one `CURRENT` names, or else the
+/// newest that names one), taken from the options' registry or, without one, the options'
+/// own comparator if it has that name; for a source whose MANIFEST names none, bytewise
+/// (with a registry, as LevelDB reads it) or the options' own.
+///
+/// # Errors
+/// [`Error::RepairComparator`] for a comparator the options do not know; errors listing
+/// `src`.
+pub(crate) fn check_order(src: &Path, options: &RepairOptions) -> Result<Arc<dyn Comparator>> {
+    let db = &options.db;
+    match recorded_comparator(src, &list_dir(src)?) {
+        Some((file, name)) => {
+            let known = match &db.comparators {
+                Some(registry) => registry.get(&name).cloned(),
+                None => (db.comparator.name() == name).then(|| Arc::clone(&db.comparator)),
+            };
+            known.ok_or_else(|| Error::RepairComparator {
+                file: src.join(file),
+                name,
+            })
+        }
+        None if db.comparators.is_some() => Ok(Arc::new(BytewiseComparator)),
+        None => Ok(Arc::clone(&db.comparator)),
     }
-    let ours = options.db.comparator.name();
-    if options.db.comparators.is_none() && ours != BYTEWISE {
-        return Err(Error::InvalidArgument(
-            format!(
-                "a repair writes databases ordered by {BYTEWISE} only, not {ours}; \
-                 nothing was written"
-            )
-            .into(),
-        ));
-    }
-    Ok(())
 }
 
 /// Refuses a `dest` that exists and is not an empty directory, or that lies in `src`.
@@ -234,25 +246,50 @@ fn check_dest(src: &Path, dest: &Path) -> Result<()> {
 }
 
 /// Reads `src` and builds the repaired database at `dest` (a path that does not exist).
+///
+/// Each table is read once: the salvage reads the tables that open at their ends only, and
+/// the merge reads them through, checking every checksum and the order of their keys. A
+/// table damaged further in fails the merge; the repair then starts again, with the
+/// salvage reading every table whole first, to tell what was lost and where.
 pub(crate) fn build(
     src: &Path,
     dest: &Path,
     options: &RepairOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RepairReport> {
-    let (db, damage) = Db::salvage_checked(src, options.db.clone(), true, progress)?;
-    let user = Arc::clone(&db.user);
-    if user.name() != BYTEWISE {
-        return Err(Error::InvalidArgument(
-            format!(
-                "{} is ordered by {}: a repair writes databases ordered by {BYTEWISE} only",
-                src.display(),
-                user.name()
-            )
-            .into(),
-        ));
+    match build_reading(src, dest, options, TableRead::Ends, progress)? {
+        Ok(report) => Ok(report),
+        Err(_damaged) => build_reading(src, dest, options, TableRead::Whole, progress)?,
     }
-    let read_options = options.db.clone().comparator(Arc::clone(&user));
+}
+
+/// [`build`], the salvage reading tables as `read` says. `Ok(Err(e))` is an error reading
+/// the source in the merge (nothing is left at `dest`); `Err(e)` one of anything else.
+fn build_reading(
+    src: &Path,
+    dest: &Path,
+    options: &RepairOptions,
+    read: TableRead,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Result<RepairReport>> {
+    // Read by the comparator the MANIFEST names even when the MANIFEST itself is not the
+    // one `CURRENT` names (or `CURRENT` is lost), and written by it.
+    let order = check_order(src, options)?;
+    let read_options = options.db.clone().comparator(order);
+    // Read at their ends only, the tables are read through in the merge: its progress is
+    // counted there.
+    let (db, damage) = match read {
+        TableRead::Whole => Db::salvage_checked(src, read_options.clone(), true, read, progress)?,
+        TableRead::Ends => {
+            Db::salvage_checked(src, read_options.clone(), true, read, &mut |_, _| {})?
+        }
+    };
+    let mut merged = (read == TableRead::Ends).then(|| MergeProgress::new(&db));
+    if let Some(m) = &merged {
+        let (done, total) = m.now();
+        progress(done, total);
+    }
+    let user = Arc::clone(&db.user);
     let manifest = read_manifest(src, &read_options);
     let (manifest, manifest_error) = match manifest {
         Ok((m, _)) => (Some(m), None),
@@ -275,7 +312,8 @@ pub(crate) fn build(
     {
         bulk.compression = c;
     }
-    let mut builder = DbBuilder::create(dest, bulk)?;
+    let order = (user.name() != BYTEWISE).then(|| Arc::clone(&user));
+    let mut builder = DbBuilder::create_ordered(Arc::new(LocalFileSystem), dest, bulk, order)?;
     let mut resolver = Resolver {
         user: Arc::clone(&user),
         live,
@@ -289,21 +327,49 @@ pub(crate) fn build(
     // (up to its first live one) are copied into slots whose buffers are reused.
     let version = Arc::clone(&db.version);
     let mut merger = Merger::new(Arc::clone(&version), Bound::Unbounded, Bound::Unbounded);
+    // Each source's origin and whether it is live, where they do not depend on the key (a
+    // salvage makes a source of each table): not looked up again for every entry.
+    let fixed: Vec<Option<(Origin, bool)>> = (0..version.sources.len())
+        .map(|i| {
+            version
+                .fixed_origin(i)
+                .map(|origin| (origin, resolver.live.is_live(origin)))
+        })
+        .collect();
     let mut key: Vec<u8> = Vec::new();
     let mut slots: Vec<Candidate> = Vec::new();
     let mut held = 0usize;
     // Whether a live version is among the held ones: only the versions up to the first
     // live one can be taken, so no more are kept.
     let mut holds_live = false;
-    while let Some((internal, value, source)) = merger.next_front()? {
-        let p = ParsedInternalKey::parse(internal).map_err(|e| {
-            let what = format!("internal key ({e})");
-            match version.origin(source, internal) {
-                Origin::Table { number, .. } => Error::corruption(table_file_name(number), what, 0),
-                Origin::Log { number } => Error::corruption(log_file_name(number), what, 0),
+    // Keys until the progress is looked at again.
+    let mut until_progress = 0u32;
+    loop {
+        let (internal, source) = match merger.next_front() {
+            Ok(Some((internal, _, source))) => (internal, source),
+            Ok(None) => break,
+            Err(e) => return Ok(Err(e)),
+        };
+        let p = match ParsedInternalKey::parse(internal) {
+            Ok(p) => p,
+            Err(e) => {
+                let what = format!("internal key ({e})");
+                return Ok(Err(match version.origin(source, internal) {
+                    Origin::Table { number, .. } => {
+                        Error::corruption(table_file_name(number), what, 0)
+                    }
+                    Origin::Log { number } => Error::corruption(log_file_name(number), what, 0),
+                }));
             }
-        })?;
-        let origin = version.origin(source, internal);
+        };
+        let value_type = p.value_type;
+        let (origin, live) = match fixed.get(source).copied().flatten() {
+            Some(known) => known,
+            None => {
+                let origin = version.origin(source, internal);
+                (origin, resolver.live.is_live(origin))
+            }
+        };
         if held > 0 && user.compare(&key, p.user_key) != Ordering::Equal {
             if let Some(i) = resolver.resolve(&key, &slots[..held]) {
                 builder.add(&key, &slots[i].value)?;
@@ -314,24 +380,34 @@ pub(crate) fn build(
         if held == 0 {
             key.clear();
             key.extend_from_slice(p.user_key);
-        }
-        let live = resolver.live.is_live(origin);
-        if !holds_live {
-            if held == slots.len() {
-                slots.push(Candidate {
-                    origin,
-                    live,
-                    value_type: p.value_type,
-                    value: Vec::new(),
-                });
+            if let Some(m) = &mut merged {
+                if until_progress == 0 {
+                    until_progress = PROGRESS_KEYS;
+                    if m.reached(&key, user.as_ref()) {
+                        let (done, total) = m.now();
+                        progress(done, total);
+                    }
+                }
+                until_progress -= 1;
             }
-            let slot = &mut slots[held];
-            slot.origin = origin;
-            slot.live = live;
-            slot.value_type = p.value_type;
-            slot.value.clear();
-            slot.value.extend_from_slice(value);
-            held += 1;
+            // A key of one version (the next entry is another key's, the usual case): decided
+            // at once, its value added as the merge lends it, without a copy.
+            if let Err(e) = merger.ready_front() {
+                return Ok(Err(e));
+            }
+            let single = merger.front_key().is_none_or(|next| {
+                extract_user_key(next).is_none_or(|u| user.compare(u, &key) != Ordering::Equal)
+            });
+            if single {
+                fill_slot(&mut slots, 0, origin, live, value_type, &[]);
+                if resolver.resolve(&key, &slots[..1]).is_some() {
+                    builder.add(&key, merger.held().1)?;
+                }
+                continue;
+            }
+        }
+        if !holds_live {
+            held = fill_slot(&mut slots, held, origin, live, value_type, merger.held().1) + 1;
             holds_live = live;
         } else if !live {
             resolver.report.obsolete_ignored += 1;
@@ -342,12 +418,46 @@ pub(crate) fn build(
     {
         builder.add(&key, &slots[i].value)?;
     }
+    if let Some(m) = &mut merged {
+        m.finish();
+        let (done, total) = m.now();
+        progress(done, total);
+    }
     let uncertain = std::mem::take(&mut resolver.uncertain);
     report.uncertain = uncertain.into_values().collect();
     let summary = builder.finish()?;
     report.tables = summary.tables;
     report.bytes = summary.bytes;
-    Ok(report)
+    Ok(Ok(report))
+}
+
+/// Keys a repair merges between two looks at how far it has got.
+const PROGRESS_KEYS: u32 = 1024;
+
+/// Sets `slots[i]` (pushed if `i` is their number) to a version; returns `i`.
+fn fill_slot(
+    slots: &mut Vec<Candidate>,
+    i: usize,
+    origin: Origin,
+    live: bool,
+    value_type: ValueType,
+    value: &[u8],
+) -> usize {
+    if i == slots.len() {
+        slots.push(Candidate {
+            origin,
+            live,
+            value_type,
+            value: Vec::new(),
+        });
+    }
+    let slot = &mut slots[i];
+    slot.origin = origin;
+    slot.live = live;
+    slot.value_type = value_type;
+    slot.value.clear();
+    slot.value.extend_from_slice(value);
+    i
 }
 
 /// Which files the MANIFEST counts live.

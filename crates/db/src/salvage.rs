@@ -16,7 +16,7 @@ use std::sync::Arc;
 use leveltable_table::Comparator;
 
 use crate::db::{Db, read_bounded, table_cache};
-use crate::dbformat::{InternalKeyComparator, ParsedInternalKey, show_key};
+use crate::dbformat::{InternalKeyComparator, MAX_SEQUENCE, ParsedInternalKey, show_key};
 use crate::filename::{
     FileType, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
 };
@@ -99,16 +99,19 @@ impl Db {
         options: DbOptions,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<Db> {
-        Db::salvage_checked(path.as_ref(), options, false, progress).map(|(db, _)| db)
+        Db::salvage_checked(path.as_ref(), options, false, TableRead::Whole, progress)
+            .map(|(db, _)| db)
     }
 
     /// [`salvage_with_progress`](Self::salvage_with_progress), checking every checksum if
     /// `checked` (log records and data blocks that fail are lost, as a repair wants), and
-    /// telling what of each damaged table was lost.
+    /// telling what of each damaged table was lost. With [`TableRead::Ends`], a table that
+    /// opens is read at its ends only: damage further in is found by whoever reads it.
     pub(crate) fn salvage_checked(
         path: &Path,
         options: DbOptions,
         checked: bool,
+        read: TableRead,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(Db, Damage)> {
         let dir = path.to_path_buf();
@@ -251,6 +254,9 @@ impl Db {
             // Most tables read whole: keep them on disk, behind the table cache.
             // One cursor, its blocks left out of the cache: no allocation per entry.
             let whole = cache.open(number).and_then(|table| {
+                if read == TableRead::Ends {
+                    return table_ends(number, table.table());
+                }
                 let mut range: Option<(Vec<u8>, Vec<u8>)> = None;
                 let mut top = 0;
                 let mut it = table.table().iter().fill_cache(false);
@@ -403,6 +409,53 @@ impl Db {
         let db = Db::assemble(dir, user, sources, cache, max_sequence, true, properties);
         Ok((db, damage))
     }
+}
+
+/// How a salvage reads each table that opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TableRead {
+    /// Every entry, in order: a table that fails anywhere is read block by block, into
+    /// memory, and what it lost is told.
+    Whole,
+    /// Its first and last entries only, for a reader that reads every table through in
+    /// order, whose checksums and order checks then find any damage further in (a repair
+    /// that starts again reading whole). The salvage's newest sequence number is then
+    /// unknown: it reads at the newest possible.
+    Ends,
+}
+
+/// What a salvage reads of a table: its file size, its first and last internal keys
+/// (`None` for no entry) and its newest sequence number.
+type TableSummary = (u64, Option<(Vec<u8>, Vec<u8>)>, u64);
+
+/// What a salvage reads of a table read at its ends only, the newest possible sequence
+/// number for its newest.
+fn table_ends<R: leveltable_table::ReadAt>(
+    number: u64,
+    table: &leveltable_table::Table<R>,
+) -> Result<TableSummary> {
+    let mut it = table.iter().fill_cache(false);
+    it.seek_to_first();
+    it.status()?;
+    if !it.valid() {
+        return Ok((table.properties().file_size, None, 0));
+    }
+    let first = it.key().to_vec();
+    it.seek_to_last();
+    it.status()?;
+    if !it.valid() {
+        return Err(Error::corruption(
+            table_file_name(number),
+            "no last entry",
+            0,
+        ));
+    }
+    let last = it.key().to_vec();
+    Ok((
+        table.properties().file_size,
+        Some((first, last)),
+        MAX_SEQUENCE,
+    ))
 }
 
 /// What a salvage with checksums checked could not read.

@@ -127,6 +127,15 @@ impl Version {
     }
 
     /// Where the entries of source `i` are stored.
+    /// The origin of every entry of source `i`, if it does not depend on the key: a
+    /// memtable's, or the one table of a source of one.
+    pub(crate) fn fixed_origin(&self, i: usize) -> Option<Origin> {
+        match &self.sources[i] {
+            Source::Files { files, .. } if files.len() > 1 => None,
+            _ => Some(self.origin(i, &[])),
+        }
+    }
+
     pub(crate) fn origin(&self, i: usize, key: &[u8]) -> Origin {
         match &self.sources[i] {
             Source::Mem { origin, .. } => *origin,

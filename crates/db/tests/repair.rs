@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use leveltable_db::{
-    Db, DbOptions, LostKind, RepairOptions, RepairReport, WritableDb, WritableOptions,
+    BulkOptions, Db, DbOptions, LostKind, RepairOptions, RepairReport, WritableDb, WritableOptions,
     WriteOptions, repair, repair_in_place,
 };
 
@@ -467,4 +467,39 @@ fn the_source_compression_is_kept() {
             path.display()
         );
     }
+}
+
+/// The progress of a repair of an undamaged database, whose tables the merge reads once:
+/// it rises with the merge, as it passes the tables, to the bytes of every table.
+#[test]
+fn progress_rises_with_the_merge_to_every_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let mut builder =
+        leveltable_db::DbBuilder::create(&src, BulkOptions::default().max_file_size(4 << 10))
+            .unwrap();
+    for i in 0..2000u32 {
+        builder
+            .add(format!("key{i:06}").as_bytes(), &[b'v'; 40])
+            .unwrap();
+    }
+    let summary = builder.finish().unwrap();
+    assert!(summary.tables > 10, "{} tables", summary.tables);
+    let mut calls: Vec<(u64, u64)> = Vec::new();
+    let report = leveltable_db::repair_with_progress(
+        &src,
+        tmp.path().join("dest"),
+        &RepairOptions::default(),
+        &mut |done, total| calls.push((done, total)),
+    )
+    .unwrap();
+    assert_eq!(report.keys, 2000);
+    let (&(_, total), first) = (calls.last().unwrap(), calls[0]);
+    assert_eq!(total, summary.bytes);
+    assert_eq!(first.0, 0);
+    assert!(calls.iter().all(|&(_, t)| t == total));
+    assert!(calls.windows(2).all(|w| w[0].0 <= w[1].0), "{calls:?}");
+    assert_eq!(calls.last().unwrap().0, total);
+    // Counted as the merge passes the tables, not all at once at the end.
+    assert!(calls.iter().any(|&(d, _)| 0 < d && d < total), "{calls:?}");
 }

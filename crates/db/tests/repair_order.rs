@@ -1,7 +1,8 @@
-//! A repair refuses a database ordered by a comparator other than LevelDB's bytewise one
-//! (Chromium's IndexedDB `idb_cmp1`, an application's own), naming the MANIFEST and the
-//! comparator, before it writes anything: no DEST, and for a repair in place the
-//! directory exactly as it was (not even a `LOCK` file added).
+//! A repair reads and writes a database by the comparator its MANIFEST names, which the
+//! options must know; one they do not (Chromium's IndexedDB `idb_cmp1` without
+//! `leveltable_chromium::comparators()`, an application's own) is refused, naming the
+//! MANIFEST and the comparator, before anything is written: no DEST, and for a repair in
+//! place the directory exactly as it was (not even a `LOCK` file added).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -12,7 +13,9 @@ use std::sync::Arc;
 use leveltable_db::log_writer::LogWriter;
 use leveltable_db::version_edit::VersionEdit;
 use leveltable_db::write_batch::WriteBatchBuilder;
-use leveltable_db::{ComparatorRegistry, DbOptions, Error, RepairOptions, repair, repair_in_place};
+use leveltable_db::{
+    ComparatorRegistry, Db, DbOptions, Error, RepairOptions, repair, repair_in_place,
+};
 use leveltable_table::Comparator;
 
 /// Reverse byte order, under a name the registry of one case knows.
@@ -84,25 +87,24 @@ fn assert_refused<T: std::fmt::Debug>(result: leveltable_db::Result<T>, dir: &Pa
 }
 
 #[test]
-fn a_source_ordered_by_another_comparator_is_refused_and_nothing_written() {
-    let registry = ComparatorRegistry::default().with(Arc::new(Reverse));
+fn a_source_ordered_by_an_unknown_comparator_is_refused_and_nothing_written() {
+    let reverse = || DbOptions::default().comparator(Arc::new(Reverse));
     // (comparator named, options, CURRENT kept)
-    let cases: [(&str, RepairOptions, bool); 4] = [
+    let cases: [(&str, RepairOptions, bool); 6] = [
         // A comparator the options do not know.
         ("idb_cmp1", RepairOptions::default(), true),
-        // One they know, through a registry: still not what a repair writes.
+        // Another one than the options' own.
+        ("idb_cmp1", RepairOptions::default().db(reverse()), true),
+        // A registry without it.
         (
             "test.Reverse",
-            RepairOptions::default().db(DbOptions::default().comparators(registry.clone())),
+            RepairOptions::default().db(DbOptions::default().comparators(Default::default())),
             true,
         ),
         // CURRENT lost: the MANIFEST left in the directory still tells the order.
         ("idb_cmp1", RepairOptions::default(), false),
-        (
-            "test.Reverse",
-            RepairOptions::default().db(DbOptions::default().comparators(registry)),
-            false,
-        ),
+        ("idb_cmp1", RepairOptions::default().db(reverse()), false),
+        ("test.Reverse", RepairOptions::default(), false),
     ];
     for (name, options, current) in cases {
         let tmp = tempfile::tempdir().unwrap();
@@ -127,6 +129,39 @@ fn a_source_ordered_by_another_comparator_is_refused_and_nothing_written() {
     }
 }
 
+/// A source ordered by a comparator the options know (in their registry, or as their own)
+/// is read and written by it: the repaired tables hold its keys in its order, and the
+/// MANIFEST names it, also when `CURRENT` was lost and only the MANIFEST left tells it.
+#[test]
+fn a_source_ordered_by_a_known_comparator_is_repaired_in_its_order() {
+    let registry = ComparatorRegistry::default().with(Arc::new(Reverse));
+    let by_registry = RepairOptions::default().db(DbOptions::default().comparators(registry));
+    let by_own = RepairOptions::default().db(DbOptions::default().comparator(Arc::new(Reverse)));
+    for (options, current) in [(&by_registry, true), (&by_own, true), (&by_registry, false)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        write_db(&src, Some("test.Reverse"));
+        if !current {
+            fs::remove_file(src.join("CURRENT")).unwrap();
+        }
+        let dest = tmp.path().join("dest");
+        let report = repair(&src, &dest, options).unwrap();
+        assert_eq!(
+            (report.comparator.as_str(), report.keys),
+            ("test.Reverse", 3)
+        );
+        let db = Db::open(&dest, DbOptions::default().comparator(Arc::new(Reverse))).unwrap();
+        assert_eq!(db.properties().comparator, "test.Reverse");
+        let keys: Vec<Vec<u8>> = db.iter().map(|e| e.unwrap().0).collect();
+        assert_eq!(keys, [b"c".to_vec(), b"b".to_vec(), b"a".to_vec()]);
+        // The bytewise order does not open it.
+        assert!(matches!(
+            Db::open(&dest, DbOptions::default()),
+            Err(Error::UnknownComparator { .. })
+        ));
+    }
+}
+
 /// The same database, its MANIFEST naming the bytewise comparator or none, is repaired.
 #[test]
 fn a_bytewise_source_is_repaired() {
@@ -141,8 +176,8 @@ fn a_bytewise_source_is_repaired() {
 }
 
 /// The damaged copies of a live Chromium IndexedDB database in the repository's corpus
-/// (a table and a log missing; a torn log) are ordered by `idb_cmp1`: refused, with
-/// nothing written.
+/// (a table and a log missing; a torn log) are ordered by `idb_cmp1`, which the default
+/// options do not know: refused, with nothing written.
 #[test]
 fn the_damaged_chromium_copies_are_refused() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../chromium/testdata/live/copies");

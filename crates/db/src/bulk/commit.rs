@@ -24,6 +24,7 @@ use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use leveltable_process::{TemporaryGuard, create_temporary, release_with};
+use leveltable_table::Comparator;
 
 use super::durable::sync_dir_on;
 use super::part::{PART_RECORD, Part};
@@ -117,19 +118,29 @@ pub fn commit_on(
     parts: &[Part],
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<CommitSummary> {
-    commit_checked(file_system, dir.as_ref(), parts, Bytes::Read, progress)
+    commit_checked(
+        file_system,
+        dir.as_ref(),
+        parts,
+        Bytes::Read,
+        None,
+        progress,
+    )
 }
 
 /// [`commit()`] of parts this process has just built and whose records it made: each file
 /// is checked as [`commit()`] checks it but for its bytes, which are not read again to
 /// recompute the checksum computed as they were written (the record keeps it, and a copy to
 /// another file system is still checked against it).
+/// `order` is the user comparator of the keys (bytewise if `None`), whose name the
+/// MANIFEST records.
 pub(crate) fn commit_built(
     fsys: &dyn FileSystem,
     dir: &Path,
     parts: &[Part],
+    order: Option<&dyn Comparator>,
 ) -> Result<CommitSummary> {
-    commit_checked(fsys, dir, parts, Bytes::Recorded, &mut |_, _| {})
+    commit_checked(fsys, dir, parts, Bytes::Recorded, order, &mut |_, _| {})
 }
 
 fn commit_checked(
@@ -137,18 +148,26 @@ fn commit_checked(
     dir: &Path,
     parts: &[Part],
     bytes: Bytes,
+    order: Option<&dyn Comparator>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<CommitSummary> {
     let mut count = Progress::new(parts, progress);
-    let staged = check_parts(parts, bytes, &mut |size| count.add(size))?;
+    let staged = check_parts(parts, bytes, order, &mut |size| count.add(size))?;
+    let comparator = order.map_or(BYTEWISE_COMPARATOR, |c| c.name());
     let mut made = Made::default();
     let (created, lock) = prepare_dir(fsys, dir, &mut made)?;
     let placed = register_lock(&lock, created, &mut made)
         .and_then(|()| check_empty(dir))
         .and_then(|()| {
-            place(fsys, dir, parts, &staged, &mut made, &mut |size| {
-                count.add(size)
-            })
+            place(
+                fsys,
+                dir,
+                parts,
+                &staged,
+                comparator,
+                &mut made,
+                &mut |size| count.add(size),
+            )
         })
         .and_then(|summary| {
             // A directory the commit made is a name in its parent: durable once that is
@@ -372,6 +391,7 @@ fn place(
     dir: &Path,
     parts: &[Part],
     staged: &[Staged],
+    comparator: &str,
     made: &mut Made,
     placed: &mut dyn FnMut(u64),
 ) -> Result<CommitSummary> {
@@ -402,7 +422,7 @@ fn place(
         summary.entries = summary.entries.saturating_add(file.entries);
         summary.bytes = summary.bytes.saturating_add(file.size);
     }
-    edit.comparator = Some(BYTEWISE_COMPARATOR.to_owned());
+    edit.comparator = Some(comparator.to_owned());
     edit.log_number = Some(0);
     edit.next_file_number = Some(number + 1);
     edit.last_sequence = Some(0);
@@ -529,7 +549,8 @@ mod tests {
     fn a_built_part_is_checked_but_for_its_bytes() {
         let tmp = tempfile::tempdir().unwrap();
         let part = built(&tmp.path().join("a"));
-        let summary = commit_built(&LocalFileSystem, &tmp.path().join("db-a"), &[part]).unwrap();
+        let summary =
+            commit_built(&LocalFileSystem, &tmp.path().join("db-a"), &[part], None).unwrap();
         assert_eq!((summary.entries, summary.tables), (2000, 1));
         let db = crate::Db::open(tmp.path().join("db-a"), crate::DbOptions::default()).unwrap();
         assert_eq!(db.iter().count(), 2000);
@@ -544,7 +565,8 @@ mod tests {
             .unwrap()
             .set_len(len - 1)
             .unwrap();
-        let err = commit_built(&LocalFileSystem, &tmp.path().join("db-b"), &[part]).unwrap_err();
+        let err =
+            commit_built(&LocalFileSystem, &tmp.path().join("db-b"), &[part], None).unwrap_err();
         assert!(err.to_string().contains("000001.ldb"), "{err}");
         assert!(err.to_string().contains("its part record says"), "{err}");
         assert!(!tmp.path().join("db-b").exists());

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use leveltable_process::TemporaryDir;
+use leveltable_table::Comparator;
 
 use super::commit::{CommitSummary, commit_built, refuse_dangling_link};
 use super::options::BulkOptions;
@@ -39,12 +40,24 @@ use crate::{Error, Result};
 /// assert!(path.join("CURRENT").exists());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
 pub struct DbBuilder {
     dir: PathBuf,
     file_system: Arc<dyn FileSystem>,
     part: PartBuilder,
     staging: TemporaryDir,
+    /// The user comparator ordering the keys; `None` for bytewise.
+    order: Option<Arc<dyn Comparator>>,
+}
+
+impl std::fmt::Debug for DbBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbBuilder")
+            .field("dir", &self.dir)
+            .field("part", &self.part)
+            .field("staging", &self.staging)
+            .field("order", &self.order.as_ref().map(|c| c.name()))
+            .finish_non_exhaustive()
+    }
 }
 
 impl DbBuilder {
@@ -68,6 +81,17 @@ impl DbBuilder {
         dir: impl AsRef<Path>,
         options: BulkOptions,
     ) -> Result<DbBuilder> {
+        DbBuilder::create_ordered(file_system, dir, options, None)
+    }
+
+    /// [`create_on`](Self::create_on), for keys ordered by the user comparator `order`,
+    /// whose name the MANIFEST records (bytewise if `None`).
+    pub(crate) fn create_ordered(
+        file_system: Arc<dyn FileSystem>,
+        dir: impl AsRef<Path>,
+        options: BulkOptions,
+        order: Option<Arc<dyn Comparator>>,
+    ) -> Result<DbBuilder> {
         let dir = dir.as_ref().to_owned();
         check_target(&dir)?;
         let parent = parent_dir(&dir).to_owned();
@@ -76,16 +100,18 @@ impl DbBuilder {
             .map_or_else(|| "db".into(), |n| n.to_string_lossy().into_owned());
         let staging = TemporaryDir::new_in(&parent, &format!(".leveltable-tmp-{name}-"))
             .map_err(|e| Error::op("cannot create a directory in", &parent, e))?;
-        let part = PartBuilder::create_on(
+        let part = PartBuilder::create_ordered(
             Arc::clone(&file_system),
             staging.path().join("part"),
             options,
+            order.clone(),
         )?;
         Ok(DbBuilder {
             dir,
             file_system,
             part,
             staging,
+            order,
         })
     }
 
@@ -118,7 +144,12 @@ impl DbBuilder {
     /// database's path.
     pub fn finish(self) -> Result<CommitSummary> {
         let part = self.part.finish()?;
-        let summary = commit_built(&*self.file_system, &self.dir, std::slice::from_ref(&part))?;
+        let summary = commit_built(
+            &*self.file_system,
+            &self.dir,
+            std::slice::from_ref(&part),
+            self.order.as_deref(),
+        )?;
         drop(self.staging);
         Ok(summary)
     }

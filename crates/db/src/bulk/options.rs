@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
 use leveltable_table::{
-    BuildOptions, Compression, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE,
+    BuildOptions, Comparator, Compression, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE,
 };
 
 use crate::dbformat::{InternalFilterPolicy, InternalKeyComparator};
@@ -136,8 +136,18 @@ impl BulkOptions {
     /// The options of one table file: internal keys under LevelDB's internal comparator,
     /// filters over user keys, as a LevelDB database writes them.
     pub fn table_options(&self) -> BuildOptions {
+        self.table_options_ordered(None)
+    }
+
+    /// [`table_options`](Self::table_options) with internal keys ordered by the user
+    /// comparator `user` (bytewise if `None`).
+    pub(crate) fn table_options_ordered(&self, user: Option<&Arc<dyn Comparator>>) -> BuildOptions {
+        let icmp: Arc<dyn Comparator> = match user {
+            Some(user) => Arc::new(InternalKeyComparator::new(Arc::clone(user))),
+            None => Arc::new(InternalKeyComparator::bytewise()),
+        };
         let mut options = BuildOptions::default()
-            .comparator(Arc::new(InternalKeyComparator::bytewise()))
+            .comparator(icmp)
             .block_size(self.block_size)
             .block_restart_interval(self.restart_interval)
             .compression(self.compression);

@@ -4,11 +4,12 @@
 //! that describes them for [`commit`](crate::commit()), written last as `PART` (see
 //! `part.rs`), so a staging directory without one holds no finished part.
 
+use std::cmp::Ordering;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use leveltable_table::BuildOptions;
+use leveltable_table::{BuildOptions, Comparator};
 
 use super::durable::write_atomically;
 use super::options::BulkOptions;
@@ -41,6 +42,8 @@ pub struct PartBuilder {
     file_system: Arc<dyn FileSystem>,
     max_file_size: u64,
     table_options: BuildOptions,
+    /// The user comparator ordering the keys; `None` for bytewise.
+    order: Option<Arc<dyn Comparator>>,
     /// With workers: the entries of the file being filled.
     chunk: Chunk,
     /// Bytes of keys and values in the file being filled.
@@ -93,6 +96,17 @@ impl PartBuilder {
         staging: impl AsRef<Path>,
         options: BulkOptions,
     ) -> Result<PartBuilder> {
+        PartBuilder::create_ordered(file_system, staging, options, None)
+    }
+
+    /// [`create_on`](Self::create_on), for keys ordered by the user comparator `order`
+    /// (bytewise if `None`).
+    pub(crate) fn create_ordered(
+        file_system: Arc<dyn FileSystem>,
+        staging: impl AsRef<Path>,
+        options: BulkOptions,
+        order: Option<Arc<dyn Comparator>>,
+    ) -> Result<PartBuilder> {
         options.check()?;
         let staging = staging.as_ref().to_owned();
         fs::create_dir_all(&staging).map_err(|e| Error::op("cannot create", &staging, e))?;
@@ -108,7 +122,7 @@ impl PartBuilder {
                 format!("staging directory {} is not empty", staging.display()).into(),
             ));
         }
-        let table_options = options.table_options();
+        let table_options = options.table_options_ordered(order.as_ref());
         let (syncer, syncs) = Syncer::start(SYNC_BACKLOG);
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let threads = building_threads(options.threads, cores);
@@ -126,6 +140,7 @@ impl PartBuilder {
             file_system,
             max_file_size: options.max_file_size,
             table_options,
+            order,
             chunk: Chunk::default(),
             chunk_bytes: 0,
             current: None,
@@ -144,7 +159,8 @@ impl PartBuilder {
         &self.staging
     }
 
-    /// Adds an entry; its key must sort strictly after the previous one (bytewise).
+    /// Adds an entry; its key must sort strictly after the previous one (bytewise, or by
+    /// the comparator the builder was made for).
     ///
     /// # Errors
     /// [`Error::Table`] with [`leveltable_table::Error::KeyOutOfOrder`] for a key out of
@@ -157,7 +173,11 @@ impl PartBuilder {
             _ => {
                 // The previous key: the chunk's last, else the last file's.
                 let previous = self.chunk.last_key().unwrap_or(&self.last_key);
-                if self.entries > 0 && key <= previous {
+                let in_order = match &self.order {
+                    None => key > previous,
+                    Some(order) => order.compare(key, previous) == Ordering::Greater,
+                };
+                if self.entries > 0 && !in_order {
                     return Err(Error::Table(leveltable_table::Error::KeyOutOfOrder {
                         previous: previous.to_vec(),
                         got: key.to_vec(),

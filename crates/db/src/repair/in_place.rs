@@ -33,8 +33,8 @@ pub const LOST_DIR: &str = "lost";
 /// died before moving it there, in `.NAME.leveltable-repair-original-PID` beside `dir`.
 ///
 /// # Errors
-/// [`Error::RepairComparator`] for a source ordered by another comparator than the
-/// bytewise one, with nothing changed; [`Error::Locked`] if LevelDB or another program has the database open;
+/// [`Error::RepairComparator`] for a source ordered by a comparator the options do not
+/// know, with nothing changed; [`Error::Locked`] if LevelDB or another program has the database open;
 /// [`Error::InvalidArgument`] for a `dir` that is not a directory (a symbolic link is
 /// refused), or a system without an atomic directory swap (only Linux has one); the errors
 /// of [`repair`](crate::repair()).

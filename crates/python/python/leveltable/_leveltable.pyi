@@ -579,8 +579,10 @@ def repair_db(
     """Repairs the database ``src`` without bringing deleted data back: into ``dest`` (a new
     or empty directory; ``src`` is not written), or in place without it (the original
     files kept in ``src/lost/``). ``report`` names a file for the JSON loss report;
-    ``drop_uncertain`` leaves out keys whose newest version may have been lost. Returns
-    keys, deleted, tables, bytes, lost, ignored, uncertain_keys and manifest."""
+    ``drop_uncertain`` leaves out keys whose newest version may have been lost. The repair
+    is ordered by the comparator the MANIFEST names (bytewise, or IndexedDB's ``idb_cmp1``)
+    and names it too. Returns keys, deleted, tables, bytes, lost, ignored, uncertain_keys
+    and manifest."""
 
 def plan_version(path: StrPath) -> dict[str, object]:
     """The version an open of ``path`` sees: ``comparator``, ``last_sequence``, ``logs``

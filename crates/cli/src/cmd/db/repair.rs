@@ -36,9 +36,11 @@ use crate::progress::Progress;
 /// exist or be empty. With --in-place, SRC itself is repaired: the repaired database is
 /// built beside it, swapped in with one rename, and the original directory is kept whole in
 /// SRC/lost/ (LevelDB's RepairDB keeps what it sets aside there too). The database's LOCK is
-/// held meanwhile. Repair writes databases ordered bytewise, with the source's compression:
-/// a source whose MANIFEST names another comparator (Chromium's IndexedDB idb_cmp1) is
-/// refused, naming the MANIFEST and the comparator, with nothing written or changed.
+/// held meanwhile. DEST is ordered by the comparator SRC's MANIFEST names (bytewise, or
+/// Chromium's IndexedDB idb_cmp1), which its MANIFEST names too, and written with SRC's
+/// compression, so that the program that wrote SRC reads it; a source whose MANIFEST names
+/// another comparator is refused, naming the MANIFEST and the comparator, with nothing
+/// written or changed.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The damaged database directory.
@@ -74,7 +76,8 @@ pub struct Args {
 ///
 /// # Errors
 /// A source that cannot be listed, a DEST that is not empty or lies inside SRC, a source
-/// ordered by another comparator than bytewise, a build or report that cannot be written.
+/// ordered by a comparator other than bytewise and idb_cmp1, a build or report that cannot
+/// be written.
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     clean_up_on_signals(|| {})?;
     let options = RepairOptions::default()

@@ -4,12 +4,13 @@
 //! the recorded ones; and the real key ranges of all files, in the order given, increase
 //! without overlapping.
 
+use std::cmp::Ordering;
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::PathBuf;
 
 use leveltable_process::describe_file_type;
-use leveltable_table::Table;
+use leveltable_table::{Comparator, Table};
 
 use crate::bulk::part::{Part, PartFile, plain_file_name};
 use crate::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
@@ -46,6 +47,7 @@ pub(super) struct Staged {
 
 /// Checks every file of `parts` (see the module documentation) and returns them in order,
 /// calling `checked` with each file's size once it is checked.
+/// The key ranges must increase by `order` (bytewise if `None`).
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] naming the part, the file and what differs from its record;
@@ -53,6 +55,7 @@ pub(super) struct Staged {
 pub(super) fn check_parts(
     parts: &[Part],
     bytes: Bytes,
+    order: Option<&dyn Comparator>,
     checked: &mut dyn FnMut(u64),
 ) -> Result<Vec<Staged>> {
     let mut staged = Vec::new();
@@ -70,7 +73,11 @@ pub(super) fn check_parts(
             checked(staged_file.size);
             let first = user_key(&staged_file.smallest);
             if let Some((j, name, end)) = &previous {
-                if end.as_slice() >= first {
+                let in_order = match order {
+                    None => first > end.as_slice(),
+                    Some(order) => order.compare(first, end) == Ordering::Greater,
+                };
+                if !in_order {
                     return Err(refused(
                         i,
                         part,
