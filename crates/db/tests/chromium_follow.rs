@@ -114,7 +114,7 @@ type Rounds = Arc<Mutex<mpsc::Receiver<bool>>>;
 type Entries = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn wait_for(path: &Path, browser: &mut std::process::Child) {
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(180);
     while !path.exists() {
         assert!(browser.try_wait().unwrap().is_none(), "chromium exited");
         assert!(Instant::now() < deadline, "chromium made no {path:?}");
@@ -179,7 +179,7 @@ fn follow(dir: &Path, ports: &[u16], go: &mpsc::Sender<bool>) {
     let mut expected: Vec<(String, Option<String>)> = Vec::new();
     let mut views: Vec<(u64, Entries)> = Vec::new();
     let mut checked = 0;
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(180);
     for round in 0..ROUNDS {
         expected.extend(round_changes(round));
         go.send(true).unwrap();
