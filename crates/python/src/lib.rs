@@ -23,6 +23,7 @@ mod fs_path;
 mod gil_lock;
 mod py_comparator;
 mod repair;
+mod snapshot;
 mod table;
 mod table_arrow;
 mod version_scan;
@@ -39,7 +40,7 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<entries::Entries>()?;
     m.add_class::<builder::TableBuilder>()?;
     m.add_class::<db::Db>()?;
-    m.add_class::<db::Snapshot>()?;
+    m.add_class::<snapshot::Snapshot>()?;
     db_follow::register(m)?;
     m.add_class::<cursor::Cursor>()?;
     m.add_class::<arrow_stream::ArrowStream>()?;
