@@ -84,6 +84,14 @@ impl Waiter {
         }
     }
 
+    /// Sets up the watch of `dir` if no wait has yet, without waiting: a caller that then
+    /// looks, and waits only if it found nothing, misses no change made after this.
+    pub(crate) fn prepare(&mut self, dir: &Path) {
+        if matches!(self.state, State::Unset) {
+            self.state = self.start(dir);
+        }
+    }
+
     /// Whether waits are on a watch of the directory (after the first wait).
     pub(crate) fn watching(&self) -> bool {
         #[cfg(any(target_os = "linux", target_os = "android"))]

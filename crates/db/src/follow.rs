@@ -151,9 +151,10 @@ impl Follower {
         self
     }
 
-    /// Whether the follower waits on a watch of the directory: known after its first wait
-    /// (from [`next_event`](Self::next_event) or
-    /// [`next_event_timeout`](Self::next_event_timeout)); false before.
+    /// Whether the follower waits on a watch of the directory: known once it has been asked
+    /// for an event by [`next_event`](Self::next_event) or
+    /// [`next_event_timeout`](Self::next_event_timeout), which set the watch up before they
+    /// first look; false before.
     pub fn watches_directory(&self) -> bool {
         self.waiter.watching()
     }
@@ -168,6 +169,7 @@ impl Follower {
     /// # Errors
     /// As [`try_next_event`](Self::try_next_event).
     pub fn next_event(&mut self) -> Result<FollowEvent> {
+        self.waiter.prepare(&self.dir);
         loop {
             if let Some(event) = self.try_next_event()? {
                 return Ok(event);
@@ -185,6 +187,7 @@ impl Follower {
     /// As [`try_next_event`](Self::try_next_event).
     pub fn next_event_timeout(&mut self, timeout: Duration) -> Result<Option<FollowEvent>> {
         let start = Instant::now();
+        self.waiter.prepare(&self.dir);
         loop {
             if let Some(event) = self.try_next_event()? {
                 return Ok(Some(event));

@@ -294,6 +294,26 @@ fn a_watching_follower_wakes_at_each_commit_not_at_its_poll_interval() {
     );
 }
 
+/// A follower asked for an event sets up its watch before it first looks, even when the
+/// event is there already and it never waits: whether it watches does not depend on how the
+/// threads were scheduled.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_follower_asked_for_an_event_already_committed_watches_the_directory() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("db");
+    let db = writable(&dir);
+    let reader = Db::open(&dir, DbOptions::default()).unwrap();
+    let mut follower = reader.follow(None);
+    assert!(!follower.watches_directory(), "a watch before any wait");
+    db.put(b"k", b"v", WriteOptions::default()).unwrap();
+    let FollowEvent::Batch(change) = follower.next_event().unwrap() else {
+        panic!("a gap");
+    };
+    assert_eq!(change.sequence, reader.snapshot() + 1);
+    assert!(follower.watches_directory());
+}
+
 #[test]
 fn a_polling_follower_sets_up_no_watch_and_still_follows() {
     let work = tempfile::tempdir().unwrap();

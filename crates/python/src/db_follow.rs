@@ -120,8 +120,9 @@ impl Follow {
         self.follower.next_sequence()
     }
 
-    /// Whether the feed waits on an inotify watch of the directory (known after its first
-    /// wait; `False` before, with `poll_only=True`, or where it could not set one up).
+    /// Whether the feed waits on an inotify watch of the directory (known after the first
+    /// `next()`, which sets the watch up; `False` before, with `poll_only=True`, or where
+    /// it could not set one up).
     #[getter]
     fn watches_directory(&self) -> bool {
         self.follower.watches_directory()

@@ -44,9 +44,9 @@ class Follow(Iterator[dict[str, Any]]):
         """The sequence of the next operation the feed will return."""
     @property
     def watches_directory(self) -> bool:
-        """Whether the feed waits on an inotify watch of the directory (known after its
-        first wait; ``False`` before, with ``poll_only=True``, or where none could be set
-        up)."""
+        """Whether the feed waits on an inotify watch of the directory (known after the
+        first ``next()``, which sets the watch up; ``False`` before, with
+        ``poll_only=True``, or where none could be set up)."""
 
 class Cursor(Iterator[_T]):
     """plyvel's iterator (``Db.cursor()``, ``Snapshot.cursor()``): a position between two
