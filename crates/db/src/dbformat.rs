@@ -24,10 +24,13 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
-use leveltable_filter_policy::{BloomFilterPolicy, FilterPolicy};
+use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy, FilterPolicy};
 use smallvec::SmallVec;
 
-use leveltable_table::{BuildOptions, BytewiseComparator, Comparator, ReadOptions};
+use leveltable_table::{
+    BuildOptions, BytewiseComparator, Comparator, Compression, DEFAULT_BLOCK_RESTART_INTERVAL,
+    DEFAULT_BLOCK_SIZE, ReadOptions,
+};
 
 use crate::{Error, Result};
 
@@ -475,12 +478,57 @@ impl<P: FilterPolicy> FilterPolicy for InternalFilterPolicy<P> {
 /// setters. With compression off, a table of a compaction's entries is byte for byte the
 /// file LevelDB wrote.
 pub fn ldb_build_options(bloom_bits_per_key: Option<usize>) -> BuildOptions {
-    let options = BuildOptions::default().comparator(Arc::new(InternalKeyComparator::bytewise()));
-    match bloom_bits_per_key {
-        Some(bits) => {
-            options.filter_policy(InternalFilterPolicy::new(BloomFilterPolicy::new(bits)))
+    TableLayout {
+        bloom: bloom_bits_per_key.map(BloomFilterPolicy::new),
+        ..TableLayout::default()
+    }
+    .build_options(Arc::new(InternalKeyComparator::bytewise()))
+}
+
+/// How the tables of a database are laid out: LevelDB's table options. A database open for
+/// writing, a bulk build and [`ldb_build_options`] all write their tables through
+/// [`build_options`](Self::build_options).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TableLayout {
+    pub(crate) block_size: usize,
+    pub(crate) restart_interval: usize,
+    pub(crate) compression: Compression,
+    /// LevelDB's Bloom filter over user keys.
+    pub(crate) bloom: Option<BloomFilterPolicy>,
+    /// Bits per key of a cache-local Bloom filter written beside it.
+    pub(crate) cache_local_bits_per_key: Option<usize>,
+}
+
+impl Default for TableLayout {
+    /// LevelDB's defaults: 4 KiB blocks, restart interval 16, Snappy, no filter.
+    fn default() -> Self {
+        TableLayout {
+            block_size: DEFAULT_BLOCK_SIZE,
+            restart_interval: DEFAULT_BLOCK_RESTART_INTERVAL,
+            compression: Compression::Snappy,
+            bloom: None,
+            cache_local_bits_per_key: None,
         }
-        None => options,
+    }
+}
+
+impl TableLayout {
+    /// Options writing tables of internal keys ordered by `icmp` (an
+    /// [`InternalKeyComparator`]), laid out as `self` says.
+    pub(crate) fn build_options(&self, icmp: Arc<dyn Comparator>) -> BuildOptions {
+        let mut options = BuildOptions::default()
+            .comparator(icmp)
+            .block_size(self.block_size)
+            .block_restart_interval(self.restart_interval)
+            .compression(self.compression);
+        if let Some(policy) = self.bloom {
+            options = options.filter_policy(InternalFilterPolicy::new(policy));
+        }
+        if let Some(bits) = self.cache_local_bits_per_key {
+            options = options
+                .extra_filter_policy(InternalFilterPolicy::new(CacheLocalBloomPolicy::new(bits)));
+        }
+        options
     }
 }
 

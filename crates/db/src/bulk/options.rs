@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
+use leveltable_filter_policy::BloomFilterPolicy;
 use leveltable_table::{
     BuildOptions, Comparator, Compression, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE,
 };
 
-use crate::dbformat::{InternalFilterPolicy, InternalKeyComparator};
+use crate::dbformat::{InternalKeyComparator, TableLayout};
 use crate::{Error, Result};
 
 /// The most threads a bulk build starts: more would only contend for the cores, and each
@@ -146,20 +146,14 @@ impl BulkOptions {
             Some(user) => Arc::new(InternalKeyComparator::new(Arc::clone(user))),
             None => Arc::new(InternalKeyComparator::bytewise()),
         };
-        let mut options = BuildOptions::default()
-            .comparator(icmp)
-            .block_size(self.block_size)
-            .block_restart_interval(self.restart_interval)
-            .compression(self.compression);
-        if let Some(bits) = self.bloom_bits_per_key {
-            options =
-                options.filter_policy(InternalFilterPolicy::new(BloomFilterPolicy::new(bits)));
+        TableLayout {
+            block_size: self.block_size,
+            restart_interval: self.restart_interval,
+            compression: self.compression,
+            bloom: self.bloom_bits_per_key.map(BloomFilterPolicy::new),
+            cache_local_bits_per_key: self.cache_local_bits_per_key,
         }
-        if let Some(bits) = self.cache_local_bits_per_key {
-            options = options
-                .extra_filter_policy(InternalFilterPolicy::new(CacheLocalBloomPolicy::new(bits)));
-        }
-        options
+        .build_options(icmp)
     }
 }
 

@@ -8,7 +8,7 @@ use leveltable_table::{
     BuildOptions, Compression, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE,
 };
 
-use crate::dbformat::{InternalFilterPolicy, InternalKeyComparator};
+use crate::dbformat::{InternalKeyComparator, TableLayout};
 use crate::options::DbOptions;
 use crate::writer::compaction_filter::CompactionFilter;
 use crate::writer::file_system::{FileSystem, LocalFileSystem};
@@ -186,15 +186,14 @@ impl WritableOptions {
 
     /// How new tables are written: internal keys under the database's comparator.
     pub(crate) fn build_options(&self, icmp: &Arc<InternalKeyComparator>) -> BuildOptions {
-        let mut options = BuildOptions::default()
-            .comparator(Arc::clone(icmp) as _)
-            .block_size(self.block_size)
-            .block_restart_interval(self.block_restart_interval)
-            .compression(self.compression);
-        if let Some(policy) = self.filter_policy {
-            options = options.filter_policy(InternalFilterPolicy::new(policy));
+        TableLayout {
+            block_size: self.block_size,
+            restart_interval: self.block_restart_interval,
+            compression: self.compression,
+            bloom: self.filter_policy,
+            cache_local_bits_per_key: None,
         }
-        options
+        .build_options(Arc::clone(icmp) as _)
     }
 }
 
