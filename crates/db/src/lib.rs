@@ -32,6 +32,7 @@ mod repair;
 mod salvage;
 pub mod storage;
 pub mod table_cache;
+mod table_file;
 mod table_scan;
 pub mod table_source;
 mod version;

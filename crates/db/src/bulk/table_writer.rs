@@ -1,16 +1,16 @@
 //! Writing one table file of a part: user keys in order, each stored at sequence 0, with the
-//! CRC32C of every byte written, handed to the syncing thread when finished.
+//! CRC32C of every byte written ([`TableFile`]), handed to the syncing thread when finished.
 
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use leveltable_table::{BuildOptions, TableBuilder};
+use leveltable_table::BuildOptions;
 
 use super::part::PartFile;
 use super::syncer::SyncQueue;
 use crate::dbformat::{TAG_LEN, ValueType, append_internal_key};
 use crate::filename::table_file_name;
-use crate::writer::file_system::{FileSystem, WritableFile};
+use crate::table_file::TableFile;
+use crate::writer::file_system::FileSystem;
 use crate::{Error, Result};
 
 /// The name of the `index`-th file of a part.
@@ -85,13 +85,9 @@ impl Chunk {
 /// handed to the syncing thread when finished.
 pub(crate) struct TableWriter {
     name: String,
-    path: PathBuf,
-    builder: TableBuilder<BufWriter<Checksummed>>,
-    /// The internal key added last.
+    table: TableFile,
+    /// The internal key being added.
     key: Vec<u8>,
-    /// The internal key being added; swapped with `key` once it is.
-    spare: Vec<u8>,
-    smallest: Vec<u8>,
 }
 
 impl TableWriter {
@@ -106,15 +102,10 @@ impl TableWriter {
         let file = fs
             .create_new(&path)
             .map_err(|e| Error::op("cannot create", &path, e))?;
-        let file = Checksummed { file, crc: 0 };
-        let builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options.clone())?;
         Ok(TableWriter {
             name,
-            path,
-            builder,
+            table: TableFile::new(path, file, options)?,
             key: Vec::new(),
-            spare: Vec::new(),
-            smallest: Vec::new(),
         })
     }
 
@@ -122,77 +113,49 @@ impl TableWriter {
     /// or this is [`leveltable_table::Error::KeyOutOfOrder`] naming both user keys, and the
     /// file is unchanged.
     pub(crate) fn add(&mut self, user_key: &[u8], value: &[u8]) -> Result<()> {
-        if self.builder.num_entries() == 0 {
-            self.smallest = user_key.to_vec();
-        }
-        self.spare.clear();
-        append_internal_key(&mut self.spare, user_key, 0, ValueType::Value)?;
-        match self.builder.add(&self.spare, value) {
-            Ok(()) => {
-                std::mem::swap(&mut self.key, &mut self.spare);
-                Ok(())
-            }
+        self.key.clear();
+        append_internal_key(&mut self.key, user_key, 0, ValueType::Value)?;
+        match self.table.add(&self.key, value) {
+            Ok(()) => Ok(()),
             Err(leveltable_table::Error::KeyOutOfOrder { .. }) => {
                 Err(Error::Table(leveltable_table::Error::KeyOutOfOrder {
                     previous: self.last_key().to_vec(),
                     got: user_key.to_vec(),
                 }))
             }
-            Err(e) => Err(Error::writing(&self.path, e)),
+            Err(e) => Err(Error::writing(self.table.path(), e)),
         }
     }
 
     /// Whether no entry has been added.
     pub(crate) fn is_empty(&self) -> bool {
-        self.builder.num_entries() == 0
+        self.table.entries() == 0
     }
 
     /// The user key added last (empty before the first).
     pub(crate) fn last_key(&self) -> &[u8] {
-        &self.key[..self.key.len().saturating_sub(TAG_LEN)]
+        user_key_of(self.table.last_key())
     }
 
-    pub(crate) fn finish(mut self, syncs: &SyncQueue) -> Result<PartFile> {
-        if self.builder.num_entries() == 0 {
+    pub(crate) fn finish(self, syncs: &SyncQueue) -> Result<PartFile> {
+        if self.is_empty() {
             return Err(Error::InvalidArgument("a table file needs an entry".into()));
         }
-        let summary = self
-            .builder
-            .finish()
-            .map_err(|e| Error::writing(&self.path, e))?;
-        let largest = self.key[..self.key.len().saturating_sub(TAG_LEN)].to_vec();
-        let Checksummed { file, crc } = self
-            .builder
-            .into_inner()
-            .into_inner()
-            .map_err(|e| Error::op("cannot write", &self.path, e.into_error()))?;
-        syncs.sync(self.path, file)?;
+        let path = self.table.path().to_path_buf();
+        let (finished, file) = self.table.finish()?;
+        syncs.sync(path, file)?;
         Ok(PartFile {
             name: self.name,
-            size: summary.file_size,
-            entries: summary.entries,
-            crc32c: Some(crc),
-            smallest: self.smallest,
-            largest,
+            size: finished.file_size,
+            entries: finished.entries,
+            crc32c: Some(finished.crc32c),
+            smallest: user_key_of(&finished.smallest).to_vec(),
+            largest: user_key_of(&finished.largest).to_vec(),
         })
     }
 }
 
-/// A file being written that keeps the CRC32C of every byte written to it.
-struct Checksummed {
-    file: Box<dyn WritableFile>,
-    crc: u32,
-}
-
-impl Write for Checksummed {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.file.write(buf)?;
-        // `write` reports at most the bytes it was given.
-        self.crc = crc32c::crc32c_append(self.crc, &buf[..n.min(buf.len())]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.file.flush()
-    }
+/// The user key of an internal key this wrote.
+fn user_key_of(internal: &[u8]) -> &[u8] {
+    &internal[..internal.len().saturating_sub(TAG_LEN)]
 }
