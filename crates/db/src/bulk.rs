@@ -14,7 +14,6 @@
 
 pub(crate) mod commit;
 pub(crate) mod db_builder;
-pub(crate) mod durable;
 pub(crate) mod external_sort;
 pub(crate) mod options;
 pub(crate) mod part;

@@ -10,6 +10,7 @@ mod db;
 mod db_iter;
 pub mod dbformat;
 mod dir_watch;
+mod durable;
 mod error;
 pub mod filename;
 mod follow;

@@ -24,10 +24,10 @@ use std::sync::Arc;
 use leveltable_process::TemporaryDir;
 use leveltable_table::{BytewiseComparator, Comparator};
 
-use crate::bulk::durable::sync_dir;
 use crate::db::Db;
 use crate::db::list_dir;
 use crate::dbformat::{ParsedInternalKey, ValueType, extract_user_key};
+use crate::durable::sync_dir;
 use crate::filename::{log_file_name, parent_dir, table_file_name};
 use crate::merger::Merger;
 use crate::options::DbOptions;

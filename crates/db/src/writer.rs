@@ -7,7 +7,7 @@ pub(crate) mod compaction_filter;
 mod compaction_iter;
 pub(crate) mod file_system;
 mod levels;
-mod log_file;
+pub(crate) mod log_file;
 mod no_current;
 pub(crate) mod options;
 mod properties;

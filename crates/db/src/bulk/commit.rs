@@ -20,20 +20,21 @@
 //! `LOCK` file stays in the committed database, as in one LevelDB made.
 
 use std::fs;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use leveltable_process::{TemporaryGuard, create_temporary, release_with};
 use leveltable_table::Comparator;
 
-use super::durable::sync_dir_on;
 use super::part::{PART_RECORD, Part};
+use crate::durable::sync_dir_on;
+use crate::durable::{Placing, set_current_with};
 use crate::filename::{manifest_file_name, parent_dir, table_file_name};
 use crate::lock::{DbLock, LOCK_FILE};
-use crate::log_writer::LogWriter;
 use crate::storage::open_no_follow;
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
 use crate::writer::file_system::{FileSystem, LocalFileSystem, WritableFile};
+use crate::writer::log_file::LogFile;
 use crate::{Error, Result};
 
 mod verify;
@@ -250,15 +251,6 @@ fn remove_staging(part: &Part) {
     let _ = fs::remove_dir(&part.staging);
 }
 
-fn manifest_name() -> String {
-    manifest_file_name(MANIFEST_NUMBER)
-}
-
-/// The temporary file `CURRENT` is written through (LevelDB's `SetCurrentFile` name).
-fn current_temp_name() -> String {
-    format!("{MANIFEST_NUMBER:06}.dbtmp")
-}
-
 /// What a commit made in the database directory, to remove if it fails: every name, and
 /// their registrations with the table crate's temporary registry, so that a program exiting
 /// on a signal (which calls `remove_temporaries`) removes them too, until `CURRENT` is in
@@ -276,6 +268,18 @@ impl Made {
         self.paths.push(path.to_owned());
         self.guards.push(guard);
         Ok(made)
+    }
+}
+
+/// A commit's `CURRENT` is made only where no file is, registered, and renamed with the
+/// registrations released as the rename makes the commit's files final.
+impl Placing for Made {
+    fn create(&mut self, fs: &dyn FileSystem, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.file(path, || fs.create_new(path))
+    }
+
+    fn rename(&mut self, fs: &dyn FileSystem, from: &Path, to: &Path) -> io::Result<()> {
+        release_with(&mut self.guards, || fs.rename(from, to))
     }
 }
 
@@ -427,33 +431,20 @@ fn place(
     edit.next_file_number = Some(number + 1);
     edit.last_sequence = Some(0);
 
-    let manifest = dir.join(manifest_name());
-    let write = |e| Error::op("cannot write", &manifest, e);
+    let manifest = dir.join(manifest_file_name(MANIFEST_NUMBER));
     let file = made
         .file(&manifest, || fsys.create_new(&manifest))
         .map_err(|e| Error::op("cannot create", &manifest, e))?;
-    let mut log = LogWriter::new(BufWriter::new(file));
-    log.add_record(&edit.encode()).map_err(write)?;
-    log.flush().map_err(write)?;
-    let file = log
-        .into_inner()
-        .into_inner()
-        .map_err(|e| write(e.into_error()))?;
-    sync_and_close(file).map_err(|e| Error::op("cannot sync", &manifest, e))?;
+    let mut log = LogFile::manifest_in(manifest, file);
+    log.append(&edit.encode(), true)?;
+    log.close()?;
     sync_dir_on(fsys, dir)?;
 
-    let temp = dir.join(current_temp_name());
+    // `CURRENT` is written only where no file is, registered for removal on a signal; the
+    // commit's files become final with it: a signal from then on removes nothing.
     let current = dir.join("CURRENT");
-    let mut file = made
-        .file(&temp, || fsys.create_new(&temp))
-        .map_err(|e| Error::op("cannot create", &temp, e))?;
-    file.write_all(format!("{}\n", manifest_name()).as_bytes())
-        .map_err(|e| Error::op("cannot write", &temp, e))?;
-    sync_and_close(file).map_err(|e| Error::op("cannot sync", &temp, e))?;
-    // The commit's files become final with CURRENT: a signal from here on removes nothing.
-    made.paths.push(current.clone());
-    release_with(&mut made.guards, || fsys.rename(&temp, &current))
-        .map_err(|e| Error::op(format!("cannot rename {} to", temp.display()), &current, e))?;
+    made.paths.push(current);
+    set_current_with(fsys, dir, MANIFEST_NUMBER, made)?;
     sync_dir_on(fsys, dir)?;
     Ok(summary)
 }

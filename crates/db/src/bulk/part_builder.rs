@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 use leveltable_table::{BuildOptions, Comparator};
 
-use super::durable::write_atomically;
 use super::options::BulkOptions;
 use super::part::{PART_RECORD, Part, PartFile};
 use super::syncer::{SyncQueue, Syncer};
 use super::table_writer::{Chunk, TableWriter};
 use super::workers::Workers;
+use crate::durable::write_atomically;
 use crate::writer::file_system::{FileSystem, LocalFileSystem};
 use crate::{Error, Result};
 

@@ -14,7 +14,7 @@ use std::path::Path;
 use leveltable_process::TemporaryDir;
 
 use super::{RepairOptions, RepairReport, build, check_order};
-use crate::bulk::durable::sync_dir;
+use crate::durable::sync_dir;
 use crate::filename::parent_dir;
 use crate::lock::DbLock;
 use crate::{Error, Result};

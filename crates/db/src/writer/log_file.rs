@@ -42,6 +42,12 @@ impl LogFile {
         Ok(LogFile::new(path, file))
     }
 
+    /// The MANIFEST `path`, a new file `file` made by the caller (a bulk build's commit makes
+    /// it only where no file is, registered for removal on a signal).
+    pub(crate) fn manifest_in(path: PathBuf, file: Box<dyn WritableFile>) -> LogFile {
+        LogFile::new(path, file)
+    }
+
     fn new(path: PathBuf, file: Box<dyn WritableFile>) -> LogFile {
         LogFile {
             path,
@@ -56,6 +62,18 @@ impl LogFile {
             .flush()
             .and_then(|()| self.writer.get_mut().get_mut().sync())
             .map_err(|e| Error::op("cannot sync", path, e))
+    }
+
+    /// Closes the file, reporting what closing it reports (everything appended is handed to
+    /// the system first): a failed close may have lost what was written.
+    pub(crate) fn close(self) -> Result<()> {
+        let path = self.path;
+        self.writer
+            .into_inner()
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|file| file.close())
+            .map_err(|e| Error::op("cannot write", &path, e))
     }
 
     /// Appends one record, handed to the system; synced to disk if `sync`.

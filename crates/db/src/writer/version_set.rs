@@ -1,54 +1,18 @@
 //! The writer's view of the MANIFEST (LevelDB's `VersionSet`): the files of each level, the
 //! counters, and the MANIFEST log each change is appended to before it takes effect.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::dbformat::InternalKeyComparator;
-use crate::filename::{FileType, manifest_file_name, parse_file_name, temp_file_name};
+use crate::durable::{set_current, sync_dir_on};
+use crate::filename::{FileType, manifest_file_name, parse_file_name};
 use crate::version_edit::{NUM_LEVELS, VersionEdit};
 use crate::version_set::Manifest;
 use crate::writer::file_system::FileSystem;
 use crate::writer::levels::Levels;
 use crate::writer::log_file::LogFile;
 use crate::{Error, Limit, MAX_FILE_NUMBER, Result};
-
-/// Points `dir/CURRENT` at `MANIFEST-<number>` as LevelDB's `SetCurrentFile` does: written
-/// to `<number>.dbtmp`, synced, renamed over `CURRENT`. The caller syncs the directory.
-fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
-    let temp = dir.join(temp_file_name(number));
-    let contents = format!("{}\n", manifest_file_name(number));
-    // Only a file this created is removed on failure: whatever else stood at the name
-    // stays, for the error to describe.
-    let mut f = fs
-        .create(&temp)
-        .map_err(|e| Error::op("cannot create", &temp, e))?;
-    let written = f
-        .write_all(contents.as_bytes())
-        .and_then(|()| f.flush())
-        .and_then(|()| f.sync())
-        .and_then(|()| f.close());
-    if let Err(e) = written {
-        let _ = fs.remove(&temp);
-        return Err(Error::op("cannot write", &temp, e));
-    }
-    let current = dir.join("CURRENT");
-    if let Err(e) = fs.rename(&temp, &current) {
-        let _ = fs.remove(&temp);
-        return Err(Error::op("cannot rename to", &current, e));
-    }
-    Ok(())
-}
-
-/// Syncs the directory: every file created, renamed or deleted in it so far keeps its name
-/// through a power loss. Called before each MANIFEST record is written, so that no durable
-/// record names a table or log whose name is not durable (LevelDB syncs the directory at
-/// each MANIFEST sync), before `CURRENT` is renamed to name a new MANIFEST, and after.
-fn sync_names(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
-    fs.sync_dir(dir)
-        .map_err(|e| Error::op("cannot sync", dir, e))
-}
 
 /// The files of each level and the counters, as the MANIFEST records them.
 pub(crate) struct VersionSet {
@@ -140,6 +104,10 @@ impl VersionSet {
     /// Records `edit` in the MANIFEST (a new one, holding the whole state first, if none is
     /// open yet) and applies it (LevelDB's `LogAndApply`). On failure nothing changes.
     ///
+    /// The directory is synced before each record is written, so that no durable record
+    /// names a table or log whose name is not durable (LevelDB syncs it at each MANIFEST
+    /// sync), and, for a new MANIFEST, after `CURRENT` is renamed to name it.
+    ///
     /// # Errors
     /// Writing or syncing the MANIFEST or `CURRENT`.
     pub(crate) fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
@@ -161,7 +129,7 @@ impl VersionSet {
             let written = log
                 .append(&self.snapshot().encode(), true)
                 .and_then(|()| log.append(&edit.encode(), true))
-                .and_then(|()| sync_names(&*self.fs, &self.dir))
+                .and_then(|()| sync_dir_on(&*self.fs, &self.dir))
                 .and_then(|()| set_current(&*self.fs, &self.dir, number));
             if let Err(e) = written {
                 drop(log);
@@ -171,12 +139,12 @@ impl VersionSet {
             // On failure CURRENT may name the new MANIFEST, which holds the edit, or the
             // old one: both are kept (the old number stays the one kept from). The caller
             // stops writes; the next open reads whichever it is.
-            sync_names(&*self.fs, &self.dir)?;
+            sync_dir_on(&*self.fs, &self.dir)?;
             self.manifest_number = number;
             self.manifest = Some(log);
         } else if let Some(log) = &mut self.manifest
             && let Err(e) =
-                sync_names(&*self.fs, &self.dir).and_then(|()| log.append(&edit.encode(), true))
+                sync_dir_on(&*self.fs, &self.dir).and_then(|()| log.append(&edit.encode(), true))
         {
             // The MANIFEST may now end in part of a record; the next change starts a new
             // one rather than append after it.
@@ -228,11 +196,11 @@ pub(crate) fn create_new_db(fs: &dyn FileSystem, dir: &Path, comparator: &str) -
     let mut log = LogFile::create_manifest(fs, path.clone())?;
     let result = log
         .append(&edit.encode(), true)
-        .and_then(|()| sync_names(fs, dir))
+        .and_then(|()| sync_dir_on(fs, dir))
         .and_then(|()| set_current(fs, dir, 1));
     if result.is_err() {
         drop(log);
         let _ = fs.remove(&path);
     }
-    result.and_then(|()| sync_names(fs, dir))
+    result.and_then(|()| sync_dir_on(fs, dir))
 }
