@@ -3,7 +3,6 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
-use std::fs;
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,7 +45,7 @@ pub struct Db {
     pub(crate) cores: usize,
     /// How far the MANIFEST and the logs were read, for [`refresh`](Self::refresh); `None`
     /// for a view that cannot be refreshed.
-    pub(crate) tail: Option<crate::refresh::TailRef>,
+    pub(crate) tail: Option<crate::tail::TailRef>,
 }
 
 impl std::fmt::Debug for Db {
@@ -63,18 +62,6 @@ const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Db>();
 };
-
-/// The names in a directory.
-pub(crate) fn list_dir(dir: &Path) -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    for entry in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        if let Ok(name) = entry.file_name().into_string() {
-            names.push(name);
-        }
-    }
-    Ok(names)
-}
 
 /// Reads the log or MANIFEST `name` of `storage` whole, at most [`MAX_READ_BYTES`]; a
 /// larger file is an I/O error naming it.
@@ -295,7 +282,7 @@ impl Db {
         let mut db = Db::assemble(dir, user, sources, tables, last_sequence, false, properties);
         // A local directory only: a refresh reads the files' tails where they are.
         if db.dir.is_dir() {
-            db.tail = Some(crate::refresh::TailRef::new(crate::refresh::Tail::new(
+            db.tail = Some(crate::tail::TailRef::new(crate::tail::Tail::new(
                 manifest,
                 held,
                 db.last_sequence,

@@ -36,6 +36,7 @@ pub mod table_cache;
 mod table_file;
 mod table_scan;
 pub mod table_source;
+mod tail;
 mod version;
 pub mod version_edit;
 mod version_set;

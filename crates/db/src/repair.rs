@@ -25,13 +25,13 @@ use leveltable_process::TemporaryDir;
 use leveltable_table::{BytewiseComparator, Comparator};
 
 use crate::db::Db;
-use crate::db::list_dir;
 use crate::dbformat::{ParsedInternalKey, ValueType, extract_user_key};
 use crate::durable::sync_dir;
 use crate::filename::{log_file_name, parent_dir, table_file_name};
 use crate::merger::Merger;
 use crate::options::DbOptions;
 use crate::salvage::TableRead;
+use crate::storage::list_dir;
 use crate::version::Origin;
 use crate::version_set::{Manifest, read_manifest, recorded_comparator};
 use crate::writer::file_system::LocalFileSystem;

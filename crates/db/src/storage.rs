@@ -103,6 +103,13 @@ pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     Ok(data)
 }
 
+/// The names in the local directory `dir` ([`LocalDir::list`]), an error naming it.
+pub(crate) fn list_dir(dir: &Path) -> crate::Result<Vec<String>> {
+    LocalDir::new(dir)
+        .list()
+        .map_err(|e| crate::Error::io(dir, e))
+}
+
 /// The files of one database. Errors for a missing file have kind
 /// [`io::ErrorKind::NotFound`].
 pub trait Storage: Send + Sync {

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use crate::db::list_dir;
 use crate::filename::{FileType, manifest_file_name, parse_file_name};
 use crate::log_reader::LogReader;
+use crate::storage::list_dir;
 use crate::storage::read_regular;
 use crate::version_edit::VersionEdit;
 use crate::{Error, Result};

@@ -9,11 +9,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 
 use leveltable_table::{BuildOptions, Comparator};
 
-use crate::db::list_dir;
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::{FileType, parse_file_name};
 use crate::live_memtable::LiveMemTable;
 use crate::lock::DbLock;
+use crate::storage::list_dir;
 use crate::table_cache::TableCache;
 use crate::version::{Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
