@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use leveltable_bench::report::{System, Target, render_table};
-use leveltable_bench::runner::cli;
+use leveltable_bench::runner::cli_child;
 use leveltable_bench::runner::db_build::{self, SORT_COMMAND};
 use leveltable_bench::runner::memory::{self, CHILD_COMMAND};
 use leveltable_bench::runner::write_child;
@@ -76,8 +76,8 @@ fn main() -> ExitCode {
             }
         };
     }
-    if args.first().map(String::as_str) == Some(cli::CHILD_COMMAND) {
-        return match cli::child(&args[1..]) {
+    if args.first().map(String::as_str) == Some(cli_child::CHILD_COMMAND) {
+        return match cli_child::child(&args[1..]) {
             Ok(code) => ExitCode::from(code),
             Err(e) => {
                 eprintln!("error: {e}");

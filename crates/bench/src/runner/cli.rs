@@ -16,47 +16,20 @@
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use leveltable_table::Compression;
 
+use super::cli_child::{CHILD_COMMAND, hex, run_timed};
 use super::config::{Config, Result, count};
-use super::harness::{Job, Sample, best_of, check, leveldb_on, timed};
+use super::harness::{Job, Sample, best_of, check, leveldb_on};
 use super::tables::{Fixture, open_ours};
-use crate::leveldb;
 use crate::report::{Row, System, Target, Unit};
 use crate::workload::{get_query_ids, key, table_entries};
-
-/// The first argument that makes the runner act as the C++ tool: `CHILD_COMMAND get TABLE`
-/// or `CHILD_COMMAND build OUT`, input on standard input.
-pub const CHILD_COMMAND: &str = "__leveldb-cli";
 
 /// The environment variable naming the `leveltable` binary to measure; by default the one
 /// next to the runner, built first if it is not there.
 pub const CLI_ENV: &str = "LEVELTABLE_CLI";
-
-/// Runs the C++ tool in this process (see [`CHILD_COMMAND`]); returns its exit code.
-///
-/// # Errors
-///
-/// Wrong arguments, or LevelDB's error.
-pub fn child(args: &[String]) -> Result<u8> {
-    match args {
-        [command, path] if command == "get" => Ok(leveldb::cli_get(path.as_ref())? as u8),
-        [command, path] if command == "build" => {
-            leveldb::cli_build(path.as_ref())?;
-            Ok(0)
-        }
-        [command, dir, batch, sync] if command == "db-write" => {
-            leveldb::cli_db_write(dir.as_ref(), batch.parse()?, sync == "sync")?;
-            Ok(0)
-        }
-        _ => Err(format!(
-            "usage: leveltable-bench {CHILD_COMMAND} get TABLE | build OUT | db-write DIR BATCH sync|nosync"
-        )
-        .into()),
-    }
-}
 
 pub(super) fn rows(config: &Config, fixture: &Fixture, exe: &Path) -> Result<Vec<Row>> {
     let cli = cli_binary(exe)?;
@@ -200,11 +173,6 @@ fn same_entries(a: &Path, b: &Path) -> Result<bool> {
     Ok(!x.valid() && !y.valid())
 }
 
-/// Lowercase hex, as both tools print it.
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The files a system's standard output and standard error go to.
 fn outputs(dir: &Path, system: System) -> (PathBuf, PathBuf) {
     (output_path(dir, system, 0), output_path(dir, system, 1))
@@ -212,22 +180,6 @@ fn outputs(dir: &Path, system: System) -> (PathBuf, PathBuf) {
 
 fn output_path(dir: &Path, system: System, stream: usize) -> PathBuf {
     dir.join(format!("{}.{}", system.index(), ["out", "err"][stream]))
-}
-
-/// Runs `command` with standard input from `input` and its output streams into `out` and
-/// `err`; returns the time from start to exit and the exit code.
-pub(super) fn run_timed(
-    command: &mut Command,
-    input: &Path,
-    out: &Path,
-    err: &Path,
-) -> Result<(std::time::Duration, Option<i32>)> {
-    command
-        .stdin(Stdio::from(File::open(input)?))
-        .stdout(Stdio::from(File::create(out)?))
-        .stderr(Stdio::from(File::create(err)?));
-    let (elapsed, status) = timed(|| Ok(command.status()?))?;
-    Ok((elapsed, status.code()))
 }
 
 /// The `leveltable` binary: [`CLI_ENV`] if set, else the one next to the runner (the same

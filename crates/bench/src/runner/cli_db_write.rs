@@ -20,7 +20,7 @@ use std::process::Command;
 
 use leveltable_db::{Db, DbOptions};
 
-use super::cli::{CHILD_COMMAND, hex, run_timed};
+use super::cli_child::{CHILD_COMMAND, hex, run_timed};
 use super::config::{Config, Result, count};
 use super::harness::{Job, Sample, best_of, check, leveldb_on};
 use crate::report::{Row, System, Target, Unit};

@@ -13,6 +13,7 @@
 mod bloom;
 mod checksum;
 pub mod cli;
+pub mod cli_child;
 mod cli_db_write;
 mod config;
 pub mod db;
