@@ -17,7 +17,7 @@ use crate::dbformat::{
 use crate::filename::{FileType, log_file_name, parse_file_name, table_file_name};
 use crate::merger::Merger;
 use crate::options::{
-    DEFAULT_BLOCK_CACHE_BYTES, DbOptions, DbProperties, DbVerifySummary, LogInfo, TableInfo,
+    DEFAULT_BLOCK_CACHE_BYTES, DbOptions, DbProperties, DbVerifySummary, LogInfo,
 };
 use crate::recovery::replay_log;
 use crate::storage::{MAX_READ_BYTES, Storage};
@@ -249,18 +249,8 @@ impl Db {
         }
         // Newest first: logs, then level-0 tables by number, then the deeper levels.
         sources.reverse();
-        sources.extend(file_sources(&manifest.levels));
-        let levels = manifest
-            .levels
-            .iter()
-            .enumerate()
-            .map(|(level, files)| {
-                files
-                    .iter()
-                    .map(|f| TableInfo::of(Some(level), f))
-                    .collect()
-            })
-            .collect();
+        sources.extend(file_sources(&manifest.levels.files));
+        let levels = manifest.levels.infos();
         let mut properties = DbProperties {
             comparator: user.name().to_string(),
             manifest: Some(manifest.file.clone()),

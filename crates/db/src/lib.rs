@@ -16,6 +16,7 @@ pub mod filename;
 mod follow;
 mod get_many;
 pub mod internal_table;
+mod levels;
 mod live_memtable;
 mod lock;
 pub mod log_format;

@@ -135,7 +135,7 @@ impl Db {
                     }),
             );
         } else {
-            sources.extend(file_sources(&tail.manifest.levels));
+            sources.extend(file_sources(&tail.manifest.levels.files));
         }
         let version = Version::new(
             InternalKeyComparator::new(Arc::clone(&self.user)),

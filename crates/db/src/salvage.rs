@@ -132,6 +132,7 @@ impl Db {
         let listed: BTreeMap<u64, usize> = match read_manifest_in(&*storage, &options) {
             Ok((m, _)) => m
                 .levels
+                .files
                 .iter()
                 .enumerate()
                 .flat_map(|(level, files)| files.iter().map(move |f| (f.number, level)))

@@ -29,7 +29,7 @@ use crate::live_memtable::LiveMemTable;
 use crate::log_reader::Dropped;
 use crate::log_tail::LogTail;
 use crate::memtable::MemTable;
-use crate::options::{DbProperties, LogInfo, TableInfo};
+use crate::options::{DbProperties, LogInfo};
 use crate::storage::{CURRENT_MAX_BYTES, read_regular};
 use crate::table_cache::TableCache;
 use crate::version::{Origin, Source, Version};
@@ -444,24 +444,9 @@ impl Tail {
         p.prev_log_number = m.prev_log_number;
         p.next_file_number = m.next_file_number;
         if levels {
-            p.levels = self.levels();
+            p.levels = self.manifest.levels.infos();
         }
         p.logs = self.logs.values().map(|l| l.info.clone()).collect();
         p.count_logs();
-    }
-
-    /// The tables of each level, as properties give them.
-    pub(crate) fn levels(&self) -> Vec<Vec<TableInfo>> {
-        self.manifest
-            .levels
-            .iter()
-            .enumerate()
-            .map(|(level, files)| {
-                files
-                    .iter()
-                    .map(|f| TableInfo::of(Some(level), f))
-                    .collect()
-            })
-            .collect()
     }
 }

@@ -20,6 +20,7 @@ use leveltable_table::Comparator;
 use crate::dbformat::{InternalKeyComparator, TAG_LEN, show_key};
 use crate::filename::table_file_name;
 use crate::filename::{FileType, parse_file_name};
+use crate::levels::Levels;
 use crate::log_reader::LogReader;
 use crate::options::DbOptions;
 use crate::storage::{CURRENT_MAX_BYTES, LocalDir, MAX_READ_BYTES, Storage};
@@ -43,7 +44,7 @@ pub struct Manifest {
     pub last_sequence: u64,
     /// The table files of each level. Level 0 is sorted by smallest key then file number,
     /// as LevelDB keeps it; the files of the other levels do not overlap and are sorted.
-    pub levels: [Vec<Arc<FileMetaData>>; NUM_LEVELS],
+    pub(crate) levels: Levels,
     /// Records replayed.
     pub records: u64,
     /// Per level, the internal key its next compaction starts after (empty: none recorded).
@@ -206,7 +207,7 @@ impl Manifest {
             prev_log_number: prev_log_number.unwrap_or(0),
             next_file_number,
             last_sequence,
-            levels,
+            levels: Levels { files: levels },
             records,
             compact_pointers,
             end: reader.last_record_end(),
@@ -215,7 +216,7 @@ impl Manifest {
 
     /// Every live table file number.
     pub fn live_files(&self) -> impl Iterator<Item = u64> + '_ {
-        self.levels.iter().flatten().map(|f| f.number)
+        self.levels.numbers()
     }
 }
 
@@ -251,7 +252,7 @@ pub(crate) fn apply_edit(
     for (_, meta) in &edit.new_files {
         check_file_range(&file, meta, icmp, offset)?;
     }
-    apply_files(&mut manifest.levels, edit, icmp);
+    apply_files(&mut manifest.levels.files, edit, icmp);
     manifest.log_number = edit.log_number.unwrap_or(manifest.log_number);
     manifest.prev_log_number = edit.prev_log_number.unwrap_or(manifest.prev_log_number);
     manifest.next_file_number = edit.next_file_number.unwrap_or(manifest.next_file_number);

@@ -87,6 +87,7 @@ fn applying_edits_one_by_one_gives_the_replays_levels() {
         }
         let numbers = |m: &Manifest| -> Vec<Vec<u64>> {
             m.levels
+                .files
                 .iter()
                 .map(|l| l.iter().map(|f| f.number).collect())
                 .collect()
@@ -119,6 +120,7 @@ fn edits_apply_in_order() {
     let m = replay(&manifest(&[base(), add, change, back])).unwrap();
     let numbers: Vec<Vec<u64>> = m
         .levels
+        .files
         .iter()
         .map(|l| l.iter().map(|f| f.number).collect())
         .collect();
@@ -213,11 +215,11 @@ fn a_torn_last_record_is_an_edit_never_synced() {
     torn[512..].fill(0);
     assert!(replay(&torn).is_err());
     let read = Manifest::replay_with("MANIFEST-000002", &torn, &cmp, true).unwrap();
-    assert!(read.levels.iter().all(Vec::is_empty));
+    assert!(read.levels.files.iter().all(Vec::is_empty));
     assert_eq!(read.last_sequence, 77);
     // The whole file still reads whole.
     let all = Manifest::replay_with("MANIFEST-000002", &whole, &cmp, true).unwrap();
-    assert_eq!(all.levels[1].len(), 30);
+    assert_eq!(all.levels.files[1].len(), 30);
     // A flipped byte is no torn write.
     let mut flipped = whole.clone();
     flipped[start + 20] ^= 1;

@@ -6,7 +6,6 @@ mod compaction;
 pub(crate) mod compaction_filter;
 mod compaction_iter;
 pub(crate) mod file_system;
-mod levels;
 pub(crate) mod log_file;
 mod no_current;
 pub(crate) mod options;

@@ -118,6 +118,7 @@ pub(crate) fn collect_lost(
     let listed: BTreeMap<u64, (usize, Vec<u8>, Vec<u8>)> = manifest
         .map(|m| {
             m.levels
+                .files
                 .iter()
                 .enumerate()
                 .flat_map(|(level, files)| {

@@ -7,12 +7,12 @@ use std::ops::Bound;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::{Arc, MutexGuard};
 
+use crate::levels::user_key;
 use crate::merger::Merger;
 use crate::version::{Source, Version};
 use crate::version_edit::FileMetaData;
 use crate::writer::compaction::{Compaction, Limits};
 use crate::writer::compaction_iter::{CompactionIter, Filtering};
-use crate::writer::levels::user_key;
 use crate::writer::shared::{Shared, State};
 use crate::writer::table_output::TableOutput;
 use crate::{Error, Result};
@@ -23,7 +23,7 @@ fn has_work(st: &State) -> bool {
         && (st.imm.is_some()
             || st.manual.as_ref().is_some_and(|m| !m.done)
             || st.file_to_compact.is_some()
-            || st.versions.levels.compaction_score().1 >= 1.0)
+            || st.versions.current.levels.compaction_score().1 >= 1.0)
 }
 
 /// The background thread's loop: waits for work, does one step, signals, until shutdown.
@@ -70,7 +70,7 @@ fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, St
         .map(|m| (m.level, m.begin.clone(), m.end.clone()));
     let compaction = match &manual {
         Some((level, begin, end)) => Compaction::range(
-            &st.versions.levels,
+            &st.versions.current.levels,
             *level,
             begin.as_deref(),
             end.as_deref(),
@@ -81,8 +81,8 @@ fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, St
             // A new version follows this step: the candidate is LevelDB's for one version.
             let seek = st.file_to_compact.take();
             Compaction::pick(
-                &st.versions.levels,
-                &st.versions.compact_pointers,
+                &st.versions.current.levels,
+                &st.versions.current.compact_pointers,
                 icmp,
                 limits,
                 seek,
@@ -153,10 +153,10 @@ fn compact<'a>(
             .keys()
             .next()
             .copied()
-            .unwrap_or(st.versions.last_sequence),
+            .unwrap_or(st.versions.current.last_sequence),
         latest: st.snapshots.keys().next_back().copied(),
     };
-    let levels = st.versions.levels.clone();
+    let levels = st.versions.current.levels.clone();
     let mut outputs: Vec<FileMetaData> = Vec::new();
     let mut numbers: Vec<u64> = Vec::new();
     drop(st);
@@ -203,7 +203,7 @@ struct Snapshots {
 fn merge_inputs(
     shared: &Shared,
     c: &mut Compaction,
-    levels: &crate::writer::levels::Levels,
+    levels: &crate::levels::Levels,
     snapshots: Snapshots,
     outputs: &mut Vec<FileMetaData>,
     numbers: &mut Vec<u64>,

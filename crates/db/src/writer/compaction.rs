@@ -7,8 +7,8 @@ use std::sync::Arc;
 use leveltable_table::Comparator;
 
 use crate::dbformat::InternalKeyComparator;
+use crate::levels::{Levels, OutputRange, total_size, user_key};
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
-use crate::writer::levels::{Levels, OutputRange, total_size, user_key};
 
 /// A compaction's plan: the files of `level` and of `level + 1` to merge into `level + 1`.
 #[derive(Debug)]

@@ -37,7 +37,7 @@ impl WritableDb {
             return (level < NUM_LEVELS).then(|| self.files_at_level(level).to_string());
         }
         let st = self.shared.state();
-        let levels = &st.versions.levels.files;
+        let levels = &st.versions.current.levels.files;
         match name {
             "leveldb.stats" => {
                 let mut out = String::from(
@@ -100,7 +100,14 @@ impl WritableDb {
     pub fn approximate_size(&self, start: &[u8], limit: &[u8]) -> Result<u64> {
         let files: Vec<Arc<FileMetaData>> = {
             let st = self.shared.state();
-            st.versions.levels.files.iter().flatten().cloned().collect()
+            st.versions
+                .current
+                .levels
+                .files
+                .iter()
+                .flatten()
+                .cloned()
+                .collect()
         };
         let a = self.approximate_offset_of(&files, &lookup_key(start, MAX_SEQUENCE)?)?;
         let b = self.approximate_offset_of(&files, &lookup_key(limit, MAX_SEQUENCE)?)?;

@@ -61,12 +61,12 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     // Before any file is written: numbers for a table per log, the new log and the new
     // MANIFEST, past every log's own number.
     // (The numbers are then allotted in LevelDB's order.)
-    let next = versions.next_file_number;
+    let next = versions.current.next_file_number;
     for &number in &logs {
         versions.mark_file_number_used(number);
     }
     versions.check_file_numbers(logs.len() as u64 + 2)?;
-    versions.next_file_number = next;
+    versions.current.next_file_number = next;
     let read = &options.read;
     let tables = Arc::new(table_cache(
         Arc::clone(&storage),
@@ -79,7 +79,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     // Each live log becomes a level-0 table (LevelDB writes one per memtable's worth; the
     // tables hold the same versions).
     let mut edit = VersionEdit::default();
-    let mut max_sequence = versions.last_sequence;
+    let mut max_sequence = versions.current.last_sequence;
     for &number in &logs {
         let path = dir.join(log_file_name(number));
         let source = storage
@@ -100,7 +100,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         }
         versions.mark_file_number_used(number);
     }
-    versions.last_sequence = max_sequence.min(crate::dbformat::MAX_SEQUENCE);
+    versions.current.last_sequence = max_sequence.min(crate::dbformat::MAX_SEQUENCE);
     let log_number = versions.new_file_number()?;
     let log = LogFile::create_log(&*fs, dir, log_number)?;
     edit.log_number = Some(log_number);
@@ -111,8 +111,14 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         return Err(e);
     }
     let mem = Arc::new(LiveMemTable::new(&user));
-    let view = Arc::new(view_of(&icmp, &tables, &mem, None, &versions.levels));
-    let last_sequence = versions.last_sequence;
+    let view = Arc::new(view_of(
+        &icmp,
+        &tables,
+        &mem,
+        None,
+        &versions.current.levels,
+    ));
+    let last_sequence = versions.current.last_sequence;
     let state = State {
         versions,
         mem,

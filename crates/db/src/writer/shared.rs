@@ -11,6 +11,7 @@ use leveltable_table::{BuildOptions, Comparator};
 
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::{FileType, parse_file_name};
+use crate::levels::{Levels, OutputRange, user_key};
 use crate::live_memtable::LiveMemTable;
 use crate::lock::DbLock;
 use crate::storage::list_dir;
@@ -19,7 +20,6 @@ use crate::version::{Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
 use crate::write_batch::WriteBatchBuilder;
 use crate::writer::file_system::FileSystem;
-use crate::writer::levels::{Levels, OutputRange, user_key};
 use crate::writer::log_file::LogFile;
 use crate::writer::options::WritableOptions;
 use crate::writer::table_output::TableOutput;
@@ -133,7 +133,7 @@ impl Shared {
             &self.tables,
             &st.mem,
             st.imm.as_ref(),
-            &st.versions.levels,
+            &st.versions.current.levels,
         ));
         st.views.retain(|v| v.strong_count() > 0);
         st.views.push(Arc::downgrade(&view));
@@ -219,7 +219,7 @@ impl Shared {
         };
         let mut edit = crate::version_edit::VersionEdit::default();
         if let Some(meta) = meta {
-            let level = st.versions.levels.level_for_flush(
+            let level = st.versions.current.levels.level_for_flush(
                 user_key(&meta.smallest),
                 user_key(&meta.largest),
                 self.options.max_file_size.saturating_mul(10),
@@ -249,7 +249,7 @@ impl Shared {
             return;
         }
         let mut live: BTreeSet<u64> = st.pending_outputs.clone();
-        live.extend(st.versions.levels.numbers());
+        live.extend(st.versions.current.levels.numbers());
         st.views.retain(|v| v.strong_count() > 0);
         for view in st.views.iter().filter_map(Weak::upgrade) {
             for source in &view.sources {
@@ -265,7 +265,9 @@ impl Shared {
         for name in names {
             let kind = parse_file_name(&name);
             let keep = match kind {
-                Some(FileType::Log(n)) => n >= v.log_number || n == v.prev_log_number,
+                Some(FileType::Log(n)) => {
+                    n >= v.current.log_number || n == v.current.prev_log_number
+                }
                 Some(FileType::Manifest(n)) => n >= v.manifest_number,
                 Some(FileType::Table(n) | FileType::Temp(n)) => live.contains(&n),
                 _ => true,

@@ -7,27 +7,24 @@ use std::sync::Arc;
 use crate::dbformat::InternalKeyComparator;
 use crate::durable::{set_current, sync_dir_on};
 use crate::filename::{FileType, manifest_file_name, parse_file_name};
-use crate::version_edit::{NUM_LEVELS, VersionEdit};
-use crate::version_set::Manifest;
+use crate::version_edit::VersionEdit;
+use crate::version_set::{Manifest, apply_edit};
 use crate::writer::file_system::FileSystem;
-use crate::writer::levels::Levels;
 use crate::writer::log_file::LogFile;
 use crate::{Error, Limit, MAX_FILE_NUMBER, Result};
 
-/// The files of each level and the counters, as the MANIFEST records them.
+/// The database's current state, the one a MANIFEST's replay gives ([`Manifest`]: the files
+/// of each level and the counters), and the MANIFEST each change is appended to before it
+/// takes effect.
 pub(crate) struct VersionSet {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     pub(crate) icmp: Arc<InternalKeyComparator>,
-    pub(crate) levels: Levels,
-    pub(crate) next_file_number: u64,
-    /// The number of the MANIFEST `CURRENT` names: it and any newer one are kept.
+    /// The state; `file` names the MANIFEST `CURRENT` names, which and any newer one are
+    /// kept. Its counters are the set's: `next_file_number` only grows.
+    pub(crate) current: Manifest,
+    /// The number of the MANIFEST `CURRENT` names.
     pub(crate) manifest_number: u64,
-    pub(crate) last_sequence: u64,
-    pub(crate) log_number: u64,
-    pub(crate) prev_log_number: u64,
-    /// Per level, where its next compaction starts (an internal key; empty: the start).
-    pub(crate) compact_pointers: [Vec<u8>; NUM_LEVELS],
     manifest: Option<LogFile>,
 }
 
@@ -44,15 +41,8 @@ impl VersionSet {
             fs,
             dir: dir.to_path_buf(),
             icmp,
-            levels: Levels {
-                files: manifest.levels.clone(),
-            },
-            next_file_number: manifest.next_file_number,
+            current: manifest.clone(),
             manifest_number: 0,
-            last_sequence: manifest.last_sequence,
-            log_number: manifest.log_number,
-            prev_log_number: manifest.prev_log_number,
-            compact_pointers: manifest.compact_pointers.clone(),
             manifest: None,
         };
         if let Some(FileType::Manifest(n)) = parse_file_name(&manifest.file) {
@@ -71,8 +61,8 @@ impl VersionSet {
     /// number is never reused nor saturated.
     pub(crate) fn new_file_number(&mut self) -> Result<u64> {
         self.check_file_numbers(1)?;
-        let n = self.next_file_number;
-        self.next_file_number += 1;
+        let n = self.current.next_file_number;
+        self.current.next_file_number += 1;
         Ok(n)
     }
 
@@ -81,14 +71,13 @@ impl VersionSet {
     /// # Errors
     /// [`Error::LimitExceeded`] naming the number that would pass [`MAX_FILE_NUMBER`].
     pub(crate) fn check_file_numbers(&self, count: u64) -> Result<()> {
-        let last = self
-            .next_file_number
-            .saturating_add(count.saturating_sub(1));
-        if count > 0 && (self.next_file_number > MAX_FILE_NUMBER || last > MAX_FILE_NUMBER) {
+        let next = self.current.next_file_number;
+        let last = next.saturating_add(count.saturating_sub(1));
+        if count > 0 && (next > MAX_FILE_NUMBER || last > MAX_FILE_NUMBER) {
             return Err(Error::LimitExceeded {
                 limit: Limit::FileNumbers,
                 path: self.dir.clone(),
-                value: self.next_file_number.max(MAX_FILE_NUMBER.saturating_add(1)),
+                value: next.max(MAX_FILE_NUMBER.saturating_add(1)),
             });
         }
         Ok(())
@@ -96,8 +85,8 @@ impl VersionSet {
 
     /// Makes sure `number` is never allocated. (`u64::MAX` leaves no number to allocate.)
     pub(crate) fn mark_file_number_used(&mut self, number: u64) {
-        if self.next_file_number <= number {
-            self.next_file_number = number.saturating_add(1);
+        if self.current.next_file_number <= number {
+            self.current.next_file_number = number.saturating_add(1);
         }
     }
 
@@ -108,18 +97,25 @@ impl VersionSet {
     /// names a table or log whose name is not durable (LevelDB syncs it at each MANIFEST
     /// sync), and, for a new MANIFEST, after `CURRENT` is renamed to name it.
     ///
+    /// The edit is applied as a MANIFEST's replay applies it ([`apply_edit`]).
+    ///
     /// # Errors
-    /// Writing or syncing the MANIFEST or `CURRENT`.
+    /// Writing or syncing the MANIFEST or `CURRENT`; a new file whose smallest key is above
+    /// its largest.
     pub(crate) fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
-        let log_number = *edit.log_number.get_or_insert(self.log_number);
-        let prev_log_number = *edit.prev_log_number.get_or_insert(self.prev_log_number);
-        edit.next_file_number = Some(self.next_file_number);
-        edit.last_sequence = Some(self.last_sequence);
-        let levels = self.levels.apply(edit, &self.icmp);
-        let mut pointers = self.compact_pointers.clone();
-        for (level, key) in &edit.compact_pointers {
-            pointers[*level] = key.clone();
-        }
+        edit.log_number.get_or_insert(self.current.log_number);
+        edit.prev_log_number
+            .get_or_insert(self.current.prev_log_number);
+        edit.next_file_number = Some(self.current.next_file_number);
+        edit.last_sequence = Some(self.current.last_sequence);
+        let mut next = self.current.clone();
+        apply_edit(
+            &mut next,
+            edit,
+            &self.icmp,
+            self.icmp.user_comparator(),
+            self.current.end,
+        )?;
         if self.manifest.is_none() {
             let number = self.new_file_number()?;
             let path = self.dir.join(manifest_file_name(number));
@@ -142,6 +138,7 @@ impl VersionSet {
             sync_dir_on(&*self.fs, &self.dir)?;
             self.manifest_number = number;
             self.manifest = Some(log);
+            next.file = manifest_file_name(number);
         } else if let Some(log) = &mut self.manifest
             && let Err(e) =
                 sync_dir_on(&*self.fs, &self.dir).and_then(|()| log.append(&edit.encode(), true))
@@ -151,10 +148,9 @@ impl VersionSet {
             self.manifest = None;
             return Err(e);
         }
-        self.levels = levels;
-        self.compact_pointers = pointers;
-        self.log_number = log_number;
-        self.prev_log_number = prev_log_number;
+        // The counter is the set's (a new MANIFEST took a number after the edit recorded it).
+        next.next_file_number = self.current.next_file_number;
+        self.current = next;
         Ok(())
     }
 
@@ -165,12 +161,12 @@ impl VersionSet {
             comparator: Some(self.icmp.user_comparator().name().to_string()),
             ..VersionEdit::default()
         };
-        for (level, key) in self.compact_pointers.iter().enumerate() {
+        for (level, key) in self.current.compact_pointers.iter().enumerate() {
             if !key.is_empty() {
                 edit.compact_pointers.push((level, key.clone()));
             }
         }
-        for (level, files) in self.levels.files.iter().enumerate() {
+        for (level, files) in self.current.levels.files.iter().enumerate() {
             for f in files {
                 edit.new_files.push((level, (**f).clone()));
             }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use crate::db::internal_bounds;
 use crate::db_iter::DbIter;
 use crate::dbformat::{LookupKey, LookupResult, MAX_SEQUENCE};
+use crate::levels::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
 use crate::live_memtable::{LiveMemTable, SHARED_BATCH_BYTES};
 use crate::log_format::MAX_WRITE_BATCH_BYTES;
 use crate::merger::Merger;
@@ -20,7 +21,6 @@ use crate::version::{SeekStats, Version};
 use crate::version_edit::NUM_LEVELS;
 use crate::write_batch::{HEADER_SIZE, WriteBatch, WriteBatchBuilder};
 use crate::writer::background;
-use crate::writer::levels::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
 use crate::writer::log_file::LogFile;
 use crate::writer::options::{WritableOptions, WriteOptions};
 use crate::writer::recover;
@@ -322,7 +322,7 @@ impl WritableDb {
                 batch.append(&b);
             }
         }
-        let last = st.versions.last_sequence;
+        let last = st.versions.current.last_sequence;
         let count = u64::from(batch.count());
         if last.saturating_add(count) > MAX_SEQUENCE {
             let e = Error::LimitExceeded {
@@ -351,7 +351,7 @@ impl WritableDb {
         let mut st = shared.state();
         match written {
             Ok(()) => {
-                st.versions.last_sequence = last + count;
+                st.versions.current.last_sequence = last + count;
                 shared
                     .visible_sequence
                     .store(last + count, AtomicOrdering::Release);
@@ -381,7 +381,7 @@ impl WritableDb {
             if let Err(e) = Shared::check_bg_error(&st) {
                 return (st, Err(e));
             }
-            let level0 = st.versions.levels.files[0].len();
+            let level0 = st.versions.current.levels.files[0].len();
             if allow_delay && level0 >= L0_SLOWDOWN_WRITES_TRIGGER {
                 drop(st);
                 std::thread::sleep(Duration::from_millis(1));
@@ -466,7 +466,7 @@ impl WritableDb {
     /// A snapshot of the database as it is now.
     pub fn snapshot(&self) -> Snapshot {
         let mut st = self.shared.state();
-        let sequence = st.versions.last_sequence;
+        let sequence = st.versions.current.last_sequence;
         *st.snapshots.entry(sequence).or_insert(0) += 1;
         Snapshot {
             sequence,
@@ -551,6 +551,7 @@ impl WritableDb {
             (1..NUM_LEVELS)
                 .filter(|&level| {
                     !st.versions
+                        .current
                         .levels
                         .overlapping(level, begin, end, &*self.shared.user)
                         .is_empty()
@@ -602,18 +603,23 @@ impl WritableDb {
     pub fn tables(&self) -> Vec<TableInfo> {
         let st = self.shared.state();
         st.versions
+            .current
             .levels
-            .files
-            .iter()
-            .enumerate()
-            .flat_map(|(level, files)| files.iter().map(move |f| TableInfo::of(Some(level), f)))
+            .infos()
+            .into_iter()
+            .flatten()
             .collect()
     }
 
     /// The number of table files at `level`.
     pub fn files_at_level(&self, level: usize) -> usize {
         let st = self.shared.state();
-        st.versions.levels.files.get(level).map_or(0, Vec::len)
+        st.versions
+            .current
+            .levels
+            .files
+            .get(level)
+            .map_or(0, Vec::len)
     }
 
     /// The sequence number of the last write.

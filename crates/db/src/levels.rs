@@ -1,15 +1,15 @@
-//! The table files of each level as a writer keeps them (LevelDB's `Version` and
-//! `VersionSet::Builder`): edits applied, overlaps found, the level most in need of a
-//! compaction scored.
+//! The table files of each level (LevelDB's `Version` and `VersionSet::Builder`), as a
+//! MANIFEST's replay, a refresh and a writer keep them: edits applied, overlaps found, the
+//! level most in need of a compaction scored.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 use leveltable_table::Comparator;
 
-use crate::dbformat::{InternalKeyComparator, TAG_LEN};
-use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
-use crate::version_set::apply_files;
+use crate::dbformat::TAG_LEN;
+use crate::options::TableInfo;
+use crate::version_edit::{FileMetaData, NUM_LEVELS};
 
 /// Level-0 files that start a compaction (`config::kL0_CompactionTrigger`).
 pub(crate) const L0_COMPACTION_TRIGGER: usize = 4;
@@ -58,19 +58,12 @@ impl OutputRange {
 
 /// The files of each level. Level 0 is sorted by smallest key then number; the deeper
 /// levels do not overlap and are sorted by key.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Levels {
     pub(crate) files: [Vec<Arc<FileMetaData>>; NUM_LEVELS],
 }
 
 impl Levels {
-    /// The files after `edit`: its deleted files removed, its new files added.
-    pub(crate) fn apply(&self, edit: &VersionEdit, icmp: &InternalKeyComparator) -> Levels {
-        let mut files = self.files.clone();
-        apply_files(&mut files, edit, icmp);
-        Levels { files }
-    }
-
     /// The level that most needs compacting and its score (LevelDB's `Finalize`): level 0
     /// by its number of files over 4, the others by their bytes over their limit.
     pub(crate) fn compaction_score(&self) -> (usize, f64) {
@@ -191,6 +184,20 @@ impl Levels {
         level
     }
 
+    /// The tables of each level, as properties give them.
+    pub(crate) fn infos(&self) -> Vec<Vec<TableInfo>> {
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(level, files)| {
+                files
+                    .iter()
+                    .map(|f| TableInfo::of(Some(level), f))
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Every file number the levels list.
     pub(crate) fn numbers(&self) -> impl Iterator<Item = u64> + '_ {
         self.files.iter().flatten().map(|f| f.number)
@@ -200,7 +207,10 @@ impl Levels {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dbformat::InternalKeyComparator;
     use crate::dbformat::{ValueType, append_internal_key};
+    use crate::version_edit::VersionEdit;
+    use crate::version_set::apply_files;
     use leveltable_table::BytewiseComparator;
 
     fn file(number: u64, a: &[u8], b: &[u8]) -> FileMetaData {
@@ -227,7 +237,8 @@ mod tests {
         edit.new_files.push((0, file(4, b"x", b"z")));
         edit.new_files.push((1, file(5, b"a", b"b")));
         edit.new_files.push((1, file(6, b"m", b"n")));
-        let levels = Levels::default().apply(&edit, &icmp);
+        let mut levels = Levels::default();
+        apply_files(&mut levels.files, &edit, &icmp);
         let numbers = |v: Vec<Arc<FileMetaData>>| v.iter().map(|f| f.number).collect::<Vec<_>>();
         let user = BytewiseComparator;
         assert_eq!(
@@ -263,7 +274,9 @@ mod tests {
         );
         let mut remove = VersionEdit::default();
         remove.deleted_files.insert((0, 2));
-        assert_eq!(levels.apply(&remove, &icmp).files[0].len(), 3);
+        let mut removed = levels.clone();
+        apply_files(&mut removed.files, &remove, &icmp);
+        assert_eq!(removed.files[0].len(), 3);
         assert_eq!(levels.compaction_score(), (0, 1.0));
     }
 }
