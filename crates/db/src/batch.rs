@@ -59,7 +59,7 @@ pub(crate) struct Fetched {
 }
 
 /// Whether `key` is below the lower bound `lo`.
-fn below<C: Comparator + ?Sized>(icmp: &C, key: &[u8], lo: &Bound<Vec<u8>>) -> bool {
+pub(crate) fn below<C: Comparator + ?Sized>(icmp: &C, key: &[u8], lo: &Bound<Vec<u8>>) -> bool {
     match lo {
         Bound::Unbounded => false,
         Bound::Included(b) => icmp.compare(key, b) == Ordering::Less,
@@ -68,7 +68,7 @@ fn below<C: Comparator + ?Sized>(icmp: &C, key: &[u8], lo: &Bound<Vec<u8>>) -> b
 }
 
 /// Whether `key` is above the upper bound `hi`.
-fn above<C: Comparator + ?Sized>(icmp: &C, key: &[u8], hi: &Bound<Vec<u8>>) -> bool {
+pub(crate) fn above<C: Comparator + ?Sized>(icmp: &C, key: &[u8], hi: &Bound<Vec<u8>>) -> bool {
     match hi {
         Bound::Unbounded => false,
         Bound::Included(b) => icmp.compare(key, b) == Ordering::Greater,
@@ -356,7 +356,12 @@ fn check_claimed_range(
     let Some(last) = out.ends.len().checked_sub(1).filter(|&l| l >= first) else {
         return Ok(());
     };
-    let (a, b) = (out.key(first), out.key(last));
+    check_range(version, f, out.key(first), out.key(last))
+}
+
+/// Checks that keys `a` and `b` read from table `f`, and so every key read between them
+/// (they ascend or descend strictly), lie in the key range the MANIFEST gives it.
+pub(crate) fn check_range(version: &Version, f: &FileMetaData, a: &[u8], b: &[u8]) -> Result<()> {
     let (low, high) = if version.icmp.compare(a, b) == Ordering::Greater {
         (b, a)
     } else {

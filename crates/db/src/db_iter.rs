@@ -13,7 +13,7 @@ use leveltable_table::comparator::compare_bytes;
 use leveltable_table::{BytewiseComparator, Comparator};
 
 use crate::dbformat::{ParsedInternalKey, TAG_LEN, ValueType};
-use crate::merger::Merger;
+use crate::merger::{Merger, Visited};
 use crate::version::Origin;
 use crate::{Error, Result};
 
@@ -271,6 +271,13 @@ impl DbIter {
             match self.merger.front_run() {
                 Ok(Some((i, end))) => {
                     let (to, stopped) = self.run(i, end, &mut sink);
+                    if !stopped && self.merger.can_direct(i, to, end) {
+                        // A long run of a table source: read on straight from its blocks.
+                        if self.direct(i, to, &mut sink)? {
+                            return Ok(true);
+                        }
+                        continue;
+                    }
                     self.merger.skip_front(i, to);
                     if stopped {
                         return Ok(true);
@@ -335,6 +342,48 @@ impl DbIter {
             }
         }
         (j, false)
+    }
+
+    /// Hands `sink` the live entries the merge reads straight from source `i`'s tables, from
+    /// entry `to` of its front batch on ([`Merger::front_direct`]); whether `sink` stopped.
+    /// The first version of a user key at or below the snapshot decides it, as in
+    /// [`step_front`](Self::step_front); older versions of the key decided last, in this
+    /// source or another, are taken before returning.
+    fn direct(
+        &mut self,
+        i: usize,
+        to: usize,
+        sink: &mut impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<bool> {
+        let sequence = self.sequence;
+        let (mut decided, mut stopped) = (false, false);
+        let last = self.merger.front_direct(i, to, &mut |e: Visited<'_>| {
+            if e.same_user && decided {
+                return true;
+            }
+            decided = e.sequence <= sequence;
+            if decided && e.is_value && !sink(e.user, e.value) {
+                stopped = true;
+                return false;
+            }
+            true
+        });
+        let r = last.map(|last| {
+            self.current.clear();
+            self.current.extend_from_slice(last);
+        });
+        let r = r.and_then(|()| {
+            if decided {
+                self.take_versions(true, &mut Some(ValueType::Value))
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = r {
+            self.done = true;
+            return Err(e);
+        }
+        Ok(stopped)
     }
 
     /// The next live key and value from the back, lent until the next call.

@@ -19,6 +19,10 @@ use crate::Result;
 use crate::batch::{Batch, Fetch};
 use crate::version::{Source, Version};
 
+mod direct;
+
+pub(crate) use direct::Visited;
+
 /// An entry taken from the merge: its key, its value and the index of its source.
 pub(crate) type Taken<'a> = (&'a [u8], &'a [u8], usize);
 

@@ -349,3 +349,89 @@ fn a_true_manifest_still_reads_and_verifies() {
     );
     assert_eq!(db.verify().unwrap().table_entries, 60);
 }
+
+/// The entries `next_entries` hands out from the front, each checked to come after the one
+/// before and bounded by `limit`, or the error that ended the read.
+fn bulk_read(db: &Db, limit: usize) -> Result<usize, Error> {
+    let mut it = db.iter();
+    let mut previous: Option<Vec<u8>> = None;
+    let mut n = 0;
+    loop {
+        let more = it.next_entries(|k, _| {
+            assert!(
+                previous.as_deref().is_none_or(|p| p < k),
+                "a key handed out of order"
+            );
+            previous = Some(k.to_vec());
+            n += 1;
+            assert!(n <= limit, "more than the {limit} entries stored");
+            n % 700 != 0
+        })?;
+        if !more {
+            return Ok(n);
+        }
+    }
+}
+
+/// Options with a block cache so small that a scan soon counts as long, and reads on
+/// straight from the blocks of the source that leads the merge.
+fn small_cache() -> DbOptions {
+    DbOptions::default().block_cache(leveltable_table::Cache::shared(1024))
+}
+
+#[test]
+fn a_bulk_read_meets_lies_far_past_its_first_batch() {
+    // Far past the first batch a merge reads, where a long scan reads on straight from the
+    // blocks of the source that leads it.
+    let sorted: Vec<(Vec<u8>, Vec<u8>)> = (0..3000u64)
+        .map(|i| (ikey(format!("k{i:05}").as_bytes(), i + 1), vec![b'v'; 8]))
+        .collect();
+    let swapped = {
+        let mut e = sorted.clone();
+        e.swap(2000, 2001);
+        e
+    };
+    let short = {
+        let mut e = sorted.clone();
+        e[2000].0 = b"k02000".to_vec();
+        e
+    };
+    let bad_type = {
+        let mut e = sorted.clone();
+        let tag = e[2000].0.len() - 8;
+        e[2000].0[tag] = 7;
+        e
+    };
+    type Entries = [(Vec<u8>, Vec<u8>)];
+    let cases: [(&Entries, usize, &str); 4] = [
+        (&swapped, 2999, "key order"),
+        (&short, 2999, "internal key"),
+        (&bad_type, 2999, "internal key"),
+        // The MANIFEST gives the table half the range it holds.
+        (&sorted, 1500, "key range"),
+    ];
+    for (e, largest, what) in cases {
+        for level in [0, 1] {
+            let dir = tempfile::tempdir().unwrap();
+            let size = write_table(dir.path(), 7, e);
+            write_manifest(
+                dir.path(),
+                vec![(level, meta(7, size, &sorted[0].0, &sorted[largest].0))],
+                3000,
+            );
+            let db = Db::open(dir.path(), small_cache()).unwrap();
+            let err = bulk_read(&db, 3000).expect_err(what);
+            assert!(corruption_in(&err, "000007.ldb", what), "{what}: {err}");
+        }
+    }
+    // The true table reads whole.
+    let dir = tempfile::tempdir().unwrap();
+    let size = write_table(dir.path(), 7, &sorted);
+    write_manifest(
+        dir.path(),
+        vec![(1, meta(7, size, &sorted[0].0, &sorted[2999].0))],
+        3000,
+    );
+    let db = Db::open(dir.path(), small_cache()).unwrap();
+    assert_eq!(bulk_read(&db, 3000).unwrap(), 3000);
+}

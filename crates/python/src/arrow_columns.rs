@@ -1,6 +1,7 @@
 //! The `key` and `value` columns of one Arrow record batch, written straight into the
 //! buffers the batch then owns: one copy of each key and value from the reader's block into
-//! a column's data, one 32-bit offset per row, no allocation per entry.
+//! a column's data, one 32-bit offset per row, no allocation per entry. The data buffers
+//! come from, and go back to, the `column_pool`.
 //!
 //! A batch ends at `rows` rows, or once its keys or its values reach [`BATCH_BYTES`] (one
 //! entry more if it alone is larger): a `binary` column's 32-bit offsets cap its data below
@@ -9,7 +10,7 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BinaryArray, RecordBatch};
-use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, SchemaRef};
 
 /// Bytes of keys, or of values, in one batch at most (one entry more if it alone is
@@ -28,7 +29,7 @@ impl BinaryColumn {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
         BinaryColumn {
-            data: Vec::with_capacity(bytes),
+            data: crate::column_pool::take(bytes),
             offsets,
         }
     }
@@ -48,7 +49,7 @@ impl BinaryColumn {
 
     fn finish(self) -> Result<BinaryArray, ArrowError> {
         let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
-        BinaryArray::try_new(offsets, Buffer::from_vec(self.data), None)
+        BinaryArray::try_new(offsets, crate::column_pool::into_buffer(self.data), None)
     }
 }
 

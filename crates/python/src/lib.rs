@@ -9,6 +9,7 @@ mod bytes;
 mod chromium;
 mod chromium_arrow;
 mod closable;
+mod column_pool;
 mod cursor;
 mod db;
 mod db_build;
