@@ -26,7 +26,7 @@ use pyo3::types::PyCapsule;
 use crate::arrow_columns::{Columns, Sizes, too_large_error};
 use crate::closable::Closable;
 use crate::cursor::{Reader, as_ref};
-use crate::db_view::THE_DATABASE;
+use crate::db_source::THE_DATABASE;
 use crate::errors::{Error, InvalidArgumentError};
 use crate::table_arrow::{TableBatches, TableScan};
 

@@ -38,3 +38,12 @@ pub fn bytes_of<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow<'a, [
         "{what} must be bytes, bytearray or memoryview, not {type_name}"
     )))
 }
+
+/// `bytes` in hex, at most 64 bytes of them.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut out: String = bytes.iter().take(64).map(|b| format!("{b:02x}")).collect();
+    if bytes.len() > 64 {
+        out.push_str("...");
+    }
+    out
+}

@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::bytes::bytes_of;
-use crate::db_view::{Pin, Source, THE_DATABASE};
+use crate::db_source::{Pin, Source, THE_DATABASE};
 use crate::entries::{Chunk, Mode, item};
 use crate::errors::{ClosedError, db_error};
 use crate::gil_lock;

@@ -10,11 +10,13 @@ use crate::arrow_stream::ArrowStream;
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
 use crate::cursor::Cursor;
-use crate::db_view::{At, IteratorKeywords, Pin, Source, THE_DATABASE, View, bound, table_info};
+use crate::db_source::{At, Pin, Source, THE_DATABASE};
+use crate::db_view::{View, table_info};
 use crate::db_write::{self, WriteBatch, WriteKeywords};
 use crate::entries::{Entries, Mode, iterate};
 use crate::errors::{Error, InvalidArgumentError, db_error, open_error};
 use crate::fs_path::FsPath;
+use crate::iterator_keywords::{IteratorKeywords, bound};
 use crate::snapshot::Snapshot;
 
 /// A LevelDB database directory, opened read-only: nothing in it is created, changed,

@@ -10,7 +10,7 @@ use pyo3::create_exception;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use crate::db_view::{Source, THE_DATABASE};
+use crate::db_source::{Source, THE_DATABASE};
 use crate::errors::{Error, db_error};
 
 create_exception!(

@@ -6,101 +6,19 @@ use std::ops::Bound as Edge;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use leveltable_db::{Db as RustDb, DbIter, Snapshot as RustSnapshot, TableInfo, WritableDb};
-use pyo3::exceptions::{PyKeyError, PyTypeError};
+use leveltable_db::{Db as RustDb, DbIter, TableInfo};
+use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::arrow_stream::ArrowStream;
 use crate::bytes::bytes_of;
-use crate::closable::{Closable, OpenRuns};
-use crate::cursor::{Cursor, Reader};
+use crate::closable::Closable;
+use crate::cursor::{Cursor, Reader, as_ref};
+use crate::db_source::{At, Pin, Source, THE_DATABASE, THE_SNAPSHOT};
 use crate::entries::{Chunk, ChunkSource, Entries, Mode};
 use crate::errors::{InvalidArgumentError, db_error};
-
-/// What the database's iterators and snapshots say once it is closed.
-pub const THE_DATABASE: &str = "the database";
-
-/// A database as the `Db` holds it until closed: read-only, or open for writing.
-#[derive(Clone)]
-pub enum Source {
-    /// Opened read-only: nothing in the directory is locked or written.
-    Read(Arc<Closable<RustDb>>),
-    /// Opened for writing, under LevelDB's lock.
-    Write(Arc<Closable<WritableDb>>),
-}
-
-impl Source {
-    /// Where the entries handed to Python loops over the database are kept until it
-    /// closes.
-    pub fn runs(&self) -> &Arc<OpenRuns> {
-        match self {
-            Source::Read(db) => db.runs(),
-            Source::Write(db) => db.runs(),
-        }
-    }
-
-    /// Whether `self` and `other` hold the same database.
-    pub fn same_as(&self, other: &Source) -> bool {
-        match (self, other) {
-            (Source::Read(a), Source::Read(b)) => Arc::ptr_eq(a, b),
-            (Source::Write(a), Source::Write(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        }
-    }
-
-    /// `ClosedError` once the database is closed.
-    pub fn check_open(&self) -> PyResult<()> {
-        match self {
-            Source::Read(db) => db.get(THE_DATABASE).map(drop),
-            Source::Write(db) => db.get(THE_DATABASE).map(drop),
-        }
-    }
-}
-
-/// What a `Snapshot` says once released.
-pub const THE_SNAPSHOT: &str = "the snapshot";
-
-/// Where a view reads.
-pub enum At {
-    /// The newest writes, at each read (of a read-only database, its current view's).
-    Now,
-    /// What a `Snapshot` pins until released.
-    Snapshot(Closable<Pin>),
-}
-
-/// What a `Snapshot` pins.
-pub enum Pin {
-    /// A sequence number of a read-only database, and the view it was taken on (which a
-    /// `refresh()` of the database does not change).
-    Read(u64, Arc<RustDb>),
-    /// A snapshot of a writable database, which its compactions keep.
-    Writable(RustSnapshot),
-}
-
-impl Pin {
-    pub fn sequence(&self) -> u64 {
-        match self {
-            Pin::Read(s, _) => *s,
-            Pin::Writable(s) => s.sequence(),
-        }
-    }
-
-    pub fn writable(&self) -> Option<&RustSnapshot> {
-        match self {
-            Pin::Read(..) => None,
-            Pin::Writable(s) => Some(s),
-        }
-    }
-
-    /// The read-only view the pin was taken on.
-    pub fn read(&self) -> Option<&Arc<RustDb>> {
-        match self {
-            Pin::Read(_, db) => Some(db),
-            Pin::Writable(_) => None,
-        }
-    }
-}
+use crate::iterator_keywords::{IteratorKeywords, Key};
 
 /// Reads of one database at one point in time: the methods `Db` and `Snapshot` share.
 /// Each read takes the database from the `Db`'s own hold on it, so once the `Db` is
@@ -174,71 +92,6 @@ fn hold_keys<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<HeldKey<'py>>> {
         });
     }
     Ok(held)
-}
-
-/// An optional bytes-like bound.
-pub fn bound(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<u8>>> {
-    obj.map(|o| bytes_of(o, what).map(|b| b.into_owned()))
-        .transpose()
-}
-
-fn as_ref(b: &Edge<Vec<u8>>) -> Edge<&[u8]> {
-    b.as_ref().map(Vec::as_slice)
-}
-
-/// The smallest key (bytewise) after every key starting with `prefix`: `None` if there is
-/// none (the prefix is empty or all `0xff`).
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let last = prefix.iter().rposition(|&b| b != 0xff)?;
-    let mut end = prefix[..=last].to_vec();
-    end[last] += 1;
-    Some(end)
-}
-
-/// One end of a range of keys.
-type Key = Edge<Vec<u8>>;
-
-/// The keywords of plyvel's `iterator()`.
-pub struct IteratorKeywords<'a, 'py> {
-    pub reverse: bool,
-    pub start: Option<&'a Bound<'py, PyAny>>,
-    pub stop: Option<&'a Bound<'py, PyAny>>,
-    pub include_start: bool,
-    pub include_stop: bool,
-    pub prefix: Option<&'a Bound<'py, PyAny>>,
-    pub include_key: bool,
-    pub include_value: bool,
-}
-
-impl IteratorKeywords<'_, '_> {
-    /// The bounds and what each entry yields; `TypeError` for `prefix` with `start` or
-    /// `stop`, as plyvel says.
-    pub fn read(&self) -> PyResult<(Key, Key, Mode)> {
-        let mode = match (self.include_key, self.include_value) {
-            (true, true) => Mode::Items,
-            (true, false) => Mode::Keys,
-            (false, true) => Mode::Values,
-            (false, false) => Mode::Neither,
-        };
-        if let Some(prefix) = self.prefix {
-            if self.start.is_some() || self.stop.is_some() {
-                return Err(PyTypeError::new_err(
-                    "'prefix' cannot be used together with 'start' or 'stop'",
-                ));
-            }
-            let prefix = bytes_of(prefix, "prefix")?.into_owned();
-            let end = prefix_end(&prefix).map_or(Edge::Unbounded, Edge::Excluded);
-            return Ok((Edge::Included(prefix), end, mode));
-        }
-        let edge = |key: Option<Vec<u8>>, included: bool| match key {
-            None => Edge::Unbounded,
-            Some(k) if included => Edge::Included(k),
-            Some(k) => Edge::Excluded(k),
-        };
-        let start = edge(bound(self.start, "start")?, self.include_start);
-        let stop = edge(bound(self.stop, "stop")?, self.include_stop);
-        Ok((start, stop, mode))
-    }
 }
 
 impl View {

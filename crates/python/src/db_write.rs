@@ -16,7 +16,8 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use crate::builder::compression_named;
 use crate::bytes::bytes_of;
 use crate::closable::Closable;
-use crate::db_view::{Source, THE_DATABASE, table_info};
+use crate::db_source::{Source, THE_DATABASE};
+use crate::db_view::table_info;
 use crate::errors::{Error, InvalidArgumentError, db_error, open_error};
 
 /// The keywords of `Db` that only a database opened for writing takes, as plyvel names
@@ -192,8 +193,8 @@ pub fn compact_range(
     start: Option<&Bound<'_, PyAny>>,
     stop: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    let start = crate::db_view::bound(start, "start")?;
-    let stop = crate::db_view::bound(stop, "stop")?;
+    let start = crate::iterator_keywords::bound(start, "start")?;
+    let stop = crate::iterator_keywords::bound(stop, "stop")?;
     let db = writable(source, "compact_range")?;
     py.detach(|| db.compact_range(start.as_deref(), stop.as_deref()))
         .map_err(|e| db_error(db.path(), e))

@@ -5,8 +5,9 @@ use pyo3::types::{PyBytes, PyList};
 
 use crate::arrow_stream::ArrowStream;
 use crate::cursor::Cursor;
-use crate::db_view::{IteratorKeywords, View, bound};
+use crate::db_view::View;
 use crate::entries::{Entries, Mode, iterate};
+use crate::iterator_keywords::{IteratorKeywords, bound};
 
 /// A database as it was at one sequence number: later writes are invisible to it.
 #[pyclass(frozen, module = "leveltable")]

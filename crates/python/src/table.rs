@@ -1,8 +1,6 @@
 //! `leveltable.Table`: one table file, read-only.
 
-use std::fs::File;
 use std::ops::Bound as RangeBound;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use leveltable_table::{Cache, ReadOptions, Table as RustTable};
@@ -11,19 +9,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::arrow_stream::ArrowStream;
-use crate::bytes::bytes_of;
+use crate::bytes::{bytes_of, hex};
 use crate::closable::Closable;
-use crate::db_view::IteratorKeywords;
 use crate::entries::{Chunk, ChunkSource, Entries, Mode, fill_from, iterate};
 use crate::errors::{CorruptionError, os_error, table_error};
 use crate::fs_path::FsPath;
+use crate::iterator_keywords::IteratorKeywords;
+use crate::open_table::OpenTable;
 use crate::table_arrow::TableScan;
-
-/// An open table and the path it was opened from.
-pub struct OpenTable {
-    pub path: PathBuf,
-    pub table: RustTable<File>,
-}
 
 /// A table's entries in `(start, stop)`: each chunk seeks past the last key handed out (a
 /// table's cursors borrow the table, so none is kept between chunks).
@@ -81,15 +74,6 @@ impl ChunkSource for TableChunks {
         }
         Ok(())
     }
-}
-
-/// `bytes` in hex, at most 64 bytes of them.
-pub fn hex(bytes: &[u8]) -> String {
-    let mut out: String = bytes.iter().take(64).map(|b| format!("{b:02x}")).collect();
-    if bytes.len() > 64 {
-        out.push_str("...");
-    }
-    out
 }
 
 /// A LevelDB table file (`.ldb`, `.sst`), read-only.

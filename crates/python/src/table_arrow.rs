@@ -13,7 +13,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 
 use crate::arrow_columns::{Columns, Sizes, too_large_error};
-use crate::table::OpenTable;
+use crate::open_table::OpenTable;
 
 /// What a table scan reads: a table, within a key range.
 pub struct TableScan {
@@ -96,8 +96,8 @@ impl TableBatches {
                          LevelDB database holds internal keys: open the database with \
                          leveltable.Db)",
                         cmp.name(),
-                        crate::table::hex(key),
-                        crate::table::hex(p)
+                        crate::bytes::hex(key),
+                        crate::bytes::hex(p)
                     )));
                 }
             }

@@ -17,7 +17,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use crate::arrow_stream::ArrowStream;
 use crate::closable::Closable;
 use crate::db_place::{Place, StoreOptions};
-use crate::db_view::THE_DATABASE;
+use crate::db_source::THE_DATABASE;
 use crate::errors::{InvalidArgumentError, db_error, open_error};
 
 /// Entries per chunk, at most.
