@@ -1,6 +1,7 @@
 """Chromium profiles made by headless Chromium (``chromium`` on PATH): each loads a page
-from a loopback HTTP server that writes IndexedDB records and Local Storage items, then
-Chromium is stopped (SIGTERM: it shuts down and writes out what it holds)."""
+from a loopback HTTP server that writes IndexedDB records and Local Storage items; once
+its Local Storage database holds them (Chromium commits Local Storage seconds after the
+writes), Chromium is stopped (SIGTERM)."""
 
 import http.server
 import os
@@ -100,6 +101,8 @@ def make_profiles(root, count, parallel=4, timeout=180):
                             assert b.poll() is None or n in done, f"chromium exited ({n})"
                         assert time.monotonic() < deadline, "chromium's page did not finish"
                         lock.wait(0.2)
+                for n in batch:
+                    _wait_for_local_storage(profiles[n], deadline)
                 for b in browsers.values():
                     b.send_signal(signal.SIGTERM)
                 for b in browsers.values():
@@ -113,3 +116,20 @@ def make_profiles(root, count, parallel=4, timeout=180):
         server.shutdown()
         server.server_close()
     return profiles
+
+
+def _wait_for_local_storage(profile, deadline):
+    """Waits until the profile's Local Storage holds every item its page set."""
+    from leveltable import chromium
+
+    path = os.path.join(profile, "Default", "Local Storage", "leveldb")
+    while True:
+        try:
+            items = sum(1 for r in chromium.local_storage(path)
+                        if str(r.get("key", "")).startswith("item "))
+        except Exception:  # not made yet, or caught between two files of a commit
+            items = 0
+        if items == ITEMS:
+            return
+        assert time.monotonic() < deadline, f"{path}: {items} of {ITEMS} items committed"
+        time.sleep(0.5)
