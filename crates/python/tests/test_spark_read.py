@@ -10,7 +10,6 @@ import random
 import pathlib
 import shutil
 import subprocess
-import sys
 import threading
 
 import pytest
@@ -41,39 +40,21 @@ _MISSING = _missing()
 if _MISSING and os.environ.get("LEVELTABLE_REQUIRE_SERVERS") != "1":
     pytest.skip(f"Spark tests skipped: {_MISSING}", allow_module_level=True)
 
-from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import datasource as ds  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql.types import BinaryType, StructField, StructType  # noqa: E402
 
 from leveltable import spark_source  # noqa: E402
-from leveltable.spark import register  # noqa: E402
 
 CHROMIUM = pathlib.Path(__file__).resolve().parents[3] / "crates" / "chromium" / "testdata" / "golden"
 
 #: Spark's master for this module: LEVELTABLE_SPARK_MASTER (local-cluster[2,1,1024] runs
 #: two executor processes), else local[2], which keeps the module's time and memory low.
-MASTER = os.environ.get("LEVELTABLE_SPARK_MASTER", "local[2]")
+SPARK_MASTER = os.environ.get("LEVELTABLE_SPARK_MASTER", "local[2]")
 
 LIB = leveldb_c.library()
 
 RAW = StructType([StructField("key", BinaryType()), StructField("value", BinaryType())])
-
-
-@pytest.fixture(scope="module")
-def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master(MASTER)
-        .appName("leveltable-read-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    register(session)
-    yield session
-    session.stop()
 
 
 def key(i):

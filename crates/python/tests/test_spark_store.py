@@ -8,11 +8,7 @@ unless LEVELTABLE_REQUIRE_SERVERS=1."""
 
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
@@ -43,109 +39,15 @@ if _MISSING and not REQUIRED:
     pytest.skip(f"Spark tests skipped: {_MISSING}", allow_module_level=True)
 
 import plyvel  # noqa: E402
-from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 from leveltable import spark_source  # noqa: E402
-from leveltable.spark import register  # noqa: E402
+from s3_moto import BUCKET, store_options, upload  # noqa: E402
+from s3_moto import request as _request  # noqa: E402
 
 #: Two worker processes of one core and 1 GiB each, as a cluster runs executors; PySpark as
 #: pip installs it carries the scripts this mode starts them with.
-MASTER = os.environ.get("LEVELTABLE_SPARK_CLUSTER_MASTER", "local-cluster[2,1,1024]")
-
-BUCKET = "leveltable"
-ACCESS_KEY = "AKIDLEVELTABLETEST"
-SECRET_KEY = "levelTableSecretKeyDoNotPrint0123456789"
-
-
-@pytest.fixture(scope="module")
-def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master(MASTER)
-        .appName("leveltable-store-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    register(session)
-    yield session
-    session.stop()
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def moto():
-    """The endpoint of an S3 server (moto) on a loopback port, with the bucket made."""
-    program = os.environ.get("MOTO_SERVER") or shutil.which("moto_server")
-    if not program:
-        if REQUIRED:
-            pytest.fail("moto_server is not installed and LEVELTABLE_REQUIRE_SERVERS=1")
-        pytest.skip('moto_server missing (pip install "moto[server]")')
-    port = _free_port()
-    server = subprocess.Popen([program, "-H", "127.0.0.1", "-p", str(port)],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None, "moto_server exited at start"
-                assert time.monotonic() < deadline, "moto_server did not listen within 60 s"
-                time.sleep(0.05)
-        _request(endpoint, "PUT", f"/{BUCKET}")
-        yield endpoint
-    finally:
-        server.kill()
-        server.wait()
-
-
-#: moto checks no signature, but wants to see whose request it is (an unsigned DELETE is
-#: refused), so the tests upload and delete without a client library.
-AUTHORIZATION = (f"AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/20240101/us-east-1/s3/aws4_request, "
-                 "SignedHeaders=host, Signature=0")
-
-
-def _request(endpoint, method, path, data=None):
-    req = urllib.request.Request(endpoint + path, data=data, method=method, headers={
-        "Authorization": AUTHORIZATION, "Content-Type": "application/octet-stream"})
-    with urllib.request.urlopen(req) as r:
-        assert r.status in (200, 204), (method, path, r.status)
-
-
-def upload(endpoint, directory, prefix):
-    """The database in `directory` under `prefix` (every file but LOCK and LOG), `CURRENT`
-    last; returns the URL and the uploaded files' sizes."""
-    names = sorted(n for n in os.listdir(directory)
-                   if n not in ("LOCK", "CURRENT") and not n.startswith("LOG"))
-    sizes = {}
-    for name in names + ["CURRENT"]:
-        with open(os.path.join(directory, name), "rb") as f:
-            data = f.read()
-        _request(endpoint, "PUT", f"/{BUCKET}/{prefix}/{name}", data)
-        sizes[name] = len(data)
-    return f"s3://{BUCKET}/{prefix}", sizes
-
-
-def store_options(endpoint):
-    return {
-        "aws_endpoint": endpoint,
-        "aws_allow_http": "true",
-        "aws_access_key_id": ACCESS_KEY,
-        "aws_secret_access_key": SECRET_KEY,
-        "aws_region": "us-east-1",
-        "timeout": "10s",
-    }
+SPARK_MASTER = os.environ.get("LEVELTABLE_SPARK_CLUSTER_MASTER", "local-cluster[2,1,1024]")
 
 
 def key(i):
