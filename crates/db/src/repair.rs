@@ -13,7 +13,8 @@
 //! - `repair/report.rs`: the report ([`RepairReport`]);
 //! - `repair/lost.rs`: what was lost, and the key ranges each key falls in;
 //! - `repair/in_place.rs`: a repair swapped in place of the damaged database;
-//! - `repair/progress.rs`: how far a merge that reads each table once has got.
+//! - `repair/progress.rs`: how far a merge that reads each table once has got;
+//! - `repair/origins.rs`: which file each entry of the merge comes from.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,6 +40,7 @@ use crate::{BulkOptions, DbBuilder, Error, Result};
 
 mod in_place;
 mod lost;
+mod origins;
 mod progress;
 mod report;
 
@@ -46,6 +48,7 @@ pub use in_place::repair_in_place;
 pub use report::{IgnoredFile, KeyRange, LostData, LostKind, RepairReport, UncertainRange};
 
 use lost::{Layer, LostRanges, collect_lost};
+use origins::Origins;
 use progress::MergeProgress;
 
 /// The name of LevelDB's bytewise comparator.
@@ -327,15 +330,8 @@ fn build_reading(
     // (up to its first live one) are copied into slots whose buffers are reused.
     let version = Arc::clone(&db.version);
     let mut merger = Merger::new(Arc::clone(&version), Bound::Unbounded, Bound::Unbounded);
-    // Each source's origin and whether it is live, where they do not depend on the key (a
-    // salvage makes a source of each table): not looked up again for every entry.
-    let fixed: Vec<Option<(Origin, bool)>> = (0..version.sources.len())
-        .map(|i| {
-            version
-                .fixed_origin(i)
-                .map(|origin| (origin, resolver.live.is_live(origin)))
-        })
-        .collect();
+    // Each entry's origin and whether it is live, found without a lookup per entry.
+    let mut origins = Origins::new(&version, &resolver.live);
     let mut key: Vec<u8> = Vec::new();
     let mut slots: Vec<Candidate> = Vec::new();
     let mut held = 0usize;
@@ -363,13 +359,7 @@ fn build_reading(
             }
         };
         let value_type = p.value_type;
-        let (origin, live) = match fixed.get(source).copied().flatten() {
-            Some(known) => known,
-            None => {
-                let origin = version.origin(source, internal);
-                (origin, resolver.live.is_live(origin))
-            }
-        };
+        let (origin, live) = origins.of(&version, &resolver.live, source, internal);
         if held > 0 && user.compare(&key, p.user_key) != Ordering::Equal {
             if let Some(i) = resolver.resolve(&key, &slots[..held]) {
                 builder.add(&key, &slots[i].value)?;
