@@ -59,7 +59,11 @@ const BYTEWISE: &str = "leveldb.BytewiseComparator";
 #[non_exhaustive]
 pub struct RepairOptions {
     /// How to read the source: its comparator (or a registry to choose it by the
-    /// MANIFEST's name), table cache and memory budget.
+    /// MANIFEST's name), table cache and memory budget. Its
+    /// [`memory_map`](DbOptions::memory_map) is not used: the source's tables are read
+    /// through reads, so that the repair's resident memory stays within
+    /// [`table_memory_budget`](DbOptions::table_memory_budget) and a few buffers, whatever
+    /// the source's size.
     pub db: DbOptions,
     /// How to write the repaired database's tables. Its compression is replaced by the
     /// source's (the first data block's) unless [`keep_compression`](Self::keep_compression)
@@ -278,7 +282,11 @@ fn build_reading(
     // Read by the comparator the MANIFEST names even when the MANIFEST itself is not the
     // one `CURRENT` names (or `CURRENT` is lost), and written by it.
     let order = check_order(src, options)?;
-    let read_options = options.db.clone().comparator(order);
+    // Through reads, not maps: each table is read once, in order, and the pages of mapped
+    // tables would stay resident while the table cache keeps them open (up to its tables'
+    // whole size), where reads keep memory within the budget whatever the source's size.
+    // A damaged source's file that shrinks meanwhile is then an error, not a SIGBUS.
+    let read_options = options.db.clone().comparator(order).memory_map(false);
     // Read at their ends only, the tables are read through in the merge: its progress is
     // counted there.
     let (db, damage) = match read {

@@ -28,10 +28,9 @@ const TABLE_BYTES: u64 = 16 << 10;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
+/// The budget, with the options' default memory maps (which a repair does not use).
 fn budgeted() -> RepairOptions {
-    RepairOptions::default().db(DbOptions::default()
-        .table_memory_budget(BUDGET)
-        .memory_map(false))
+    RepairOptions::default().db(DbOptions::default().table_memory_budget(BUDGET))
 }
 
 fn view(dir: &Path) -> Model {
