@@ -8,8 +8,9 @@ use leveltable_table::Comparator;
 use super::LiveFiles;
 use crate::version::{Origin, Source, Version};
 
-/// Per source of the merge: its origin and liveness when they do not depend on the key,
-/// else (a run of tables that do not overlap) the table its last entry came from.
+/// Per source of the merge: its origin and liveness when they do not depend on the key
+/// (as far as a repair weighs them), else (a run of tables that do not overlap) the table
+/// its last entry came from.
 pub(super) struct Origins {
     sources: Vec<Place>,
 }
@@ -28,7 +29,25 @@ impl Origins {
                 Some(origin) => Place::Fixed(origin, live.is_live(origin)),
                 None => {
                     let origin = version.origin(i, &[]);
-                    Place::Run(0, origin, live.is_live(origin))
+                    let is_live = live.is_live(origin);
+                    match &version.sources[i] {
+                        // Of a table above level 0 only its level and whether it is live
+                        // decide (its number does not order it against other files): when
+                        // all of the run's tables are alike, its first one stands for each.
+                        Source::Files { level, files }
+                            if *level != Some(0)
+                                && files.iter().all(|f| {
+                                    let each = Origin::Table {
+                                        number: f.number,
+                                        level: *level,
+                                    };
+                                    live.is_live(each) == is_live
+                                }) =>
+                        {
+                            Place::Fixed(origin, is_live)
+                        }
+                        _ => Place::Run(0, origin, is_live),
+                    }
                 }
             })
             .collect();
