@@ -13,7 +13,8 @@
 //! - `repair/report.rs`: the report ([`RepairReport`]);
 //! - `repair/lost.rs`: what was lost, and the key ranges each key falls in;
 //! - `repair/in_place.rs`: a repair swapped in place of the damaged database;
-//! - `repair/progress.rs`: how far a merge that reads each table once has got.
+//! - `repair/progress.rs`: how far a merge that reads each table once has got;
+//! - `repair/origins.rs`: which file each entry of the merge comes from.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,6 +40,7 @@ use crate::{BulkOptions, DbBuilder, Error, Result};
 
 mod in_place;
 mod lost;
+mod origins;
 mod progress;
 mod report;
 
@@ -46,6 +48,7 @@ pub use in_place::repair_in_place;
 pub use report::{IgnoredFile, KeyRange, LostData, LostKind, RepairReport, UncertainRange};
 
 use lost::{Layer, LostRanges, collect_lost};
+use origins::Origins;
 use progress::MergeProgress;
 
 /// The name of LevelDB's bytewise comparator.
@@ -56,7 +59,11 @@ const BYTEWISE: &str = "leveldb.BytewiseComparator";
 #[non_exhaustive]
 pub struct RepairOptions {
     /// How to read the source: its comparator (or a registry to choose it by the
-    /// MANIFEST's name), table cache and memory budget.
+    /// MANIFEST's name), table cache and memory budget. Its
+    /// [`memory_map`](DbOptions::memory_map) is not used: the source's tables are read
+    /// through reads, so that the repair's resident memory stays within
+    /// [`table_memory_budget`](DbOptions::table_memory_budget) and a few buffers, whatever
+    /// the source's size.
     pub db: DbOptions,
     /// How to write the repaired database's tables. Its compression is replaced by the
     /// source's (the first data block's) unless [`keep_compression`](Self::keep_compression)
@@ -275,7 +282,11 @@ fn build_reading(
     // Read by the comparator the MANIFEST names even when the MANIFEST itself is not the
     // one `CURRENT` names (or `CURRENT` is lost), and written by it.
     let order = check_order(src, options)?;
-    let read_options = options.db.clone().comparator(order);
+    // Through reads, not maps: each table is read once, in order, and the pages of mapped
+    // tables would stay resident while the table cache keeps them open (up to its tables'
+    // whole size), where reads keep memory within the budget whatever the source's size.
+    // A damaged source's file that shrinks meanwhile is then an error, not a SIGBUS.
+    let read_options = options.db.clone().comparator(order).memory_map(false);
     // Read at their ends only, the tables are read through in the merge: its progress is
     // counted there.
     let (db, damage) = match read {
@@ -327,15 +338,8 @@ fn build_reading(
     // (up to its first live one) are copied into slots whose buffers are reused.
     let version = Arc::clone(&db.version);
     let mut merger = Merger::new(Arc::clone(&version), Bound::Unbounded, Bound::Unbounded);
-    // Each source's origin and whether it is live, where they do not depend on the key (a
-    // salvage makes a source of each table): not looked up again for every entry.
-    let fixed: Vec<Option<(Origin, bool)>> = (0..version.sources.len())
-        .map(|i| {
-            version
-                .fixed_origin(i)
-                .map(|origin| (origin, resolver.live.is_live(origin)))
-        })
-        .collect();
+    // Each entry's origin and whether it is live, found without a lookup per entry.
+    let mut origins = Origins::new(&version, &resolver.live);
     let mut key: Vec<u8> = Vec::new();
     let mut slots: Vec<Candidate> = Vec::new();
     let mut held = 0usize;
@@ -363,13 +367,7 @@ fn build_reading(
             }
         };
         let value_type = p.value_type;
-        let (origin, live) = match fixed.get(source).copied().flatten() {
-            Some(known) => known,
-            None => {
-                let origin = version.origin(source, internal);
-                (origin, resolver.live.is_live(origin))
-            }
-        };
+        let (origin, live) = origins.of(&version, &resolver.live, source, internal);
         if held > 0 && user.compare(&key, p.user_key) != Ordering::Equal {
             if let Some(i) = resolver.resolve(&key, &slots[..held]) {
                 builder.add(&key, &slots[i].value)?;

@@ -394,6 +394,7 @@ impl Db {
             });
         }
         progress(total, total);
+        let sources = lanes(sources, &icmp);
         let mut properties = DbProperties {
             comparator: user.name().to_string(),
             manifest: None,
@@ -410,6 +411,43 @@ impl Db {
         let db = Db::assemble(dir, user, sources, cache, max_sequence, true, properties);
         Ok((db, damage))
     }
+}
+
+/// `sources` with the tables of one source each gathered into as few sources of tables that
+/// do not overlap as they fit in, per level (as the MANIFEST lists them, or none): a merge
+/// of them holds a cursor per source, not per table, so that its memory does not grow with
+/// the number of tables. The other sources come first, in their order.
+fn lanes(sources: Vec<Source>, icmp: &InternalKeyComparator) -> Vec<Source> {
+    let mut out = Vec::new();
+    let mut by_level: BTreeMap<Option<usize>, Vec<Arc<FileMetaData>>> = BTreeMap::new();
+    for source in sources {
+        match source {
+            Source::Files { level, files } => by_level.entry(level).or_default().extend(files),
+            other => out.push(other),
+        }
+    }
+    for (level, mut files) in by_level {
+        files.sort_by(|a, b| icmp.compare(&a.smallest, &b.smallest));
+        // Each table goes to the first lane whose last table ends before it starts: as
+        // many lanes as tables overlap at any key.
+        let mut lanes: Vec<Vec<Arc<FileMetaData>>> = Vec::new();
+        for f in files {
+            let free = lanes.iter_mut().find(|lane| {
+                lane.last()
+                    .is_some_and(|last| icmp.compare(&last.largest, &f.smallest).is_lt())
+            });
+            match free {
+                Some(lane) => lane.push(f),
+                None => lanes.push(vec![f]),
+            }
+        }
+        out.extend(
+            lanes
+                .into_iter()
+                .map(|files| Source::Files { level, files }),
+        );
+    }
+    out
 }
 
 /// How a salvage reads each table that opens.
