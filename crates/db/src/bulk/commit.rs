@@ -27,8 +27,7 @@ use leveltable_process::{TemporaryGuard, create_temporary, release_with};
 use leveltable_table::Comparator;
 
 use super::part::{PART_RECORD, Part};
-use crate::durable::sync_dir_on;
-use crate::durable::{Placing, set_current_with};
+use crate::durable::{Placing, set_current_with, sync_dir_on};
 use crate::filename::{manifest_file_name, parent_dir, table_file_name};
 use crate::lock::{DbLock, LOCK_FILE};
 use crate::storage::open_no_follow;
