@@ -217,6 +217,8 @@ fn views_taken_before_a_refresh_keep_reading_after_compactions() {
             .unwrap();
         apply(&mut state, &ops);
     }
+    // A compaction still running could delete a table between the open and the read.
+    db.wait_for_compactions().unwrap();
     let mut reader = Db::open(&dir, DbOptions::default()).unwrap();
     assert!(view(&reader) == state);
     for i in 600..1200 {
@@ -224,6 +226,7 @@ fn views_taken_before_a_refresh_keep_reading_after_compactions() {
             .unwrap();
     }
     db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
     reader.refresh().unwrap();
     let mut after = state.clone();
     for i in 600..1200 {

@@ -18,7 +18,7 @@ use crate::writer::table_output::TableOutput;
 use crate::{Error, Result};
 
 /// Whether the background thread has work (LevelDB's `MaybeScheduleCompaction`).
-fn has_work(st: &State) -> bool {
+pub(crate) fn has_work(st: &State) -> bool {
     st.bg_error.is_none()
         && (st.imm.is_some()
             || st.manual.as_ref().is_some_and(|m| !m.done)
@@ -39,8 +39,10 @@ pub(crate) fn run(shared: Arc<Shared>) {
         if st.shutting_down {
             break;
         }
+        st.in_step = true;
         let (next, result) = step(&shared, st);
         st = next;
+        st.in_step = false;
         // A compaction given up because the handle is being dropped is no error.
         if let Err(e) = result
             && !st.shutting_down

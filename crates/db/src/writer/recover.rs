@@ -137,6 +137,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         views: vec![Arc::downgrade(&view)],
         compactions: 0,
         file_to_compact: None,
+        in_step: false,
     };
     let shared = Arc::new(Shared {
         dir: dir.to_path_buf(),

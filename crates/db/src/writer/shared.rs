@@ -71,6 +71,9 @@ pub(crate) struct State {
     /// A table read past too often, and its level: compacted when nothing else is due
     /// (LevelDB's `file_to_compact_`).
     pub(crate) file_to_compact: Option<(usize, u64)>,
+    /// The background thread is in a step (a flush or a compaction), with or without the
+    /// state locked.
+    pub(crate) in_step: bool,
 }
 
 /// Everything a database open for writing shares between its handle, its readers and its

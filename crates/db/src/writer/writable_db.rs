@@ -534,6 +534,27 @@ impl WritableDb {
         Shared::check_bg_error(&st)
     }
 
+    /// Waits until the background thread has nothing to do: no memtable waiting to be
+    /// written and no compaction due or running (RocksDB's `WaitForCompact`). A reader
+    /// opened afterwards sees tables no compaction is about to delete, until the next
+    /// writes make one due.
+    ///
+    /// # Errors
+    /// A background error.
+    pub fn wait_for_compactions(&self) -> Result<()> {
+        self.check_process()?;
+        let shared = &*self.shared;
+        let mut st = shared.state();
+        while (st.in_step || background::has_work(&st)) && !st.shutting_down {
+            shared.work_cv.notify_one();
+            st = shared
+                .finished_cv
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        Shared::check_bg_error(&st)
+    }
+
     /// Compacts the keys in `[begin, end]` (`None`: unbounded) down the levels, as
     /// LevelDB's `CompactRange` does: the memtable is flushed, then each level holding
     /// such keys is compacted into the next, down to the deepest level that has any.
