@@ -2,6 +2,7 @@
 // One call maps table files into memory (`table_source`), with its safety argument.
 #![deny(unsafe_code)]
 
+mod arena;
 mod batch;
 mod bulk;
 mod coding;

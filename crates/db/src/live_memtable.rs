@@ -1,18 +1,25 @@
-//! The memtable of a database open for writing (LevelDB's `db/memtable` over its skiplist):
-//! one writer at a time inserts while any number of readers look up and scan, none of them
-//! taking a lock. Entries are never removed; the memtable is dropped whole once flushed.
+//! The memtable of a database open for writing (LevelDB's `db/memtable` over its
+//! `db/skiplist`): one writer at a time inserts while any number of readers look up and
+//! scan, none of them taking a lock. Entries are never removed; the memtable is dropped
+//! whole once flushed.
+//!
+//! Nodes live in an [`Arena`] of 32-bit words, as LevelDB's live in its arena: a node is
+//! its height, the lengths of its key and value, its tag, its links, then the bytes of its
+//! user key and value, so that an entry costs about 25 bytes beyond its key and value and
+//! a search step touches one node. A large entry, and every entry of a large write batch,
+//! keeps its bytes outside the arena (in the batch itself, kept whole), the node holding
+//! where they are.
 
 use std::cmp::Ordering;
 use std::ops::Bound;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::{Arc, PoisonError, RwLock};
 
-use crossbeam_skiplist::SkipSet;
 use leveltable_table::{BytewiseComparator, Comparator};
 
+use crate::arena::{Arena, BLOCK_WORDS, compare_bytes, load_bytes, store_bytes};
 use crate::dbformat::{
-    InternalKeyComparator, LookupKey, LookupResult, MAX_SEQUENCE, ParsedInternalKey, TAG_LEN,
-    ValueType, append_internal_key,
+    LookupKey, LookupResult, MAX_SEQUENCE, ParsedInternalKey, TAG_LEN, ValueType, pack_tag,
 };
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
@@ -22,155 +29,145 @@ use crate::{Error, Result};
 /// number of entries LevelDB's do.
 const ENTRY_OVERHEAD: usize = 32;
 
-/// The order of internal keys: bytewise user keys statically, any other comparator through
-/// its trait object.
-#[derive(Clone)]
-enum Order {
-    Bytewise,
-    User(Arc<InternalKeyComparator>),
-}
-
-impl Order {
-    fn same_user_key(&self, a: &[u8], b: &[u8]) -> bool {
-        match self {
-            Order::Bytewise => a == b,
-            Order::User(icmp) => icmp.user_comparator().compare(a, b) == Ordering::Equal,
-        }
-    }
-}
-
-/// Bytes of a user key kept in the entry itself.
-const HEAD: usize = 16;
-
-/// The first [`HEAD`] bytes of a user key, zero-padded, as a big-endian number: of two keys
-/// whose heads differ, the smaller head is the smaller key (bytewise).
-#[inline]
-fn head_of(user_key: &[u8]) -> u128 {
-    let mut head = [0u8; HEAD];
-    let n = user_key.len().min(HEAD);
-    head[..n].copy_from_slice(&user_key[..n]);
-    u128::from_be_bytes(head)
-}
-
 /// A write batch of at least this many bytes is kept whole by the memtable, its entries'
-/// values pointing into it, instead of being copied entry by entry: a large batch then costs
-/// its bytes once (in the memtable), not twice (the batch and its copy).
+/// keys and values pointing into it, instead of being copied entry by entry: a large batch
+/// then costs its bytes once (in the memtable), not twice (the batch and its copy).
 pub const SHARED_BATCH_BYTES: usize = 1 << 20;
 
-/// One version: its internal key and value in one allocation (or its key alone, its value in
-/// a shared write batch), and, for bytewise order, the head of its user key and its tag
-/// beside them, so that a search compares most entries without reading their key (one cache
-/// miss a step instead of two).
-struct Entry {
-    data: Box<[u8]>,
-    key_len: u32,
-    user_len: u32,
-    head: u128,
+/// An entry whose key and value together are longer is kept outside the arena.
+const INLINE_BYTES: usize = 32 << 10;
+
+/// LevelDB's skiplist: at most 12 levels, each node on the next level up with chance 1/4.
+const MAX_HEIGHT: usize = 12;
+const BRANCHING: u64 = 4;
+
+/// The head node, first in the arena; a link to it means "none".
+const HEAD: u32 = 0;
+
+/// The words of a node before its links.
+const HEIGHT: usize = 0;
+const KEY_LEN: usize = 1;
+const VALUE_LEN: usize = 2;
+const TAG_LO: usize = 3;
+const TAG_HI: usize = 4;
+const LINKS: usize = 5;
+/// The flag in the height word of a node whose bytes are outside the arena: the three words
+/// after its links say which outside buffer, and where its key and its value start.
+const OUTSIDE: u32 = 1 << 8;
+
+/// The order of internal keys: bytewise user keys compared in the arena, any other
+/// comparator on a copy of each user key.
+enum Order {
+    Bytewise,
+    User(Arc<dyn Comparator>),
+}
+
+/// An internal key to search for, split.
+struct Probe<'a> {
+    user: &'a [u8],
     tag: u64,
-    order: Order,
-    /// The write batch holding the value, when it is not in `data`: `data` then holds, after
-    /// the key, where the value starts and ends in it (two little-endian u64s). So an entry
-    /// takes no more room than one that holds its value.
-    shared: Option<Arc<Vec<u8>>>,
 }
 
-impl Entry {
-    fn from_data(data: Box<[u8]>, key_len: usize, order: &Order) -> Entry {
-        let user_len = key_len.saturating_sub(TAG_LEN);
-        let tag = data
-            .get(user_len..key_len)
-            .and_then(|t| <[u8; 8]>::try_from(t).ok())
-            .map_or(0, u64::from_le_bytes);
-        Entry {
-            head: head_of(&data[..user_len]),
-            // Keys and values are shorter than 4 GiB (their lengths are 32-bit in a batch).
-            key_len: key_len as u32,
-            user_len: user_len as u32,
-            tag,
-            data,
-            order: order.clone(),
-            shared: None,
-        }
-    }
-
-    fn key(&self) -> &[u8] {
-        &self.data[..self.key_len as usize]
-    }
-
-    fn user_key(&self) -> &[u8] {
-        &self.data[..self.user_len as usize]
-    }
-
-    fn value(&self) -> &[u8] {
-        let rest = &self.data[self.key_len as usize..];
-        match &self.shared {
-            None => rest,
-            Some(batch) => {
-                let at = |i: usize| {
-                    rest.get(i..i + 8)
-                        .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                        .map_or(0, u64::from_le_bytes) as usize
-                };
-                batch.get(at(0)..at(8)).unwrap_or_default()
-            }
-        }
-    }
-
-    /// An entry holding only `key`, to search by.
-    fn probe(key: &[u8], order: &Order) -> Entry {
-        Entry::from_data(key.into(), key.len(), order)
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Entry {}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Entry {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        match &self.order {
-            Order::Bytewise => {
-                if self.head != other.head {
-                    return self.head.cmp(&other.head);
-                }
-                let users = if self.user_len as usize <= HEAD && other.user_len as usize <= HEAD {
-                    // Equal heads of keys no longer than a head: equal up to zero padding.
-                    self.user_len.cmp(&other.user_len)
-                } else {
-                    self.user_key().cmp(other.user_key())
-                };
-                // Larger tags (newer versions) first.
-                users.then_with(|| other.tag.cmp(&self.tag))
-            }
-            Order::User(icmp) => icmp.compare(self.key(), other.key()),
+impl<'a> Probe<'a> {
+    /// As LevelDB slices an internal key: the user key and the tag after it; a key shorter
+    /// than a tag is an empty user key with tag 0.
+    fn of(key: &'a [u8]) -> Probe<'a> {
+        match key.len().checked_sub(TAG_LEN) {
+            Some(n) => Probe {
+                user: &key[..n],
+                tag: key[n..].try_into().map_or(0, u64::from_le_bytes),
+            },
+            None => Probe { user: &[], tag: 0 },
         }
     }
 }
 
 /// Versions sorted by internal key, written by one writer at a time and read by many.
 pub struct LiveMemTable {
-    entries: SkipSet<Entry>,
+    arena: Arena,
+    /// Buffers holding the bytes of entries kept outside the arena.
+    outside: RwLock<Vec<Arc<Vec<u8>>>>,
     order: Order,
+    max_height: AtomicUsize,
+    /// The last node of each level (`HEAD`: none), kept by the writer: a version that sorts
+    /// after every other (keys written in order) is linked there without a search.
+    last: [AtomicU32; MAX_HEIGHT],
+    /// The state of the writer's height generator.
+    rng: AtomicU64,
     bytes: AtomicUsize,
+    entries: AtomicUsize,
 }
 
 impl std::fmt::Debug for LiveMemTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LiveMemTable")
-            .field("entries", &self.entries.len())
+            .field("entries", &self.entries.load(AtomicOrdering::Relaxed))
             .field("bytes", &self.approximate_bytes())
             .finish()
+    }
+}
+
+/// Where an entry's key and value are.
+enum Bytes<'a> {
+    /// In the arena, from this byte of the node's words on: the user key, then the value.
+    Inline(&'a [AtomicU32], usize),
+    /// In an outside buffer, from these offsets.
+    Outside(Arc<Vec<u8>>, usize, usize),
+}
+
+/// One node, read.
+#[derive(Clone, Copy)]
+struct Node<'a> {
+    words: &'a [AtomicU32],
+}
+
+impl<'a> Node<'a> {
+    #[inline]
+    fn word(&self, i: usize) -> u32 {
+        self.words
+            .get(i)
+            .map_or(0, |w| w.load(AtomicOrdering::Relaxed))
+    }
+
+    #[inline]
+    fn height(&self) -> usize {
+        (self.word(HEIGHT) & 0xff) as usize
+    }
+
+    #[inline]
+    fn key_len(&self) -> usize {
+        self.word(KEY_LEN) as usize
+    }
+
+    #[inline]
+    fn value_len(&self) -> usize {
+        self.word(VALUE_LEN) as usize
+    }
+
+    #[inline]
+    fn tag(&self) -> u64 {
+        u64::from(self.word(TAG_LO)) | u64::from(self.word(TAG_HI)) << 32
+    }
+
+    /// The next node on `level` (acquiring what its writer stored before linking it).
+    #[inline]
+    fn next(&self, level: usize) -> u32 {
+        self.words
+            .get(LINKS + level)
+            .map_or(HEAD, |w| w.load(AtomicOrdering::Acquire))
+    }
+
+    #[inline]
+    fn set_next(&self, level: usize, to: u32) {
+        if let Some(w) = self.words.get(LINKS + level) {
+            w.store(to, AtomicOrdering::Release);
+        }
+    }
+
+    /// Where the bytes after the links start.
+    #[inline]
+    fn body(&self) -> usize {
+        LINKS + self.height()
     }
 }
 
@@ -180,19 +177,265 @@ impl LiveMemTable {
         let order = if user.name() == BytewiseComparator.name() {
             Order::Bytewise
         } else {
-            Order::User(Arc::new(InternalKeyComparator::new(Arc::clone(user))))
+            Order::User(Arc::clone(user))
         };
-        LiveMemTable {
-            entries: SkipSet::new(),
+        let arena = Arena::new();
+        // The head: the first words of the arena, with every level's link.
+        let head = arena.allocate(LINKS + MAX_HEIGHT);
+        debug_assert_eq!(head, Some(HEAD));
+        let table = LiveMemTable {
+            arena,
+            outside: RwLock::new(Vec::new()),
             order,
+            max_height: AtomicUsize::new(1),
+            last: std::array::from_fn(|_| AtomicU32::new(HEAD)),
+            rng: AtomicU64::new(0xdead_beef),
             bytes: AtomicUsize::new(0),
+            entries: AtomicUsize::new(0),
+        };
+        if let Some(w) = table.arena.words(HEAD).get(HEIGHT) {
+            w.store(MAX_HEIGHT as u32, AtomicOrdering::Relaxed);
         }
+        table
+    }
+
+    #[inline]
+    fn node(&self, at: u32) -> Node<'_> {
+        Node {
+            words: self.arena.words(at),
+        }
+    }
+
+    fn bytes_of<'a>(&self, node: Node<'a>) -> Bytes<'a> {
+        let body = node.body();
+        if node.word(HEIGHT) & OUTSIDE == 0 {
+            return Bytes::Inline(node.words, body * 4);
+        }
+        let buffer = self
+            .outside
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(node.word(body) as usize)
+            .cloned()
+            .unwrap_or_default();
+        Bytes::Outside(
+            buffer,
+            node.word(body + 1) as usize,
+            node.word(body + 2) as usize,
+        )
+    }
+
+    /// Appends the node's internal key to `key` and its value to `value`.
+    fn read_entry(&self, node: Node<'_>, key: &mut Vec<u8>, value: &mut Vec<u8>) {
+        let (klen, vlen) = (node.key_len(), node.value_len());
+        match self.bytes_of(node) {
+            Bytes::Inline(words, at) => {
+                load_bytes(words, at, klen, key);
+                load_bytes(words, at + klen, vlen, value);
+            }
+            Bytes::Outside(buffer, k, v) => {
+                key.extend_from_slice(buffer.get(k..k + klen).unwrap_or_default());
+                value.extend_from_slice(buffer.get(v..v + vlen).unwrap_or_default());
+            }
+        }
+        key.extend_from_slice(&node.tag().to_le_bytes());
+    }
+
+    /// The order of the node at `at` against `probe`.
+    fn compare(&self, at: u32, probe: &Probe<'_>, scratch: &mut Vec<u8>) -> Ordering {
+        let node = self.node(at);
+        let klen = node.key_len();
+        let users = match (&self.order, self.bytes_of(node)) {
+            (Order::Bytewise, Bytes::Inline(words, offset)) => {
+                compare_bytes(words, offset, klen, probe.user)
+            }
+            (Order::Bytewise, Bytes::Outside(buffer, k, _)) => {
+                buffer.get(k..k + klen).unwrap_or_default().cmp(probe.user)
+            }
+            (Order::User(user), bytes) => {
+                scratch.clear();
+                match bytes {
+                    Bytes::Inline(words, offset) => load_bytes(words, offset, klen, scratch),
+                    Bytes::Outside(buffer, k, _) => {
+                        scratch.extend_from_slice(buffer.get(k..k + klen).unwrap_or_default());
+                    }
+                }
+                user.compare(scratch, probe.user)
+            }
+        };
+        // Larger tags (newer versions) first.
+        users.then_with(|| probe.tag.cmp(&node.tag()))
+    }
+
+    /// The last node before `probe` (or at it, if `inclusive`) on each level from the top,
+    /// into `prev`; returns the last one of level 0 (`HEAD`: none) and the node after it
+    /// that the search saw (`HEAD`: none). That one, not a second read of the link, is the
+    /// first node past `probe`: a node inserted meanwhile may lie between.
+    fn find_before(
+        &self,
+        probe: &Probe<'_>,
+        inclusive: bool,
+        mut prev: Option<&mut [u32; MAX_HEIGHT]>,
+    ) -> (u32, u32) {
+        let mut scratch = Vec::new();
+        let mut x = HEAD;
+        let mut level = self
+            .max_height
+            .load(AtomicOrdering::Relaxed)
+            .clamp(1, MAX_HEIGHT)
+            - 1;
+        loop {
+            let next = self.node(x).next(level);
+            let before = next != HEAD && {
+                let c = self.compare(next, probe, &mut scratch);
+                c == Ordering::Less || (inclusive && c == Ordering::Equal)
+            };
+            if before {
+                x = next;
+                continue;
+            }
+            if let Some(prev) = prev.as_deref_mut() {
+                prev[level] = x;
+            }
+            if level == 0 {
+                return (x, next);
+            }
+            level -= 1;
+        }
+    }
+
+    /// The first node at or after `probe` (`HEAD`: none).
+    fn find_at_or_after(&self, probe: &Probe<'_>) -> u32 {
+        self.find_before(probe, false, None).1
+    }
+
+    /// The last node (`HEAD`: none).
+    fn find_last(&self) -> u32 {
+        let mut x = HEAD;
+        let mut level = self
+            .max_height
+            .load(AtomicOrdering::Relaxed)
+            .clamp(1, MAX_HEIGHT)
+            - 1;
+        loop {
+            let next = self.node(x).next(level);
+            if next != HEAD {
+                x = next;
+            } else if level == 0 {
+                return x;
+            } else {
+                level -= 1;
+            }
+        }
+    }
+
+    fn random_height(&self) -> usize {
+        let mut x = self.rng.load(AtomicOrdering::Relaxed);
+        let mut height = 1;
+        loop {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if height >= MAX_HEIGHT || x % BRANCHING != 0 {
+                break;
+            }
+            height += 1;
+        }
+        self.rng.store(x, AtomicOrdering::Relaxed);
+        height
+    }
+
+    /// Links a new node for the version `user_key@tag` whose bytes are `place`d. Only one
+    /// thread inserts at a time.
+    fn insert(&self, user_key: &[u8], tag: u64, value_len: usize, place: Place<'_>) -> Result<()> {
+        let too_long = || Error::InvalidArgument("a key or value of 4 GiB or more".into());
+        let klen = u32::try_from(user_key.len()).map_err(|_| too_long())?;
+        let vlen = u32::try_from(value_len).map_err(|_| too_long())?;
+        let probe = Probe {
+            user: user_key,
+            tag,
+        };
+        let mut prev = [HEAD; MAX_HEIGHT];
+        let last = self.last[0].load(AtomicOrdering::Relaxed);
+        if last != HEAD && self.compare(last, &probe, &mut Vec::new()) == Ordering::Less {
+            for (p, l) in prev.iter_mut().zip(&self.last) {
+                *p = l.load(AtomicOrdering::Relaxed);
+            }
+        } else {
+            self.find_before(&probe, false, Some(&mut prev));
+        }
+        let height = self.random_height();
+        let max = self.max_height.load(AtomicOrdering::Relaxed);
+        if height > max {
+            // `prev` above the old height is the head already. Readers seeing the new
+            // height before the node find the head's null links there, and go down.
+            self.max_height.store(height, AtomicOrdering::Relaxed);
+        }
+        let body = LINKS + height;
+        let words = match &place {
+            Place::Inline(value) => body + (user_key.len() + value.len()).div_ceil(4),
+            Place::Outside { .. } => body + 3,
+        };
+        let at = self
+            .arena
+            .allocate(words)
+            .ok_or_else(|| Error::InvalidArgument("the memtable's 16 GiB arena is full".into()))?;
+        let node = self.node(at);
+        let set = |i: usize, v: u32| {
+            if let Some(w) = node.words.get(i) {
+                w.store(v, AtomicOrdering::Relaxed);
+            }
+        };
+        let flags = match &place {
+            Place::Inline(_) => 0,
+            Place::Outside { .. } => OUTSIDE,
+        };
+        set(HEIGHT, height as u32 | flags);
+        set(KEY_LEN, klen);
+        set(VALUE_LEN, vlen);
+        set(TAG_LO, tag as u32);
+        set(TAG_HI, (tag >> 32) as u32);
+        match place {
+            Place::Inline(value) => {
+                store_bytes(node.words, body * 4, user_key);
+                store_bytes(node.words, body * 4 + user_key.len(), value);
+            }
+            Place::Outside { buffer, key, value } => {
+                set(body, buffer);
+                set(body + 1, key);
+                set(body + 2, value);
+            }
+        }
+        for (level, &p) in prev.iter().enumerate().take(height) {
+            let before = self.node(p);
+            // The new node's link is stored before the node is published by the release
+            // store into its predecessor.
+            if let Some(w) = node.words.get(LINKS + level) {
+                w.store(before.next(level), AtomicOrdering::Relaxed);
+            }
+            before.set_next(level, at);
+            if p == self.last[level].load(AtomicOrdering::Relaxed) {
+                self.last[level].store(at, AtomicOrdering::Relaxed);
+            }
+        }
+        self.entries.fetch_add(1, AtomicOrdering::Relaxed);
+        Ok(())
+    }
+
+    /// Keeps `buffer` for entries outside the arena; returns its number.
+    fn keep_outside(&self, buffer: Arc<Vec<u8>>) -> Result<u32> {
+        let mut outside = self.outside.write().unwrap_or_else(PoisonError::into_inner);
+        let n = u32::try_from(outside.len())
+            .map_err(|_| Error::InvalidArgument("too many large entries in one memtable".into()))?;
+        outside.push(buffer);
+        Ok(n)
     }
 
     /// Adds one version. Callers serialise their inserts (the database's write queue does).
     ///
     /// # Errors
-    /// An invalid-argument error for a sequence number beyond 2^56 - 1.
+    /// An invalid-argument error for a sequence number beyond 2^56 - 1, a key or value of
+    /// 4 GiB or more, or a memtable past its arena's 16 GiB.
     pub fn add(
         &self,
         sequence: u64,
@@ -200,17 +443,35 @@ impl LiveMemTable {
         key: &[u8],
         value: &[u8],
     ) -> Result<()> {
-        let mut data = Vec::with_capacity(key.len() + TAG_LEN + value.len());
-        append_internal_key(&mut data, key, sequence, value_type)?;
-        let key_len = data.len();
-        data.extend_from_slice(value);
-        let size = data.len() + ENTRY_OVERHEAD;
-        self.entries.insert(Entry::from_data(
-            data.into_boxed_slice(),
-            key_len,
-            &self.order,
-        ));
-        self.bytes.fetch_add(size, AtomicOrdering::Relaxed);
+        let tag = pack_tag(sequence, value_type)?;
+        if key.len() + value.len() <= INLINE_BYTES {
+            self.insert(key, tag, value.len(), Place::Inline(value))?;
+        } else {
+            let mut both = Vec::with_capacity(key.len() + value.len());
+            both.extend_from_slice(key);
+            both.extend_from_slice(value);
+            let (k, v) = (0, key.len());
+            let too_long = || Error::InvalidArgument("a key or value of 4 GiB or more".into());
+            let (key_at, value_at) = (
+                u32::try_from(k).map_err(|_| too_long())?,
+                u32::try_from(v).map_err(|_| too_long())?,
+            );
+            let buffer = self.keep_outside(Arc::new(both))?;
+            self.insert(
+                key,
+                tag,
+                value.len(),
+                Place::Outside {
+                    buffer,
+                    key: key_at,
+                    value: value_at,
+                },
+            )?;
+        }
+        self.bytes.fetch_add(
+            key.len() + TAG_LEN + value.len() + ENTRY_OVERHEAD,
+            AtomicOrdering::Relaxed,
+        );
         Ok(())
     }
 
@@ -218,55 +479,77 @@ impl LiveMemTable {
     /// consecutive sequence numbers from the batch's.
     ///
     /// # Errors
-    /// LevelDB's message for a malformed batch; the operations before it are applied.
+    /// LevelDB's message for a malformed batch, or a memtable that is full; the operations
+    /// before it are applied.
     pub fn insert_batch(&self, batch: &WriteBatch<'_>) -> std::result::Result<(), &'static str> {
         let mut sequence = batch.sequence();
+        let mut full = false;
         batch.for_each(|op| {
             // As the read-only memtable: the top 8 bits of a sequence number beyond
-            // 2^56 - 1 are lost, as LevelDB loses them; `add` cannot fail on the masked one.
-            let _ = self.add(sequence & MAX_SEQUENCE, op.value_type, op.key, op.value);
+            // 2^56 - 1 are lost, as LevelDB loses them; `add` cannot fail on the masked one
+            // but for a full arena.
+            if !full
+                && self
+                    .add(sequence & MAX_SEQUENCE, op.value_type, op.key, op.value)
+                    .is_err()
+            {
+                full = true;
+            }
             sequence = sequence.wrapping_add(1);
-        })
+        })?;
+        if full {
+            return Err("memtable full");
+        }
+        Ok(())
     }
 
     /// Applies the write batch `rep` as [`insert_batch`](Self::insert_batch) does, keeping
-    /// `rep` whole: the entries' values point into it rather than being copied (for a batch
-    /// of [`SHARED_BATCH_BYTES`] or more, whose copy would double its cost in memory).
+    /// `rep` whole: the entries' keys and values point into it rather than being copied (for
+    /// a batch of [`SHARED_BATCH_BYTES`] or more, whose copy would double its cost in
+    /// memory).
     ///
     /// # Errors
     /// As [`insert_batch`](Self::insert_batch).
     pub fn insert_shared_batch(&self, rep: Arc<Vec<u8>>) -> std::result::Result<(), &'static str> {
         let batch = WriteBatch::new(&rep)?;
         let base = rep.as_ptr() as usize;
+        let within = |s: &[u8]| {
+            let start = (s.as_ptr() as usize).wrapping_sub(base);
+            (start <= rep.len() && s.len() <= rep.len() - start)
+                .then(|| u32::try_from(start).ok())
+                .flatten()
+        };
+        let Ok(buffer) = self.keep_outside(Arc::clone(&rep)) else {
+            return Err("memtable full");
+        };
         let mut sequence = batch.sequence();
         let mut bytes = rep.len();
-        let applied = batch.for_each(|op| {
-            let mut key = Vec::with_capacity(op.key.len() + TAG_LEN + 16);
-            // As `insert_batch`: the masked sequence number cannot fail.
-            if append_internal_key(&mut key, op.key, sequence & MAX_SEQUENCE, op.value_type).is_ok()
-            {
-                let key_len = key.len();
-                // A value is a slice of `rep` (its place in it from its address); a deletion's
-                // empty value is not, and needs no place.
-                let start = (op.value.as_ptr() as usize).wrapping_sub(base);
-                let end = start.wrapping_add(op.value.len());
-                let shared = !op.value.is_empty() && start < end && end <= rep.len();
-                if shared {
-                    key.extend_from_slice(&(start as u64).to_le_bytes());
-                    key.extend_from_slice(&(end as u64).to_le_bytes());
-                } else {
-                    key.extend_from_slice(op.value);
-                    bytes += op.value.len();
-                }
-                bytes += key_len + ENTRY_OVERHEAD;
-                let mut entry = Entry::from_data(key.into_boxed_slice(), key_len, &self.order);
-                entry.shared = shared.then(|| Arc::clone(&rep));
-                self.entries.insert(entry);
+        let mut full = false;
+        batch.for_each(|op| {
+            // The masked sequence number cannot fail.
+            let tag = pack_tag(sequence & MAX_SEQUENCE, op.value_type).unwrap_or_default();
+            // Keys and values are slices of `rep` (their places in it from their
+            // addresses); a deletion's empty value needs no place.
+            let place = match (within(op.key), within(op.value)) {
+                (Some(key), Some(value)) => Place::Outside { buffer, key, value },
+                (Some(key), None) if op.value.is_empty() => Place::Outside {
+                    buffer,
+                    key,
+                    value: 0,
+                },
+                _ => Place::Inline(op.value),
+            };
+            if !full && self.insert(op.key, tag, op.value.len(), place).is_err() {
+                full = true;
             }
+            bytes += op.key.len() + TAG_LEN + ENTRY_OVERHEAD;
             sequence = sequence.wrapping_add(1);
-        });
+        })?;
         self.bytes.fetch_add(bytes, AtomicOrdering::Relaxed);
-        applied
+        if full {
+            return Err("memtable full");
+        }
+        Ok(())
     }
 
     /// Bytes of keys, values and bookkeeping added: compared with `write_buffer_size`.
@@ -274,10 +557,22 @@ impl LiveMemTable {
         self.bytes.load(AtomicOrdering::Relaxed)
     }
 
+    /// Bytes of memory the memtable holds: its arena's blocks and its outside buffers.
+    pub fn memory_usage(&self) -> usize {
+        let outside: usize = self
+            .outside
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|b| b.capacity())
+            .sum();
+        self.arena.memory_usage() + outside
+    }
+
     /// The number of versions.
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.load(AtomicOrdering::Relaxed)
     }
 
     /// What a lookup of `key` finds (LevelDB's `MemTable::Get`).
@@ -285,17 +580,22 @@ impl LiveMemTable {
     /// # Errors
     /// None in practice: entries are built by [`add`](Self::add), so their keys parse.
     pub fn lookup(&self, key: &LookupKey) -> Result<LookupResult> {
-        let probe = Entry::probe(key.target(), &self.order);
-        let Some(found) = self.entries.lower_bound(Bound::Included(&probe)) else {
-            return Ok(LookupResult::NotFound);
-        };
-        let entry = found.value();
-        let parsed = ParsedInternalKey::parse(entry.key())
-            .map_err(|e| Error::InvalidArgument(e.to_string().into()))?;
-        if !self.order.same_user_key(parsed.user_key, key.user_key()) {
+        let found = self.find_at_or_after(&Probe::of(key.target()));
+        if found == HEAD {
             return Ok(LookupResult::NotFound);
         }
-        Ok(LookupResult::decided_by(&parsed, entry.value()))
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        self.read_entry(self.node(found), &mut k, &mut v);
+        let parsed = ParsedInternalKey::parse(&k)
+            .map_err(|e| Error::InvalidArgument(e.to_string().into()))?;
+        let same = match &self.order {
+            Order::Bytewise => parsed.user_key == key.user_key(),
+            Order::User(user) => user.compare(parsed.user_key, key.user_key()) == Ordering::Equal,
+        };
+        if !same {
+            return Ok(LookupResult::NotFound);
+        }
+        Ok(LookupResult::decided_by(&parsed, &v))
     }
 
     /// Calls `push` with the entries within internal-key bounds, in order (or in reverse),
@@ -307,25 +607,49 @@ impl LiveMemTable {
         forward: bool,
         push: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) {
-        let probe = |b: Bound<&[u8]>| match b {
-            Bound::Unbounded => Bound::Unbounded,
-            Bound::Included(k) => Bound::Included(Entry::probe(k, &self.order)),
-            Bound::Excluded(k) => Bound::Excluded(Entry::probe(k, &self.order)),
+        let mut scratch = Vec::new();
+        // Whether the node at `at` is past the bound the walk runs towards.
+        let mut beyond = |at: u32, bound: Bound<&[u8]>, forward: bool| -> bool {
+            let (key, inclusive) = match bound {
+                Bound::Unbounded => return false,
+                Bound::Included(k) => (k, true),
+                Bound::Excluded(k) => (k, false),
+            };
+            let c = self.compare(at, &Probe::of(key), &mut scratch);
+            let c = if forward { c } else { c.reverse() };
+            c == Ordering::Greater || (c == Ordering::Equal && !inclusive)
         };
-        let range = self.entries.range((probe(lo), probe(hi)));
+        let (mut key, mut value) = (Vec::new(), Vec::new());
         if forward {
-            for e in range {
-                let e = e.value();
-                if !push(e.key(), e.value()) {
-                    break;
+            let mut at = match lo {
+                Bound::Unbounded => self.node(HEAD).next(0),
+                Bound::Included(k) => self.find_at_or_after(&Probe::of(k)),
+                Bound::Excluded(k) => self.find_before(&Probe::of(k), true, None).1,
+            };
+            while at != HEAD && !beyond(at, hi, true) {
+                key.clear();
+                value.clear();
+                let node = self.node(at);
+                self.read_entry(node, &mut key, &mut value);
+                if !push(&key, &value) {
+                    return;
                 }
+                at = node.next(0);
             }
         } else {
-            for e in range.rev() {
-                let e = e.value();
-                if !push(e.key(), e.value()) {
-                    break;
+            let mut at = match hi {
+                Bound::Unbounded => self.find_last(),
+                Bound::Included(k) => self.find_before(&Probe::of(k), true, None).0,
+                Bound::Excluded(k) => self.find_before(&Probe::of(k), false, None).0,
+            };
+            while at != HEAD && !beyond(at, lo, false) {
+                key.clear();
+                value.clear();
+                self.read_entry(self.node(at), &mut key, &mut value);
+                if !push(&key, &value) {
+                    return;
                 }
+                at = self.find_before(&Probe::of(&key), false, None).0;
             }
         }
     }
@@ -335,175 +659,33 @@ impl LiveMemTable {
     /// # Errors
     /// The first error `f` returns.
     pub fn try_for_each(&self, mut f: impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
-        for e in self.entries.iter() {
-            let e = e.value();
-            f(e.key(), e.value())?;
+        let (mut key, mut value) = (Vec::new(), Vec::new());
+        let mut at = self.node(HEAD).next(0);
+        while at != HEAD {
+            key.clear();
+            value.clear();
+            let node = self.node(at);
+            self.read_entry(node, &mut key, &mut value);
+            f(&key, &value)?;
+            at = node.next(0);
         }
         Ok(())
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::dbformat::lookup_key;
-
-    fn bytewise() -> LiveMemTable {
-        LiveMemTable::new(&(Arc::new(BytewiseComparator) as Arc<dyn Comparator>))
-    }
-
-    #[test]
-    fn lookups_see_the_newest_version_at_the_snapshot() {
-        let m = bytewise();
-        m.add(1, ValueType::Value, b"a", b"1").unwrap();
-        m.add(2, ValueType::Value, b"a", b"2").unwrap();
-        m.add(3, ValueType::Deletion, b"a", b"").unwrap();
-        m.add(2, ValueType::Value, b"b", b"x").unwrap();
-        let get = |k: &[u8], s| m.lookup(&LookupKey::new(k, s).unwrap()).unwrap();
-        assert_eq!(get(b"a", 1).into_value(), Some(b"1".to_vec()));
-        assert_eq!(get(b"a", 2).into_value(), Some(b"2".to_vec()));
-        assert_eq!(get(b"a", 3), LookupResult::Deleted { sequence: 3 });
-        assert_eq!(get(b"a", 0), LookupResult::NotFound);
-        assert_eq!(get(b"ab", 9), LookupResult::NotFound);
-        assert_eq!(get(b"b", 9).into_value(), Some(b"x".to_vec()));
-        assert_eq!(m.len(), 4);
-    }
-
-    /// The entries' order (heads and tags kept beside the key) is the internal key order.
-    #[test]
-    fn entries_order_as_internal_keys() {
-        let icmp = InternalKeyComparator::bytewise();
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
-        let keys: Vec<Vec<u8>> = (0..400)
-            .map(|_| {
-                let len = next(24) as usize;
-                let mut user: Vec<u8> = (0..len)
-                    .map(|_| [0u8, 1, b'a', 0xff][next(4) as usize])
-                    .collect();
-                if next(2) == 0 {
-                    // Keys sharing their first 14 to 16 bytes, so heads tie.
-                    let mut long = b"0000000000000000".to_vec();
-                    long.truncate(14 + next(3) as usize);
-                    long.extend_from_slice(&user[..len.min(4)]);
-                    user = long;
-                }
-                let mut k = Vec::new();
-                append_internal_key(&mut k, &user, next(4), ValueType::Value).unwrap();
-                k
-            })
-            .collect();
-        for a in &keys {
-            for b in &keys {
-                let ea = Entry::probe(a, &Order::Bytewise);
-                let eb = Entry::probe(b, &Order::Bytewise);
-                assert_eq!(ea.cmp(&eb), icmp.compare(a, b), "{a:?} {b:?}");
-            }
-        }
-    }
-
-    /// An entry whose value lies in a shared batch takes no more room than one holding its
-    /// value: the memtable's memory per entry is what it was.
-    #[test]
-    fn entries_stay_at_64_bytes() {
-        assert!(
-            std::mem::size_of::<Entry>() <= 64,
-            "{}",
-            std::mem::size_of::<Entry>()
-        );
-    }
-
-    /// A batch kept whole reads as one copied: the same versions, values and deletions.
-    #[test]
-    fn a_shared_batch_reads_as_a_copied_one() {
-        let mut b = crate::write_batch::WriteBatchBuilder::new(7);
-        b.put(b"a", &[1u8; 3000])
-            .delete(b"b")
-            .put(b"c", b"")
-            .put(b"a", b"again");
-        let copied = bytewise();
-        copied
-            .insert_batch(&WriteBatch::new(b.as_bytes()).unwrap())
-            .unwrap();
-        let shared = bytewise();
-        shared
-            .insert_shared_batch(Arc::new(b.as_bytes().to_vec()))
-            .unwrap();
-        let all = |m: &LiveMemTable| {
-            let mut v = Vec::new();
-            m.try_for_each(|k, val| {
-                v.push((k.to_vec(), val.to_vec()));
-                Ok(())
-            })
-            .unwrap();
-            v
-        };
-        assert_eq!(all(&shared), all(&copied));
-        assert_eq!(all(&shared).len(), 4);
-        let get = |k: &[u8]| shared.lookup(&LookupKey::new(k, 100).unwrap()).unwrap();
-        assert_eq!(get(b"a").into_value(), Some(b"again".to_vec()));
-        assert_eq!(get(b"b"), LookupResult::Deleted { sequence: 8 });
-        assert_eq!(get(b"c").into_value(), Some(Vec::new()));
-    }
-
-    #[test]
-    fn ranges_run_both_ways_within_bounds() {
-        let m = bytewise();
-        for (i, k) in [b"d", b"a", b"c", b"b"].iter().enumerate() {
-            m.add(i as u64 + 1, ValueType::Value, *k, b"v").unwrap();
-        }
-        let lo = lookup_key(b"b", MAX_SEQUENCE).unwrap();
-        let mut keys = Vec::new();
-        m.visit_range(Bound::Included(&lo), Bound::Unbounded, true, &mut |k, _| {
-            keys.push(k[0]);
-            true
-        });
-        assert_eq!(keys, b"bcd");
-        keys.clear();
-        m.visit_range(
-            Bound::Unbounded,
-            Bound::Excluded(&lo),
-            false,
-            &mut |k, _| {
-                keys.push(k[0]);
-                true
-            },
-        );
-        assert_eq!(keys, b"a");
-    }
-
-    #[test]
-    fn readers_run_beside_the_writer() {
-        let m = Arc::new(bytewise());
-        let writer = {
-            let m = Arc::clone(&m);
-            std::thread::spawn(move || {
-                for i in 0..20_000u64 {
-                    m.add(i + 1, ValueType::Value, &i.to_be_bytes(), b"v")
-                        .unwrap();
-                }
-            })
-        };
-        let mut seen = 0;
-        while seen < 20_000 {
-            let mut n = 0;
-            let mut last: Option<Vec<u8>> = None;
-            m.visit_range(Bound::Unbounded, Bound::Unbounded, true, &mut |k, _| {
-                if let Some(l) = &last {
-                    assert!(l.as_slice() < k);
-                }
-                last = Some(k.to_vec());
-                n += 1;
-                true
-            });
-            assert!(n >= seen);
-            seen = n;
-        }
-        writer.join().unwrap();
-    }
+/// Where a new entry's bytes go.
+enum Place<'a> {
+    /// Into the arena, after the user key: this value.
+    Inline(&'a [u8]),
+    /// Nowhere: they are in outside buffer `buffer`, the user key from byte `key` on, the
+    /// value from byte `value` on.
+    Outside { buffer: u32, key: u32, value: u32 },
 }
+
+/// The most words one node takes in the arena (a key and value kept inline of the longest
+/// length, at the greatest height), which must fit in a block.
+const _: () = assert!(LINKS + MAX_HEIGHT + INLINE_BYTES.div_ceil(4) <= BLOCK_WORDS);
+
+#[cfg(test)]
+#[path = "live_memtable_tests.rs"]
+mod tests;

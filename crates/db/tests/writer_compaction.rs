@@ -127,3 +127,35 @@ fn a_flush_during_a_range_compaction_keeps_levels_disjoint() {
     assert_levels_disjoint(&db);
     assert_eq!(db.get(b"b00000000").unwrap().map(|v| v.len()), Some(1000));
 }
+
+/// Once `wait_for_compactions` returns, no flush or compaction is due or running: the files,
+/// the levels and the compaction count stay as they are, and level 0 is below the size
+/// that triggers a compaction.
+#[test]
+fn waiting_for_compactions_leaves_nothing_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(16 << 10);
+    let db = WritableDb::open(dir.path(), options).unwrap();
+    let value = vec![b'v'; 200];
+    for i in 0..4000u64 {
+        let key = format!("k{:08}", (i * 7919) % 4000);
+        db.put(key.as_bytes(), &value, WriteOptions::default())
+            .unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    let (files, compactions) = (table_numbers(dir.path()), db.compactions());
+    assert!(compactions > 0, "the writes made no compaction due");
+    assert!(
+        db.files_at_level(0) < 4,
+        "{} level-0 tables",
+        db.files_at_level(0)
+    );
+    // Nothing runs on: a reader sees the same files a while later.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(table_numbers(dir.path()), files);
+    assert_eq!(db.compactions(), compactions);
+    assert_levels_disjoint(&db);
+}

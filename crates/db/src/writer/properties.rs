@@ -79,9 +79,9 @@ impl WritableDb {
                 Some(out)
             }
             "leveldb.approximate-memory-usage" => {
-                let mut bytes = st.mem.approximate_bytes() as u64;
+                let mut bytes = st.mem.memory_usage() as u64;
                 if let Some(imm) = &st.imm {
-                    bytes += imm.approximate_bytes() as u64;
+                    bytes += imm.memory_usage() as u64;
                 }
                 if let Some(cache) = &self.shared.options.read.block_cache {
                     bytes += cache.weight();

@@ -1,0 +1,227 @@
+//! The memory of a memtable (LevelDB's `util/arena`): 32-bit words in blocks of 256 KiB,
+//! allocated as the memtable grows, never moved, and freed with it. One writer allocates
+//! and fills words; readers read them once the writer has published where they are.
+//!
+//! The words are atomics so that readers and the writer share them without locks or
+//! `unsafe`: a relaxed load or store of an `AtomicU32` is a plain move on the CPUs we run
+//! on, and the skip list's release and acquire orderings on its links order the rest.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+/// Words in a block (256 KiB).
+pub(crate) const BLOCK_WORDS: usize = 1 << 16;
+/// Blocks in a group, and groups in an arena: 2^32 words (16 GiB) at most.
+const FANOUT: usize = 256;
+
+type Block = Box<[AtomicU32]>;
+type Group = Box<[OnceLock<Block>]>;
+
+/// Words handed out one run at a time to one writer, readable by any thread.
+pub(crate) struct Arena {
+    groups: Box<[OnceLock<Group>]>,
+    /// Words handed out so far (the next free word).
+    used: AtomicUsize,
+    /// Blocks allocated.
+    blocks: AtomicUsize,
+}
+
+impl std::fmt::Debug for Arena {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Arena")
+            .field("used_words", &self.used.load(Ordering::Relaxed))
+            .field("blocks", &self.blocks.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Default for Arena {
+    fn default() -> Self {
+        Arena::new()
+    }
+}
+
+impl Arena {
+    pub(crate) fn new() -> Arena {
+        Arena {
+            groups: (0..FANOUT).map(|_| OnceLock::new()).collect(),
+            used: AtomicUsize::new(0),
+            blocks: AtomicUsize::new(0),
+        }
+    }
+
+    /// `n` consecutive words (`0 < n <= BLOCK_WORDS`) within one block, zeroed; returns the
+    /// index of the first. `None` once the arena's 2^32 words are spent. Only one thread
+    /// may allocate at a time (the memtable's writer).
+    pub(crate) fn allocate(&self, n: usize) -> Option<u32> {
+        debug_assert!(n > 0 && n <= BLOCK_WORDS);
+        let mut at = self.used.load(Ordering::Relaxed);
+        if at % BLOCK_WORDS + n > BLOCK_WORDS {
+            // Not enough left in this block: the rest of it stays unused.
+            at = at.next_multiple_of(BLOCK_WORDS);
+        }
+        let end = at.checked_add(n)?;
+        if end > FANOUT * FANOUT * BLOCK_WORDS || u32::try_from(at).is_err() {
+            return None;
+        }
+        let group = self.groups[at / (FANOUT * BLOCK_WORDS)]
+            .get_or_init(|| (0..FANOUT).map(|_| OnceLock::new()).collect());
+        group[(at / BLOCK_WORDS) % FANOUT].get_or_init(|| {
+            self.blocks.fetch_add(1, Ordering::Relaxed);
+            (0..BLOCK_WORDS).map(|_| AtomicU32::new(0)).collect()
+        });
+        self.used.store(end, Ordering::Relaxed);
+        Some(at as u32)
+    }
+
+    /// The words from `at` to the end of its block; empty if `at` was never allocated.
+    #[inline]
+    pub(crate) fn words(&self, at: u32) -> &[AtomicU32] {
+        let at = at as usize;
+        self.groups
+            .get(at / (FANOUT * BLOCK_WORDS))
+            .and_then(OnceLock::get)
+            .and_then(|group| group[(at / BLOCK_WORDS) % FANOUT].get())
+            .and_then(|block| block.get(at % BLOCK_WORDS..))
+            .unwrap_or_default()
+    }
+
+    /// Bytes of the blocks allocated.
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.blocks.load(Ordering::Relaxed) * BLOCK_WORDS * 4
+    }
+}
+
+/// Stores `bytes` into `words`, four to a word, little-endian, from byte `offset` of the
+/// run on (which must be zero there: freshly allocated).
+pub(crate) fn store_bytes(words: &[AtomicU32], offset: usize, bytes: &[u8]) {
+    let mut i = offset;
+    let mut rest = bytes;
+    // Up to a word boundary, a byte at a time.
+    while i % 4 != 0 && !rest.is_empty() {
+        or_byte(words, i, rest[0]);
+        i += 1;
+        rest = &rest[1..];
+    }
+    let mut chunks = rest.chunks_exact(4);
+    for c in &mut chunks {
+        if let Some(w) = words.get(i / 4) {
+            w.store(
+                u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+                Ordering::Relaxed,
+            );
+        }
+        i += 4;
+    }
+    for &b in chunks.remainder() {
+        or_byte(words, i, b);
+        i += 1;
+    }
+}
+
+#[inline]
+fn or_byte(words: &[AtomicU32], i: usize, b: u8) {
+    if let Some(w) = words.get(i / 4) {
+        let old = w.load(Ordering::Relaxed);
+        w.store(old | (u32::from(b) << (8 * (i % 4))), Ordering::Relaxed);
+    }
+}
+
+/// Appends `len` bytes of `words` from byte `offset` on to `out`.
+pub(crate) fn load_bytes(words: &[AtomicU32], offset: usize, len: usize, out: &mut Vec<u8>) {
+    out.reserve(len);
+    let end = offset + len;
+    let mut i = offset;
+    while i < end && i % 4 != 0 {
+        out.push(byte_at(words, i));
+        i += 1;
+    }
+    while i + 4 <= end {
+        let w = words.get(i / 4).map_or(0, |w| w.load(Ordering::Relaxed));
+        out.extend_from_slice(&w.to_le_bytes());
+        i += 4;
+    }
+    while i < end {
+        out.push(byte_at(words, i));
+        i += 1;
+    }
+}
+
+#[inline]
+fn byte_at(words: &[AtomicU32], i: usize) -> u8 {
+    words
+        .get(i / 4)
+        .map_or(0, |w| (w.load(Ordering::Relaxed) >> (8 * (i % 4))) as u8)
+}
+
+/// Compares `len` bytes of `words` from byte `offset` (a multiple of 4) with `other`,
+/// bytewise.
+#[inline]
+pub(crate) fn compare_bytes(
+    words: &[AtomicU32],
+    offset: usize,
+    len: usize,
+    other: &[u8],
+) -> std::cmp::Ordering {
+    debug_assert!(offset % 4 == 0);
+    let n = len.min(other.len());
+    let first = offset / 4;
+    let mut j = 0;
+    while j + 4 <= n {
+        let w = words
+            .get(first + j / 4)
+            .map_or(0, |w| w.load(Ordering::Relaxed));
+        let a = u32::from_be_bytes(w.to_le_bytes());
+        let b = u32::from_be_bytes([other[j], other[j + 1], other[j + 2], other[j + 3]]);
+        if a != b {
+            return a.cmp(&b);
+        }
+        j += 4;
+    }
+    while j < n {
+        let a = byte_at(words, offset + j);
+        if a != other[j] {
+            return a.cmp(&other[j]);
+        }
+        j += 1;
+    }
+    len.cmp(&other.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_stay_within_a_block_and_read_back() {
+        let a = Arena::new();
+        assert_eq!(a.allocate(3), Some(0));
+        let at = a.allocate(BLOCK_WORDS - 1).unwrap();
+        assert_eq!(at as usize, BLOCK_WORDS, "a run does not cross blocks");
+        assert_eq!(a.memory_usage(), 2 * BLOCK_WORDS * 4);
+        let words = a.words(1);
+        assert_eq!(words.len(), BLOCK_WORDS - 1);
+        for offset in 0..4 {
+            let w = a.words(a.allocate(8).unwrap());
+            let bytes: Vec<u8> = (0..19u8).map(|b| b.wrapping_mul(37)).collect();
+            store_bytes(w, offset, &bytes);
+            let mut out = Vec::new();
+            load_bytes(w, offset, bytes.len(), &mut out);
+            assert_eq!(out, bytes);
+        }
+        assert!(a.words(u32::MAX).is_empty());
+    }
+
+    #[test]
+    fn comparisons_are_bytewise() {
+        let a = Arena::new();
+        let keys: [&[u8]; 8] = [b"", b"a", b"ab", b"abcd", b"abcde", b"abce", b"\xff", b"b"];
+        for x in keys {
+            let w = a.words(a.allocate(4).unwrap());
+            store_bytes(w, 0, x);
+            for y in keys {
+                assert_eq!(compare_bytes(w, 0, x.len(), y), x.cmp(y), "{x:?} {y:?}");
+            }
+        }
+    }
+}

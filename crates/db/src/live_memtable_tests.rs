@@ -1,0 +1,305 @@
+//! Tests of the memtable of a database open for writing.
+
+use super::*;
+use crate::dbformat::{InternalKeyComparator, append_internal_key, lookup_key};
+
+fn bytewise() -> LiveMemTable {
+    LiveMemTable::new(&(Arc::new(BytewiseComparator) as Arc<dyn Comparator>))
+}
+
+fn all(m: &LiveMemTable) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut v = Vec::new();
+    m.try_for_each(|k, val| {
+        v.push((k.to_vec(), val.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    v
+}
+
+fn backwards(m: &LiveMemTable) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut v = Vec::new();
+    m.visit_range(Bound::Unbounded, Bound::Unbounded, false, &mut |k, val| {
+        v.push((k.to_vec(), val.to_vec()));
+        true
+    });
+    v.reverse();
+    v
+}
+
+#[test]
+fn lookups_see_the_newest_version_at_the_snapshot() {
+    let m = bytewise();
+    m.add(1, ValueType::Value, b"a", b"1").unwrap();
+    m.add(2, ValueType::Value, b"a", b"2").unwrap();
+    m.add(3, ValueType::Deletion, b"a", b"").unwrap();
+    m.add(2, ValueType::Value, b"b", b"x").unwrap();
+    let get = |k: &[u8], s| m.lookup(&LookupKey::new(k, s).unwrap()).unwrap();
+    assert_eq!(get(b"a", 1).into_value(), Some(b"1".to_vec()));
+    assert_eq!(get(b"a", 2).into_value(), Some(b"2".to_vec()));
+    assert_eq!(get(b"a", 3), LookupResult::Deleted { sequence: 3 });
+    assert_eq!(get(b"a", 0), LookupResult::NotFound);
+    assert_eq!(get(b"ab", 9), LookupResult::NotFound);
+    assert_eq!(get(b"b", 9).into_value(), Some(b"x".to_vec()));
+    assert_eq!(m.len(), 4);
+}
+
+struct Reverse;
+
+impl Comparator for Reverse {
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        b.cmp(a)
+    }
+    fn name(&self) -> &str {
+        "test.Reverse"
+    }
+    fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
+    fn find_short_successor(&self, _: &mut Vec<u8>) {}
+}
+
+/// Entries come out in internal-key order, forwards and backwards, for keys of every
+/// length around the arena's word size (bytewise) and under a user comparator; each
+/// lookup finds its version.
+#[test]
+fn entries_order_as_internal_keys() {
+    for user in [
+        Arc::new(BytewiseComparator) as Arc<dyn Comparator>,
+        Arc::new(Reverse),
+    ] {
+        let icmp = InternalKeyComparator::new(Arc::clone(&user));
+        let m = LiveMemTable::new(&user);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut expected = Vec::new();
+        for sequence in 1..=2000u64 {
+            let len = next(24) as usize;
+            let mut key: Vec<u8> = (0..len)
+                .map(|_| [0u8, 1, b'a', 0xff][next(4) as usize])
+                .collect();
+            if next(2) == 0 {
+                // Keys sharing their first 14 to 16 bytes.
+                let mut long = b"0000000000000000".to_vec();
+                long.truncate(14 + next(3) as usize);
+                long.extend_from_slice(&key[..len.min(4)]);
+                key = long;
+            }
+            let value = vec![b'v'; next(9) as usize];
+            let t = if next(3) == 0 {
+                ValueType::Deletion
+            } else {
+                ValueType::Value
+            };
+            let value = if t == ValueType::Deletion {
+                Vec::new()
+            } else {
+                value
+            };
+            m.add(sequence, t, &key, &value).unwrap();
+            let mut k = Vec::new();
+            append_internal_key(&mut k, &key, sequence, t).unwrap();
+            expected.push((k, value));
+        }
+        expected.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+        assert_eq!(all(&m), expected);
+        assert_eq!(backwards(&m), expected);
+        for (k, v) in &expected {
+            let p = ParsedInternalKey::parse(k).unwrap();
+            let found = m
+                .lookup(&LookupKey::new(p.user_key, p.sequence).unwrap())
+                .unwrap();
+            assert_eq!(found, LookupResult::decided_by(&p, v));
+        }
+    }
+}
+
+/// Keys written in order are linked at the end without a search; keys written out of
+/// order among them still land in place, on every level.
+#[test]
+fn keys_in_order_append_and_others_still_land_in_place() {
+    let m = bytewise();
+    let mut expected = Vec::new();
+    for i in 0..5000u64 {
+        // Every 7th key goes back before the others.
+        let n = if i % 7 == 3 { i / 2 * 2 + 1 } else { i * 2 };
+        let key = format!("k{n:08}");
+        m.add(i + 1, ValueType::Value, key.as_bytes(), b"v")
+            .unwrap();
+        let mut k = Vec::new();
+        append_internal_key(&mut k, key.as_bytes(), i + 1, ValueType::Value).unwrap();
+        expected.push((k, b"v".to_vec()));
+    }
+    let icmp = InternalKeyComparator::bytewise();
+    expected.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+    assert_eq!(all(&m), expected);
+    assert_eq!(backwards(&m), expected);
+    for (k, _) in &expected {
+        let p = ParsedInternalKey::parse(k).unwrap();
+        let found = m.lookup(&LookupKey::new(p.user_key, p.sequence).unwrap());
+        assert_eq!(found.unwrap().into_value(), Some(b"v".to_vec()));
+    }
+}
+
+/// Small entries take their bytes and about 25 more in the arena (LevelDB's take about
+/// 30 more: a node of 8 bytes plus 8 per level, two length prefixes and the tag).
+#[test]
+fn a_small_entry_takes_its_bytes_and_about_25_more() {
+    let m = bytewise();
+    let n = 200_000u64;
+    for i in 0..n {
+        m.add(i + 1, ValueType::Value, &i.to_be_bytes(), b"0123456789")
+            .unwrap();
+    }
+    let per_entry = m.arena.memory_usage() as f64 / n as f64;
+    assert!(per_entry < 18.0 + 30.0, "{per_entry} bytes per entry");
+}
+
+/// A batch kept whole reads as one copied: the same versions, values and deletions.
+#[test]
+fn a_shared_batch_reads_as_a_copied_one() {
+    let mut b = crate::write_batch::WriteBatchBuilder::new(7);
+    b.put(b"a", &[1u8; 3000])
+        .delete(b"b")
+        .put(b"c", b"")
+        .put(b"a", b"again");
+    let copied = bytewise();
+    copied
+        .insert_batch(&WriteBatch::new(b.as_bytes()).unwrap())
+        .unwrap();
+    let shared = bytewise();
+    shared
+        .insert_shared_batch(Arc::new(b.as_bytes().to_vec()))
+        .unwrap();
+    assert_eq!(all(&shared), all(&copied));
+    assert_eq!(backwards(&shared), all(&copied));
+    assert_eq!(all(&shared).len(), 4);
+    let get = |k: &[u8]| shared.lookup(&LookupKey::new(k, 100).unwrap()).unwrap();
+    assert_eq!(get(b"a").into_value(), Some(b"again".to_vec()));
+    assert_eq!(get(b"b"), LookupResult::Deleted { sequence: 8 });
+    assert_eq!(get(b"c").into_value(), Some(Vec::new()));
+}
+
+/// Entries too large for the arena are kept outside it and read the same.
+#[test]
+fn large_entries_live_outside_the_arena() {
+    let m = bytewise();
+    let big_key = vec![b'k'; INLINE_BYTES];
+    let big_value = vec![7u8; 3 * BLOCK_WORDS * 4];
+    m.add(1, ValueType::Value, &big_key, b"small").unwrap();
+    m.add(2, ValueType::Value, b"b", &big_value).unwrap();
+    m.add(3, ValueType::Value, b"a", b"inline").unwrap();
+    let got = all(&m);
+    assert_eq!(got.len(), 3);
+    assert_eq!(&got[0].1, b"inline");
+    assert_eq!(got[1].1, big_value);
+    assert_eq!(got[2].0[..big_key.len()], big_key[..]);
+    assert_eq!(&got[2].1, b"small");
+    assert_eq!(backwards(&m), got);
+    assert!(m.memory_usage() >= big_value.len() + big_key.len());
+}
+
+#[test]
+fn ranges_run_both_ways_within_bounds() {
+    let m = bytewise();
+    for (i, k) in [b"d", b"a", b"c", b"b"].iter().enumerate() {
+        m.add(i as u64 + 1, ValueType::Value, *k, b"v").unwrap();
+    }
+    let visit = |lo: Bound<&[u8]>, hi: Bound<&[u8]>, forward: bool| {
+        let mut keys = Vec::new();
+        m.visit_range(lo, hi, forward, &mut |k, _| {
+            keys.push(k[0]);
+            true
+        });
+        keys
+    };
+    let b = lookup_key(b"b", MAX_SEQUENCE).unwrap();
+    let c = lookup_key(b"c", 3).unwrap();
+    assert_eq!(visit(Bound::Included(&b), Bound::Unbounded, true), b"bcd");
+    assert_eq!(visit(Bound::Unbounded, Bound::Excluded(&b), false), b"a");
+    assert_eq!(visit(Bound::Included(&b), Bound::Included(&c), true), b"bc");
+    assert_eq!(visit(Bound::Included(&b), Bound::Excluded(&c), true), b"b");
+    assert_eq!(visit(Bound::Excluded(&c), Bound::Unbounded, true), b"d");
+    assert_eq!(
+        visit(Bound::Included(&b), Bound::Included(&c), false),
+        b"cb"
+    );
+    // `b`'s version sorts after the bound `b`@max, `c`'s is the bound `c`@3.
+    assert_eq!(visit(Bound::Excluded(&b), Bound::Excluded(&c), false), b"b");
+    assert_eq!(visit(Bound::Unbounded, Bound::Unbounded, false), b"dcba");
+}
+
+/// Every version the writer has added is found by readers looking it up meanwhile.
+#[test]
+fn lookups_beside_the_writer_find_what_was_added() {
+    use std::sync::atomic::AtomicU64;
+    let m = Arc::new(bytewise());
+    let added = Arc::new(AtomicU64::new(0));
+    let key = |i: u64| format!("k{:08}", i.wrapping_mul(0x9e37_79b9) % 1_000_000_007);
+    let readers: Vec<_> = (0..2)
+        .map(|r| {
+            let (m, added) = (Arc::clone(&m), Arc::clone(&added));
+            std::thread::spawn(move || {
+                let mut i = r;
+                loop {
+                    let n = added.load(AtomicOrdering::Acquire);
+                    if n >= 30_000 {
+                        break;
+                    }
+                    if n > 0 {
+                        i = (i * 31 + 7) % n;
+                        let k = key(i);
+                        let found = m
+                            .lookup(&LookupKey::new(k.as_bytes(), MAX_SEQUENCE).unwrap())
+                            .unwrap();
+                        assert_eq!(found.into_value(), Some(k.into_bytes()), "{i} of {n}");
+                    }
+                }
+            })
+        })
+        .collect();
+    for i in 0..30_000u64 {
+        let k = key(i);
+        m.add(i + 1, ValueType::Value, k.as_bytes(), k.as_bytes())
+            .unwrap();
+        added.store(i + 1, AtomicOrdering::Release);
+    }
+    for r in readers {
+        r.join().unwrap();
+    }
+}
+
+#[test]
+fn readers_run_beside_the_writer() {
+    let m = Arc::new(bytewise());
+    let writer = {
+        let m = Arc::clone(&m);
+        std::thread::spawn(move || {
+            for i in 0..20_000u64 {
+                let key = (i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).to_be_bytes();
+                m.add(i + 1, ValueType::Value, &key, &[i as u8; 40])
+                    .unwrap();
+            }
+        })
+    };
+    let mut seen = 0;
+    while seen < 20_000 {
+        let mut n = 0;
+        let mut last: Option<Vec<u8>> = None;
+        m.visit_range(Bound::Unbounded, Bound::Unbounded, true, &mut |k, v| {
+            if let Some(l) = &last {
+                assert!(l.as_slice() < k);
+            }
+            assert_eq!(v.len(), 40);
+            last = Some(k.to_vec());
+            n += 1;
+            true
+        });
+        assert!(n >= seen);
+        seen = n;
+    }
+    writer.join().unwrap();
+}
