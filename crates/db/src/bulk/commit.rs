@@ -107,8 +107,8 @@ pub fn commit_with_progress(
 }
 
 /// [`commit_with_progress`], making the database's directory and files through
-/// `file_system` (a test's, say, that records what a power loss would keep). Staged files
-/// are checked, and `LOCK` taken, on the local file system.
+/// `file_system` (a test's, say, that records what a power loss would keep), `LOCK` taken
+/// through it too. Staged files are checked on the local file system.
 ///
 /// # Errors
 /// As [`commit()`].
@@ -294,13 +294,13 @@ fn prepare_dir(fsys: &dyn FileSystem, dir: &Path, made: &mut Made) -> Result<(bo
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             // Checked before the lock too, so that nothing is made in a directory refused.
             if let Err(not_empty) = check_empty(dir) {
-                return Err(locked_elsewhere(dir).unwrap_or(not_empty));
+                return Err(locked_elsewhere(fsys, dir).unwrap_or(not_empty));
             }
             false
         }
         Err(e) => return Err(Error::op("cannot create", dir, e)),
     };
-    match DbLock::acquire(dir) {
+    match DbLock::acquire_on(fsys, dir) {
         Ok(lock) => Ok((created, lock)),
         Err(e) => {
             if created {
@@ -342,12 +342,12 @@ pub(crate) fn refuse_dangling_link(dir: &Path) -> Result<()> {
 /// For a directory refused as not empty: [`Error::Locked`] if it has a `LOCK` file (a
 /// regular one, which locking does not create) that another process holds, a database
 /// LevelDB has open, which says more than that it is not empty.
-fn locked_elsewhere(dir: &Path) -> Option<Error> {
+fn locked_elsewhere(fsys: &dyn FileSystem, dir: &Path) -> Option<Error> {
     let lock = dir.join(LOCK_FILE);
     if !fs::symlink_metadata(&lock).is_ok_and(|m| m.is_file()) {
         return None;
     }
-    match DbLock::acquire(dir) {
+    match DbLock::acquire_on(fsys, dir) {
         Err(e @ Error::Locked { .. }) => Some(e),
         Ok(lock) if lock.created() => {
             // Removed since it was looked at: the one made here goes too.

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::file_lock::{FileLock, lock_local};
 use crate::regular_file::create_regular;
 use crate::storage::{LocalDir, Storage};
 
@@ -175,6 +176,20 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// and a commit copies instead.
     fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
         std::fs::hard_link(from, to)
+    }
+
+    /// Locks the file `path` for this process, creating it if missing (its directory must
+    /// exist), without waiting (LevelDB's `Env::LockFile`): a database's `LOCK`. By default
+    /// the local file system's POSIX record lock, as LevelDB takes it (see [`DbLock`]).
+    ///
+    /// # Errors
+    /// A lock held elsewhere is an error of kind [`io::ErrorKind::WouldBlock`] (see
+    /// [`lock_held`](crate::lock_held)); otherwise the system's. The local file system refuses
+    /// anything but a regular file at `path`, following no symbolic link.
+    ///
+    /// [`DbLock`]: crate::DbLock
+    fn lock_file(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        Ok(Box::new(lock_local(path)?))
     }
 }
 
