@@ -69,7 +69,7 @@ pub use repair::{
 pub use version::Origin;
 pub use write_batch::WriteBatchBuilder;
 pub use writer::compaction_filter::{CompactionFilter, FilterDecision};
-pub use writer::file_system::{FileSystem, LocalFileSystem, WritableFile};
+pub use writer::file_system::{FileSystem, LocalFileSystem, ReadableFile, WritableFile};
 pub use writer::options::{
     BLOOM_BITS_OPTION, DEFAULT_WRITE_BUFFER_SIZE, MAX_BLOOM_BITS_PER_KEY, WritableOptions,
     WriteOptions,

@@ -1,9 +1,11 @@
 //! A file system that fails on demand: the operation numbered `fail_at` (listing a directory,
 //! asking its modification time, reading a file, opening a file to read as it grows and
-//! each read of it or look at its size, opening a table, creating, writing, syncing,
-//! renaming, linking, removing, making a directory or syncing one, locking a file and
-//! unlocking it) fails with the OS error `kind`; the others go to the local file system.
+//! each read of it or look at its size, opening a table, looking at a file, opening one to
+//! read at any offset and each read and look at it, creating, writing, syncing, renaming,
+//! linking, removing, making a directory or syncing one, locking a file and unlocking it)
+//! fails with the OS error `kind`; the others go to the local file system.
 
+use std::fs::Metadata;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,7 +14,8 @@ use std::time::SystemTime;
 
 use leveltable_db::storage::{LocalDir, Storage, TailFile};
 use leveltable_db::table_source::TableSource;
-use leveltable_db::{FileLock, FileSystem, LocalFileSystem, WritableFile};
+use leveltable_db::{FileLock, FileSystem, LocalFileSystem, ReadableFile, WritableFile};
+use leveltable_table::ReadAt;
 
 /// ENOSPC.
 pub const ENOSPC: i32 = 28;
@@ -101,6 +104,32 @@ impl TailFile for FailingTail {
     fn size(&self) -> io::Result<u64> {
         self.fs.tick()?;
         self.inner.size()
+    }
+}
+
+/// A file read at any offset, failing as its [`Failing`] says.
+#[derive(Debug)]
+struct FailingRead {
+    inner: Arc<dyn ReadableFile>,
+    fs: Arc<Failing>,
+}
+
+impl ReadAt for FailingRead {
+    fn size(&self) -> io::Result<u64> {
+        self.fs.tick()?;
+        self.inner.size()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.fs.tick()?;
+        self.inner.read_exact_at(buf, offset)
+    }
+}
+
+impl ReadableFile for FailingRead {
+    fn metadata(&self) -> io::Result<Metadata> {
+        self.fs.tick()?;
+        self.inner.metadata()
     }
 }
 
@@ -231,6 +260,19 @@ impl FileSystem for FailingFs {
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         self.0.tick()?;
         LocalFileSystem.sync_dir(dir)
+    }
+
+    fn symlink_metadata(&self, path: &Path) -> io::Result<Metadata> {
+        self.0.tick()?;
+        LocalFileSystem.symlink_metadata(path)
+    }
+
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
+        self.0.tick()?;
+        Ok(Arc::new(FailingRead {
+            inner: LocalFileSystem.open_read(path)?,
+            fs: Arc::clone(&self.0),
+        }))
     }
 
     fn lock_file(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
