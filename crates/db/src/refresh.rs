@@ -41,7 +41,9 @@ impl Db {
     /// LevelDB or [`WritableDb`](crate::WritableDb)) has committed since the open or the
     /// last refresh, reading only what was added since: the new edits at the end of the
     /// MANIFEST (or a new MANIFEST that `CURRENT` names), and the new records at the end of
-    /// each live log. Like the open, it writes, locks, creates and deletes nothing.
+    /// each live log. Like the open, it writes, locks, creates and deletes nothing, and it
+    /// reads through the same [`Storage`] (that of
+    /// [`DbOptions::file_system`](crate::DbOptions::file_system)).
     ///
     /// The view stays consistent: after each refresh it is the database as the writer left
     /// it after some batch, never older than the view before. A refresh opens the tables of
