@@ -273,6 +273,7 @@ impl Db {
         // A local directory only: a refresh reads the files' tails where they are.
         if db.dir.is_dir() {
             db.tail = Some(crate::tail::TailRef::new(crate::tail::Tail::new(
+                Arc::clone(storage),
                 manifest,
                 held,
                 db.last_sequence,

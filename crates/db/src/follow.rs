@@ -24,12 +24,14 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::dbformat::ValueType;
 use crate::dir_watch::{Waiter, Wake};
 use crate::filename::{FileType, log_file_name, parse_file_name};
 use crate::log_tail::LogTail;
+use crate::storage::{LocalDir, Storage};
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
 
@@ -84,6 +86,8 @@ pub enum FollowEvent {
 /// [`try_next_event`](Self::try_next_event) (never blocking).
 pub struct Follower {
     dir: PathBuf,
+    /// The directory's files (a [`Db`](crate::Db)'s, through its file system).
+    storage: Arc<dyn Storage>,
     /// The sequence of the next operation to return.
     next_sequence: u64,
     /// The newest sequence known to be committed when the follower started: a start at or
@@ -118,8 +122,15 @@ impl Follower {
     /// open's [`snapshot`](crate::Db::snapshot)): a start at or before it that no log holds
     /// any more is reported as a gap.
     pub fn new(dir: impl Into<PathBuf>, from: u64, committed: u64) -> Follower {
+        let dir = dir.into();
+        Follower::on(Arc::new(LocalDir::new(&dir)), from, committed)
+    }
+
+    /// [`new`](Self::new), reading the files of `storage`.
+    fn on(storage: Arc<dyn Storage>, from: u64, committed: u64) -> Follower {
         Follower {
-            dir: dir.into(),
+            dir: storage.path(),
+            storage,
             next_sequence: from.max(1),
             committed,
             log: None,
@@ -305,11 +316,10 @@ impl Follower {
     /// in tables now).
     fn open_new_logs(&mut self) -> Result<()> {
         self.listed = Some(Instant::now());
-        let entries = std::fs::read_dir(&self.dir).map_err(|e| io_error(&self.dir, e))?;
+        let names = self.storage.list().map_err(|e| io_error(&self.dir, e))?;
         let mut numbers = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| io_error(&self.dir, e))?;
-            if let Some(FileType::Log(n)) = entry.file_name().to_str().and_then(parse_file_name)
+        for name in names {
+            if let Some(FileType::Log(n)) = parse_file_name(&name)
                 && n > self.last_log
             {
                 numbers.push(n);
@@ -317,8 +327,7 @@ impl Follower {
         }
         numbers.sort_unstable();
         for number in numbers {
-            let path = self.dir.join(log_file_name(number));
-            if let Some(log) = LogTail::open(number, path, 0)? {
+            if let Some(log) = LogTail::open(&*self.storage, number, &log_file_name(number), 0)? {
                 self.queued.push_back(log);
             }
             self.last_log = number;
@@ -380,10 +389,10 @@ impl crate::Db {
     /// they are the database at every sequence the writer commits.
     pub fn follow(&self, from: Option<u64>) -> Follower {
         let committed = self.snapshot();
-        Follower::new(
-            self.path(),
-            from.unwrap_or(committed.saturating_add(1)),
-            committed,
-        )
+        let from = from.unwrap_or(committed.saturating_add(1));
+        match self.storage() {
+            Some(storage) => Follower::on(storage, from, committed),
+            None => Follower::new(self.path(), from, committed),
+        }
     }
 }

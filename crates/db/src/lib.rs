@@ -13,6 +13,7 @@ pub mod dbformat;
 mod dir_watch;
 mod durable;
 mod error;
+pub mod file_lock;
 pub mod filename;
 mod follow;
 mod get_many;
@@ -54,6 +55,7 @@ pub use comparators::ComparatorRegistry;
 pub use db::Db;
 pub use db_iter::{DbIter, StoredVersion, VersionStatus, Versions};
 pub use error::{Error, Limit, MAX_FILE_NUMBER, Result};
+pub use file_lock::{FileLock, lock_held};
 pub use follow::{Change, ChangeOp, DEFAULT_POLL_INTERVAL, FollowEvent, Follower};
 pub use get_many::{GET_MANY_MAX_THREADS, GET_MANY_PARALLEL_BATCH};
 pub use internal_table::InternalTable;
@@ -68,7 +70,7 @@ pub use repair::{
 pub use version::Origin;
 pub use write_batch::WriteBatchBuilder;
 pub use writer::compaction_filter::{CompactionFilter, FilterDecision};
-pub use writer::file_system::{FileSystem, LocalFileSystem, WritableFile};
+pub use writer::file_system::{FileSystem, LocalFileSystem, ReadableFile, WritableFile};
 pub use writer::options::{
     BLOOM_BITS_OPTION, DEFAULT_WRITE_BUFFER_SIZE, MAX_BLOOM_BITS_PER_KEY, WritableOptions,
     WriteOptions,

@@ -7,13 +7,12 @@
 //! with the log (a newer one exists), [`LogTail::rest`] reads what is left as LevelDB reads
 //! a log ([`LogReader`]): a torn tail ends it, a damaged block is skipped.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType, record_crc, unmask_crc};
 use crate::log_reader::LogReader;
-use crate::storage::open_regular;
+use crate::storage::{Storage, TailFile};
 use crate::{Error, Result};
 
 /// The most bytes read from a log in one look: a record larger than this is read over
@@ -24,7 +23,7 @@ const READ_CHUNK: u64 = 16 << 20;
 pub(crate) struct LogTail {
     pub(crate) number: u64,
     pub(crate) path: PathBuf,
-    file: File,
+    file: Box<dyn TailFile>,
     /// The file offset just past the last complete logical record taken from the log.
     pub(crate) pos: u64,
     /// Bytes of the file from `pos` on, read but not yet taken.
@@ -42,14 +41,21 @@ enum Scan {
 }
 
 impl LogTail {
-    /// Opens the log `number` at `path` (a regular file) to read it from `pos`, the end of a
-    /// logical record (0: its start). `Ok(None)` if there is no such file.
+    /// Opens the log `number`, the file `name` of `storage` ([`Storage::open_tail`]; a local
+    /// one reads only a regular file), to read it from `pos`, the end of a logical record (0:
+    /// its start). `Ok(None)` if there is no such file.
     ///
     /// # Errors
     /// The file cannot be opened (other than not existing), or is not a regular file.
-    pub(crate) fn open(number: u64, path: PathBuf, pos: u64) -> Result<Option<LogTail>> {
-        match open_regular(&path) {
-            Ok((file, _)) => Ok(Some(LogTail {
+    pub(crate) fn open(
+        storage: &dyn Storage,
+        number: u64,
+        name: &str,
+        pos: u64,
+    ) -> Result<Option<LogTail>> {
+        let path = storage.path().join(name);
+        match storage.open_tail(name) {
+            Ok(file) => Ok(Some(LogTail {
                 number,
                 path,
                 file,
@@ -114,20 +120,23 @@ impl LogTail {
     /// Reads up to [`READ_CHUNK`] bytes added to the file past the pending ones.
     fn read_more(&mut self) -> Result<()> {
         let have = self.pos + self.pending.len() as u64;
-        let size = self
-            .file
-            .metadata()
-            .map_err(|e| io_error(&self.path, e))?
-            .len();
+        let size = self.file.size().map_err(|e| io_error(&self.path, e))?;
         let want = size.saturating_sub(have).min(READ_CHUNK);
         let start = self.pending.len();
         // `want` is at most READ_CHUNK: no larger buffer is ever made.
         self.pending.resize(start + want as usize, 0);
-        let read = self
+        let read = match self
             .file
             .seek(SeekFrom::Start(have))
             .and_then(|_| read_up_to(&mut self.file, &mut self.pending[start..]))
-            .map_err(|e| io_error(&self.path, e))?;
+        {
+            Ok(read) => read,
+            Err(e) => {
+                // Nothing of this look is kept: the next one reads the same bytes again.
+                self.pending.truncate(start);
+                return Err(io_error(&self.path, e));
+            }
+        };
         self.pending.truncate(start + read);
         self.read_all = have + read as u64 >= size;
         Ok(())
@@ -162,7 +171,7 @@ impl LogTail {
 }
 
 /// Reads into `buf` until it is full or the file ends; the bytes read.
-fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+fn read_up_to(file: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         match file.read(&mut buf[filled..]) {

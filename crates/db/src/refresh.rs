@@ -6,8 +6,9 @@ use std::sync::{Arc, PoisonError};
 
 use crate::db::Db;
 use crate::dbformat::{InternalKeyComparator, MAX_SEQUENCE};
+use crate::storage::Storage;
 use crate::tail::{TailRef, table_numbers};
-use crate::version::{Source, Version, file_sources};
+use crate::version::{Source, Version};
 use crate::{Error, Result};
 
 /// What a [`Db::refresh`] changed.
@@ -40,7 +41,9 @@ impl Db {
     /// LevelDB or [`WritableDb`](crate::WritableDb)) has committed since the open or the
     /// last refresh, reading only what was added since: the new edits at the end of the
     /// MANIFEST (or a new MANIFEST that `CURRENT` names), and the new records at the end of
-    /// each live log. Like the open, it writes, locks, creates and deletes nothing.
+    /// each live log. Like the open, it writes, locks, creates and deletes nothing, and it
+    /// reads through the same [`Storage`] (that of
+    /// [`DbOptions::file_system`](crate::DbOptions::file_system)).
     ///
     /// The view stays consistent: after each refresh it is the database as the writer left
     /// it after some batch, never older than the view before. A refresh opens the tables of
@@ -88,32 +91,22 @@ impl Db {
             ));
         };
         let mut tail = held.shared.lock().unwrap_or_else(PoisonError::into_inner);
-        let batches = tail.advance(&self.dir, &self.user, &self.version.tables)?;
-        if batches != 0 || tail.manifest_changed {
-            tail.generation += 1;
-            if tail.manifest_changed {
-                tail.manifest_generation = tail.generation;
-            }
-            tail.manifest_changed = false;
-        }
-        if tail.generation == held.generation {
+        tail.advance(&self.user, &self.version.tables)?;
+        let batches = tail.publish();
+        if tail.generation() == held.generation {
             return Ok(None);
         }
         // The tables are this view's unless an edit came since it was taken.
-        let same_tables = tail.manifest_generation <= held.generation;
+        let same_tables = !tail.tables_changed_since(held.generation);
         let (published, now) = if same_tables {
             (BTreeSet::new(), BTreeSet::new())
         } else {
-            (
-                table_numbers(&self.version),
-                tail.manifest.live_files().collect(),
-            )
+            (table_numbers(&self.version), tail.live_tables())
         };
         let removed: Vec<u64> = published.difference(&now).copied().collect();
         let previous_sequence = self.last_sequence;
         let last_sequence = tail
-            .last_sequence
-            .max(tail.manifest.last_sequence)
+            .last_sequence()
             .max(previous_sequence)
             .min(MAX_SEQUENCE);
         let tables = Arc::clone(&self.version.tables);
@@ -135,7 +128,7 @@ impl Db {
                     }),
             );
         } else {
-            sources.extend(file_sources(&tail.manifest.levels.files));
+            sources.extend(tail.table_sources());
         }
         let version = Version::new(
             InternalKeyComparator::new(Arc::clone(&self.user)),
@@ -154,7 +147,7 @@ impl Db {
             cores: self.cores,
             tail: Some(TailRef {
                 shared: Arc::clone(&held.shared),
-                generation: tail.generation,
+                generation: tail.generation(),
             }),
         };
         let refresh = Refresh {
@@ -165,5 +158,15 @@ impl Db {
             tables_removed: removed.len(),
         };
         Ok(Some((db, refresh)))
+    }
+}
+
+impl Db {
+    /// The files the open read (through its file system), for a handle that can be
+    /// refreshed; `None` for one that cannot.
+    pub(crate) fn storage(&self) -> Option<Arc<dyn Storage>> {
+        let held = self.tail.as_ref()?;
+        let tail = held.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        Some(tail.storage())
     }
 }

@@ -7,8 +7,9 @@
 //! local file is read only if it is a regular file, at most the size its handle had at open.
 
 use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use leveltable_table::{Error as TableError, ReadOptions, Table};
 
@@ -110,6 +111,22 @@ pub(crate) fn list_dir(dir: &Path) -> crate::Result<Vec<String>> {
         .map_err(|e| crate::Error::io(dir, e))
 }
 
+/// A file read while a writer appends to it (a refresh's logs and MANIFEST): read and
+/// seek as a file, and asked its size now.
+pub trait TailFile: Read + Seek + Send {
+    /// The file's size now.
+    ///
+    /// # Errors
+    /// The system's.
+    fn size(&self) -> io::Result<u64>;
+}
+
+impl TailFile for File {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+}
+
 /// The files of one database. Errors for a missing file have kind
 /// [`io::ErrorKind::NotFound`].
 pub trait Storage: Send + Sync {
@@ -189,6 +206,29 @@ pub trait Storage: Send + Sync {
     fn fingerprint(&self) -> Option<(Vec<u8>, u64)> {
         None
     }
+
+    /// The file `name`, open to be read as its writer appends to it (what a refresh of a
+    /// read-only database reads: the MANIFEST and the logs). By default unsupported: a
+    /// database in such a storage cannot be refreshed.
+    ///
+    /// # Errors
+    /// [`io::ErrorKind::NotFound`] if there is none; whatever opening reports.
+    fn open_tail(&self, name: &str) -> io::Result<Box<dyn TailFile>> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{name} cannot be read as it grows here"),
+        ))
+    }
+
+    /// When a file was last created, renamed or deleted (a local directory's modification
+    /// time), so that a refresh lists the names again only after a change; `None` when
+    /// unknown (a refresh then lists them each time). By default `None`.
+    ///
+    /// # Errors
+    /// The system's.
+    fn modified(&self) -> io::Result<Option<SystemTime>> {
+        Ok(None)
+    }
 }
 
 /// A database in a local directory. Only regular files are read (see [`open_regular`]).
@@ -245,6 +285,15 @@ impl Storage for LocalDir {
         let name = String::from_utf8_lossy(current.strip_suffix(b"\n")?).into_owned();
         let len = fs::metadata(self.dir.join(name)).ok()?.len();
         Some((current, len))
+    }
+
+    fn open_tail(&self, name: &str) -> io::Result<Box<dyn TailFile>> {
+        let (file, _) = open_regular(&self.dir.join(name))?;
+        Ok(Box::new(file))
+    }
+
+    fn modified(&self) -> io::Result<Option<SystemTime>> {
+        fs::metadata(&self.dir)?.modified().map(Some)
     }
 }
 

@@ -17,7 +17,6 @@
 //! the table cache, whose open handles keep a table the writer deletes readable.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -30,9 +29,9 @@ use crate::log_reader::Dropped;
 use crate::log_tail::LogTail;
 use crate::memtable::MemTable;
 use crate::options::{DbProperties, LogInfo};
-use crate::storage::{CURRENT_MAX_BYTES, read_regular};
+use crate::storage::{CURRENT_MAX_BYTES, MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
-use crate::version::{Origin, Source, Version};
+use crate::version::{Origin, Source, Version, file_sources};
 use crate::version_edit::VersionEdit;
 use crate::version_set::{Manifest, apply_edit};
 use crate::write_batch::WriteBatch;
@@ -64,7 +63,9 @@ struct HeldLog {
 /// Where a database's view was last brought to: the MANIFEST's state and how far it was
 /// read, and the live logs.
 pub(crate) struct Tail {
-    pub(crate) manifest: Manifest,
+    /// The database's files, as the open read them (through its file system).
+    storage: Arc<dyn Storage>,
+    manifest: Manifest,
     /// The MANIFEST, open at the end of the last edit applied; opened at the first refresh.
     manifest_file: Option<LogTail>,
     logs: BTreeMap<u64, HeldLog>,
@@ -73,23 +74,27 @@ pub(crate) struct Tail {
     /// The directory's modification time when it was last listed.
     listed_at: Option<SystemTime>,
     /// The newest sequence number read from a log or the MANIFEST.
-    pub(crate) last_sequence: u64,
+    last_sequence: u64,
+    /// Batches read from the logs since the last view was published (by refreshes that
+    /// failed, too: what they read is in the logs' memtables).
+    unpublished_batches: u64,
     /// The tables of the view a refresh opened (the open opens them as reads need them).
     opened: BTreeSet<u64>,
     /// The MANIFEST's state changed since the last generation.
-    pub(crate) manifest_changed: bool,
+    manifest_changed: bool,
     /// The last generation the MANIFEST's state changed at.
-    pub(crate) manifest_generation: u64,
+    manifest_generation: u64,
     /// Tables of the MANIFEST's state may not be open yet.
     tables_unchecked: bool,
     /// Counts the states views were taken at: one more each time a refresh read something.
-    pub(crate) generation: u64,
+    generation: u64,
 }
 
 impl Tail {
-    /// The state an open reached: the MANIFEST it replayed and the logs it replayed (each
-    /// with what it read of it), up to `last_sequence`.
+    /// The state an open of `storage` reached: the MANIFEST it replayed and the logs it
+    /// replayed (each with what it read of it), up to `last_sequence`.
     pub(crate) fn new(
+        storage: Arc<dyn Storage>,
         manifest: Manifest,
         replayed: Vec<(LogInfo, Arc<MemTable>)>,
         last_sequence: u64,
@@ -111,12 +116,14 @@ impl Tail {
             })
             .collect();
         Tail {
+            storage,
             newest_log: newest_log.unwrap_or(manifest.log_number.saturating_sub(1)),
             manifest,
             manifest_file: None,
             listed_at: None,
             logs,
             last_sequence,
+            unpublished_batches: 0,
             opened: BTreeSet::new(),
             manifest_changed: false,
             tables_unchecked: true,
@@ -126,25 +133,24 @@ impl Tail {
     }
 
     /// Reads what the writer added until the MANIFEST holds still across a look at the
-    /// logs and tables.
+    /// logs and tables. What was read stays read if this fails: a later call goes on from
+    /// there, and [`publish`](Self::publish) counts it.
     pub(crate) fn advance(
         &mut self,
-        dir: &Path,
         user: &Arc<dyn Comparator>,
         tables: &TableCache,
-    ) -> Result<u64> {
-        let mut batches = 0;
+    ) -> Result<()> {
         let mut last_error = None;
         for _ in 0..REFRESH_ATTEMPTS {
-            let current = read_current(dir)?;
+            let current = self.read_current()?;
             if current != self.manifest.file {
-                self.switch_manifest(dir, &current, user)?;
+                self.switch_manifest(&current, user)?;
             } else {
-                self.read_manifest_tail(dir, user)?;
+                self.read_manifest_tail(user)?;
             }
             self.drop_obsolete_logs();
-            self.open_new_logs(dir)?;
-            batches += self.read_logs(user)?;
+            self.open_new_logs()?;
+            self.read_logs(user)?;
             match self.open_new_tables(tables) {
                 Ok(()) => {}
                 Err(e @ Error::MissingFile { .. }) => {
@@ -155,40 +161,90 @@ impl Tail {
                 }
                 Err(e) => return Err(e),
             }
-            let manifest_file = self.manifest_file.as_mut().expect("opened above");
-            if read_current(dir)? == self.manifest.file && !manifest_file.has_record()? {
-                return Ok(batches);
+            if self.read_current()? == self.manifest.file
+                && !self
+                    .manifest_file
+                    .as_mut()
+                    .expect("opened above")
+                    .has_record()?
+            {
+                return Ok(());
             }
             std::thread::yield_now();
         }
         Err(last_error.unwrap_or_else(|| Error::KeptChanging {
-            path: dir.to_path_buf(),
+            path: self.storage.path(),
         }))
+    }
+
+    /// Takes the state read so far as a new view's if anything was read since the last
+    /// view: one more generation (the MANIFEST's too, if its state changed). Returns the
+    /// batches read since the last view.
+    pub(crate) fn publish(&mut self) -> u64 {
+        let batches = std::mem::take(&mut self.unpublished_batches);
+        if batches != 0 || self.manifest_changed {
+            self.generation += 1;
+            if self.manifest_changed {
+                self.manifest_generation = self.generation;
+            }
+            self.manifest_changed = false;
+        }
+        batches
+    }
+
+    /// The files read.
+    pub(crate) fn storage(&self) -> Arc<dyn Storage> {
+        Arc::clone(&self.storage)
+    }
+
+    /// The generation of the state last published.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Whether the MANIFEST's state (the tables) changed after the view of `generation`.
+    pub(crate) fn tables_changed_since(&self, generation: u64) -> bool {
+        self.manifest_generation > generation
+    }
+
+    /// The newest sequence number read, from a log or the MANIFEST.
+    pub(crate) fn last_sequence(&self) -> u64 {
+        self.last_sequence.max(self.manifest.last_sequence)
+    }
+
+    /// The numbers of the tables the MANIFEST's state lists.
+    pub(crate) fn live_tables(&self) -> BTreeSet<u64> {
+        self.manifest.live_files().collect()
+    }
+
+    /// The tables' sources of the view, by level.
+    pub(crate) fn table_sources(&self) -> Vec<Source> {
+        file_sources(&self.manifest.levels.files)
     }
 
     /// CURRENT names a new MANIFEST (the writer reopened the database): reads it whole; it
     /// starts with the whole state.
-    fn switch_manifest(
-        &mut self,
-        dir: &Path,
-        name: &str,
-        user: &Arc<dyn Comparator>,
-    ) -> Result<()> {
-        let path = dir.join(name);
-        let data = read_regular(&path, crate::storage::MAX_READ_BYTES).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                Error::MissingFile {
-                    file: name.into(),
-                    what: "CURRENT names it (CURRENT points to a non-existent file)".into(),
+    fn switch_manifest(&mut self, name: &str, user: &Arc<dyn Comparator>) -> Result<()> {
+        let path = self.storage.path().join(name);
+        let data = self
+            .storage
+            .read_bounded(name, MAX_READ_BYTES)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Error::MissingFile {
+                        file: name.into(),
+                        what: "CURRENT names it (CURRENT points to a non-existent file)".into(),
+                    }
+                } else {
+                    Error::io(&path, e)
                 }
-            } else {
-                Error::io(&path, e)
-            }
-        })?;
+            })?;
         let manifest = Manifest::replay(name, &data, user)?;
-        let file = LogTail::open(0, path, manifest.end)?.ok_or_else(|| Error::MissingFile {
-            file: name.into(),
-            what: "CURRENT names it (deleted while it was read)".into(),
+        let file = LogTail::open(&*self.storage, 0, name, manifest.end)?.ok_or_else(|| {
+            Error::MissingFile {
+                file: name.into(),
+                what: "CURRENT names it (deleted while it was read)".into(),
+            }
         })?;
         self.manifest = manifest;
         self.manifest_file = Some(file);
@@ -198,14 +254,14 @@ impl Tail {
     }
 
     /// Applies the edits appended to the MANIFEST since the last look.
-    fn read_manifest_tail(&mut self, dir: &Path, user: &Arc<dyn Comparator>) -> Result<()> {
+    fn read_manifest_tail(&mut self, user: &Arc<dyn Comparator>) -> Result<()> {
         if self.manifest_file.is_none() {
-            let path = dir.join(&self.manifest.file);
-            self.manifest_file = LogTail::open(0, path, self.manifest.end)?;
+            self.manifest_file =
+                LogTail::open(&*self.storage, 0, &self.manifest.file, self.manifest.end)?;
             if self.manifest_file.is_none() {
                 // Deleted since the open: CURRENT names a newer one now.
-                let current = read_current(dir)?;
-                return self.switch_manifest(dir, &current, user);
+                let current = self.read_current()?;
+                return self.switch_manifest(&current, user);
             }
         }
         let file = self.manifest_file.as_mut().expect("opened above");
@@ -229,28 +285,32 @@ impl Tail {
     }
 
     /// Opens the readers of the logs the open replayed, and the logs newer than any seen.
-    fn open_new_logs(&mut self, dir: &Path) -> Result<()> {
+    fn open_new_logs(&mut self) -> Result<()> {
+        let storage = &*self.storage;
         for (&number, log) in &mut self.logs {
             if log.reader.is_none() && !log.finished {
-                log.reader = LogTail::open(number, dir.join(log_file_name(number)), log.start)?;
+                log.reader = LogTail::open(storage, number, &log_file_name(number), log.start)?;
                 // Gone: the writer made it obsolete; the MANIFEST will say so.
                 log.finished = log.reader.is_none();
             }
         }
         // A log created or deleted since the last listing changed the directory's
         // modification time. A time coarser than the clock could hide a change right after
-        // the listing; such a change is recent, so a recent time is listed again.
-        let modified = std::fs::metadata(dir)
-            .and_then(|m| m.modified())
-            .map_err(|e| Error::io(dir, e))?;
-        let settled = SystemTime::now()
-            .duration_since(modified)
-            .is_ok_and(|age| age > SETTLED);
-        if settled && self.listed_at == Some(modified) {
+        // the listing; such a change is recent, so a recent time is listed again. A storage
+        // that does not know the time is listed each time.
+        let dir = storage.path();
+        let modified = storage.modified().map_err(|e| Error::io(&dir, e))?;
+        let settled = modified.is_some_and(|modified| {
+            SystemTime::now()
+                .duration_since(modified)
+                .is_ok_and(|age| age > SETTLED)
+        });
+        if settled && self.listed_at == modified {
             return Ok(());
         }
-        self.listed_at = Some(modified);
-        let mut numbers: Vec<u64> = crate::storage::list_dir(dir)?
+        let mut numbers: Vec<u64> = storage
+            .list()
+            .map_err(|e| Error::io(&dir, e))?
             .iter()
             .filter_map(|name| match parse_file_name(name) {
                 Some(FileType::Log(n)) if n > self.newest_log && n >= self.manifest.log_number => {
@@ -261,7 +321,7 @@ impl Tail {
             .collect();
         numbers.sort_unstable();
         for number in numbers {
-            if let Some(reader) = LogTail::open(number, dir.join(log_file_name(number)), 0)? {
+            if let Some(reader) = LogTail::open(storage, number, &log_file_name(number), 0)? {
                 self.logs.insert(
                     number,
                     HeldLog {
@@ -283,29 +343,47 @@ impl Tail {
             }
             self.newest_log = number;
         }
+        // Only once every new log is held: a listing that failed is made again.
+        self.listed_at = modified;
         Ok(())
     }
 
     /// Reads the new records of each held log, oldest first; a log with a newer one after
-    /// it is read to its end as LevelDB reads a log. Returns the batches read.
-    fn read_logs(&mut self, user: &Arc<dyn Comparator>) -> Result<u64> {
+    /// it is read to its end as LevelDB reads a log. Counts the batches read as not yet
+    /// published.
+    fn read_logs(&mut self, user: &Arc<dyn Comparator>) -> Result<()> {
         let newest = self.logs.keys().next_back().copied();
-        let mut batches = 0;
         for (&number, log) in &mut self.logs {
             let Some(reader) = log.reader.as_mut() else {
                 continue;
             };
+            // The records taken from the reader are applied even if a read after them
+            // fails: the reader is past them.
             let mut records = Vec::new();
-            while let Some(record) = reader.next_record()? {
-                records.push(record);
+            let mut failed = None;
+            loop {
+                match reader.next_record() {
+                    Ok(Some(record)) => records.push(record),
+                    Ok(None) => break,
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
             }
-            if Some(number) != newest && !log.finished {
-                records.extend(reader.rest()?);
-                log.finished = true;
+            if failed.is_none() && Some(number) != newest && !log.finished {
+                // A failed read of the rest takes nothing from the reader.
+                match reader.rest() {
+                    Ok(rest) => {
+                        records.extend(rest);
+                        log.finished = true;
+                    }
+                    Err(e) => failed = Some(e),
+                }
             }
             log.info.size = log.info.size.max(reader.pos);
             for (data, offset) in records {
-                batches += 1;
+                self.unpublished_batches += 1;
                 self.last_sequence = self
                     .last_sequence
                     .max(apply_record(log, user, &data, offset));
@@ -313,8 +391,11 @@ impl Tail {
             if log.finished {
                 log.reader = None;
             }
+            if let Some(e) = failed {
+                return Err(e);
+            }
         }
-        Ok(batches)
+        Ok(())
     }
 
     /// Opens the tables the MANIFEST lists that no refresh opened yet (as many as the table
@@ -384,10 +465,18 @@ fn apply_record(log: &mut HeldLog, user: &Arc<dyn Comparator>, data: &[u8], offs
     batch.last_sequence().min(MAX_SEQUENCE)
 }
 
-/// The MANIFEST `CURRENT` names.
-fn read_current(dir: &Path) -> Result<String> {
-    let path = dir.join("CURRENT");
-    let bytes = read_regular(&path, CURRENT_MAX_BYTES).map_err(|e| Error::io(&path, e))?;
+impl Tail {
+    /// The MANIFEST `CURRENT` names.
+    fn read_current(&self) -> Result<String> {
+        read_current(&*self.storage)
+    }
+}
+
+/// The MANIFEST `CURRENT` of `storage` names.
+fn read_current(storage: &dyn Storage) -> Result<String> {
+    let bytes = storage
+        .read_bounded("CURRENT", CURRENT_MAX_BYTES)
+        .map_err(|e| Error::io(storage.path().join("CURRENT"), e))?;
     match bytes
         .strip_suffix(b"\n")
         .and_then(|name| std::str::from_utf8(name).ok())

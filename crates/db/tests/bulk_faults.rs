@@ -1,6 +1,7 @@
 //! Bulk builds and commits whose file system fails on demand: ENOSPC or EIO at each file
 //! operation in turn (creating a table, writing, syncing, making the database's directory,
-//! linking a table into it, writing the MANIFEST and `CURRENT`, syncing directories). A
+//! locking its `LOCK`, reading the staged tables as a commit checks and copies them, linking
+//! a table into the database, writing the MANIFEST and `CURRENT`, syncing directories). A
 //! failed hard link is no error (the table is copied instead) and the database is whole;
 //! any other failure reaches the caller naming what failed, nothing is left under the database's name
 //! (no directory it made, no file), the parts of a failed commit stay staged as they were,
@@ -101,15 +102,15 @@ fn staged_bytes(parts: &[Part]) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 /// every `stride`-th, failing (with `kinds` in turns), until one runs without reaching its
 /// failing operation; each time the database at `dir` is whole, or the error says what
 /// failed and where, nothing stands at `dir`, and the check `attempt` returned (what is
-/// left, then the same work done again on the local file system) passes. Returns how many
-/// failures were errors.
-fn each_failing_operation<F, R>(what: &str, kinds: [i32; 2], mut attempt: F) -> u64
+/// left, then the same work done again on the local file system) passes. Returns the
+/// failures that were errors.
+fn each_failing_operation<F, R>(what: &str, kinds: [i32; 2], mut attempt: F) -> Vec<String>
 where
     F: FnMut(&Path, &Path, Arc<Failing>) -> (leveltable_db::Result<()>, R),
     R: FnOnce(&str),
 {
     let stride = stride();
-    let mut failures = 0;
+    let mut failures = Vec::new();
     let mut fail_at = 0;
     loop {
         let kind = kinds[usize::from((fail_at / stride) % 2 == 1)];
@@ -121,17 +122,23 @@ where
         if !failing.failed() {
             result.unwrap_or_else(|e| panic!("{ctx}: an error without a failure: {e}"));
             check_database(&dir, &ctx);
-            eprintln!("{failures} failing operations of {what} checked, stride {stride}");
+            eprintln!(
+                "{} failing operations of {what} checked, stride {stride}",
+                failures.len()
+            );
             return failures;
         }
         match result {
             // A failed hard link: the table was copied.
             Ok(()) => check_database(&dir, &ctx),
             Err(e) => {
-                failures += 1;
                 let e = e.to_string();
+                failures.push(e.clone());
+                // `cannot create …`, or a staged file that could not be read (`…: Input/output
+                // error (os error 5)`).
                 assert!(
-                    e.contains("cannot") && e.contains(&*tmp.path().to_string_lossy()),
+                    (e.contains("cannot") || e.contains("os error"))
+                        && e.contains(&*tmp.path().to_string_lossy()),
                     "{ctx}: the error does not say what failed and where: {e}"
                 );
                 assert!(
@@ -162,7 +169,7 @@ fn every_failing_operation_of_a_bulk_build_fails_it_and_leaves_nothing() {
             };
             (built, after_error)
         });
-        assert!(failures > 15, "{failures}");
+        assert!(failures.len() > 15, "{failures:#?}");
     }
 }
 
@@ -182,5 +189,18 @@ fn every_failing_operation_of_a_commit_fails_it_and_keeps_the_parts() {
         };
         (committed, after_error)
     });
-    assert!(failures > 5, "{failures}");
+    assert!(failures.len() > 5, "{failures:#?}");
+    // Reads of the staged tables failed too (a commit checks each, reading it whole), named.
+    let staged_read = failures.iter().find(|e| {
+        e.contains("/part0/000001.ldb: ") && e.contains("os error") && !e.contains("cannot")
+    });
+    assert!(
+        staged_read.is_some(),
+        "no staged read failed: {failures:#?}"
+    );
+    // And the lock.
+    assert!(
+        failures.iter().any(|e| e.contains("cannot lock")),
+        "{failures:#?}"
+    );
 }

@@ -1,10 +1,13 @@
 //! Every operation of a database's `FileSystem` failing in turn with EIO (listing the
-//! directory, reading a file, opening a table; for a writable open also creating, writing,
-//! syncing, renaming, removing and syncing the directory), for a read-only open and a full
-//! read, a salvage and a writable open's recovery of a database with tables and a live log.
-//! Each failure is an error naming the database's directory or a file in it, or a view that
-//! still holds everything; the read-only paths change no byte of the directory; a recovery
-//! that failed leaves a database that opens holding every write.
+//! directory, reading a file, opening a table; for a writable open also locking `LOCK`,
+//! creating, writing, syncing, renaming, removing, syncing the directory and unlocking), for
+//! a read-only open and a full read, a salvage, a writable open's recovery of a database
+//! with tables and a live log, and a read-only database's refresh after a writer reopened it
+//! (a new MANIFEST) and wrote more (a new log). Each failure is an error naming the
+//! database's directory or a file in it, or a view that still holds everything; the
+//! read-only paths change no byte of the directory; a recovery that failed leaves a database
+//! that opens holding every write; a refresh that failed leaves the view as it was, and the
+//! next refresh brings it up to date.
 //!
 //! Bulk builds and their commits fail each operation in turn in `bulk_faults.rs`, the
 //! writer's writes, flushes and compactions in `writer_faults.rs`.
@@ -153,6 +156,7 @@ fn a_salvage_fails_clearly_or_says_what_it_skipped_and_changes_nothing() {
 fn a_recovery_that_fails_loses_nothing() {
     let source = tempfile::tempdir().unwrap();
     let model = fixture(source.path());
+    let mut errors = Vec::new();
     let failed = each_failing_operation(|failing, ctx| {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(source.path(), dir.path());
@@ -168,13 +172,145 @@ fn a_recovery_that_fails_loses_nothing() {
             Err(e) => {
                 assert!(failing.failed(), "{ctx}: {e}");
                 names_the_directory(&e, dir.path(), ctx);
+                errors.push(e.to_string());
             }
         }
+        // Also after the unlock failed as the database closed: the lock was released.
         let db = WritableDb::open(dir.path(), WritableOptions::default())
             .unwrap_or_else(|e| panic!("{ctx}: the database no longer opens: {e}"));
         assert_eq!(read_all(db.iter()).unwrap(), model, "{ctx}: entries lost");
         db.close().unwrap();
     });
-    // Reading CURRENT, the MANIFEST, the log; writing a table, a new log and a MANIFEST.
+    // Locking, reading CURRENT, the MANIFEST, the log; writing a table, a new log and a
+    // MANIFEST.
     assert!(failed >= 10, "only {failed} operations");
+    let lock = dir_file_error(&errors, "cannot lock");
+    assert!(lock.ends_with(&format!("LOCK: {}", eio())), "{lock}");
+}
+
+/// Checks that `view` is `model`, saying how they differ if not.
+fn same(view: &Model, model: &Model, ctx: &str) {
+    if view != model {
+        let first = view
+            .iter()
+            .zip(model.iter())
+            .find(|(a, b)| a != b)
+            .map(|(a, b)| {
+                (
+                    String::from_utf8_lossy(a.0).into_owned(),
+                    String::from_utf8_lossy(b.0).into_owned(),
+                )
+            });
+        panic!(
+            "{ctx}: {} entries, expected {}; first difference at {first:?}",
+            view.len(),
+            model.len()
+        );
+    }
+}
+
+/// The OS's words for EIO.
+fn eio() -> std::io::Error {
+    std::io::Error::from_raw_os_error(EIO)
+}
+
+/// The first of `errors` that contains `what`; fails if there is none.
+fn dir_file_error<'a>(errors: &'a [String], what: &str) -> &'a str {
+    errors
+        .iter()
+        .find(|e| e.contains(what))
+        .unwrap_or_else(|| panic!("no failure said {what:?}: {errors:#?}"))
+}
+
+/// What the fixture's database holds once a writer reopened it (writing its log to a table
+/// and starting a new MANIFEST and a new log) and wrote 300 more puts and deletes, left in
+/// the new log; the writer is closed.
+fn write_more(dir: &Path, mut model: Model) -> Model {
+    let db = WritableDb::open(dir, WritableOptions::default()).unwrap();
+    for i in 0u64..300 {
+        let key = format!("key{:05}", (i * 31) % 1200).into_bytes();
+        if i % 7 == 0 {
+            db.delete(&key, WriteOptions::default()).unwrap();
+            model.remove(&key);
+        } else {
+            let value = format!("later {i}").into_bytes();
+            db.put(&key, &value, WriteOptions::default()).unwrap();
+            model.insert(key, value);
+        }
+    }
+    db.wait_for_compactions().unwrap();
+    db.close().unwrap();
+    model
+}
+
+/// A read-only database opened (and read whole, so that its tables are held open) before a
+/// writer reopened it and wrote more; then a refresh with each of its file system's
+/// operations failing in turn (reading `CURRENT`, the new MANIFEST, asking the directory's
+/// time, listing it, opening the new log, its size and reads, opening the new tables). A
+/// refresh that fails names the directory or the file, and leaves the view reading as
+/// before; the next refresh brings it up to what the writer wrote.
+#[test]
+fn a_refresh_that_fails_keeps_its_view_and_the_next_one_catches_up() {
+    let source = tempfile::tempdir().unwrap();
+    let model = fixture(source.path());
+    // The operations of the open and the first read, which do not fail here.
+    let opening = {
+        let failing = Failing::new(u64::MAX, EIO);
+        let db = Db::open(source.path(), failing_options(&failing)).unwrap();
+        assert_eq!(read_all(db.iter()).unwrap(), model);
+        failing.ops()
+    };
+    let mut errors = Vec::new();
+    for fail_at in opening.. {
+        let ctx = format!("refresh operation {} failing", fail_at - opening);
+        let ctx = ctx.as_str();
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(source.path(), dir.path());
+        let failing = Failing::new(fail_at, EIO);
+        let mut db = Db::open(dir.path(), failing_options(&failing)).unwrap();
+        same(&read_all(db.iter()).unwrap(), &model, ctx);
+        assert_eq!(failing.ops(), opening, "{ctx}: the open and read differ");
+        let later = write_more(dir.path(), model.clone());
+        match db.refresh() {
+            Ok(refresh) => {
+                assert!(!failing.failed(), "{ctx}: the failure was not reported");
+                assert!(refresh.changed(), "{ctx}: {refresh:?}");
+                same(
+                    &read_all(db.iter()).unwrap(),
+                    &later,
+                    &format!("{ctx}: entries lost"),
+                );
+                eprintln!("{} operations of a refresh failed in turn", errors.len());
+                break;
+            }
+            Err(e) => {
+                assert!(failing.failed(), "{ctx}: {e}");
+                names_the_directory(&e, dir.path(), ctx);
+                let view = read_all(db.iter()).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                same(&view, &model, &format!("{ctx}: the view changed ({e})"));
+                errors.push(e.to_string());
+                let refresh = db
+                    .refresh()
+                    .map_err(|e2| format!("{e2} (after {e})"))
+                    .unwrap_or_else(|e| panic!("{ctx}: the next refresh: {e}"));
+                assert!(refresh.changed(), "{ctx}: {refresh:?}");
+                same(
+                    &read_all(db.iter()).unwrap(),
+                    &later,
+                    &format!("{ctx}: entries lost after {}", errors.last().unwrap()),
+                );
+            }
+        }
+    }
+    // Each kind of file the refresh reads was seen failing, and the directory itself (its
+    // time, its listing).
+    let files = ["CURRENT", "MANIFEST-", ".log", ".ldb"];
+    for what in files {
+        dir_file_error(&errors, what);
+    }
+    let of_the_directory = errors
+        .iter()
+        .filter(|e| !files.iter().any(|file| e.contains(file)))
+        .count();
+    assert!(of_the_directory >= 2, "{errors:#?}");
 }

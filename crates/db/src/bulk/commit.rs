@@ -20,7 +20,7 @@
 //! `LOCK` file stays in the committed database, as in one LevelDB made.
 
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use leveltable_process::{TemporaryGuard, create_temporary, release_with};
@@ -30,7 +30,6 @@ use super::part::{PART_RECORD, Part};
 use crate::durable::{Placing, set_current_with, sync_dir_on};
 use crate::filename::{manifest_file_name, parent_dir, table_file_name};
 use crate::lock::{DbLock, LOCK_FILE};
-use crate::storage::open_no_follow;
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
 use crate::writer::file_system::{FileSystem, LocalFileSystem, WritableFile};
 use crate::writer::log_file::LogFile;
@@ -107,8 +106,8 @@ pub fn commit_with_progress(
 }
 
 /// [`commit_with_progress`], making the database's directory and files through
-/// `file_system` (a test's, say, that records what a power loss would keep). Staged files
-/// are checked, and `LOCK` taken, on the local file system.
+/// `file_system` (a test's, say, that records what a power loss would keep); `LOCK` is
+/// taken, and the staged files read, checked, copied and finally removed through it too.
 ///
 /// # Errors
 /// As [`commit()`].
@@ -152,7 +151,7 @@ fn commit_checked(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<CommitSummary> {
     let mut count = Progress::new(parts, progress);
-    let staged = check_parts(parts, bytes, order, &mut |size| count.add(size))?;
+    let staged = check_parts(fsys, parts, bytes, order, &mut |size| count.add(size))?;
     let comparator = order.map_or(BYTEWISE_COMPARATOR, |c| c.name());
     let mut made = Made::default();
     let (created, lock) = prepare_dir(fsys, dir, &mut made)?;
@@ -182,7 +181,7 @@ fn commit_checked(
             // CURRENT is in place: the database is LevelDB's to open.
             drop(lock);
             for part in parts {
-                remove_staging(part);
+                remove_staging(fsys, part);
             }
             Ok(summary)
         }
@@ -195,7 +194,7 @@ fn commit_checked(
             // A LOCK file the commit made goes too, removed while still locked (a process
             // that opened it meanwhile was refused, and one that comes later makes its own).
             if lock.created() {
-                let _ = fs::remove_file(lock.path());
+                let _ = fsys.remove(lock.path());
             }
             drop(lock);
             if created {
@@ -242,10 +241,10 @@ impl<'a> Progress<'a> {
 /// Empties and removes a committed part's staging directory: its record first, so that a
 /// directory left half-emptied (by a crash) is no finished part; errors are ignored, as
 /// the database is complete.
-fn remove_staging(part: &Part) {
-    let _ = fs::remove_file(part.staging.join(PART_RECORD));
+fn remove_staging(fsys: &dyn FileSystem, part: &Part) {
+    let _ = fsys.remove(&part.staging.join(PART_RECORD));
     for file in &part.files {
-        let _ = fs::remove_file(part.staging.join(&file.name));
+        let _ = fsys.remove(&part.staging.join(&file.name));
     }
     let _ = fs::remove_dir(&part.staging);
 }
@@ -294,13 +293,13 @@ fn prepare_dir(fsys: &dyn FileSystem, dir: &Path, made: &mut Made) -> Result<(bo
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             // Checked before the lock too, so that nothing is made in a directory refused.
             if let Err(not_empty) = check_empty(dir) {
-                return Err(locked_elsewhere(dir).unwrap_or(not_empty));
+                return Err(locked_elsewhere(fsys, dir).unwrap_or(not_empty));
             }
             false
         }
         Err(e) => return Err(Error::op("cannot create", dir, e)),
     };
-    match DbLock::acquire(dir) {
+    match DbLock::acquire_on(fsys, dir) {
         Ok(lock) => Ok((created, lock)),
         Err(e) => {
             if created {
@@ -342,12 +341,12 @@ pub(crate) fn refuse_dangling_link(dir: &Path) -> Result<()> {
 /// For a directory refused as not empty: [`Error::Locked`] if it has a `LOCK` file (a
 /// regular one, which locking does not create) that another process holds, a database
 /// LevelDB has open, which says more than that it is not empty.
-fn locked_elsewhere(dir: &Path) -> Option<Error> {
+fn locked_elsewhere(fsys: &dyn FileSystem, dir: &Path) -> Option<Error> {
     let lock = dir.join(LOCK_FILE);
     if !fs::symlink_metadata(&lock).is_ok_and(|m| m.is_file()) {
         return None;
     }
-    match DbLock::acquire(dir) {
+    match DbLock::acquire_on(fsys, dir) {
         Err(e @ Error::Locked { .. }) => Some(e),
         Ok(lock) if lock.created() => {
             // Removed since it was looked at: the one made here goes too.
@@ -460,7 +459,7 @@ fn place_file(
 ) -> Result<()> {
     if same_device && made.file(to, || fsys.hard_link(&file.path, to)).is_ok() {
         // The link names what the staging name names now: it must be the file checked.
-        let linked = fs::symlink_metadata(to).map_err(|e| Error::io(to, e))?;
+        let linked = fsys.symlink_metadata(to).map_err(|e| Error::io(to, e))?;
         if !linked.is_file() || dev_ino(&linked) != (file.dev, file.ino) {
             return Err(changed(&file.path));
         }
@@ -490,7 +489,9 @@ fn changed(path: &Path) -> Error {
 /// not the file checked, or a copy whose bytes are not those checked.
 fn copy_file(fsys: &dyn FileSystem, file: &Staged, to: &Path, made: &mut Made) -> Result<()> {
     let copy_error = |e| Error::op(format!("cannot copy {} to", file.path.display()), to, e);
-    let mut source = open_no_follow(&file.path).map_err(|e| Error::io(&file.path, e))?;
+    let source = fsys
+        .open_read(&file.path)
+        .map_err(|e| Error::io(&file.path, e))?;
     let opened = source.metadata().map_err(|e| Error::io(&file.path, e))?;
     if !opened.is_file() || dev_ino(&opened) != (file.dev, file.ino) {
         return Err(changed(&file.path));
@@ -501,18 +502,26 @@ fn copy_file(fsys: &dyn FileSystem, file: &Staged, to: &Path, made: &mut Made) -
     let mut buf = vec![0u8; 1 << 20];
     let mut crc = 0u32;
     let mut copied = 0u64;
-    loop {
-        let n = match source.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+    while copied < file.size {
+        let n = buf
+            .len()
+            .min(usize::try_from(file.size - copied).unwrap_or(usize::MAX));
+        match source.read_exact_at(&mut buf[..n], copied) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(changed(&file.path)),
             Err(e) => return Err(Error::io(&file.path, e)),
-        };
+        }
         crc = crc32c::crc32c_append(crc, &buf[..n]);
-        copied = copied.saturating_add(n as u64);
         dest.write_all(&buf[..n]).map_err(copy_error)?;
+        copied += n as u64;
     }
-    if copied != file.size || crc != file.crc {
+    // A file that goes on past the size checked changed too.
+    let longer = match source.read_exact_at(&mut [0u8], file.size) {
+        Ok(()) => true,
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => false,
+        Err(e) => return Err(Error::io(&file.path, e)),
+    };
+    if longer || crc != file.crc {
         return Err(changed(&file.path));
     }
     sync_and_close(dest).map_err(|e| Error::op("cannot sync", to, e))

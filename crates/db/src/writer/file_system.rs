@@ -2,12 +2,16 @@
 //! (LevelDB's `Env`). The default is the local file system; a test can give one that fails
 //! on demand, to check that every failure reaches the caller and loses nothing.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use leveltable_table::ReadAt;
+
+use crate::file_lock::{FileLock, lock_local};
 use crate::regular_file::create_regular;
+use crate::storage::open_no_follow;
 use crate::storage::{LocalDir, Storage};
 
 /// A file being written.
@@ -99,6 +103,22 @@ fn start_writeback(file: &File) {
 #[cfg(not(target_os = "linux"))]
 fn start_writeback(_file: &File) {}
 
+/// A file open for reading at any offset (a bulk commit's staged tables), which says what
+/// was opened.
+pub trait ReadableFile: ReadAt + std::fmt::Debug {
+    /// What the handle opened: its type, size, device and inode.
+    ///
+    /// # Errors
+    /// The system's.
+    fn metadata(&self) -> io::Result<Metadata>;
+}
+
+impl ReadableFile for File {
+    fn metadata(&self) -> io::Result<Metadata> {
+        File::metadata(self)
+    }
+}
+
 /// The file operations of a database: what read-only opens, recoveries and salvages read
 /// (through the [`Storage`] of a directory, [`storage`](Self::storage)), and what the
 /// writer, bulk builds and commits create, write, sync, rename and delete. Tests give a
@@ -175,6 +195,39 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// and a commit copies instead.
     fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
         std::fs::hard_link(from, to)
+    }
+
+    /// Locks the file `path` for this process, creating it if missing (its directory must
+    /// exist), without waiting (LevelDB's `Env::LockFile`): a database's `LOCK`. By default
+    /// the local file system's POSIX record lock, as LevelDB takes it (see [`DbLock`]).
+    ///
+    /// # Errors
+    /// A lock held elsewhere is an error of kind [`io::ErrorKind::WouldBlock`] (see
+    /// [`lock_held`](crate::lock_held)); otherwise the system's. The local file system refuses
+    /// anything but a regular file at `path`, following no symbolic link.
+    ///
+    /// [`DbLock`]: crate::DbLock
+    fn lock_file(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        Ok(Box::new(lock_local(path)?))
+    }
+
+    /// What stands at `path`, a symbolic link not followed (`lstat`): a bulk commit looks
+    /// at a staged file before it opens it. By default the local file system's.
+    ///
+    /// # Errors
+    /// The system's.
+    fn symlink_metadata(&self, path: &Path) -> io::Result<Metadata> {
+        std::fs::symlink_metadata(path)
+    }
+
+    /// Opens `path` for reading at any offset (a bulk commit's staged tables), following no
+    /// final symbolic link and never waiting on a FIFO; the caller checks what was opened
+    /// ([`ReadableFile::metadata`]). By default the local file system's.
+    ///
+    /// # Errors
+    /// The system's.
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
+        Ok(Arc::new(open_no_follow(path)?))
     }
 }
 

@@ -201,12 +201,12 @@ fn lock_database(dir: &Path, options: &WritableOptions) -> Result<DbLock> {
         return Err(lost_current(dir, files));
     }
     if options.create_if_missing || current {
-        return DbLock::acquire(dir);
+        return DbLock::acquire_on(&*options.file_system, dir);
     }
     // No CURRENT, and none to be made: refused, creating nothing. If another process holds
     // LOCK (it may be creating the database right now), that is the answer.
     if lock_file {
-        DbLock::acquire(dir)?;
+        DbLock::acquire_on(&*options.file_system, dir)?;
     }
     match without_current(dir)? {
         WithoutCurrent::DatabaseFiles(files) => Err(lost_current(dir, files)),

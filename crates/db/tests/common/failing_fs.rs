@@ -1,16 +1,21 @@
 //! A file system that fails on demand: the operation numbered `fail_at` (listing a directory,
-//! reading a file, opening a table, creating, writing, syncing, renaming, linking, removing,
-//! making a directory or syncing one) fails with the OS error `kind`; the others go to the
-//! local file system.
+//! asking its modification time, reading a file, opening a file to read as it grows and
+//! each read of it or look at its size, opening a table, looking at a file, opening one to
+//! read at any offset and each read and look at it, creating, writing, syncing, renaming,
+//! linking, removing, making a directory or syncing one, locking a file and unlocking it)
+//! fails with the OS error `kind`; the others go to the local file system.
 
-use std::io::{self, Read, Write};
+use std::fs::Metadata;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
 
-use leveltable_db::storage::{LocalDir, Storage};
+use leveltable_db::storage::{LocalDir, Storage, TailFile};
 use leveltable_db::table_source::TableSource;
-use leveltable_db::{FileSystem, LocalFileSystem, WritableFile};
+use leveltable_db::{FileLock, FileSystem, LocalFileSystem, ReadableFile, WritableFile};
+use leveltable_table::ReadAt;
 
 /// ENOSPC.
 pub const ENOSPC: i32 = 28;
@@ -42,6 +47,11 @@ impl Failing {
         Ok(())
     }
 
+    /// The operations counted so far.
+    pub fn ops(&self) -> u64 {
+        self.ops.load(Ordering::SeqCst)
+    }
+
     /// Whether the failing operation was reached.
     pub fn failed(&self) -> bool {
         self.ops.load(Ordering::SeqCst) > self.fail_at
@@ -68,6 +78,77 @@ impl WritableFile for FailingFile {
     fn sync(&mut self) -> io::Result<()> {
         self.fs.tick()?;
         self.inner.sync()
+    }
+}
+
+/// A file read as it grows, failing as its [`Failing`] says.
+struct FailingTail {
+    inner: Box<dyn TailFile>,
+    fs: Arc<Failing>,
+}
+
+impl Read for FailingTail {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.fs.tick()?;
+        self.inner.read(buf)
+    }
+}
+
+impl Seek for FailingTail {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
+impl TailFile for FailingTail {
+    fn size(&self) -> io::Result<u64> {
+        self.fs.tick()?;
+        self.inner.size()
+    }
+}
+
+/// A file read at any offset, failing as its [`Failing`] says.
+#[derive(Debug)]
+struct FailingRead {
+    inner: Arc<dyn ReadableFile>,
+    fs: Arc<Failing>,
+}
+
+impl ReadAt for FailingRead {
+    fn size(&self) -> io::Result<u64> {
+        self.fs.tick()?;
+        self.inner.size()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.fs.tick()?;
+        self.inner.read_exact_at(buf, offset)
+    }
+}
+
+impl ReadableFile for FailingRead {
+    fn metadata(&self) -> io::Result<Metadata> {
+        self.fs.tick()?;
+        self.inner.metadata()
+    }
+}
+
+/// A held lock whose unlock fails as its [`Failing`] says (the lock is released all the
+/// same, as it is dropped).
+#[derive(Debug)]
+struct FailingLock {
+    inner: Box<dyn FileLock>,
+    fs: Arc<Failing>,
+}
+
+impl FileLock for FailingLock {
+    fn created(&self) -> bool {
+        self.inner.created()
+    }
+
+    fn unlock(self: Box<Self>) -> io::Result<()> {
+        self.fs.tick()?;
+        self.inner.unlock()
     }
 }
 
@@ -123,6 +204,19 @@ impl Storage for FailingStorage {
     fn fingerprint(&self) -> Option<(Vec<u8>, u64)> {
         self.inner.fingerprint()
     }
+
+    fn open_tail(&self, name: &str) -> io::Result<Box<dyn TailFile>> {
+        self.fs.tick()?;
+        Ok(Box::new(FailingTail {
+            inner: self.inner.open_tail(name)?,
+            fs: Arc::clone(&self.fs),
+        }))
+    }
+
+    fn modified(&self) -> io::Result<Option<SystemTime>> {
+        self.fs.tick()?;
+        self.inner.modified()
+    }
 }
 
 impl FileSystem for FailingFs {
@@ -166,5 +260,26 @@ impl FileSystem for FailingFs {
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         self.0.tick()?;
         LocalFileSystem.sync_dir(dir)
+    }
+
+    fn symlink_metadata(&self, path: &Path) -> io::Result<Metadata> {
+        self.0.tick()?;
+        LocalFileSystem.symlink_metadata(path)
+    }
+
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
+        self.0.tick()?;
+        Ok(Arc::new(FailingRead {
+            inner: LocalFileSystem.open_read(path)?,
+            fs: Arc::clone(&self.0),
+        }))
+    }
+
+    fn lock_file(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        self.0.tick()?;
+        Ok(Box::new(FailingLock {
+            inner: LocalFileSystem.lock_file(path)?,
+            fs: Arc::clone(&self.0),
+        }))
     }
 }

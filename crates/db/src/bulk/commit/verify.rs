@@ -5,16 +5,17 @@
 //! without overlapping.
 
 use std::cmp::Ordering;
-use std::fs::{self, File};
-use std::io::{self, Read};
+use std::fs;
+use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use leveltable_process::describe_file_type;
 use leveltable_table::{Comparator, Table};
 
 use crate::bulk::part::{Part, PartFile, plain_file_name};
 use crate::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
-use crate::storage::open_no_follow;
+use crate::writer::file_system::{FileSystem, ReadableFile};
 use crate::{Error, Result};
 
 /// Whether a check reads each staged file's bytes to compare their CRC32C with the record.
@@ -53,6 +54,7 @@ pub(super) struct Staged {
 /// [`Error::InvalidArgument`] naming the part, the file and what differs from its record;
 /// [`Error::Io`] for a file that cannot be read.
 pub(super) fn check_parts(
+    fsys: &dyn FileSystem,
     parts: &[Part],
     bytes: Bytes,
     order: Option<&dyn Comparator>,
@@ -69,7 +71,7 @@ pub(super) fn check_parts(
     let mut previous: Option<(usize, String, Vec<u8>)> = None;
     for (i, part) in parts.iter().enumerate() {
         for file in &part.files {
-            let staged_file = check_file(i, part, file, bytes, &mut buf)?;
+            let staged_file = check_file(fsys, i, part, file, bytes, &mut buf)?;
             checked(staged_file.size);
             let first = user_key(&staged_file.smallest);
             if let Some((j, name, end)) = &previous {
@@ -119,6 +121,7 @@ fn user_key(internal: &[u8]) -> &[u8] {
 }
 
 fn check_file(
+    fsys: &dyn FileSystem,
     i: usize,
     part: &Part,
     file: &PartFile,
@@ -134,14 +137,18 @@ fn check_file(
     let path = part.staging.join(&file.name);
     // Looked at first without following a link or opening it: opening a device or a FIFO
     // may have effects, or wait.
-    let meta = fs::symlink_metadata(&path).map_err(|source| Error::io(&path, source))?;
+    let meta = fsys
+        .symlink_metadata(&path)
+        .map_err(|source| Error::io(&path, source))?;
     if !meta.is_file() {
         return Err(bad(format!(
             "is {}, not a regular file",
             describe_file_type(meta.file_type())
         )));
     }
-    let handle = open_no_follow(&path).map_err(|source| Error::io(&path, source))?;
+    let handle = fsys
+        .open_read(&path)
+        .map_err(|source| Error::io(&path, source))?;
     // What was opened, which may have been replaced since the look.
     let meta = handle
         .metadata()
@@ -162,7 +169,8 @@ fn check_file(
     let crc = match (bytes, file.crc32c) {
         (Bytes::Recorded, Some(recorded)) => recorded,
         _ => {
-            let (read, crc) = checksum(&handle, buf).map_err(|source| Error::io(&path, source))?;
+            let (read, crc) =
+                checksum(&*handle, meta.len(), buf).map_err(|source| Error::io(&path, source))?;
             if read != file.size {
                 return Err(bad(format!(
                     "{read} bytes were read of the {} its record says: it changed while checked",
@@ -224,22 +232,28 @@ fn check_file(
 /// Bytes read at a time by [`checksum`].
 const CHECKSUM_BUFFER: usize = 256 << 10;
 
-/// The number of bytes of `file` from its start, and their CRC32C, read through `buf`.
-fn checksum(file: &File, buf: &mut [u8]) -> io::Result<(u64, u32)> {
-    let mut reader = file;
+/// The CRC32C of the `size` bytes of `file` from its start, read through `buf`, and the
+/// bytes it holds as far as they were read: fewer than `size` if it ended sooner, one more
+/// if it goes on past `size` (it changed since its size was taken).
+fn checksum(file: &dyn ReadableFile, size: u64, buf: &mut [u8]) -> io::Result<(u64, u32)> {
     let mut crc = 0u32;
     let mut read = 0u64;
-    use std::io::Seek;
-    reader.seek(io::SeekFrom::Start(0))?;
-    loop {
-        let n = match reader.read(buf) {
-            Ok(0) => return Ok((read, crc)),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+    while read < size {
+        let n = buf
+            .len()
+            .min(usize::try_from(size - read).unwrap_or(usize::MAX));
+        match file.read_exact_at(&mut buf[..n], read) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok((read, crc)),
             Err(e) => return Err(e),
-        };
+        }
         crc = crc32c::crc32c_append(crc, &buf[..n]);
-        read = read.saturating_add(n as u64);
+        read += n as u64;
+    }
+    match file.read_exact_at(&mut [0u8], size) {
+        Ok(()) => Ok((size + 1, crc)),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok((size, crc)),
+        Err(e) => Err(e),
     }
 }
 
@@ -260,9 +274,10 @@ impl From<leveltable_table::Error> for KeysError {
 }
 
 /// The first and last internal keys of the table `file`.
-fn first_and_last(file: &File) -> std::result::Result<(Vec<u8>, Vec<u8>), KeysError> {
-    let source = file.try_clone().map_err(KeysError::Io)?;
-    let table = Table::open(source, ldb_read_options())?;
+fn first_and_last(
+    file: &Arc<dyn ReadableFile>,
+) -> std::result::Result<(Vec<u8>, Vec<u8>), KeysError> {
+    let table = Table::open(Arc::clone(file), ldb_read_options())?;
     let mut cursor = table.iter();
     cursor.seek_to_first();
     cursor.status()?;
