@@ -346,12 +346,24 @@ impl Follower {
 
     /// Reads the rest of a log the writer is done with, as LevelDB's reader reads a log:
     /// a torn tail ends it, a damaged block is skipped.
+    ///
+    /// The log stays the one being read until all of its rest is taken: a read or a record
+    /// that fails leaves it where it was, so that the next call reads the same records again
+    /// (and returns none twice) instead of moving on to the next log without them.
     fn finish_log(&mut self) -> Result<()> {
-        let mut log = self.log.take().expect("a log is open");
+        let log = self.log.as_mut().expect("a log is open");
+        let start = log.pos;
         let records = log.rest()?;
+        let path = log.path.clone();
         for (data, offset) in records {
-            self.take_batch(&data, &log.path, offset)?;
+            if let Err(e) = self.take_batch(&data, &path, offset) {
+                if let Some(log) = self.log.as_mut() {
+                    log.pos = start;
+                }
+                return Err(e);
+            }
         }
+        self.log = None;
         Ok(())
     }
 }
