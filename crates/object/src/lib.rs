@@ -5,6 +5,7 @@ mod async_table;
 mod blocking;
 mod connector;
 mod error;
+mod http_listing;
 mod location;
 mod options;
 mod prefix;

@@ -12,6 +12,7 @@ use url::Url;
 
 use crate::connector::SameOriginConnector;
 use crate::error::scrub;
+use crate::http_listing::DirectoryListing;
 use crate::retry::RetryPolicy;
 use crate::stats::Stats;
 use crate::{Error, Result};
@@ -193,7 +194,10 @@ impl Location {
                 if parsed.scheme() == "http" {
                     all.push(("allow_http".into(), "true".into()));
                 }
-                let store = build!(object_store::http::HttpBuilder::new().with_url(base));
+                let store: Arc<dyn ObjectStore> =
+                    build!(object_store::http::HttpBuilder::new().with_url(base));
+                // Listed one directory at a time: WebDAV servers refuse `Depth: infinity`.
+                let store = Arc::new(DirectoryListing::new(store));
                 (store, object_path(&parsed, scheme, &bad)?)
             }
             other => return Err(bad(format!("unsupported store {other:?}"))),

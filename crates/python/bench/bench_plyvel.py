@@ -33,6 +33,7 @@ import time
 import plyvel
 
 from leveltable import plyvel as lt_plyvel
+from machine_info import cpu_model
 
 try:
     import pyarrow
@@ -41,20 +42,6 @@ except ImportError:
 
 KEY = b"key-%012d"
 VALUE = b"v" * 100
-
-
-def cpu_model():
-    """The CPU's model name, as /proc/cpuinfo gives it (Linux), or the platform's word."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-
-    return platform.processor() or platform.machine()
 
 
 def pin(cpu):

@@ -18,24 +18,13 @@ rows per second and ratios to the Spark build, the CPU model and the parts' bala
 import argparse
 import hashlib
 import os
-import platform
 import shutil
 import sys
 import tempfile
 import time
 
 import leveltable
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+from machine_info import cpu_model
 
 
 def rows_in_python(n):

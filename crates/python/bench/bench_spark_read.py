@@ -31,17 +31,7 @@ import sys
 import time
 
 import leveltable
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
+from machine_info import cpu_model
 
 
 def ceiling_source():

@@ -133,20 +133,12 @@ def test_a_closed_database_refuses_a_scan(tmp_path):
         db.scan_arrow()
 
 
-def test_a_damaged_table_deep_in_a_scan_is_raised(tmp_path):
+def test_a_damaged_table_deep_in_a_scan_is_raised(damaged_db):
     # A data block of the last table damaged, some 12 MB into the scan (past the quarter of
     # the block cache after which a scan reads the blocks of the level that leads straight
     # into the columns): the batches before it hold every entry before it, in order, and
     # the stream then raises naming the file.
-    items = [(b"k%06d" % i, b"v" * 200) for i in range(60_000)]
-    path = tmp_path / "db"
-    leveltable.build_db(str(path), iter(items), max_file_size=256 << 10, compression="none")
-    last = sorted(p for p in os.listdir(path) if p.endswith(".ldb"))[-1]
-    with open(path / last, "r+b") as f:
-        f.seek(100)
-        byte = f.read(1)
-        f.seek(100)
-        f.write(bytes([byte[0] ^ 0x40]))
+    path, items, last = damaged_db
     with leveltable.Db(path) as db:
         reader = pyarrow.RecordBatchReader.from_stream(db.scan_arrow(batch_rows=1000))
         got = []

@@ -9,36 +9,17 @@ import os
 import random
 import pathlib
 import shutil
-import subprocess
 import threading
 
 import pytest
 
 import leveldb_c
 import leveltable
+from conftest import skip_without_spark
 
 
-def _missing():
-    try:
-        import pyarrow  # noqa: F401
-        import pyspark.sql.datasource as ds
-    except ImportError as e:
-        return f"PySpark or pyarrow missing ({e.name})"
-    if leveldb_c.library() is None:
-        return "libleveldb (LevelDB 1.23) missing"
-    if not hasattr(ds.DataSourceReader, "pushFilters"):
-        return "PySpark older than 4.1 (no filter pushdown for Python data sources)"
-    java = shutil.which("java") or (
-        os.path.join(os.environ["JAVA_HOME"], "bin", "java") if "JAVA_HOME" in os.environ else None
-    )
-    if not java or subprocess.run([java, "-version"], capture_output=True).returncode != 0:
-        return "Java missing"
-    return None
-
-
-_MISSING = _missing()
-if _MISSING and os.environ.get("LEVELTABLE_REQUIRE_SERVERS") != "1":
-    pytest.skip(f"Spark tests skipped: {_MISSING}", allow_module_level=True)
+skip_without_spark("Spark tests", extra=[
+    lambda: None if leveldb_c.library() else "libleveldb (LevelDB 1.23) missing"])
 
 from pyspark.sql import datasource as ds  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402

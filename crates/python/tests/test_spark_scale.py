@@ -14,10 +14,8 @@ LEVELTABLE_SPARK_PROFILES sets the number of Chromium profiles (default 8),
 LEVELTABLE_SPARK_WORLD_MEGABYTES the world's size (default 40). Progress and timings go to
 stderr (``pytest -s``)."""
 
-import hashlib
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import time
@@ -25,6 +23,7 @@ import time
 import pytest
 
 import leveldb_c
+from conftest import skip_without_spark
 
 REQUIRED = os.environ.get("LEVELTABLE_REQUIRE_SERVERS") == "1"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,7 +32,7 @@ STATIC_LEVELDB = "/usr/lib/x86_64-linux-gnu/libleveldb.a"
 
 try:
     import pyarrow  # noqa: F401
-    import pyspark.sql.datasource as ds
+    import pyspark  # noqa: F401
 except ImportError as e:
     # The environments without PySpark (the sdist's tests) skip the module whatever
     # LEVELTABLE_REQUIRE_SERVERS says; where PySpark is, the rest must be too.
@@ -41,29 +40,16 @@ except ImportError as e:
                 allow_module_level=True)
 
 
-def _missing():
-    if not hasattr(ds.DataSourceReader, "pushFilters"):
-        return "PySpark older than 4.1 (no filter pushdown for Python data sources)"
-    java = shutil.which("java") or (
-        os.path.join(os.environ["JAVA_HOME"], "bin", "java") if "JAVA_HOME" in os.environ else None
-    )
-    if not java or subprocess.run([java, "-version"], capture_output=True).returncode != 0:
-        return "Java missing"
-    if leveldb_c.library() is None or not os.path.isfile(STATIC_LEVELDB):
-        return "LevelDB 1.23 (libleveldb-dev) missing"
-    if not shutil.which("g++"):
-        return "g++ missing"
-    return None
-
-
-_MISSING = _missing()
-if _MISSING and not REQUIRED:
-    pytest.skip(f"Spark scale tests skipped: {_MISSING}", allow_module_level=True)
+skip_without_spark("Spark scale tests", extra=[
+    lambda: None if leveldb_c.library() and os.path.isfile(STATIC_LEVELDB)
+    else "LevelDB 1.23 (libleveldb-dev) missing",
+    lambda: None if shutil.which("g++") else "g++ missing"])
 
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql.types import BinaryType, StructField, StructType  # noqa: E402
 
 import s3_moto  # noqa: E402
+from spark_digest import bounds_of, leveldb_digests, spark_digests  # noqa: E402
 from leveltable import spark_source  # noqa: E402
 
 SPARK_MASTER = os.environ.get("LEVELTABLE_SPARK_CLUSTER_MASTER", "local-cluster[2,1,1024]")
@@ -110,84 +96,6 @@ def reader_of(path, **options):
     return spark_source.LevelDbDataSource(options).reader(RAW)
 
 
-def bounds_of(partitions):
-    """Each partition's key range [start, stop) (its pieces', which follow each other)."""
-    spans = []
-    for part in partitions:
-        pieces = part.pieces
-        for before, after in zip(pieces, pieces[1:]):
-            assert before.stop == after.start
-        spans.append((pieces[0].start, pieces[-1].stop))
-    return spans
-
-
-class Digest:
-    """The digest of a run of entries in order: SHA-256 of its keys, its values, and their
-    lengths (as little-endian int32), each concatenated."""
-
-    def __init__(self):
-        self.rows = 0
-        self.keys, self.values = hashlib.sha256(), hashlib.sha256()
-        self.key_lengths, self.value_lengths = hashlib.sha256(), hashlib.sha256()
-
-    def add(self, key, value):
-        self.rows += 1
-        self.keys.update(key)
-        self.values.update(value)
-        self.key_lengths.update(struct.pack("<i", len(key)))
-        self.value_lengths.update(struct.pack("<i", len(value)))
-
-    def result(self):
-        parts = (self.keys, self.key_lengths, self.values, self.value_lengths)
-        return self.rows, hashlib.sha256("".join(h.hexdigest() for h in parts).encode()).hexdigest()
-
-
-def leveldb_digests(path, spans, items):
-    """The digests of `items` (an iteration in key order) cut at the spans' bounds."""
-    digests = [Digest() for _ in spans]
-    n = 0
-    for key, value in items:
-        while spans[n][1] is not None and key >= spans[n][1]:
-            n += 1
-        digests[n].add(key, value)
-    return [d.result() for d in digests]
-
-
-def spark_digests(df):
-    """The digest of each Spark partition's rows, computed on the executors from the
-    Arrow batches, in partition order."""
-    def digest(batches):
-        import hashlib
-
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        from pyspark import TaskContext
-
-        hashes = [hashlib.sha256() for _ in range(4)]
-        rows = 0
-        for batch in batches:
-            rows += batch.num_rows
-            for n, column in enumerate((batch.column("key"), batch.column("value"))):
-                column = column.cast(pa.large_binary())
-                lengths = pc.binary_length(column).to_numpy(zero_copy_only=False)
-                hashes[2 * n + 1].update(lengths.astype("<i4").tobytes())
-                if len(column):
-                    offsets = np.frombuffer(column.buffers()[1], dtype="<i8")
-                    lo, hi = offsets[column.offset], offsets[column.offset + len(column)]
-                    hashes[2 * n].update(memoryview(column.buffers()[2])[lo:hi])
-        text = "".join(hashes[i].hexdigest() for i in (0, 1, 2, 3))
-        yield pa.RecordBatch.from_pydict({
-            "partition": [TaskContext.get().partitionId()],
-            "rows": [rows],
-            "digest": [hashlib.sha256(text.encode()).hexdigest()],
-        }, schema=pa.schema([("partition", pa.int32()), ("rows", pa.int64()),
-                             ("digest", pa.string())]))
-
-    got = df.mapInArrow(digest, "partition int, rows long, digest string").collect()
-    return [(r.rows, r.digest) for r in sorted(got, key=lambda r: r.partition)]
-
-
 def leveldb_items(path, start=None, stop=None):
     """LevelDB 1.23's own iteration of a copy of `path` (an open writes the log out into
     a table: the original stays as written)."""
@@ -217,7 +125,7 @@ def check_read_equals(spark, path, expected_items, options=None, ranges=(),
         assert stop is not None and stop == start
     for start, stop in spans:
         assert start is None or stop is None or start < stop
-    expected = leveldb_digests(path, spans, expected_items())
+    expected = leveldb_digests(spans, expected_items())
     df = spark.read.format("leveldb").option("partitionBytes", partition_bytes)
     for name, value in options.items():
         df = df.option(name, value)

@@ -2,41 +2,22 @@
 own (``local-cluster[2,1,1024]``: two workers): databases LevelDB wrote (through plyvel)
 uploaded to an S3 server (moto, started on a loopback port) and read by Spark, compared
 with LevelDB's own iteration; the requests the planner makes; tasks that need only their
-own tables; many databases under one prefix. Needs PySpark 4.1 or later, pyarrow, plyvel,
-Java and moto's server (``MOTO_SERVER`` or ``moto_server`` on PATH); skipped without them
-unless LEVELTABLE_REQUIRE_SERVERS=1."""
+own tables; many databases under one prefix; the same database served by an HTTP server
+that lists (nginx with WebDAV) and read from its ``http://`` URL. Needs PySpark 4.1 or
+later, pyarrow, plyvel, Java, moto's server (``MOTO_SERVER`` or ``moto_server`` on PATH) and
+nginx with its WebDAV extension (``NGINX`` or ``nginx`` on PATH,
+``libnginx-mod-http-dav-ext``); skipped without them unless
+LEVELTABLE_REQUIRE_SERVERS=1."""
 
 import os
 import shutil
-import subprocess
 
 import pytest
 
 import leveltable
+from conftest import skip_without_spark
 
-REQUIRED = os.environ.get("LEVELTABLE_REQUIRE_SERVERS") == "1"
-
-
-def _missing():
-    try:
-        import plyvel  # noqa: F401
-        import pyarrow  # noqa: F401
-        import pyspark.sql.datasource as ds
-    except ImportError as e:
-        return f"PySpark, pyarrow or plyvel missing ({e.name})"
-    if not hasattr(ds.DataSourceReader, "pushFilters"):
-        return "PySpark older than 4.1 (no filter pushdown for Python data sources)"
-    java = shutil.which("java") or (
-        os.path.join(os.environ["JAVA_HOME"], "bin", "java") if "JAVA_HOME" in os.environ else None
-    )
-    if not java or subprocess.run([java, "-version"], capture_output=True).returncode != 0:
-        return "Java missing"
-    return None
-
-
-_MISSING = _missing()
-if _MISSING and not REQUIRED:
-    pytest.skip(f"Spark tests skipped: {_MISSING}", allow_module_level=True)
+skip_without_spark("Spark tests", extra=["plyvel"])
 
 import plyvel  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
@@ -44,6 +25,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from leveltable import spark_source  # noqa: E402
 from s3_moto import BUCKET, store_options, upload  # noqa: E402
 from s3_moto import request as _request  # noqa: E402
+from spark_digest import bounds_of, leveldb_digests, spark_digests  # noqa: E402
 
 #: Two worker processes of one core and 1 GiB each, as a cluster runs executors; PySpark as
 #: pip installs it carries the scripts this mode starts them with.
@@ -96,15 +78,23 @@ def read(spark, url, endpoint, schema=None, **options):
 
 
 @pytest.fixture(scope="module")
-def remote(tmp_path_factory, moto):
-    """A plyvel-written database, uploaded: (its directory, its URL, the uploaded sizes,
-    its entries as LevelDB iterates them). The directory is left as written (LevelDB
-    iterates a copy: an open flushes the log into a table) to upload again."""
-    root = tmp_path_factory.mktemp("store")
+def written(tmp_path_factory):
+    """A plyvel-written database: (its directory, its entries as LevelDB iterates them).
+    The directory is left as written (LevelDB iterates a copy: an open flushes the log
+    into a table), to upload or serve."""
+    root = tmp_path_factory.mktemp("written")
     path = write_plyvel(root / "db", 40000)
-    url, sizes = upload(moto, path, "one/db")
     shutil.copytree(path, root / "copy")
-    return path, url, sizes, plyvel_items(str(root / "copy"))
+    return path, plyvel_items(str(root / "copy"))
+
+
+@pytest.fixture(scope="module")
+def remote(moto, written):
+    """The plyvel-written database, uploaded: (its directory, its URL, the uploaded sizes,
+    its entries as LevelDB iterates them)."""
+    path, expected = written
+    url, sizes = upload(moto, path, "one/db")
+    return path, url, sizes, expected
 
 
 def test_a_database_on_s3_reads_as_leveldb_iterates(spark, moto, remote):
@@ -218,3 +208,46 @@ def test_a_local_database_read_by_two_executors(spark, tmp_path):
     df = spark.read.format("leveldb").option("partitionBytes", 128 << 10).load(path)
     assert df.rdd.getNumPartitions() >= 4
     assert sorted((bytes(r.key), bytes(r.value)) for r in df.collect()) == expected
+
+
+def test_a_database_over_http_reads_as_it_reads_locally(spark, dav, written):
+    """The database served by nginx, listed with WebDAV and read with range requests:
+    Spark's read of its ``http://`` URL plans the same partitions as the read of the
+    directory, and each partition's rows are the same (by digest) and LevelDB's."""
+    root, endpoint = dav
+    path, expected = written
+    served = root / "site" / "a" / "db"
+    shutil.copytree(path, served)
+    with leveltable.Db(str(served)) as db:
+        stats = db.stats()
+    assert sum(len(level) for level in stats["levels"]) >= 4 and stats["log_bytes"] > 0
+    url = f"{endpoint}/site/a/db"
+    reader = spark_source.LevelDbDataSource(
+        {"path": url, "partitionbytes": str(256 << 10)}).reader(spark_source_schema())
+    spans = bounds_of(reader.partitions())
+    assert len(spans) >= 4
+    # The planner over HTTP: one listing (a PROPFIND), then CURRENT, the MANIFEST and the
+    # logs, and no table.
+    (version,) = reader.versions.values()
+    logs = [n for n in os.listdir(served) if n.endswith(".log")]
+    assert version["requests"]["lists"] == 1
+    assert version["requests"]["gets"] == 2 + len(logs)
+
+    def load(where):
+        return spark.read.format("leveldb").option("partitionBytes", 256 << 10).load(where)
+
+    remote, local = load(url), load(str(served))
+    assert remote.rdd.getNumPartitions() == local.rdd.getNumPartitions() == len(spans)
+    got = spark_digests(remote)
+    assert got == spark_digests(local)
+    assert got == leveldb_digests(spans, expected)
+    a, b = key(12000), key(12400)
+    ranged = remote.filter((F.col("key") >= a) & (F.col("key") < b)).collect()
+    assert [(bytes(r.key), bytes(r.value)) for r in ranged] == in_range(expected, a, b)
+    # A prefix two directories above: the listing walks down to the database.
+    found = (spark.read.format("leveldb").schema("key binary, value binary, database string")
+             .load(f"{endpoint}/site"))
+    assert [r.database for r in found.select("database").distinct().collect()] == [url]
+    assert found.count() == len(expected)
+    with pytest.raises(Exception, match="no LevelDB database"):
+        load(f"{endpoint}/nothing-here").count()
