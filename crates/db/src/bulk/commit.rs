@@ -179,15 +179,9 @@ fn commit_checked(
     let placed = register_lock(&lock, created, &mut made)
         .and_then(|()| check_empty(dir))
         .and_then(|()| {
-            place(
-                fsys,
-                dir,
-                parts,
-                &staged,
-                edit,
-                &mut made,
-                &mut |size| count.add(size),
-            )
+            place(fsys, dir, parts, &staged, edit, &mut made, &mut |size| {
+                count.add(size)
+            })
         })
         .and_then(|summary| {
             // A directory the commit made is a name in its parent: durable once that is

@@ -3,13 +3,16 @@
 //! memtable or lost range reaches holds every version of its keys, so its newest version
 //! of each key is the one the merge would take, and a reader of the copy takes it too.
 //!
-//! The copy, not the source, is verified, as thoroughly as a merge reads a table and more:
+//! The copy is the source's file under a second name where the file system allows (a hard
+//! link: LevelDB never writes a table once made), else a copy. The copy, what the repaired
+//! database holds, is verified, as thoroughly as a merge reads a table and more:
 //! every block's checksum and encoding, the order of its keys, its index separators, that
 //! its filter admits every key (a table with a filter the reader does not know is merged
 //! instead), and that every key is an internal key. The copy's first and last keys must be
 //! those the salvage found in the source. A table that fails is merged instead.
 
 use std::cmp::Ordering;
+use std::fs::File;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -136,8 +139,8 @@ pub(super) struct Copied {
     pub(super) deleted: u64,
 }
 
-/// Copies the table `table` of `src` to `to` (named as a part's file), hands it to
-/// `syncs`, and verifies the copy (see the module documentation) with `read` (checksums checked); `buf` is reused.
+/// Copies the table `table` of `src` to `to` (named as a part's file; a hard link where the
+/// file system makes one), hands it to `syncs`, and verifies the copy (see the module documentation) with `read` (checksums checked); `buf` is reused.
 ///
 /// # Errors
 /// Any failure to read, write or verify: the caller merges the table instead (and removes
@@ -162,25 +165,21 @@ pub(super) fn copy_table(
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let to = to.to_owned();
-    let (mut source, _) = open_regular(&from).map_err(|e| Error::io(&from, e))?;
-    let mut out = LocalFileSystem
-        .create_new(&to)
-        .map_err(|e| Error::op("cannot create", &to, e))?;
-    buf.resize(COPY_BUFFER, 0);
-    let (mut crc, mut size) = (0u32, 0u64);
-    loop {
-        let n = match source.read(buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::io(&from, e)),
-        };
-        crc = crc32c::crc32c_append(crc, &buf[..n]);
-        size = size.saturating_add(n as u64);
-        out.write_all(&buf[..n])
-            .map_err(|e| Error::op(format!("cannot copy {} to", from.display()), &to, e))?;
-    }
-    syncs.sync(to.clone(), out)?;
+    // The source's file itself, under a second name, where the file system allows (LevelDB
+    // never writes a table once made): nothing copied, and what is verified below is what
+    // the repaired database holds. Else a copy.
+    let linked = std::fs::hard_link(&from, &to).is_ok()
+        && std::fs::symlink_metadata(&to).is_ok_and(|m| m.is_file());
+    let (crc, size) = if linked {
+        let (file, _) = open_regular(&to).map_err(|e| Error::io(&to, e))?;
+        let (crc, size) = checksum(&file, buf).map_err(|e| Error::io(&to, e))?;
+        // Durable as its new name is (a file just written may not be yet).
+        syncs.sync(to.clone(), Box::new(file))?;
+        (crc, size)
+    } else {
+        let _ = std::fs::remove_file(&to);
+        copy_file(&from, &to, syncs, buf)?
+    };
     let checked = verify_copy(&to, number, read, user)?;
     let refuse = |what: &str| Error::corruption(table_file_name(number), what.to_owned(), 0);
     if checked.first != table.smallest || checked.last != table.largest {
@@ -204,6 +203,47 @@ pub(super) fn copy_table(
         keys: checked.keys,
         deleted: checked.deleted,
     })
+}
+
+/// Copies `from` to `to` (a new file), handed to `syncs`; returns the copy's CRC32C and
+/// size.
+fn copy_file(from: &Path, to: &Path, syncs: &SyncQueue, buf: &mut Vec<u8>) -> Result<(u32, u64)> {
+    let (mut source, _) = open_regular(from).map_err(|e| Error::io(from, e))?;
+    let mut out = LocalFileSystem
+        .create_new(to)
+        .map_err(|e| Error::op("cannot create", to, e))?;
+    buf.resize(COPY_BUFFER, 0);
+    let (mut crc, mut size) = (0u32, 0u64);
+    loop {
+        let n = match source.read(buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(from, e)),
+        };
+        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        size = size.saturating_add(n as u64);
+        out.write_all(&buf[..n])
+            .map_err(|e| Error::op(format!("cannot copy {} to", from.display()), to, e))?;
+    }
+    syncs.sync(to.to_owned(), out)?;
+    Ok((crc, size))
+}
+
+/// The CRC32C and size of `file`'s bytes, read through `buf`.
+fn checksum(mut file: &File, buf: &mut Vec<u8>) -> std::io::Result<(u32, u64)> {
+    buf.resize(COPY_BUFFER, 0);
+    let (mut crc, mut size) = (0u32, 0u64);
+    loop {
+        let n = match file.read(buf) {
+            Ok(0) => return Ok((crc, size)),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        size = size.saturating_add(n as u64);
+    }
 }
 
 /// The user key of an internal key checked to be one.
