@@ -226,3 +226,43 @@ fn damaged_and_undamaged_tables_repair_to_the_model() {
         assert_eq!(theirs, model);
     }
 }
+
+/// The device and inode of each table of `dir`.
+fn inodes(dir: &Path) -> Vec<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    files(dir, "ldb")
+        .iter()
+        .map(|t| {
+            let m = fs::metadata(t).unwrap();
+            (m.dev(), m.ino())
+        })
+        .collect()
+}
+
+/// On the source's file system a kept table is the source's file under a second name; on
+/// another (`/dev/shm` when it is one) a copy, synced: the same bytes either way.
+#[test]
+fn kept_tables_are_linked_on_one_file_system_and_copied_across() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shm = Path::new("/dev/shm");
+    let other = shm
+        .is_dir()
+        .then(|| tempfile::tempdir_in(shm).ok())
+        .flatten();
+    let mut places = vec![(tmp.path().join("src"), tmp.path().join("dest"))];
+    if let Some(other) = &other {
+        places.push((other.path().join("src"), tmp.path().join("dest-across")));
+    }
+    for (src, dest) in places {
+        let entries = (0..5000u32).map(|i| (format!("key{i:06}").into_bytes(), vec![b'v'; 40]));
+        let built = bulk_build(&src, 16 << 10, entries);
+        let report = repair(&src, &dest, &RepairOptions::default()).unwrap();
+        assert_eq!(report.tables_copied, built.tables);
+        assert_eq!(same_tables(&src, &dest), built.tables as usize);
+        let (theirs, ours) = (inodes(&src), inodes(&dest));
+        let same_device = theirs[0].0 == ours[0].0;
+        let shared = ours.iter().filter(|i| theirs.contains(i)).count();
+        assert_eq!(shared, if same_device { ours.len() } else { 0 });
+        assert_eq!(view(&dest), view(&src));
+    }
+}
