@@ -487,10 +487,13 @@ fn copy_tables(
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
-    let read = ldb_read_options_for(Arc::clone(user))
-        .verify_checksums(true)
-        .profile(read.profile)
-        .fill_cache(false);
+    let read = copy::Reading {
+        options: ldb_read_options_for(Arc::clone(user))
+            .verify_checksums(true)
+            .profile(read.profile)
+            .fill_cache(false),
+        budget: read.table_memory_budget,
+    };
     let dir = output.copies_dir();
     let (mut syncer, syncs) = Syncer::start(COPY_SYNC_BACKLOG);
     let mut out = Vec::new();

@@ -31,6 +31,15 @@ use crate::version_edit::FileMetaData;
 use crate::writer::file_system::{FileSystem, LocalFileSystem};
 use crate::{Error, Result};
 
+/// How a copy is read for its verification.
+pub(super) struct Reading {
+    /// Checksums checked.
+    pub(super) options: ReadOptions,
+    /// The table memory budget: a table whose index and filter blocks take more is merged
+    /// (where the table cache refuses it, as it refuses it in any read).
+    pub(super) budget: u64,
+}
+
 /// Bytes copied at a time.
 const COPY_BUFFER: usize = 1 << 20;
 
@@ -140,7 +149,8 @@ pub(super) struct Copied {
 }
 
 /// Copies the table `table` of `src` to `to` (named as a part's file; a hard link where the
-/// file system makes one), hands it to `syncs`, and verifies the copy (see the module documentation) with `read` (checksums checked); `buf` is reused.
+/// file system makes one), hands it to `syncs`, and verifies the copy (see the module
+/// documentation) as `read` says; `buf` is reused.
 ///
 /// # Errors
 /// Any failure to read, write or verify: the caller merges the table instead (and removes
@@ -149,7 +159,7 @@ pub(super) fn copy_table(
     src: &Path,
     table: &FileMetaData,
     to: &Path,
-    read: &ReadOptions,
+    read: &Reading,
     user: &dyn Comparator,
     syncs: &SyncQueue,
     buf: &mut Vec<u8>,
@@ -262,16 +272,17 @@ struct Checked {
 }
 
 /// Verifies the table at `path` (a copy of table `number`).
-fn verify_copy(
-    path: &Path,
-    number: u64,
-    read: &ReadOptions,
-    user: &dyn Comparator,
-) -> Result<Checked> {
+fn verify_copy(path: &Path, number: u64, read: &Reading, user: &dyn Comparator) -> Result<Checked> {
     let name = table_file_name(number);
     let bad = |what: String| Error::corruption(name.clone(), what, 0);
     let (file, _) = open_regular(path).map_err(|e| Error::io(path, e))?;
-    let table = Table::open(file, read.clone()).map_err(|e| bad(e.to_string()))?;
+    let table = Table::open(file, read.options.clone()).map_err(|e| bad(e.to_string()))?;
+    if table.resident_bytes() > read.budget {
+        return Err(bad(format!(
+            "{} bytes of index and filter blocks, more than the table memory budget",
+            table.resident_bytes()
+        )));
+    }
     // A filter the reader does not load is not checked: a reader that knows its policy
     // would trust it.
     let properties = table.properties();
