@@ -27,17 +27,15 @@ use std::sync::Arc;
 use leveltable_process::TemporaryDir;
 use leveltable_table::{BytewiseComparator, Comparator};
 
-use crate::bulk::syncer::Syncer;
 use crate::db::Db;
-use crate::dbformat::{ParsedInternalKey, ValueType, extract_user_key, ldb_read_options_for};
+use crate::dbformat::{ParsedInternalKey, ValueType, extract_user_key};
 use crate::durable::sync_dir;
 use crate::filename::{log_file_name, parent_dir, table_file_name};
 use crate::merger::Merger;
 use crate::options::DbOptions;
 use crate::salvage::TableRead;
 use crate::storage::list_dir;
-use crate::version::{Origin, Source, Version};
-use crate::version_edit::FileMetaData;
+use crate::version::Origin;
 use crate::version_set::{Manifest, read_manifest, recorded_comparator};
 use crate::{BulkOptions, Error, Result};
 
@@ -339,10 +337,10 @@ fn build_reading(
     // kept: not when the options ask for the bulk options' own).
     let copied = if options.keep_compression {
         let candidates = copy::copyable(&db.version, &ranges, &live, user.as_ref());
-        copy_tables(
+        copy::copy_tables(
             src,
             &candidates,
-            &output,
+            &output.copies_dir(),
             &read_options,
             &user,
             &mut |size| {
@@ -377,7 +375,7 @@ fn build_reading(
     };
     // The merge of every source, read with no allocation per entry: each key's versions
     // (up to its first live one) are copied into slots whose buffers are reused.
-    let version = Arc::new(without(&db.version, &skip));
+    let version = Arc::new(copy::without(&db.version, &skip));
     let mut merger = Merger::new(Arc::clone(&version), Bound::Unbounded, Bound::Unbounded);
     // Each entry's origin and whether it is live, found without a lookup per entry.
     let mut origins = Origins::new(&version, &resolver.live);
@@ -468,90 +466,6 @@ fn build_reading(
     report.tables = summary.tables;
     report.bytes = summary.bytes;
     Ok(Ok(report))
-}
-
-/// Copies and verifies the tables `candidates` of `src` into `output`'s copies, calling
-/// `copied` with each one's size; returns the copies, in key order. A table that cannot be
-/// copied or fails the verification is left to the merge.
-///
-/// # Errors
-/// Syncing the copies.
-fn copy_tables(
-    src: &Path,
-    candidates: &[Arc<FileMetaData>],
-    output: &Output,
-    read: &DbOptions,
-    user: &Arc<dyn Comparator>,
-    copied: &mut dyn FnMut(u64),
-) -> Result<Vec<copy::Copied>> {
-    if candidates.is_empty() {
-        return Ok(Vec::new());
-    }
-    let read = copy::Reading {
-        options: ldb_read_options_for(Arc::clone(user))
-            .verify_checksums(true)
-            .profile(read.profile)
-            .fill_cache(false),
-        budget: read.table_memory_budget,
-    };
-    let dir = output.copies_dir();
-    let (mut syncer, syncs) = Syncer::start(COPY_SYNC_BACKLOG);
-    let mut out = Vec::new();
-    let mut buf = Vec::new();
-    for (i, table) in candidates.iter().enumerate() {
-        let to = dir.join(table_file_name(i as u64 + 1));
-        match copy::copy_table(src, table, &to, &read, user.as_ref(), &syncs, &mut buf) {
-            Ok(c) => {
-                copied(c.file.size);
-                out.push(c);
-            }
-            // Merged instead (where a damaged table makes the merge start again, reading
-            // every table whole first).
-            Err(_) => {
-                let _ = std::fs::remove_file(&to);
-            }
-        }
-    }
-    drop(syncs);
-    syncer.finish()?;
-    Ok(out)
-}
-
-/// Copies waiting for their sync, at most.
-const COPY_SYNC_BACKLOG: usize = 4;
-
-/// `version` without the tables `skip`.
-fn without(version: &Version, skip: &BTreeSet<u64>) -> Version {
-    let sources = version
-        .sources
-        .iter()
-        .filter_map(|source| match source {
-            Source::Mem { origin, table } => Some(Source::Mem {
-                origin: *origin,
-                table: Arc::clone(table),
-            }),
-            Source::Live { table } => Some(Source::Live {
-                table: Arc::clone(table),
-            }),
-            Source::Files { level, files } => {
-                let files: Vec<_> = files
-                    .iter()
-                    .filter(|f| !skip.contains(&f.number))
-                    .cloned()
-                    .collect();
-                (!files.is_empty()).then_some(Source::Files {
-                    level: *level,
-                    files,
-                })
-            }
-        })
-        .collect();
-    Version::new(
-        version.icmp.clone(),
-        Arc::clone(&version.tables),
-        sources,
-        version.newest_wins,
-    )
 }
 
 /// Keys a repair merges between two looks at how far it has got.

@@ -12,6 +12,7 @@
 //! those the salvage found in the source. A table that fails is merged instead.
 
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -22,14 +23,14 @@ use leveltable_table::{Comparator, ReadOptions, Table};
 use super::LiveFiles;
 use super::lost::LostRanges;
 use crate::bulk::part::PartFile;
-use crate::bulk::syncer::SyncQueue;
-use crate::dbformat::{ParsedInternalKey, ValueType, extract_user_key};
+use crate::bulk::syncer::{SyncQueue, Syncer};
+use crate::dbformat::{ParsedInternalKey, ValueType, extract_user_key, ldb_read_options_for};
 use crate::filename::{sst_table_file_name, table_file_name};
 use crate::storage::open_regular;
 use crate::version::{Origin, Source, Version};
 use crate::version_edit::FileMetaData;
 use crate::writer::file_system::{FileSystem, LocalFileSystem};
-use crate::{Error, Result};
+use crate::{DbOptions, Error, Result};
 
 /// How a copy is read for its verification.
 pub(super) struct Reading {
@@ -133,6 +134,89 @@ pub(super) fn copyable(
     out
 }
 
+/// Copies and verifies the tables `candidates` of `src` into `dir`, calling
+/// `copied` with each one's size; returns the copies, in key order. A table that cannot be
+/// copied or fails the verification is left to the merge.
+///
+/// # Errors
+/// Syncing the copies.
+pub(super) fn copy_tables(
+    src: &Path,
+    candidates: &[Arc<FileMetaData>],
+    dir: &Path,
+    read: &DbOptions,
+    user: &Arc<dyn Comparator>,
+    copied: &mut dyn FnMut(u64),
+) -> Result<Vec<Copied>> {
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let read = Reading {
+        options: ldb_read_options_for(Arc::clone(user))
+            .verify_checksums(true)
+            .profile(read.profile)
+            .fill_cache(false),
+        budget: read.table_memory_budget,
+    };
+    let (mut syncer, syncs) = Syncer::start(COPY_SYNC_BACKLOG);
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    for (i, table) in candidates.iter().enumerate() {
+        let to = dir.join(table_file_name(i as u64 + 1));
+        match copy_table(src, table, &to, &read, user.as_ref(), &syncs, &mut buf) {
+            Ok(c) => {
+                copied(c.file.size);
+                out.push(c);
+            }
+            // Merged instead (where a damaged table makes the merge start again, reading
+            // every table whole first).
+            Err(_) => {
+                let _ = std::fs::remove_file(&to);
+            }
+        }
+    }
+    drop(syncs);
+    syncer.finish()?;
+    Ok(out)
+}
+
+/// Copies waiting for their sync, at most.
+const COPY_SYNC_BACKLOG: usize = 4;
+
+/// `version` without the tables `skip`.
+pub(super) fn without(version: &Version, skip: &BTreeSet<u64>) -> Version {
+    let sources = version
+        .sources
+        .iter()
+        .filter_map(|source| match source {
+            Source::Mem { origin, table } => Some(Source::Mem {
+                origin: *origin,
+                table: Arc::clone(table),
+            }),
+            Source::Live { table } => Some(Source::Live {
+                table: Arc::clone(table),
+            }),
+            Source::Files { level, files } => {
+                let files: Vec<_> = files
+                    .iter()
+                    .filter(|f| !skip.contains(&f.number))
+                    .cloned()
+                    .collect();
+                (!files.is_empty()).then_some(Source::Files {
+                    level: *level,
+                    files,
+                })
+            }
+        })
+        .collect();
+    Version::new(
+        version.icmp.clone(),
+        Arc::clone(&version.tables),
+        sources,
+        version.newest_wins,
+    )
+}
+
 /// A table copied and verified.
 #[derive(Debug, Clone)]
 pub(super) struct Copied {
@@ -155,7 +239,7 @@ pub(super) struct Copied {
 /// # Errors
 /// Any failure to read, write or verify: the caller merges the table instead (and removes
 /// the copy).
-pub(super) fn copy_table(
+fn copy_table(
     src: &Path,
     table: &FileMetaData,
     to: &Path,
