@@ -14,7 +14,9 @@
 //! - `repair/lost.rs`: what was lost, and the key ranges each key falls in;
 //! - `repair/in_place.rs`: a repair swapped in place of the damaged database;
 //! - `repair/progress.rs`: how far a merge that reads each table once has got;
-//! - `repair/origins.rs`: which file each entry of the merge comes from.
+//! - `repair/origins.rs`: which file each entry of the merge comes from;
+//! - `repair/copy.rs`: the tables copied as they are, verified, instead of merged;
+//! - `repair/output.rs`: the repaired database, built and copied tables committed.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,12 +37,13 @@ use crate::salvage::TableRead;
 use crate::storage::list_dir;
 use crate::version::Origin;
 use crate::version_set::{Manifest, read_manifest, recorded_comparator};
-use crate::writer::file_system::LocalFileSystem;
-use crate::{BulkOptions, DbBuilder, Error, Result};
+use crate::{BulkOptions, Error, Result};
 
+mod copy;
 mod in_place;
 mod lost;
 mod origins;
+mod output;
 mod progress;
 mod report;
 
@@ -49,6 +52,7 @@ pub use report::{IgnoredFile, KeyRange, LostData, LostKind, RepairReport, Uncert
 
 use lost::{Layer, LostRanges, collect_lost};
 use origins::Origins;
+use output::Output;
 use progress::MergeProgress;
 
 /// The name of LevelDB's bytewise comparator.
@@ -141,8 +145,10 @@ impl RepairOptions {
 /// have been lost. Uncertain keys are kept unless
 /// [`drop_uncertain`](RepairOptions::drop_uncertain).
 ///
-/// `dest` is built through a bulk build in a hidden directory beside it and renamed into
-/// place once whole: it must not exist, or be an empty directory. LevelDB 1.23 opens it.
+/// A live table whose keys no other file (or lost range) reaches is copied as it is, and
+/// the copy verified whole (checksums, key order, index, filter, internal keys); the
+/// others are merged. `dest` is built through a bulk build, beside the copies, in a hidden
+/// directory beside it and renamed into place once whole: it must not exist, or be an empty directory. LevelDB 1.23 opens it.
 /// It is ordered by the comparator the source's MANIFEST names, and its MANIFEST names
 /// that comparator: the options must know it, in their registry
 /// ([`DbOptions::comparators`], where Chromium's `idb_cmp1` is registered by
@@ -254,10 +260,12 @@ fn check_dest(src: &Path, dest: &Path) -> Result<()> {
 
 /// Reads `src` and builds the repaired database at `dest` (a path that does not exist).
 ///
-/// Each table is read once: the salvage reads the tables that open at their ends only, and
-/// the merge reads them through, checking every checksum and the order of their keys. A
-/// table damaged further in fails the merge; the repair then starts again, with the
-/// salvage reading every table whole first, to tell what was lost and where.
+/// The salvage reads the tables that open at their ends only; those whose keys no other
+/// file reaches are then copied as they are and each copy verified whole (`repair/copy.rs`),
+/// and the merge reads the others through, checking every checksum and the order of their
+/// keys. A table damaged further in fails its copy's verification (it is merged instead)
+/// or the merge; the repair then starts again, with the salvage reading every table whole
+/// first, to tell what was lost and where.
 pub(crate) fn build(
     src: &Path,
     dest: &Path,
@@ -324,7 +332,38 @@ fn build_reading(
         bulk.compression = c;
     }
     let order = (user.name() != BYTEWISE).then(|| Arc::clone(&user));
-    let mut builder = DbBuilder::create_ordered(Arc::new(LocalFileSystem), dest, bulk, order)?;
+    let mut output = Output::create(dest, bulk, order, Arc::clone(&user))?;
+    // Tables whose keys no other file reaches are copied as they are (their compression
+    // kept: not when the options ask for the bulk options' own).
+    let copied = if options.keep_compression {
+        let candidates = copy::copyable(&db.version, &ranges, &live, user.as_ref());
+        copy::copy_tables(
+            src,
+            &candidates,
+            &output.copies_dir(),
+            &read_options,
+            &user,
+            &mut |size| {
+                if let Some(m) = &mut merged {
+                    m.add(size);
+                    let (done, total) = m.now();
+                    progress(done, total);
+                }
+            },
+        )?
+    } else {
+        Vec::new()
+    };
+    for c in &copied {
+        report.keys += c.keys;
+        report.deleted += c.deleted;
+    }
+    report.tables_copied = copied.len() as u64;
+    let skip: BTreeSet<u64> = copied.iter().map(|c| c.number).collect();
+    if let Some(m) = &mut merged {
+        m.skip(&skip);
+    }
+    output.set_copied(copied);
     let mut resolver = Resolver {
         user: Arc::clone(&user),
         live,
@@ -336,7 +375,7 @@ fn build_reading(
     };
     // The merge of every source, read with no allocation per entry: each key's versions
     // (up to its first live one) are copied into slots whose buffers are reused.
-    let version = Arc::clone(&db.version);
+    let version = Arc::new(copy::without(&db.version, &skip));
     let mut merger = Merger::new(Arc::clone(&version), Bound::Unbounded, Bound::Unbounded);
     // Each entry's origin and whether it is live, found without a lookup per entry.
     let mut origins = Origins::new(&version, &resolver.live);
@@ -370,7 +409,7 @@ fn build_reading(
         let (origin, live) = origins.of(&version, &resolver.live, source, internal);
         if held > 0 && user.compare(&key, p.user_key) != Ordering::Equal {
             if let Some(i) = resolver.resolve(&key, &slots[..held]) {
-                builder.add(&key, &slots[i].value)?;
+                output.add(&key, &slots[i].value)?;
             }
             held = 0;
             holds_live = false;
@@ -399,7 +438,7 @@ fn build_reading(
             if single {
                 fill_slot(&mut slots, 0, origin, live, value_type, &[]);
                 if resolver.resolve(&key, &slots[..1]).is_some() {
-                    builder.add(&key, merger.held().1)?;
+                    output.add(&key, merger.held().1)?;
                 }
                 continue;
             }
@@ -414,7 +453,7 @@ fn build_reading(
     if held > 0
         && let Some(i) = resolver.resolve(&key, &slots[..held])
     {
-        builder.add(&key, &slots[i].value)?;
+        output.add(&key, &slots[i].value)?;
     }
     if let Some(m) = &mut merged {
         m.finish();
@@ -423,7 +462,7 @@ fn build_reading(
     }
     let uncertain = std::mem::take(&mut resolver.uncertain);
     report.uncertain = uncertain.into_values().collect();
-    let summary = builder.finish()?;
+    let summary = output.finish()?;
     report.tables = summary.tables;
     report.bytes = summary.bytes;
     Ok(Ok(report))

@@ -7,15 +7,14 @@
 //! again with `LEVELTABLE_REPAIR_MEMORY_CHILD` set), which reads its own `VmHWM` from
 //! `/proc/self/status` once the repair is done.
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use leveltable_db::{
-    BulkOptions, Db, DbBuilder, DbOptions, RepairOptions, RepairReport, WritableDb,
-    WritableOptions, WriteOptions, repair,
-};
+use common::dbs::{Model, Noise, budgeted, bulk_build, damaged_history, files, view};
+use leveltable_db::{Db, DbOptions, RepairOptions, RepairReport, repair};
 
 /// Set in the child: `SRC DEST` to repair, then print the peak resident memory.
 const CHILD: &str = "LEVELTABLE_REPAIR_MEMORY_CHILD";
@@ -25,18 +24,6 @@ const BUDGET: u64 = 256 << 10;
 
 /// Bytes of a table of the databases measured: small, so that they hold many tables.
 const TABLE_BYTES: u64 = 16 << 10;
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-/// The budget, with the options' default memory maps (which a repair does not use).
-fn budgeted() -> RepairOptions {
-    RepairOptions::default().db(DbOptions::default().table_memory_budget(BUDGET))
-}
-
-fn view(dir: &Path) -> Model {
-    let db = Db::open(dir, DbOptions::default()).unwrap();
-    db.iter().collect::<Result<_, _>>().unwrap()
-}
 
 /// `VmHWM` of this process, in KiB.
 fn peak_kib() -> u64 {
@@ -51,22 +38,9 @@ fn peak_kib() -> u64 {
 /// A database of `entries` entries of about 100 bytes (values that do not compress), in
 /// tables of [`TABLE_BYTES`].
 fn build(dir: &Path, entries: u64) {
-    let options = BulkOptions::default().max_file_size(TABLE_BYTES);
-    let mut builder = DbBuilder::create(dir, options).unwrap();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut value = [0u8; 80];
-    for i in 0..entries {
-        for b in value.iter_mut() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            *b = state as u8;
-        }
-        builder
-            .add(format!("key{i:010}").as_bytes(), &value)
-            .unwrap();
-    }
-    builder.finish().unwrap();
+    let mut noise = Noise(0x2545_f491_4f6c_dd1d);
+    let entries = (0..entries).map(|i| (format!("key{i:010}").into_bytes(), noise.bytes(80)));
+    bulk_build(dir, TABLE_BYTES, entries);
 }
 
 /// Repairs `src` into `dest` in a child process under the budget; returns its peak
@@ -100,7 +74,7 @@ fn repair_in_child(src: &Path, dest: &Path) -> (u64, u64) {
 /// The child's part: repairs and prints `repaired: PEAK_KIB KEYS`.
 fn child(paths: &str) {
     let (src, dest) = paths.split_once('\n').unwrap();
-    let report = repair(src, dest, &budgeted()).unwrap();
+    let report = repair(src, dest, &budgeted(BUDGET)).unwrap();
     assert!(report.lost.is_empty(), "{:?}", report.lost);
     println!("repaired: {} {}", peak_kib(), report.keys);
 }
@@ -129,72 +103,11 @@ fn a_repair_s_peak_memory_does_not_grow_with_the_database() {
     );
 }
 
-fn writable(buffer: usize) -> WritableOptions {
-    WritableOptions::default()
-        .create_if_missing(true)
-        .write_buffer_size(buffer)
-}
-
-fn ldb_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ldb"))
-        .collect();
-    found.sort();
-    found
-}
-
 /// The report without the paths that differ between two repairs of one source.
 fn comparable(report: &RepairReport) -> RepairReport {
     let mut report = report.clone();
     report.dest = PathBuf::new();
     report
-}
-
-/// A history of puts, overwrites and deletions with small buffers (many tables, flushes and
-/// compactions), the inputs of a compaction put back, and keys left in the log; returns the
-/// model.
-fn damaged_history(src: &Path, saved: &Path) -> Model {
-    let db = WritableDb::open(src, writable(32 << 10)).unwrap();
-    let w = WriteOptions::default();
-    let mut model = Model::new();
-    for i in 0..6000u32 {
-        let (k, v) = (format!("key{i:05}"), format!("first{i}"));
-        db.put(k.as_bytes(), v.as_bytes(), w).unwrap();
-        model.insert(k.into_bytes(), v.into_bytes());
-    }
-    db.flush().unwrap();
-    fs::create_dir(saved).unwrap();
-    for t in ldb_files(src) {
-        fs::copy(&t, saved.join(t.file_name().unwrap())).unwrap();
-    }
-    for i in (0..6000u32).step_by(3) {
-        let k = format!("key{i:05}");
-        db.delete(k.as_bytes(), w).unwrap();
-        model.remove(k.as_bytes());
-    }
-    for i in (1..6000u32).step_by(7) {
-        let (k, v) = (format!("key{i:05}"), format!("second{i}"));
-        db.put(k.as_bytes(), v.as_bytes(), w).unwrap();
-        model.insert(k.into_bytes(), v.into_bytes());
-    }
-    db.flush().unwrap();
-    db.compact_range(None, None).unwrap();
-    // Left in the log: deletions and puts no table holds.
-    for i in (2..6000u32).step_by(11) {
-        let k = format!("key{i:05}");
-        db.delete(k.as_bytes(), w).unwrap();
-        model.remove(k.as_bytes());
-    }
-    db.close().unwrap();
-    for t in ldb_files(saved) {
-        let back = src.join(t.file_name().unwrap());
-        if !back.exists() {
-            fs::copy(&t, back).unwrap();
-        }
-    }
-    model
 }
 
 /// Tables left behind, deletions in tables and in the log: under the budget, the repair is
@@ -203,9 +116,9 @@ fn damaged_history(src: &Path, saved: &Path) -> Model {
 fn a_damaged_database_repairs_under_the_budget_as_without_it() {
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");
-    let model = damaged_history(&src, &tmp.path().join("saved"));
+    let model: Model = damaged_history(&src, &tmp.path().join("saved"));
     let (bounded, free) = (tmp.path().join("bounded"), tmp.path().join("free"));
-    let small = repair(&src, &bounded, &budgeted()).unwrap();
+    let small = repair(&src, &bounded, &budgeted(BUDGET)).unwrap();
     let large = repair(&src, &free, &RepairOptions::default()).unwrap();
     assert!(
         small.ignored.iter().any(|i| i.file.ends_with(".ldb")),
@@ -235,7 +148,7 @@ fn a_lost_block_repairs_under_the_budget_as_without_it() {
         .map(|t| t.number)
         .collect();
     drop(db);
-    let target = ldb_files(&src)
+    let target = files(&src, "ldb")
         .into_iter()
         .filter(|p| {
             let n: u64 = p.file_stem().unwrap().to_str().unwrap().parse().unwrap();
@@ -249,7 +162,7 @@ fn a_lost_block_repairs_under_the_budget_as_without_it() {
     }
     fs::write(&target, &bytes).unwrap();
     let (bounded, free) = (tmp.path().join("bounded"), tmp.path().join("free"));
-    let options = budgeted().sample(usize::MAX);
+    let options = budgeted(BUDGET).sample(usize::MAX);
     let small = repair(&src, &bounded, &options).unwrap();
     let large = repair(&src, &free, &RepairOptions::default().sample(usize::MAX)).unwrap();
     assert!(

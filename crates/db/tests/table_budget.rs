@@ -2,12 +2,15 @@
 //! memory, and the cache closes tables to keep those bytes within the budget, as it closes
 //! them to keep their number within `max_open_tables`.
 
+mod common;
+
 use std::path::Path;
 
+use common::dbs::bulk_build;
 use leveltable_db::dbformat::ldb_read_options;
 use leveltable_db::filename::table_file_name;
 use leveltable_db::table_cache::TableCache;
-use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions, Error};
+use leveltable_db::{Db, DbOptions, Error};
 
 /// Tables of the database `dir`, by number.
 fn table_numbers(db: &Db) -> Vec<u64> {
@@ -24,14 +27,8 @@ fn table_numbers(db: &Db) -> Vec<u64> {
 
 /// A database of `n` keys in tables of about 16 KiB (each with a Bloom filter).
 fn build(dir: &Path, n: u32) -> Db {
-    let options = BulkOptions::default().max_file_size(16 << 10);
-    let mut builder = DbBuilder::create(dir, options).unwrap();
-    for i in 0..n {
-        builder
-            .add(format!("key{i:08}").as_bytes(), &[b'v'; 40])
-            .unwrap();
-    }
-    builder.finish().unwrap();
+    let entries = (0..n).map(|i| (format!("key{i:08}").into_bytes(), vec![b'v'; 40]));
+    bulk_build(dir, 16 << 10, entries);
     Db::open(dir, DbOptions::default()).unwrap()
 }
 

@@ -6,8 +6,10 @@
 //! 10-bit Bloom filter). Each round, interleaved:
 //!
 //! - leveltable: `repair(src, dest)`, every table and log read with its checksums
-//!   checked, the MANIFEST's live files deciding each key, the winners written through a
-//!   bulk build into a new database, synced and renamed into place;
+//!   checked, the MANIFEST's live files deciding each key; the tables no other file
+//!   reaches (here all of them) kept as they are (linked, or copied on another file
+//!   system) and each verified whole, the others' winners written through a bulk build;
+//!   a new database, synced and renamed into place;
 //! - its baseline: `DbBuilder` (one thread) over the same entries held in memory, as
 //!   `leveltable db build` builds a database from a dump: the issue's "≥ 0.8× of `db
 //!   build` from its dump";

@@ -123,6 +123,7 @@ pub fn commit_on(
         parts,
         Bytes::Read,
         None,
+        None,
         progress,
     )
 }
@@ -132,14 +133,26 @@ pub fn commit_on(
 /// recompute the checksum computed as they were written (the record keeps it, and a copy to
 /// another file system is still checked against it).
 /// `order` is the user comparator of the keys (bytewise if `None`), whose name the
-/// MANIFEST records.
+/// MANIFEST records. `last_sequence` is `None` for tables built here (every entry a value
+/// at sequence 0, the MANIFEST's last sequence 0), or the MANIFEST's last sequence for
+/// tables copied from a database (a repair's), whose first and last keys may then be of
+/// any type and sequence up to it.
 pub(crate) fn commit_built(
     fsys: &dyn FileSystem,
     dir: &Path,
     parts: &[Part],
     order: Option<&dyn Comparator>,
+    last_sequence: Option<u64>,
 ) -> Result<CommitSummary> {
-    commit_checked(fsys, dir, parts, Bytes::Recorded, order, &mut |_, _| {})
+    commit_checked(
+        fsys,
+        dir,
+        parts,
+        Bytes::Recorded,
+        order,
+        last_sequence,
+        &mut |_, _| {},
+    )
 }
 
 fn commit_checked(
@@ -148,25 +161,26 @@ fn commit_checked(
     parts: &[Part],
     bytes: Bytes,
     order: Option<&dyn Comparator>,
+    last_sequence: Option<u64>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<CommitSummary> {
     let mut count = Progress::new(parts, progress);
-    let staged = check_parts(fsys, parts, bytes, order, &mut |size| count.add(size))?;
-    let comparator = order.map_or(BYTEWISE_COMPARATOR, |c| c.name());
+    let staged = check_parts(fsys, parts, bytes, order, last_sequence, &mut |size| {
+        count.add(size)
+    })?;
+    let edit = VersionEdit {
+        comparator: Some(order.map_or(BYTEWISE_COMPARATOR, |c| c.name()).to_owned()),
+        last_sequence: Some(last_sequence.unwrap_or(0)),
+        ..VersionEdit::default()
+    };
     let mut made = Made::default();
     let (created, lock) = prepare_dir(fsys, dir, &mut made)?;
     let placed = register_lock(&lock, created, &mut made)
         .and_then(|()| check_empty(dir))
         .and_then(|()| {
-            place(
-                fsys,
-                dir,
-                parts,
-                &staged,
-                comparator,
-                &mut made,
-                &mut |size| count.add(size),
-            )
+            place(fsys, dir, parts, &staged, edit, &mut made, &mut |size| {
+                count.add(size)
+            })
         })
         .and_then(|summary| {
             // A directory the commit made is a name in its parent: durable once that is
@@ -386,14 +400,14 @@ fn check_empty(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Places the files, recording every name made in `made`, and writes the MANIFEST and
-/// CURRENT.
+/// Places the files, recording every name made in `made`, and writes the MANIFEST (`edit`,
+/// its comparator and last sequence set, with the files) and CURRENT.
 fn place(
     fsys: &dyn FileSystem,
     dir: &Path,
     parts: &[Part],
     staged: &[Staged],
-    comparator: &str,
+    mut edit: VersionEdit,
     made: &mut Made,
     placed: &mut dyn FnMut(u64),
 ) -> Result<CommitSummary> {
@@ -404,7 +418,6 @@ fn place(
         parts: parts.len() as u64,
         ..CommitSummary::default()
     };
-    let mut edit = VersionEdit::default();
     let mut number = MANIFEST_NUMBER;
     for file in staged {
         number += 1;
@@ -424,10 +437,8 @@ fn place(
         summary.entries = summary.entries.saturating_add(file.entries);
         summary.bytes = summary.bytes.saturating_add(file.size);
     }
-    edit.comparator = Some(comparator.to_owned());
     edit.log_number = Some(0);
     edit.next_file_number = Some(number + 1);
-    edit.last_sequence = Some(0);
 
     let manifest = dir.join(manifest_file_name(MANIFEST_NUMBER));
     let file = made
@@ -548,8 +559,14 @@ mod tests {
     fn a_built_part_is_checked_but_for_its_bytes() {
         let tmp = tempfile::tempdir().unwrap();
         let part = built(&tmp.path().join("a"));
-        let summary =
-            commit_built(&LocalFileSystem, &tmp.path().join("db-a"), &[part], None).unwrap();
+        let summary = commit_built(
+            &LocalFileSystem,
+            &tmp.path().join("db-a"),
+            &[part],
+            None,
+            None,
+        )
+        .unwrap();
         assert_eq!((summary.entries, summary.tables), (2000, 1));
         let db = crate::Db::open(tmp.path().join("db-a"), crate::DbOptions::default()).unwrap();
         assert_eq!(db.iter().count(), 2000);
@@ -564,8 +581,14 @@ mod tests {
             .unwrap()
             .set_len(len - 1)
             .unwrap();
-        let err =
-            commit_built(&LocalFileSystem, &tmp.path().join("db-b"), &[part], None).unwrap_err();
+        let err = commit_built(
+            &LocalFileSystem,
+            &tmp.path().join("db-b"),
+            &[part],
+            None,
+            None,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("000001.ldb"), "{err}");
         assert!(err.to_string().contains("its part record says"), "{err}");
         assert!(!tmp.path().join("db-b").exists());

@@ -149,6 +149,7 @@ impl DbBuilder {
             &self.dir,
             std::slice::from_ref(&part),
             self.order.as_deref(),
+            None,
         )?;
         drop(self.staging);
         Ok(summary)

@@ -79,6 +79,13 @@ impl LostRanges {
         }
     }
 
+    /// Every range's first and last user keys (`None`: unbounded).
+    pub(crate) fn bounds(&self) -> impl Iterator<Item = (Option<&[u8]>, Option<&[u8]>)> {
+        self.ranges
+            .iter()
+            .map(|r| (r.first.as_deref(), r.last.as_deref()))
+    }
+
     /// Moves to `key`, which sorts after every key advanced to before.
     pub(crate) fn advance(&mut self, key: &[u8], user: &dyn Comparator) {
         while let Some(r) = self.ranges.get(self.next) {

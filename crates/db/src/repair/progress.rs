@@ -1,7 +1,9 @@
 //! How far a repair that reads each table once, in the merge, has got: the bytes of the
-//! logs (read before the merge) and of the tables whose keys the merge has passed.
+//! logs (read before the merge), of the tables copied as they are (verified before it) and
+//! of the tables whose keys the merge has passed.
 
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 
 use leveltable_table::Comparator;
 
@@ -10,8 +12,9 @@ use crate::dbformat::extract_user_key;
 
 /// The tables of a salvage, by largest key, counted done as the merge passes each.
 pub(super) struct MergeProgress {
-    /// Each table's largest user key and size, largest key last (popped as passed).
-    ahead: Vec<(Vec<u8>, u64)>,
+    /// Each table's largest user key, size and number, largest key last (popped as
+    /// passed).
+    ahead: Vec<(Vec<u8>, u64, u64)>,
     done: u64,
     total: u64,
 }
@@ -20,14 +23,14 @@ impl MergeProgress {
     /// The progress of a merge of `db`'s sources, its logs read.
     pub(super) fn new(db: &Db) -> MergeProgress {
         let logs: u64 = db.properties.logs.iter().map(|l| l.size).sum();
-        let mut ahead: Vec<(Vec<u8>, u64)> = db
+        let mut ahead: Vec<(Vec<u8>, u64, u64)> = db
             .properties
             .levels
             .iter()
             .flatten()
             .map(|t| {
                 let key = extract_user_key(&t.largest).unwrap_or(&t.largest);
-                (key.to_vec(), t.size)
+                (key.to_vec(), t.size, t.number)
             })
             .collect();
         // Largest key last.
@@ -40,6 +43,16 @@ impl MergeProgress {
         }
     }
 
+    /// Counts `size` more bytes read (a table copied).
+    pub(super) fn add(&mut self, size: u64) {
+        self.done = self.done.saturating_add(size).min(self.total);
+    }
+
+    /// The tables `numbers` are not merged (they were copied and counted).
+    pub(super) fn skip(&mut self, numbers: &BTreeSet<u64>) {
+        self.ahead.retain(|t| !numbers.contains(&t.2));
+    }
+
     /// Bytes read and bytes in all, so far.
     pub(super) fn now(&self) -> (u64, u64) {
         (self.done, self.total)
@@ -49,7 +62,7 @@ impl MergeProgress {
     /// Returns whether that counted a table done.
     pub(super) fn reached(&mut self, key: &[u8], user: &dyn Comparator) -> bool {
         let mut moved = false;
-        while let Some((largest, size)) = self.ahead.last() {
+        while let Some((largest, size, _)) = self.ahead.last() {
             if user.compare(largest, key) != Ordering::Less {
                 break;
             }

@@ -48,6 +48,9 @@ pub struct RepairReport {
     pub obsolete_ignored: u64,
     /// Table files of the repaired database.
     pub tables: u64,
+    /// Of them, tables of the source copied as they are (no other file reaching their
+    /// keys), verified whole; the others hold the merge's winners.
+    pub tables_copied: u64,
     /// Their bytes.
     pub bytes: u64,
 }
@@ -180,6 +183,7 @@ impl RepairReport {
             "keys": self.keys,
             "deleted": self.deleted,
             "tables": self.tables,
+            "tables_copied": self.tables_copied,
             "bytes": self.bytes,
             "uncertain_keys": self.uncertain_keys,
             "uncertain_dropped": self.uncertain_dropped,
@@ -200,11 +204,13 @@ impl RepairReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "repaired {} into {}: {} keys in {} tables ({} deleted keys left out)",
+            "repaired {} into {}: {} keys in {} tables ({} copied as they were; {} deleted \
+             keys left out)",
             self.source.display(),
             self.dest.display(),
             self.keys,
             self.tables,
+            self.tables_copied,
             self.deleted
         );
         match (&self.manifest, &self.manifest_error) {

@@ -2,6 +2,7 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+pub mod dbs;
 pub mod failing_fs;
 
 use std::fs;

@@ -48,7 +48,9 @@ pub(super) struct Staged {
 
 /// Checks every file of `parts` (see the module documentation) and returns them in order,
 /// calling `checked` with each file's size once it is checked.
-/// The key ranges must increase by `order` (bytewise if `None`).
+/// The key ranges must increase by `order` (bytewise if `None`). With `last_sequence`
+/// `None` each file's first and last keys must be values at sequence 0 (a bulk build's);
+/// else of any type at a sequence up to it (tables a repair copied).
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] naming the part, the file and what differs from its record;
@@ -58,6 +60,7 @@ pub(super) fn check_parts(
     parts: &[Part],
     bytes: Bytes,
     order: Option<&dyn Comparator>,
+    last_sequence: Option<u64>,
     checked: &mut dyn FnMut(u64),
 ) -> Result<Vec<Staged>> {
     let mut staged = Vec::new();
@@ -71,7 +74,7 @@ pub(super) fn check_parts(
     let mut previous: Option<(usize, String, Vec<u8>)> = None;
     for (i, part) in parts.iter().enumerate() {
         for file in &part.files {
-            let staged_file = check_file(fsys, i, part, file, bytes, &mut buf)?;
+            let staged_file = check_file(fsys, i, part, file, bytes, last_sequence, &mut buf)?;
             checked(staged_file.size);
             let first = user_key(&staged_file.smallest);
             if let Some((j, name, end)) = &previous {
@@ -126,6 +129,7 @@ fn check_file(
     part: &Part,
     file: &PartFile,
     bytes: Bytes,
+    last_sequence: Option<u64>,
     buf: &mut [u8],
 ) -> Result<Staged> {
     let bad = |what: String| refused(i, part, &file.name, what);
@@ -197,7 +201,14 @@ fn check_file(
     ] {
         let parsed = ParsedInternalKey::parse(key)
             .map_err(|_| bad(format!("its {which} key is not an internal key")))?;
-        if parsed.sequence != 0 || parsed.value_type != ValueType::Value {
+        if let Some(last) = last_sequence {
+            if parsed.sequence > last {
+                return Err(bad(format!(
+                    "its {which} key has sequence {}, above the database's last sequence {last}",
+                    parsed.sequence
+                )));
+            }
+        } else if parsed.sequence != 0 || parsed.value_type != ValueType::Value {
             return Err(bad(format!(
                 "its {which} key has sequence {} and is a {}, not a bulk-built value at \
                  sequence 0",

@@ -1,0 +1,122 @@
+//! Databases the tests build: bulk-built ones of many small tables, and a history of
+//! writes whose compaction's inputs are put back (as a crash leaves them), with what each
+//! should read as.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use leveltable_db::{
+    BulkOptions, CommitSummary, Db, DbBuilder, DbOptions, RepairOptions, WritableDb,
+    WritableOptions, WriteOptions,
+};
+
+/// Keys and values, as a database should read.
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// What the database `dir` reads as.
+pub fn view(dir: &Path) -> Model {
+    let db = Db::open(dir, DbOptions::default()).unwrap();
+    db.iter().collect::<Result<_, _>>().unwrap()
+}
+
+/// Options of a writer that creates the database, with a write buffer of `buffer` bytes.
+pub fn writable(buffer: usize) -> WritableOptions {
+    WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(buffer)
+}
+
+/// The files of `dir` named `*.ext`, sorted.
+pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    found.sort();
+    found
+}
+
+/// A repair's options under a table memory budget of `budget` bytes (the options' default
+/// memory maps, which a repair does not use).
+pub fn budgeted(budget: u64) -> RepairOptions {
+    RepairOptions::default().db(DbOptions::default().table_memory_budget(budget))
+}
+
+/// Bulk-builds the database `dir` of `entries` (keys in increasing order) in tables of
+/// about `table_bytes` bytes of entries, each with a Bloom filter.
+pub fn bulk_build(
+    dir: &Path,
+    table_bytes: u64,
+    entries: impl IntoIterator<Item = (Vec<u8>, Vec<u8>)>,
+) -> CommitSummary {
+    let options = BulkOptions::default().max_file_size(table_bytes);
+    let mut builder = DbBuilder::create(dir, options).unwrap();
+    for (k, v) in entries {
+        builder.add(&k, &v).unwrap();
+    }
+    builder.finish().unwrap()
+}
+
+/// Bytes that do not compress: a xorshift generator.
+pub struct Noise(pub u64);
+
+impl Noise {
+    /// `len` more bytes.
+    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                self.0 as u8
+            })
+            .collect()
+    }
+}
+
+/// A history of puts, overwrites and deletions with small buffers (many tables, flushes and
+/// compactions), the inputs of a compaction put back (saved in `saved`), and keys left in
+/// the log; returns the model.
+pub fn damaged_history(src: &Path, saved: &Path) -> Model {
+    let db = WritableDb::open(src, writable(32 << 10)).unwrap();
+    let w = WriteOptions::default();
+    let mut model = Model::new();
+    for i in 0..6000u32 {
+        let (k, v) = (format!("key{i:05}"), format!("first{i}"));
+        db.put(k.as_bytes(), v.as_bytes(), w).unwrap();
+        model.insert(k.into_bytes(), v.into_bytes());
+    }
+    db.flush().unwrap();
+    fs::create_dir(saved).unwrap();
+    for t in files(src, "ldb") {
+        fs::copy(&t, saved.join(t.file_name().unwrap())).unwrap();
+    }
+    for i in (0..6000u32).step_by(3) {
+        let k = format!("key{i:05}");
+        db.delete(k.as_bytes(), w).unwrap();
+        model.remove(k.as_bytes());
+    }
+    for i in (1..6000u32).step_by(7) {
+        let (k, v) = (format!("key{i:05}"), format!("second{i}"));
+        db.put(k.as_bytes(), v.as_bytes(), w).unwrap();
+        model.insert(k.into_bytes(), v.into_bytes());
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    // Left in the log: deletions and puts no table holds.
+    for i in (2..6000u32).step_by(11) {
+        let k = format!("key{i:05}");
+        db.delete(k.as_bytes(), w).unwrap();
+        model.remove(k.as_bytes());
+    }
+    db.close().unwrap();
+    for t in files(saved, "ldb") {
+        let back = src.join(t.file_name().unwrap());
+        if !back.exists() {
+            fs::copy(&t, back).unwrap();
+        }
+    }
+    model
+}
