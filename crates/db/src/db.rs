@@ -120,10 +120,15 @@ fn table_options(user: &Arc<dyn Comparator>, options: &DbOptions, verify: bool) 
         .block_cache
         .clone()
         .unwrap_or_else(|| Cache::shared(DEFAULT_BLOCK_CACHE_BYTES));
-    ldb_read_options_for(Arc::clone(user))
+    let read = ldb_read_options_for(Arc::clone(user))
         .verify_checksums(verify)
-        .profile(options.profile)
-        .block_cache(cache)
+        .profile(options.profile);
+    // A cache of no bytes is none: every block is read from its file each time.
+    if cache.capacity() == 0 {
+        read
+    } else {
+        read.block_cache(cache)
+    }
 }
 
 /// The cache of the tables of `storage`, read as `options` say (checksums checked if
@@ -407,6 +412,12 @@ impl Db {
     /// The comparator the database's keys are ordered by.
     pub fn comparator(&self) -> &Arc<dyn Comparator> {
         self.version.icmp.user_comparator()
+    }
+
+    /// The capacity in bytes of the block cache (0 without one: see
+    /// [`DbOptions::block_cache`]).
+    pub fn block_cache_bytes(&self) -> u64 {
+        self.version.tables.block_cache_capacity()
     }
 
     /// How many tables are open now (at most [`DbOptions::max_open_tables`]).

@@ -42,6 +42,9 @@ pub struct DbOptions {
     /// from a few kilobytes of file.
     pub table_memory_budget: u64,
     /// The cache of data blocks, possibly shared. Default: a new 8 MiB cache per database.
+    /// A cache of 0 bytes (`Cache::shared(0)`) means none: each block is read from its
+    /// file (or its memory map) every time, and long scans read straight from the blocks
+    /// from the start.
     pub block_cache: Option<Arc<Cache>>,
     /// Check each data block's checksum when it is read. Default: true (LevelDB's reads
     /// default to false; a wrong value is worse than an error here).

@@ -68,3 +68,46 @@ fn long_scans_leave_the_cache_to_lookups() {
     );
     assert!(weight > after_short, "the scan's first blocks are cached");
 }
+
+#[test]
+fn a_cache_of_no_bytes_is_no_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut builder = DbBuilder::create(dir.path(), BulkOptions::default()).unwrap();
+    for i in 0..ENTRIES / 4 {
+        builder.add(&key(i), &value(i)).unwrap();
+    }
+    builder.finish().unwrap();
+    let db = Db::open(dir.path(), DbOptions::default()).unwrap();
+    assert_eq!(db.block_cache_bytes(), 8 << 20);
+    drop(db);
+
+    let cache = Cache::shared(0);
+    let options = DbOptions::default().block_cache(Arc::clone(&cache));
+    let db = Db::open(dir.path(), options).unwrap();
+    assert_eq!(db.block_cache_bytes(), 0);
+    // Every read works, each block read from its file: the scans in batches, entry by
+    // entry and straight from the blocks, and lookups.
+    let mut n = 0;
+    let mut iter = db.iter();
+    while let Some(entry) = iter.next_entry() {
+        let (k, v) = entry.unwrap();
+        assert_eq!((k, v), (&key(n)[..], &value(n)[..]));
+        n += 1;
+    }
+    assert_eq!(n, ENTRIES / 4);
+    let mut n = 0;
+    let mut iter = db.range(key(7)..key(9000));
+    while iter
+        .next_entries(|k, v| {
+            assert_eq!((k, v), (&key(n + 7)[..], &value(n + 7)[..]));
+            n += 1;
+            true
+        })
+        .unwrap()
+    {}
+    assert_eq!(n, 9000 - 7);
+    for i in [0, 4321, ENTRIES / 4 - 1] {
+        assert_eq!(db.get(&key(i)).unwrap(), Some(value(i)));
+    }
+    assert_eq!(cache.weight(), 0);
+}

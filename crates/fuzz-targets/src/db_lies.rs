@@ -5,8 +5,13 @@
 //! keys are out of order.
 //!
 //! What must hold whatever the lies: no panic; every read (forwards, backwards, a range,
-//! every version, a salvage) ends and emits no more entries than the files hold; and if
-//! `verify` passes, the database reads as the model of what was written.
+//! every version, a salvage) ends and emits no more entries than the files hold; a scan
+//! entry by entry and one handed out in runs (`next_entries`) agree; and if `verify`
+//! passes, the database reads as the model of what was written.
+//!
+//! [`db_lies_direct`] builds tables of hundreds of entries and opens the directory with a
+//! block cache of 1 KiB, so that long scans soon read straight from the tables' blocks
+//! (once a scan has read a quarter of the cache) instead of batch by batch.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -22,7 +27,7 @@ use leveltable_db::log_writer::LogWriter;
 use leveltable_db::version_edit::{FileMetaData, VersionEdit};
 use leveltable_db::write_batch::WriteBatchBuilder;
 use leveltable_db::{Db, DbOptions};
-use leveltable_table::{BytewiseComparator, Comparator, Compression, TableBuilder};
+use leveltable_table::{BytewiseComparator, Cache, Comparator, Compression, TableBuilder};
 
 use crate::repair::Repaired;
 
@@ -66,6 +71,28 @@ fn internal_key(user: &[u8], sequence: u64, deletion: bool) -> Vec<u8> {
     k
 }
 
+/// How the directory is built and opened.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// Tables of up to 1200 entries drawn from a generator the input seeds, and a block
+    /// cache of 1 KiB: long scans read straight from the blocks.
+    direct: bool,
+}
+
+/// The block cache of the direct shape: a scan reads straight from the blocks past a
+/// quarter of it.
+const DIRECT_CACHE_BYTES: u64 = 1 << 10;
+
+impl Shape {
+    fn options(self) -> DbOptions {
+        if self.direct {
+            DbOptions::default().block_cache(Cache::shared(DIRECT_CACHE_BYTES))
+        } else {
+            DbOptions::default()
+        }
+    }
+}
+
 /// A short user key from a small alphabet, so that versions of one key meet.
 fn user_key(u: &mut Unstructured<'_>) -> Result<Vec<u8>> {
     let len = u.int_in_range(0..=2)?;
@@ -86,9 +113,36 @@ fn claim(u: &mut Unstructured<'_>, truth: &[u8]) -> Result<Vec<u8>> {
     })
 }
 
+/// Many entries from a generator seeded by the input (keys of up to three letters), for
+/// the direct shape: more than a batch holds, in few bytes of input.
+fn generated(
+    u: &mut Unstructured<'_>,
+    sequence: &mut u64,
+    entries: &mut Vec<(Vec<u8>, Vec<u8>, Version)>,
+) -> Result<()> {
+    let mut x = u.arbitrary::<u64>()? | 1;
+    let mut next = move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    for _ in 0..u.int_in_range(0..=1200)? {
+        *sequence += 1;
+        let key: Vec<u8> = (0..next(4)).map(|_| b'a' + next(6) as u8).collect();
+        let deletion = next(4) == 0;
+        let value = (!deletion).then(|| vec![*sequence as u8; next(41) as usize]);
+        let ikey = internal_key(&key, *sequence, deletion);
+        let stored = value.clone().unwrap_or_default();
+        entries.push((ikey, stored, (key, *sequence, value)));
+    }
+    Ok(())
+}
+
 /// Writes one table of the fuzzer's entries as `number`, and returns its MANIFEST entry.
 fn table(
     u: &mut Unstructured<'_>,
+    shape: Shape,
     dir: &Path,
     number: u64,
     sequence: &mut u64,
@@ -96,6 +150,9 @@ fn table(
 ) -> Result<(usize, FileMetaData)> {
     let icmp = InternalKeyComparator::bytewise();
     let mut entries: Vec<(Vec<u8>, Vec<u8>, Version)> = Vec::new();
+    if shape.direct {
+        generated(u, sequence, &mut entries)?;
+    }
     for _ in 0..u.int_in_range(0..=24)? {
         *sequence += 1;
         let key = user_key(u)?;
@@ -166,12 +223,12 @@ fn table(
 }
 
 /// Builds the directory the fuzzer's bytes describe.
-fn build(u: &mut Unstructured<'_>, dir: &Path) -> Result<Written> {
+fn build(u: &mut Unstructured<'_>, shape: Shape, dir: &Path) -> Result<Written> {
     let mut written = Written::default();
     let mut sequence = 0u64;
     let mut files = Vec::new();
     for number in 10..10 + u.int_in_range(0..=4)? {
-        files.push(table(u, dir, number, &mut sequence, &mut written)?);
+        files.push(table(u, shape, dir, number, &mut sequence, &mut written)?);
     }
     if u.ratio(1, 8)? && !files.is_empty() {
         // A number listed twice, or one without a file.
@@ -301,7 +358,38 @@ fn read(db: &Db, bound: usize) -> Option<BTreeMap<Vec<u8>, Vec<u8>>> {
     for key in [&b""[..], b"a", b"ab", b"f", b"ff"] {
         let _ = db.get(key);
     }
+    let runs = in_runs(db, bound);
+    if let (true, Some(runs)) = (ok, &runs) {
+        assert_eq!(
+            &scan, runs,
+            "a scan in runs reads otherwise than one entry by entry"
+        );
+    }
     ok.then_some(scan)
+}
+
+/// A forward scan through `next_entries`, its sink stopping now and then (the scan then
+/// goes on where it stopped); the entries if it succeeds.
+fn in_runs(db: &Db, bound: usize) -> Option<BTreeMap<Vec<u8>, Vec<u8>>> {
+    let mut scan = BTreeMap::new();
+    let mut n = 0usize;
+    let mut iter = db.iter();
+    loop {
+        let more = iter.next_entries(|k, v| {
+            n += 1;
+            assert!(
+                n <= bound,
+                "a scan in runs emitted {n} entries; the files hold {bound}"
+            );
+            scan.insert(k.to_vec(), v.to_vec());
+            n % 97 != 0
+        });
+        match more {
+            Ok(true) => {}
+            Ok(false) => return Some(scan),
+            Err(_) => return None,
+        }
+    }
 }
 
 /// The target: builds a directory from `data`, opens and salvages it, reads it every way,
@@ -314,17 +402,25 @@ pub fn db_lies(data: &[u8]) -> bool {
 /// [`db_lies`], repairing the directory too if `repair` (a repair writes and syncs a
 /// database: the slowest step by far), and telling how the repair went.
 pub fn db_lies_with(data: &[u8], repair: bool) -> (bool, Option<Repaired>) {
+    lies(data, Shape { direct: false }, repair)
+}
+
+/// The target over tables of hundreds of entries opened with a block cache of 1 KiB, so
+/// that long scans read straight from the tables' blocks. No repair. Returns whether an
+/// open verified and was compared with the model.
+pub fn db_lies_direct(data: &[u8]) -> bool {
+    lies(data, Shape { direct: true }, false).0
+}
+
+fn lies(data: &[u8], shape: Shape, repair: bool) -> (bool, Option<Repaired>) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let mut u = Unstructured::new(data);
-    let Ok(written) = build(&mut u, dir.path()) else {
+    let Ok(written) = build(&mut u, shape, dir.path()) else {
         return (false, None);
     };
     let mut compared = false;
     let bound = written.versions.len();
-    for options in [
-        DbOptions::default(),
-        DbOptions::default().paranoid_checks(true),
-    ] {
+    for options in [shape.options(), shape.options().paranoid_checks(true)] {
         let Ok(db) = Db::open(dir.path(), options) else {
             continue;
         };
@@ -346,7 +442,7 @@ pub fn db_lies_with(data: &[u8], repair: bool) -> (bool, Option<Repaired>) {
             );
         }
     }
-    if let Ok(salvaged) = Db::salvage(dir.path(), DbOptions::default()) {
+    if let Ok(salvaged) = Db::salvage(dir.path(), shape.options()) {
         read(&salvaged, bound);
     }
     let repaired = repair.then(|| crate::repair::repair_checked(dir.path()));

@@ -28,7 +28,7 @@ use leveltable_table::{
 };
 
 /// The names of all targets, as used for their directories under `fuzz/`.
-pub const TARGETS: [&str; 14] = [
+pub const TARGETS: [&str; 15] = [
     "block",
     "filter_block",
     "bloom",
@@ -41,6 +41,7 @@ pub const TARGETS: [&str; 14] = [
     "db_dir",
     "codec",
     "db_lies",
+    "db_lies_direct",
     "chromium",
     "follow",
 ];
@@ -66,6 +67,9 @@ pub fn run(name: &str, data: &[u8]) {
         "follow" => follow::follow(data),
         "db_lies" => {
             db_lies::db_lies(data);
+        }
+        "db_lies_direct" => {
+            db_lies::db_lies_direct(data);
         }
         _ => panic!("no fuzz target named {name}"),
     }

@@ -2,7 +2,7 @@
 //! directory ends within the entries its files hold, and one that verifies reads as written;
 //! every eighth directory is repaired too (`leveltable_fuzz_targets::repair`).
 
-use leveltable_fuzz_targets::db_lies::db_lies_with;
+use leveltable_fuzz_targets::db_lies::{db_lies_direct, db_lies_with};
 use leveltable_fuzz_targets::repair::Repaired;
 
 #[test]
@@ -35,6 +35,27 @@ fn random_lying_directories() {
     // against the model.
     assert!(
         compared >= 300,
+        "only {compared} directories compared with the model"
+    );
+}
+
+#[test]
+fn random_lying_directories_read_straight_from_their_blocks() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 24) as u8
+    };
+    let mut compared = 0;
+    for _ in 0..300 {
+        let len = usize::from(next()) * 2;
+        let data: Vec<u8> = (0..len).map(|_| next()).collect();
+        compared += usize::from(db_lies_direct(&data));
+    }
+    assert!(
+        compared >= 30,
         "only {compared} directories compared with the model"
     );
 }

@@ -25,6 +25,7 @@ use crate::snapshot::Snapshot;
 ///
 /// `Db(path, *, verify_checksums=True, cache_bytes=8388608, max_open_tables=990,
 /// table_memory=536870912, profile="auto")`; `path` a `str`, `bytes` or path-like;
+/// `cache_bytes` the size of the cache of recently read blocks (0: no cache);
 /// `table_memory` the most bytes the open tables may keep in memory (their index and filter
 /// blocks), past which tables are closed and reopened when needed; `profile` as for `Table`
 /// (Minecraft Bedrock worlds read as they are). Reads see the newest writes, those still in
@@ -467,7 +468,8 @@ impl Db {
     }
 
     /// The files per level (number, size, smallest and largest key), the logs replayed and
-    /// the bytes dropped from them, the last sequence and the comparator. For a database
+    /// the bytes dropped from them, the last sequence, the comparator and the block cache's
+    /// size in bytes (`block_cache_bytes`, 0 without one). For a database
     /// open for writing: the path, the last sequence, the files per level and the
     /// compactions run since the open.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -483,6 +485,7 @@ impl Db {
         d.set_item("last_sequence", p.last_sequence)?;
         d.set_item("log_number", p.log_number)?;
         d.set_item("next_file_number", p.next_file_number)?;
+        d.set_item("block_cache_bytes", db.block_cache_bytes())?;
         let levels = PyList::empty(py);
         for level in &p.levels {
             let files = PyList::empty(py);

@@ -28,9 +28,8 @@ pub(crate) fn options(
         }
         options = options.table_memory_budget(bytes);
     }
-    if cache_bytes > 0 {
-        options = options.block_cache(Cache::shared(cache_bytes));
-    }
+    // A cache of 0 bytes is no block cache.
+    options = options.block_cache(Cache::shared(cache_bytes));
     if let Some(tables) = max_open_tables {
         options = options.max_open_tables(tables.max(1));
     }

@@ -253,6 +253,14 @@ impl WriteBatch {
     fn batch(&self) -> std::sync::MutexGuard<'_, Batch> {
         self.batch.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Applies `ops` to the database atomically, with the GIL released.
+    fn write_ops(&self, py: Python<'_>, ops: WriteBatchBuilder) -> PyResult<()> {
+        let db = writable(&self.source, "write")?;
+        let sync = self.sync;
+        py.detach(|| db.write_owned(ops, WriteOptions { sync }))
+            .map_err(|e| db_error(db.path(), e))
+    }
 }
 
 #[pymethods]
@@ -279,13 +287,11 @@ impl WriteBatch {
     /// Applies the batch's operations to the database atomically (a read sees all or none
     /// of them), with the GIL released. The batch keeps them: `clear()` drops them.
     fn write(&self, py: Python<'_>) -> PyResult<()> {
-        let db = writable(&self.source, "write")?;
+        writable(&self.source, "write")?;
         // A copy: the batch's lock is not held while the GIL is released, so a thread adding
         // to the batch meanwhile cannot wait for it with the GIL held.
         let ops = self.batch().ops.clone();
-        let sync = self.sync;
-        py.detach(|| db.write_owned(ops, WriteOptions { sync }))
-            .map_err(|e| db_error(db.path(), e))
+        self.write_ops(py, ops)
     }
 
     /// Adds the operations of `other`, after this batch's own (plyvel's `append`).
@@ -329,13 +335,12 @@ impl WriteBatch {
         _rest: &Bound<'_, PyTuple>,
     ) -> PyResult<bool> {
         let raised = !exc_type.is_none();
-        let written = if raised && self.transaction {
-            Ok(())
-        } else {
-            self.write(py)
-        };
-        self.clear();
-        written.map(|()| false)
+        // The operations are taken out (no copy): the batch is cleared either way.
+        let ops = std::mem::take(&mut self.batch().ops);
+        if raised && self.transaction {
+            return Ok(false);
+        }
+        self.write_ops(py, ops).map(|()| false)
     }
 }
 

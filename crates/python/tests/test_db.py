@@ -531,3 +531,20 @@ def test_a_url_with_credentials_is_refused_without_showing_them(
         message = str(info.value)
         assert variables in message and "credentials in a URL" in message, message
         assert secret not in message and "user" not in message, message
+
+
+def test_cache_bytes_zero_means_no_block_cache(tmp_path):
+    items = entries(20_000, seed=17)
+    path = tmp_path / "db"
+    leveltable.build_db(path, iter(items), max_file_size=64 << 10)
+    with leveltable.Db(path) as db:
+        assert db.stats()["block_cache_bytes"] == 8 << 20
+    with leveltable.Db(path, cache_bytes=1 << 16) as db:
+        assert db.stats()["block_cache_bytes"] == 1 << 16
+    # No cache: every read still works, each block read from its file.
+    with leveltable.Db(path, cache_bytes=0) as db:
+        assert db.stats()["block_cache_bytes"] == 0
+        assert list(db) == items
+        assert list(db.range(items[10][0], items[15_000][0])) == items[10:15_000]
+        assert db.get(items[4321][0]) == items[4321][1]
+        assert db.verify()["table_entries"] == len(items)

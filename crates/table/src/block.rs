@@ -16,6 +16,7 @@ use crate::{Error, Result};
 use leveltable_prefetch as prefetch;
 use prev_cache::{PrevCache, PrevEntry};
 
+mod forward;
 mod prev_cache;
 
 /// Where a block's restart array is; checked against the block's bytes by
@@ -331,21 +332,7 @@ impl Cursor {
         }
         // In bounds: decode_entry checked delta_at + non_shared + value_len <= input.len().
         let delta_at = self.current + h.delta_at;
-        self.key.truncate(h.shared);
-        // Most keys' unshared bytes are short: copy a fixed 16 bytes (in registers, where a
-        // copy of varying length is a call) when the block has them, and cut the excess.
-        let chunk = data
-            .get(delta_at..delta_at + 16)
-            .and_then(|c| <&[u8; 16]>::try_from(c).ok());
-        match chunk {
-            Some(chunk) if h.non_shared <= 16 => {
-                self.key.extend_from_slice(chunk);
-                self.key.truncate(h.shared + h.non_shared);
-            }
-            _ => self
-                .key
-                .extend_from_slice(&data[delta_at..delta_at + h.non_shared]),
-        }
+        forward::set_key(&mut self.key, data, h.shared, delta_at, h.non_shared);
         self.value_at = delta_at + h.non_shared;
         self.value_len = h.value_len;
         self.next = self.value_at + h.value_len;

@@ -297,6 +297,31 @@ impl<'t, R: ReadAt> TableIter<'t, R> {
         }
     }
 
+    /// Hands `visit` the current key and value and those after them in the current data
+    /// block, decoded in one pass with the checks of [`next`](Self::next), until `visit`
+    /// returns `false`: the cursor then stays at that entry and this returns `true`. When
+    /// the block's entries end first, the cursor moves on as `next` does (to the first
+    /// entry of the next block, or not valid at the table's end or on an error, which
+    /// [`status`](Self::status) then gives) and this returns `false`. Does nothing and
+    /// returns `false` when not valid.
+    #[inline]
+    pub fn next_run(&mut self, visit: &mut impl FnMut(&[u8], &[u8]) -> bool) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        let Some(d) = &mut self.data else {
+            return false;
+        };
+        if !d.cursor.valid() {
+            return false;
+        }
+        if d.cursor.run_forward(d.block.data(), visit) {
+            return true;
+        }
+        self.skip_empty_forward();
+        false
+    }
+
     /// Moves to the previous entry (no-op when not valid).
     pub fn prev(&mut self) {
         if !self.valid() {

@@ -224,9 +224,82 @@ impl Merger {
     }
 }
 
+/// The first key a direct read stops at: the lower of the cursor's upper bound and the
+/// next entry of another source.
+#[derive(Clone, Copy)]
+enum Limit<'a> {
+    None,
+    /// Stop at this key or past it.
+    At(&'a [u8]),
+    /// Stop past this key.
+    Past(&'a [u8]),
+}
+
+impl<'a> Limit<'a> {
+    /// The limit of the upper bound `hi` and of `bound`, the next entry of another source
+    /// (cursor `cursor`'s entry of the same key comes first if `cursor` is the lower).
+    fn of(
+        icmp: &impl Comparator,
+        hi: &'a Bound<Vec<u8>>,
+        bound: Option<&'a NextOther>,
+        cursor: usize,
+    ) -> Limit<'a> {
+        let hi = match hi {
+            Bound::Unbounded => Limit::None,
+            Bound::Included(k) => Limit::Past(k),
+            Bound::Excluded(k) => Limit::At(k),
+        };
+        let Some((b, j)) = bound else {
+            return hi;
+        };
+        let other = if cursor < *j {
+            Limit::Past(b)
+        } else {
+            Limit::At(b)
+        };
+        match (hi, other) {
+            (Limit::None, other) => other,
+            (Limit::At(h) | Limit::Past(h), Limit::At(o) | Limit::Past(o)) => {
+                match icmp.compare(h, o) {
+                    Ordering::Less => hi,
+                    Ordering::Greater => other,
+                    Ordering::Equal if matches!(hi, Limit::At(_)) => hi,
+                    Ordering::Equal => other,
+                }
+            }
+            (hi, Limit::None) => hi,
+        }
+    }
+
+    /// Whether the read stops at `key`.
+    #[inline(always)]
+    fn stops(self, icmp: &impl Comparator, key: &[u8]) -> bool {
+        match self {
+            Limit::None => false,
+            Limit::At(b) => icmp.compare(key, b) != Ordering::Less,
+            Limit::Past(b) => icmp.compare(key, b) == Ordering::Greater,
+        }
+    }
+}
+
+/// Why the visit of a run of a block stopped before its end.
+enum RunStop {
+    /// At an entry past the limit.
+    Bound,
+    /// At a key that is not an internal key.
+    BadKey,
+    /// At a key not after the one before it.
+    Order,
+    /// The visitor asked to stop after this entry.
+    Visitor,
+}
+
 /// Reads table `number` (cursor `cursor`'s) on from the key `prev` excludes, handing
 /// each entry below `hi` and `bound` to `visit`, keeping `prev` the last key handed out,
-/// `first_key` the first from this table and adding the bytes read to `read`.
+/// `first_key` the first from this table and adding the bytes read to `read`. The entries
+/// of each data block are decoded in one pass ([`TableIter::next_run`]).
+///
+/// [`TableIter::next_run`]: leveltable_table::TableIter::next_run
 fn read_table(
     icmp: &impl Comparator,
     (number, cursor): (u64, usize),
@@ -256,57 +329,65 @@ fn read_table(
             offset.unwrap_or(0),
         )
     };
-    let mut stop = Stop::End;
+    let limit = Limit::of(icmp, hi, bound, cursor);
+    // The tag of `prev`, which the key handed out next must follow (`None`: `prev` is not
+    // an internal key, and nothing may follow it).
+    let mut prev_tag = split(prev).map(|(_, tag)| tag);
+    let mut why = None;
     while it.valid() {
-        let key = it.key();
-        if above(icmp, key, hi) {
-            stop = Stop::Bound;
-            break;
-        }
-        if let Some((b, j)) = bound {
-            match icmp.compare(key, b) {
-                Ordering::Less => {}
-                Ordering::Equal if cursor < *j => {}
-                _ => {
-                    stop = Stop::Bound;
-                    break;
-                }
+        let stopped = it.next_run(&mut |key, value| {
+            if limit.stops(icmp, key) {
+                why = Some(RunStop::Bound);
+                return false;
             }
-        }
-        let Some((user, tag)) = split(key) else {
-            return Err(bad_key(number, key, it.block_offset().unwrap_or(0)));
-        };
-        // In order: after `prev`, the key handed out last (or excluded by the seek).
-        let same_user = match split(prev) {
-            Some((prev_user, prev_tag)) => match compare_bytes(prev_user, user) {
-                Ordering::Less => false,
-                Ordering::Equal if prev_tag > tag => true,
-                _ => return Err(order_error(it.block_offset())),
-            },
-            None => return Err(order_error(it.block_offset())),
-        };
-        let value = it.value();
-        *read += (key.len() + value.len()) as u64;
-        let more = visit(Visited {
-            user,
-            value,
-            sequence: tag >> 8,
-            is_value: tag & 0xff == ValueType::Value as u64,
-            same_user,
-        });
-        prev.clear();
-        prev.extend_from_slice(key);
-        if first_key.is_none() {
-            *first_key = Some(key.to_vec());
-        }
-        if !more {
-            stop = Stop::Visitor {
-                at_block_end: it.at_block_end(),
+            let Some((user, tag)) = split(key) else {
+                why = Some(RunStop::BadKey);
+                return false;
             };
+            // In order: after `prev`, the key handed out last (or excluded by the seek).
+            let prev_user = &prev[..prev.len().saturating_sub(TAG_LEN)];
+            let same_user = match (prev_tag, compare_bytes(prev_user, user)) {
+                (Some(_), Ordering::Less) => false,
+                (Some(prev_tag), Ordering::Equal) if prev_tag > tag => true,
+                _ => {
+                    why = Some(RunStop::Order);
+                    return false;
+                }
+            };
+            *read += (key.len() + value.len()) as u64;
+            let more = visit(Visited {
+                user,
+                value,
+                sequence: tag >> 8,
+                is_value: tag & 0xff == ValueType::Value as u64,
+                same_user,
+            });
+            prev.clear();
+            prev.extend_from_slice(key);
+            prev_tag = Some(tag);
+            if first_key.is_none() {
+                *first_key = Some(key.to_vec());
+            }
+            if !more {
+                why = Some(RunStop::Visitor);
+            }
+            more
+        });
+        if stopped {
             break;
         }
-        it.next();
     }
+    let stop = match why {
+        None => Stop::End,
+        Some(RunStop::Bound) => Stop::Bound,
+        Some(RunStop::BadKey) => {
+            return Err(bad_key(number, it.key(), it.block_offset().unwrap_or(0)));
+        }
+        Some(RunStop::Order) => return Err(order_error(it.block_offset())),
+        Some(RunStop::Visitor) => Stop::Visitor {
+            at_block_end: it.at_block_end(),
+        },
+    };
     it.status().map_err(in_table)?;
     Ok((stop, it.map_ahead()))
 }

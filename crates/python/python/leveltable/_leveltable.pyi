@@ -472,7 +472,8 @@ class Db:
     @property
     def closed(self) -> bool: ...
     def stats(self) -> dict[str, object]:
-        """Files per level, logs replayed and bytes dropped, last sequence, comparator;
+        """Files per level, logs replayed and bytes dropped, last sequence, comparator,
+        ``block_cache_bytes`` (the block cache's size; 0 with ``cache_bytes=0``, no cache);
         open for writing: path, last sequence, files per level, compactions."""
     def verify(self) -> dict[str, int]:
         """Reads and checks every table and log record (read-only databases)."""

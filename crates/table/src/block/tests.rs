@@ -323,3 +323,88 @@ fn every_byte_flip_and_truncation_is_safe() {
         let _ = iterate_everything(&good[..i]);
     }
 }
+
+/// The entries a pass reads, and its status (`Debug`).
+type Pass = (Vec<(Vec<u8>, Vec<u8>)>, String);
+
+/// Every entry stepping with `next` reads, and how the stepping ended.
+fn stepped(data: &[u8]) -> Pass {
+    let Ok(block) = Block::new(data) else {
+        return (Vec::new(), String::new());
+    };
+    let mut cursor = Cursor::new(block.layout, Vec::new());
+    cursor.seek_to_first(data);
+    let mut out = Vec::new();
+    while cursor.valid() {
+        out.push((cursor.key().to_vec(), cursor.value(data).to_vec()));
+        cursor.next(data);
+    }
+    (out, format!("{:?}", cursor.status()))
+}
+
+/// The same through `run_forward`, its visitor stopping after every `every`th entry (then
+/// checked to stand at that entry and, in a sound block (`sound`), a step back from it to
+/// reach the one before) and the run going on with a `next`.
+fn in_runs(data: &[u8], every: usize, sound: bool) -> Pass {
+    let Ok(block) = Block::new(data) else {
+        return (Vec::new(), String::new());
+    };
+    let mut cursor = Cursor::new(block.layout, Vec::new());
+    cursor.seek_to_first(data);
+    let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut n = 0;
+    while cursor.run_forward(data, &mut |k, v| {
+        out.push((k.to_vec(), v.to_vec()));
+        n += 1;
+        n % every != 0
+    }) {
+        let (key, value) = out.last().unwrap();
+        assert_eq!((cursor.key(), cursor.value(data)), (&key[..], &value[..]));
+        let mut back = cursor.clone();
+        back.prev(data);
+        if let (true, Some(i)) = (sound, out.len().checked_sub(2)) {
+            assert_eq!(back.key(), &out[i].0[..]);
+        }
+        cursor.next(data);
+    }
+    (out, format!("{:?}", cursor.status()))
+}
+
+#[test]
+fn runs_read_what_steps_read() {
+    let mut entries = Vec::new();
+    for i in 0..60u32 {
+        entries.push((
+            format!("key{:04}", i * 13).into_bytes(),
+            vec![i as u8; i as usize % 23],
+        ));
+    }
+    let refs: Vec<(&[u8], &[u8])> = entries
+        .iter()
+        .map(|(k, v)| (k.as_slice(), v.as_slice()))
+        .collect();
+    for interval in [1, 3, 16] {
+        let good = build(&refs, interval);
+        let (all, status) = stepped(&good);
+        assert_eq!(all.len(), entries.len());
+        assert_eq!(status, "Ok(())");
+        for every in [1, 2, 7, 100] {
+            assert_eq!(in_runs(&good, every, true), (all.clone(), status.clone()));
+        }
+        // Damaged blocks: the same entries, then the same error.
+        for i in 0..good.len() {
+            for bit in [0, 3, 7] {
+                let mut d = good.clone();
+                d[i] ^= 1 << bit;
+                let want = stepped(&d);
+                for every in [1, 5, 1000] {
+                    assert_eq!(
+                        in_runs(&d, every, false),
+                        want,
+                        "byte {i} bit {bit} every {every}"
+                    );
+                }
+            }
+        }
+    }
+}
