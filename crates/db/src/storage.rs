@@ -113,7 +113,7 @@ pub(crate) fn list_dir(dir: &Path) -> crate::Result<Vec<String>> {
 
 /// A file read while a writer appends to it (a refresh's logs and MANIFEST): read and
 /// seek as a file, and asked its size now.
-pub trait TailFile: Read + Seek + Send {
+pub trait TailFile: Read + Seek + Send + Sync {
     /// The file's size now.
     ///
     /// # Errors
