@@ -267,6 +267,16 @@ impl LiveMemTable {
         users.then_with(|| probe.tag.cmp(&node.tag()))
     }
 
+    /// The highest level holding a node (a reader may see it raised before the node is
+    /// linked there: it finds the head's link empty and goes down).
+    #[inline]
+    fn top_level(&self) -> usize {
+        self.max_height
+            .load(AtomicOrdering::Relaxed)
+            .clamp(1, MAX_HEIGHT)
+            - 1
+    }
+
     /// The last node before `probe` (or at it, if `inclusive`) on each level from the top,
     /// into `prev`; returns the last one of level 0 (`HEAD`: none) and the node after it
     /// that the search saw (`HEAD`: none). That one, not a second read of the link, is the
@@ -279,11 +289,7 @@ impl LiveMemTable {
     ) -> (u32, u32) {
         let mut scratch = Vec::new();
         let mut x = HEAD;
-        let mut level = self
-            .max_height
-            .load(AtomicOrdering::Relaxed)
-            .clamp(1, MAX_HEIGHT)
-            - 1;
+        let mut level = self.top_level();
         loop {
             let next = self.node(x).next(level);
             let before = next != HEAD && {
@@ -312,11 +318,7 @@ impl LiveMemTable {
     /// The last node (`HEAD`: none).
     fn find_last(&self) -> u32 {
         let mut x = HEAD;
-        let mut level = self
-            .max_height
-            .load(AtomicOrdering::Relaxed)
-            .clamp(1, MAX_HEIGHT)
-            - 1;
+        let mut level = self.top_level();
         loop {
             let next = self.node(x).next(level);
             if next != HEAD {
