@@ -21,6 +21,7 @@ use crate::dbformat::{InternalKeyComparator, TAG_LEN, show_key};
 use crate::filename::table_file_name;
 use crate::filename::{FileType, parse_file_name};
 use crate::levels::Levels;
+use crate::log_format::HEADER_SIZE;
 use crate::log_reader::LogReader;
 use crate::options::DbOptions;
 use crate::storage::{CURRENT_MAX_BYTES, LocalDir, MAX_READ_BYTES, Storage};
@@ -312,14 +313,32 @@ fn shown_name(name: &[u8]) -> String {
     }
 }
 
-/// Whether `data` ends as a power loss inside the record at `offset` leaves it: zeros from a
-/// sector boundary after `offset` to the end (the file's length reached the disk, the data
-/// of its last sectors did not).
+/// Whether `data` ends as a power loss inside the physical record at `offset` leaves it:
+/// zeros from a sector boundary inside that record to the end (the file's length reached
+/// the disk, the data of its last sectors did not).
+///
+/// The zeros must begin in that record (in its header, or in the bytes its header's length
+/// gives it): a record wholly before them was written in full, so its damage is no torn
+/// write. A last record may end in zeros of its own (an internal key's sequence number), and
+/// when those cross a sector boundary a record damaged anywhere before would otherwise pass
+/// for the torn one, with every edit after it unread.
 fn ends_in_torn_sectors(data: &[u8], offset: u64) -> bool {
     const SECTOR: usize = 512;
     let zeros_from = data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     let cut = zeros_from.div_ceil(SECTOR) * SECTOR;
-    cut < data.len() && cut as u64 > offset
+    let Ok(offset) = usize::try_from(offset) else {
+        return false;
+    };
+    if cut >= data.len() || cut <= offset {
+        return false;
+    }
+    if offset + HEADER_SIZE > cut {
+        // The header itself reaches into the zeros.
+        return true;
+    }
+    let length = usize::from(u16::from_le_bytes([data[offset + 4], data[offset + 5]]));
+    let end = offset + HEADER_SIZE + length;
+    cut < end && end <= data.len()
 }
 
 /// Reads `CURRENT` and replays the MANIFEST it names, with the user comparator `options`

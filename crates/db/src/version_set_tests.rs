@@ -229,3 +229,36 @@ fn a_torn_last_record_is_an_edit_never_synced() {
     followed.extend_from_slice(&manifest(&[base()]));
     assert!(Manifest::replay_with("MANIFEST-000002", &followed, &cmp, true).is_err());
 }
+
+/// A last record that ends in zeros of its own (a key's sequence number) across a sector
+/// boundary is no torn write when a record before it is damaged: the damage is corruption,
+/// not an end that drops every edit after it.
+#[test]
+fn zeros_ending_the_last_record_do_not_excuse_damage_before_it() {
+    let cmp: Arc<dyn Comparator> = Arc::new(BytewiseComparator);
+    let add = VersionEdit {
+        new_files: vec![(1, file(12, b"a", b"z"))],
+        ..VersionEdit::default()
+    };
+    // A compact pointer long enough that the file's own zeros cross byte 512.
+    let (whole, filler_at) = (0..600)
+        .map(|n| {
+            let filler = VersionEdit {
+                compact_pointers: vec![(0, ikey(&vec![b'p'; n], 5))],
+                ..VersionEdit::default()
+            };
+            let whole = manifest(&[base(), filler, add.clone()]);
+            (whole, manifest(&[base()]).len())
+        })
+        .find(|(whole, _)| {
+            let zeros_from = whole.iter().rposition(|&b| b != 0).unwrap() + 1;
+            zeros_from <= 512 && whole.len() > 512
+        })
+        .unwrap();
+    let all = Manifest::replay_with("MANIFEST-000002", &whole, &cmp, true).unwrap();
+    assert_eq!(all.levels.files[1].len(), 1);
+    let mut flipped = whole;
+    flipped[filler_at + HEADER_SIZE + 10] ^= 0x08;
+    let e = Manifest::replay_with("MANIFEST-000002", &flipped, &cmp, true).unwrap_err();
+    assert!(e.to_string().contains("checksum mismatch"), "{e}");
+}
