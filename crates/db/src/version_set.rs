@@ -21,7 +21,7 @@ use crate::dbformat::{InternalKeyComparator, TAG_LEN, show_key};
 use crate::filename::table_file_name;
 use crate::filename::{FileType, parse_file_name};
 use crate::levels::Levels;
-use crate::log_format::HEADER_SIZE;
+use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType};
 use crate::log_reader::LogReader;
 use crate::options::DbOptions;
 use crate::storage::{CURRENT_MAX_BYTES, LocalDir, MAX_READ_BYTES, Storage};
@@ -101,7 +101,7 @@ impl Manifest {
             // the record read alongside it is not applied.
             if let Some(d) = reader.dropped().first() {
                 // No record after it (the reader returns none only at the end).
-                if torn_tail && record.is_none() && ends_in_torn_sectors(data, d.offset) {
+                if torn_tail && record.is_none() && ends_in_torn_sectors(data, d.offset, d.reason) {
                     break;
                 }
                 return Err(Error::corruption(
@@ -313,32 +313,51 @@ fn shown_name(name: &[u8]) -> String {
     }
 }
 
-/// Whether `data` ends as a power loss inside the physical record at `offset` leaves it:
-/// zeros from a sector boundary inside that record to the end (the file's length reached
-/// the disk, the data of its last sectors did not).
+/// Whether `data` ends as a power loss inside the record whose damage the log reader
+/// reported at `offset` (for `reason`) leaves it: zeros from a sector boundary inside that
+/// record to the end (the file's length reached the disk, the data of its last sectors did
+/// not).
 ///
-/// The zeros must begin in that record (in its header, or in the bytes its header's length
-/// gives it): a record wholly before them was written in full, so its damage is no torn
-/// write. A last record may end in zeros of its own (an internal key's sequence number), and
-/// when those cross a sector boundary a record damaged anywhere before would otherwise pass
-/// for the torn one, with every edit after it unread.
-fn ends_in_torn_sectors(data: &[u8], offset: u64) -> bool {
+/// The zeros must begin in that record: a physical record wholly before them was written in
+/// full, so its damage is no torn write, unless it is a fragment whose logical record goes
+/// on into the zeros (the reader names a record's first fragment for an error in its middle).
+/// A last record may end in zeros of its own (an internal key's sequence number), and when
+/// those cross a sector boundary a record damaged anywhere before would otherwise pass for
+/// the torn one, with every edit after it unread.
+fn ends_in_torn_sectors(data: &[u8], offset: u64, reason: &str) -> bool {
     const SECTOR: usize = 512;
     let zeros_from = data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     let cut = zeros_from.div_ceil(SECTOR) * SECTOR;
-    let Ok(offset) = usize::try_from(offset) else {
+    let Ok(mut at) = usize::try_from(offset) else {
         return false;
     };
-    if cut >= data.len() || cut <= offset {
+    if cut >= data.len() || cut <= at {
         return false;
     }
-    if offset + HEADER_SIZE > cut {
-        // The header itself reaches into the zeros.
-        return true;
+    // Each step moves on by a header at least: the walk ends at the zeros.
+    loop {
+        if at + HEADER_SIZE > cut {
+            // A header reaching into the zeros.
+            return true;
+        }
+        let length = usize::from(u16::from_le_bytes([data[at + 4], data[at + 5]]));
+        let end = at + HEADER_SIZE + length;
+        if end > data.len() {
+            return false;
+        }
+        if end > cut {
+            return true;
+        }
+        let continued = [RecordType::First as u8, RecordType::Middle as u8].contains(&data[at + 6]);
+        if reason == "checksum mismatch" || !continued {
+            return false;
+        }
+        at = end;
+        let left = BLOCK_SIZE - at % BLOCK_SIZE;
+        if left < HEADER_SIZE {
+            at += left;
+        }
     }
-    let length = usize::from(u16::from_le_bytes([data[offset + 4], data[offset + 5]]));
-    let end = offset + HEADER_SIZE + length;
-    cut < end && end <= data.len()
 }
 
 /// Reads `CURRENT` and replays the MANIFEST it names, with the user comparator `options`

@@ -262,3 +262,33 @@ fn zeros_ending_the_last_record_do_not_excuse_damage_before_it() {
     let e = Manifest::replay_with("MANIFEST-000002", &flipped, &cmp, true).unwrap_err();
     assert!(e.to_string().contains("checksum mismatch"), "{e}");
 }
+
+/// A record of several fragments torn where one of its fragments begins (a block boundary,
+/// a sector boundary too): the reader names the record's first fragment, wholly before the
+/// zeros, and the record is still the torn one.
+#[test]
+fn a_record_torn_at_a_block_boundary_is_an_edit_never_synced() {
+    let cmp: Arc<dyn Comparator> = Arc::new(BytewiseComparator);
+    let add = VersionEdit {
+        new_files: (10..2000)
+            .map(|n| {
+                let (a, b) = (format!("k{n:05}a"), format!("k{n:05}b"));
+                (1, file(n, a.as_bytes(), b.as_bytes()))
+            })
+            .collect(),
+        ..VersionEdit::default()
+    };
+    let whole = manifest(&[base(), add]);
+    assert!(whole.len() > BLOCK_SIZE + 512, "{}", whole.len());
+    let mut torn = whole.clone();
+    torn[BLOCK_SIZE..].fill(0);
+    assert!(replay(&torn).is_err());
+    let read = Manifest::replay_with("MANIFEST-000002", &torn, &cmp, true).unwrap();
+    assert!(read.levels.files.iter().all(Vec::is_empty));
+    assert_eq!(read.last_sequence, 77);
+    // A byte flipped in its first fragment, before the zeros, is no torn write.
+    torn[BLOCK_SIZE - 100] ^= 1;
+    assert!(Manifest::replay_with("MANIFEST-000002", &torn, &cmp, true).is_err());
+    let all = Manifest::replay_with("MANIFEST-000002", &whole, &cmp, true).unwrap();
+    assert_eq!(all.levels.files[1].len(), 1990);
+}
