@@ -6,43 +6,24 @@
 //! replaced counted live again, and the keys their deletions hid brought back while the
 //! report names the MANIFEST as read.
 
-use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use leveltable_db::log_format::HEADER_SIZE;
 use leveltable_db::log_reader::LogReader;
 use leveltable_db::log_writer::LogWriter;
 use leveltable_db::version_edit::VersionEdit;
-use leveltable_db::{
-    Db, DbOptions, RepairOptions, WritableDb, WritableOptions, WriteOptions, repair,
-};
+use leveltable_db::{Db, DbOptions, RepairOptions, WritableDb, WriteOptions, repair};
 
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+mod common;
 
-fn view(dir: &Path) -> Model {
-    let db = Db::open(dir, DbOptions::default()).unwrap();
-    db.iter().collect::<Result<_, _>>().unwrap()
-}
-
-fn tables(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ldb"))
-        .collect();
-    found.sort();
-    found
-}
+use common::dbs::{Model, files, view, writable};
 
 /// A database whose compaction dropped 100 deletions with the puts they hid, and the
 /// table holding those puts put back (a crash between the new version and the deletes);
 /// returns its model.
 fn with_a_table_left_behind(src: &Path, saved: &Path) -> Model {
-    let options = WritableOptions::default()
-        .create_if_missing(true)
-        .write_buffer_size(1 << 20);
-    let db = WritableDb::open(src, options).unwrap();
+    let db = WritableDb::open(src, writable(1 << 20)).unwrap();
     let w = WriteOptions::default();
     let mut model = Model::new();
     for i in 0..200u32 {
@@ -54,7 +35,7 @@ fn with_a_table_left_behind(src: &Path, saved: &Path) -> Model {
         model.insert(k, v);
     }
     db.flush().unwrap();
-    for t in tables(src) {
+    for t in files(src, "ldb") {
         fs::copy(&t, saved.join(t.file_name().unwrap())).unwrap();
     }
     for i in 0..100u32 {
@@ -65,7 +46,7 @@ fn with_a_table_left_behind(src: &Path, saved: &Path) -> Model {
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
     db.close().unwrap();
-    for t in tables(saved) {
+    for t in files(saved, "ldb") {
         let back = src.join(t.file_name().unwrap());
         assert!(!back.exists(), "the compaction kept {}", back.display());
         fs::copy(&t, back).unwrap();
