@@ -96,6 +96,10 @@ fn main() -> ExitCode {
     match result.and_then(|outcome| output.flush().map(|()| outcome)) {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {
+            // An error caused by a signal's clean-up (its files removed under it) is no
+            // error: the process ends by the signal.
+            #[cfg(unix)]
+            leveltable_process::wait_if_ending_by_signal();
             output.finish_with_error(&e);
             if e.is_quiet() {
                 ExitCode::SUCCESS

@@ -1,6 +1,7 @@
 //! Removing the process's temporaries when it is told to end.
 
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -20,6 +21,7 @@ pub fn clean_up_on_signals(extra: impl Fn() + Send + 'static) -> io::Result<()> 
         .name("leveltable-signals".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
+                ENDING.store(true, Ordering::SeqCst);
                 remove_temporaries();
                 extra();
                 // Restores the default action and raises the signal again, so the shell
@@ -29,6 +31,24 @@ pub fn clean_up_on_signals(extra: impl Fn() + Send + 'static) -> io::Result<()> 
             }
         })?;
     Ok(())
+}
+
+/// Set once a signal is being handled by [`clean_up_on_signals`]'s thread.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Waits, never returning, while the process is ending by a signal that
+/// [`clean_up_on_signals`] is handling; returns at once otherwise.
+///
+/// The removal of the temporaries makes the work still running on other threads fail (its
+/// files are gone, and no new temporary may be made). Call this before reporting such an
+/// error and exiting: the process then ends by the signal, as the caller's parent expects,
+/// not with an error code and a message about a file the clean-up removed.
+pub fn wait_if_ending_by_signal() {
+    if ENDING.load(Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
 }
 
 /// Sets the returned flag when SIGINT, SIGTERM or SIGHUP arrives, instead of ending the
