@@ -14,6 +14,7 @@ use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -127,6 +128,50 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         .collect()
 }
 
+/// One staged part of about 96 MB of tables that do not compress, in 1 MiB files, built
+/// once and shared while a test holds it: the commits only read it, and each test checks
+/// it is left unchanged. The last holder's drop removes it.
+fn staged_part() -> Arc<tempfile::TempDir> {
+    static PART: Mutex<Weak<tempfile::TempDir>> = Mutex::new(Weak::new());
+    let mut shared = PART.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(part) = shared.upgrade() {
+        return part;
+    }
+    let part = {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut text = Vec::with_capacity(240_000 * 412);
+        for i in 0..240_000u64 {
+            write!(text, "key{i:08}\t").unwrap();
+            for b in noise(i, 200) {
+                text.extend_from_slice(&HEX[usize::from(b)]);
+            }
+            text.push(b'\n');
+        }
+        leveltable()
+            .args(["db", "build-part", "-q", "--compression", "none"])
+            .args(["--max-file-size", "1048576"])
+            .arg(tmp.path().join("part"))
+            .write_stdin(text)
+            .assert()
+            .success();
+        Arc::new(tmp)
+    };
+    *shared = Arc::downgrade(&part);
+    part
+}
+
+/// The two lowercase hexadecimal digits of each byte.
+const HEX: [[u8; 2]; 256] = {
+    let digits = b"0123456789abcdef";
+    let mut table = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = [digits[i >> 4], digits[i & 15]];
+        i += 1;
+    }
+    table
+};
+
 /// A commit copying onto another file system is interrupted by `signal` once it has
 /// created the database directory.
 fn interrupted_commit(signal: &str, number: i32) {
@@ -134,24 +179,11 @@ fn interrupted_commit(signal: &str, number: i32) {
     let Some(mount) = Tmpfs::mount(&tmp.path().join("target"), "512m") else {
         return;
     };
-    // About 96 MB of tables that do not compress, in 1 MiB files: the copy takes a while.
-    let staging = tmp.path().join("part");
-    let text: String = (0..240_000u64)
-        .map(|i| {
-            let value: String = noise(i, 200).iter().map(|b| format!("{b:02x}")).collect();
-            format!("key{i:08}\t{value}\n")
-        })
-        .collect();
-    leveltable()
-        .args(["db", "build-part", "-q", "--compression", "none"])
-        .args(["--max-file-size", "1048576"])
-        .arg(&staging)
-        .write_stdin(text)
-        .assert()
-        .success();
+    let part = staged_part();
+    let staging = part.path().join("part");
     let before = snapshot(&staging);
     let db = mount.0.join("db");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_leveltable"))
+    let child = Command::new(env!("CARGO_BIN_EXE_leveltable"))
         .args(["db", "commit"])
         .arg(&db)
         .arg(&staging)
@@ -174,11 +206,13 @@ fn interrupted_commit(signal: &str, number: i32) {
         .status()
         .unwrap();
     assert!(killed.success());
-    let status = child.wait().unwrap();
+    let output = child.wait_with_output().unwrap();
     assert_eq!(
-        status.signal(),
+        output.status.signal(),
         Some(number),
-        "the commit ended before the signal: {status:?}"
+        "the commit ended before the signal: {:?}, {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
     );
     assert_eq!(files_in(&mount.0), Vec::<String>::new(), "{signal}");
     assert!(before == snapshot(&staging), "the part changed");

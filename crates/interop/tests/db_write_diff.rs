@@ -7,7 +7,7 @@
 //! sees what LevelDB sees, and our salvage equals `RepairDB` on every directory our writer
 //! left.
 //!
-//! `LEVELTABLE_WRITE_HISTORIES` sets the number of histories (default 120; CI runs 500),
+//! `LEVELTABLE_WRITE_HISTORIES` sets the number of histories (default 50; CI runs 500),
 //! `LEVELTABLE_WRITE_STEPS` the operations of each (default 120), and
 //! `LEVELTABLE_WRITE_SEED` the first seed.
 
@@ -400,7 +400,7 @@ fn histories_agree_with_leveldb() {
     if !require_leveldb() {
         return;
     }
-    let histories = count("LEVELTABLE_WRITE_HISTORIES", 120);
+    let histories = count("LEVELTABLE_WRITE_HISTORIES", 50);
     let steps = count("LEVELTABLE_WRITE_STEPS", 120);
     let first = count("LEVELTABLE_WRITE_SEED", 1);
     let mut switches = 0;

@@ -4,7 +4,7 @@
 //! acknowledged before the kill (each acknowledged write reached the system, synced or not;
 //! a process kill loses nothing the system has).
 //!
-//! `LEVELTABLE_WRITE_KILLS` sets the number of kills (default 75; CI runs 300).
+//! `LEVELTABLE_WRITE_KILLS` sets the number of kills (default 30; CI runs 300).
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -145,7 +145,7 @@ fn killed_writers_keep_every_acknowledged_write() {
     let kills = std::env::var("LEVELTABLE_WRITE_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(75u64);
+        .unwrap_or(30u64);
     let mut timer = SplitMix(0x6b11);
     let mut acknowledged_total = 0;
     for i in 0..kills {

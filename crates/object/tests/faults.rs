@@ -4,7 +4,7 @@
 //! wrong value, within a bounded time. Objects replaced while open fail reads with
 //! "replaced"; a table written through the faulty proxy either appears whole or not at all.
 //!
-//! `LEVELTABLE_FAULT_OPS` sets the operations per server (default 1500).
+//! `LEVELTABLE_FAULT_OPS` sets the operations per server (default 500; CI runs 1500).
 
 mod common;
 
@@ -26,7 +26,7 @@ fn ops_per_server() -> u64 {
     std::env::var("LEVELTABLE_FAULT_OPS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1500)
+        .unwrap_or(500)
 }
 
 /// A retry policy for the runs: quick backoff, enough attempts to ride out a 20% fault rate.

@@ -201,7 +201,9 @@ pub fn run(config: &Config) -> Result<String> {
     let read = ReadOptions::default().filter_policy(BloomFilterPolicy::new(10));
     let loc = Location::parse_with(&url, [("timeout", "120s")])?;
     let plain_loc = Location::parse_with(&url, [("timeout", "120s")])?;
-    let q = config.queries.clamp(20, 200) as u64;
+    // 200 gets per row and batches of 1,000 in a full run; a tenth of that at smoke sizes.
+    let q = (config.queries / 1000).clamp(20, 200) as u64;
+    let batch_len = (q as usize * 5).min(1000);
     let step = keys.len() / q as usize;
     let present: Vec<&Vec<u8>> = keys.iter().step_by(step.max(1)).take(q as usize).collect();
     let absent: Vec<Vec<u8>> = present
@@ -267,19 +269,30 @@ pub fn run(config: &Config) -> Result<String> {
     let near: Vec<Vec<u8>> = keys[keys.len() / 2..]
         .iter()
         .step_by(20)
-        .take(1000)
+        .take(batch_len)
         .cloned()
         .collect();
     let spread: Vec<Vec<u8>> = keys
         .iter()
-        .step_by((keys.len() / 1000).max(1))
-        .take(1000)
+        .step_by((keys.len() / batch_len).max(1))
+        .take(batch_len)
         .cloned()
         .collect();
+    let thousands = |n: usize| match n {
+        1000.. => format!("{},{:03}", n / 1000, n % 1000),
+        _ => n.to_string(),
+    };
     for (name, batch) in [
-        ("batch of 1,000 neighbours", &near),
-        ("batch of 1,000 spread", &spread),
+        (
+            format!("batch of {} neighbours", thousands(near.len())),
+            &near,
+        ),
+        (
+            format!("batch of {} spread", thousands(spread.len())),
+            &spread,
+        ),
     ] {
+        let name = name.as_str();
         ours.push(measure(&loc, name, 1, || {
             let got = table.get_many(batch)?;
             if got
