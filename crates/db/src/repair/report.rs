@@ -65,15 +65,21 @@ pub enum LostKind {
     Block,
     /// A log record (a write batch, or part of one), or a whole log.
     LogRecord,
+    /// The last bytes of a log, from a record that runs past its end: no reader can tell
+    /// them from a write a crash cut short (a batch never acknowledged, then, and nothing
+    /// lost), but a damaged record length leaves the same, and the batches after it are
+    /// lost. Whatever key they held is unknown.
+    LogTail,
 }
 
 impl LostKind {
-    /// `table`, `block` or `log-record`.
+    /// `table`, `block`, `log-record` or `log-tail`.
     pub fn name(self) -> &'static str {
         match self {
             LostKind::Table => "table",
             LostKind::Block => "block",
             LostKind::LogRecord => "log-record",
+            LostKind::LogTail => "log-tail",
         }
     }
 }
@@ -92,7 +98,7 @@ pub struct LostData {
     pub length: Option<u64>,
     /// The user keys it covered, both included, when the table's index or the MANIFEST
     /// tells them (`None` inside: unbounded on that side); `None` if unknown (a log record
-    /// may have held any key).
+    /// or a log's tail may have held any key).
     pub range: Option<KeyRange>,
     /// Why it could not be read.
     pub reason: String,
