@@ -427,9 +427,9 @@ mod tests {
             let in_length = offsets
                 .iter()
                 .any(|&o| bit / 8 == o + 4 || bit / 8 == o + 5);
-            if in_length && tail.is_some() {
+            if in_length && let Some(t) = &tail {
                 assert_eq!(got, all, "bit {bit}");
-                assert_eq!(tail.unwrap().lost, None, "bit {bit}");
+                assert_eq!(t.lost, None, "bit {bit}");
                 read_again += 1;
             }
         }
