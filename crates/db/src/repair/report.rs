@@ -25,7 +25,8 @@ pub struct RepairReport {
     pub manifest_error: Option<String>,
     /// The user comparator's name.
     pub comparator: String,
-    /// Every table, data block and log record that could not be read.
+    /// Every table, data block and log record that could not be read, and the torn tails
+    /// of logs.
     pub lost: Vec<LostData>,
     /// Every file whose versions were not taken as they stand, and why.
     pub ignored: Vec<IgnoredFile>,
@@ -65,10 +66,11 @@ pub enum LostKind {
     Block,
     /// A log record (a write batch, or part of one), or a whole log.
     LogRecord,
-    /// The last bytes of a log, from a record that runs past its end: no reader can tell
-    /// them from a write a crash cut short (a batch never acknowledged, then, and nothing
-    /// lost), but a damaged record length leaves the same, and the batches after it are
-    /// lost. Whatever key they held is unknown.
+    /// The last bytes of a log, from the first record of its torn tail that cannot be read
+    /// to the end of the log: a record running past the end (or a fragmented record whose
+    /// end never came) is what a write a crash cut short leaves (a batch never
+    /// acknowledged, then: nothing lost), and no reader can tell it from a damaged record,
+    /// which loses the batches after it too. The keys they held are unknown.
     LogTail,
 }
 
