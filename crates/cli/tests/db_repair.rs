@@ -184,6 +184,70 @@ fn uncertain_keys_are_kept_or_dropped() {
     );
 }
 
+/// A log cut inside its last record, as a crash leaves it: the tail is reported, in the
+/// summary and in the JSON report, with its file, offset and length and no key range.
+#[test]
+fn a_log_cut_short_is_reported_as_its_tail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let options = WritableOptions::default().create_if_missing(true);
+    let db = WritableDb::open(&src, options).unwrap();
+    let w = WriteOptions::default();
+    for i in 0..10u32 {
+        db.put(format!("key{i:02}").as_bytes(), b"value", w)
+            .unwrap();
+    }
+    db.close().unwrap();
+    let log = fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "log"))
+        .unwrap();
+    let name = log.file_name().unwrap().to_string_lossy().into_owned();
+    let len = fs::metadata(&log).unwrap().len();
+    // The last record (a header of 7 bytes, a batch of 12 + 1 + 1 + 5 + 1 + 5 bytes) loses
+    // its last 10 bytes.
+    let record = 7 + 25;
+    let cut = len - 10;
+    fs::File::options()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_len(cut)
+        .unwrap();
+
+    let report = tmp.path().join("r.json");
+    let out = leveltable()
+        .args(["db", "repair"])
+        .arg(&src)
+        .arg(tmp.path().join("dest"))
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let offset = len - record;
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(&format!(
+            "  log-tail {name} at offset {offset}, {} bytes: the log's last {} bytes",
+            record - 10,
+            record - 10
+        )),
+        "{err}"
+    );
+    let json: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    let lost = json["lost"].as_array().unwrap();
+    assert_eq!(lost.len(), 1, "{json}");
+    assert_eq!(lost[0]["kind"], "log-tail");
+    assert_eq!(lost[0]["file"], name.as_str());
+    assert_eq!(lost[0]["offset"], offset);
+    assert_eq!(lost[0]["length"], record - 10);
+    assert!(lost[0]["range"].is_null(), "{json}");
+    let want: String = (0..9u32).map(|i| format!("key{i:02}\tvalue\n")).collect();
+    assert_eq!(dump(&tmp.path().join("dest")), want);
+}
+
 #[test]
 fn refusals_leave_everything_as_it_was() {
     let tmp = tempfile::tempdir().unwrap();

@@ -40,6 +40,7 @@ mod table_file;
 mod table_scan;
 pub mod table_source;
 mod tail;
+mod torn_tail;
 mod version;
 pub mod version_edit;
 mod version_set;

@@ -6,7 +6,8 @@
 //!
 //! - A truncated header or a truncated payload in the last, partial block is a torn tail:
 //!   the writer died mid-record. It ends the log without a report, as does the end of the
-//!   log inside a fragmented record (its fragments are dropped silently).
+//!   log inside a fragmented record (its fragments are dropped silently);
+//!   [`LogReader::torn_tail`] says where it begins.
 //! - A zero type with a zero length is preallocated space: the rest of the block is skipped
 //!   without a report.
 //! - A checksum mismatch drops the rest of the block (the length may be what is corrupt);
@@ -86,6 +87,8 @@ pub struct LogReader<R> {
     done: bool,
     /// The offset just past the last record returned.
     last_record_end: u64,
+    /// Where the torn tail that ended the log begins, if one did.
+    torn: Option<u64>,
 }
 
 impl<R> std::fmt::Debug for LogReader<R> {
@@ -125,6 +128,7 @@ impl<R: Read> LogReader<R> {
             dropped: Vec::new(),
             done: false,
             last_record_end: 0,
+            torn: None,
         }
     }
 
@@ -137,6 +141,15 @@ impl<R: Read> LogReader<R> {
     /// are a torn tail, padding, or dropped.
     pub fn last_record_end(&self) -> u64 {
         self.last_record_end
+    }
+
+    /// Where the torn tail that ended the log begins, once reading ended at one: the header
+    /// of a physical record cut short by the end of the log, or the first fragment of a
+    /// record whose last fragment never came. From there to the end nothing was returned
+    /// or reported: a writer dying mid-record leaves such a tail, and so does damage to a
+    /// record's length.
+    pub fn torn_tail(&self) -> Option<u64> {
+        self.torn
     }
 
     /// The total of [`dropped`](Self::dropped) bytes.
@@ -209,6 +222,9 @@ impl<R: Read> LogReader<R> {
             if left < HEADER_SIZE {
                 if self.eof {
                     // A truncated header at the end: the writer died writing it.
+                    if left > 0 {
+                        self.torn = Some(self.block_position());
+                    }
                     self.pos = self.len;
                     return Physical::Eof;
                 }
@@ -229,6 +245,7 @@ impl<R: Read> LogReader<R> {
                     return Physical::Bad;
                 }
                 // A payload cut short at the end: the writer died writing it.
+                self.torn = Some(offset);
                 return Physical::Eof;
             }
             if kind == RecordType::Zero as u8 && length == 0 {
@@ -344,6 +361,9 @@ impl<R: Read> LogReader<R> {
                 Physical::Eof => {
                     // A fragmented record cut by the end of the log is dropped silently:
                     // the writer died between its fragments.
+                    if in_fragmented {
+                        self.torn = Some(start);
+                    }
                     self.done = true;
                     return None;
                 }
@@ -566,7 +586,12 @@ mod tests {
             assert!(got.iter().all(|r| rest.any(|w| w == r)), "bit {bit}");
             if got.len() < records.len() && dropped.is_empty() {
                 // Only a torn tail loses records silently: a length now running past the
-                // end of the log, which is what a writer dying mid-record leaves.
+                // end of the log, which is what a writer dying mid-record leaves. The
+                // reader says where it begins.
+                let mut r = LogReader::new(&d, true);
+                r.by_ref().for_each(drop);
+                let torn = r.torn_tail().expect("a torn tail");
+                assert!(d.len() as u64 - torn >= HEADER_SIZE as u64, "bit {bit}");
                 let headers = [0, HEADER_SIZE + 2, 2 * HEADER_SIZE + 2 + 200];
                 assert!(
                     headers.iter().any(|h| bit / 8 == h + 4 || bit / 8 == h + 5),

@@ -131,13 +131,17 @@ impl RepairOptions {
 /// Repairs the database `src` into the new database `dest`, writing nothing in `src`.
 ///
 /// Every log and table of `src` is read with its checksums checked; what cannot be read is
-/// lost and reported. If the MANIFEST `CURRENT` names can be read, the tables it lists and
-/// the logs it has not retired are live, and of each key the newest live version wins: a
-/// deletion found in a live file stays a deletion (the key is left out of `dest`), and a
-/// file the MANIFEST no longer lists is ignored, but for keys in the range of a lost live
-/// table or block that no newer live version decides, where its newest version is taken
-/// and the key reported uncertain. If no MANIFEST can be read, every file is live and the
-/// newest sequence number wins (`RepairDB`'s rule), and the report says so.
+/// lost and reported. A log's torn tail, which an open takes silently for a write a crash
+/// cut short, is read again past a record whose checksum proves a damaged length, and what
+/// cannot be read of it is reported ([`LostKind::LogTail`]).
+///
+/// If the MANIFEST `CURRENT` names can be read, the tables it lists and the logs it has not
+/// retired are live, and of each key the newest live version wins: a deletion found in a
+/// live file stays a deletion (the key is left out of `dest`), and a file the MANIFEST no
+/// longer lists is ignored, but for keys in the range of a lost live table or block that no
+/// newer live version decides, where its newest version is taken and the key reported
+/// uncertain. If no MANIFEST can be read, every file is live and the newest sequence number
+/// wins (`RepairDB`'s rule), and the report says so.
 ///
 /// A key is uncertain when a lost table or block covers it and its newest version found is
 /// no newer than that table or block (by LevelDB's order of levels: logs, then level-0

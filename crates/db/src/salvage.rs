@@ -25,6 +25,7 @@ use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
 use crate::recovery::replay_log;
 use crate::storage::Storage;
 use crate::table_scan::{Scan, scan_table};
+use crate::torn_tail::read_torn_tail;
 use crate::version::{Origin, Source};
 use crate::version_edit::FileMetaData;
 use crate::version_set::{comparator_name, read_manifest_in, user_comparator};
@@ -228,6 +229,28 @@ impl Db {
                     number,
                     suspect_keys: keys,
                 });
+            }
+            // A repair reads again what a torn tail holds: the records a damaged length
+            // hid, and where what cannot be read begins.
+            if checked
+                && let Some(tail) =
+                    read_torn_tail(&data, &replayed.info, replayed.max_sequence, &user)
+            {
+                max_sequence = max_sequence.max(tail.max_sequence);
+                if let Some(table) = tail.table {
+                    sources.push(Source::Mem {
+                        origin: Origin::Log { number },
+                        table: Arc::new(table),
+                    });
+                }
+                if let Some((offset, bytes)) = tail.lost {
+                    damage.tails.push(LogTailDamage {
+                        number,
+                        offset,
+                        bytes,
+                        batches: tail.batches,
+                    });
+                }
             }
             if let Some((k, _)) = replayed
                 .table
@@ -504,6 +527,22 @@ pub(crate) struct Damage {
     pub(crate) tables: Vec<TableDamage>,
     /// Logs with records that failed their checksum.
     pub(crate) logs: Vec<LogDamage>,
+    /// Logs whose torn tail could not be read to the end.
+    pub(crate) tails: Vec<LogTailDamage>,
+}
+
+/// The part of a log's torn tail that could not be read: a record cut short by the end of
+/// the log (a write a crash cut short, or a damaged record) and everything after it.
+#[derive(Debug)]
+pub(crate) struct LogTailDamage {
+    /// The log's number.
+    pub(crate) number: u64,
+    /// Where it begins.
+    pub(crate) offset: u64,
+    /// Its bytes, to the end of the log.
+    pub(crate) bytes: u64,
+    /// The write batches read again before it, past a damaged record length.
+    pub(crate) batches: u64,
 }
 
 /// A log with records that failed their checksum.

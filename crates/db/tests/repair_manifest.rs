@@ -7,52 +7,16 @@
 //! report names the MANIFEST as read.
 
 use std::fs;
-use std::path::Path;
 
 use leveltable_db::log_format::HEADER_SIZE;
 use leveltable_db::log_reader::LogReader;
 use leveltable_db::log_writer::LogWriter;
 use leveltable_db::version_edit::VersionEdit;
-use leveltable_db::{Db, DbOptions, RepairOptions, WritableDb, WriteOptions, repair};
+use leveltable_db::{Db, DbOptions, RepairOptions, repair};
 
 mod common;
 
-use common::dbs::{Model, files, view, writable};
-
-/// A database whose compaction dropped 100 deletions with the puts they hid, and the
-/// table holding those puts put back (a crash between the new version and the deletes);
-/// returns its model.
-fn with_a_table_left_behind(src: &Path, saved: &Path) -> Model {
-    let db = WritableDb::open(src, writable(1 << 20)).unwrap();
-    let w = WriteOptions::default();
-    let mut model = Model::new();
-    for i in 0..200u32 {
-        let (k, v) = (
-            format!("key{i:04}").into_bytes(),
-            format!("v{i}").into_bytes(),
-        );
-        db.put(&k, &v, w).unwrap();
-        model.insert(k, v);
-    }
-    db.flush().unwrap();
-    for t in files(src, "ldb") {
-        fs::copy(&t, saved.join(t.file_name().unwrap())).unwrap();
-    }
-    for i in 0..100u32 {
-        let k = format!("key{i:04}").into_bytes();
-        db.delete(&k, w).unwrap();
-        model.remove(&k);
-    }
-    db.flush().unwrap();
-    db.compact_range(None, None).unwrap();
-    db.close().unwrap();
-    for t in files(saved, "ldb") {
-        let back = src.join(t.file_name().unwrap());
-        assert!(!back.exists(), "the compaction kept {}", back.display());
-        fs::copy(&t, back).unwrap();
-    }
-    model
-}
+use common::dbs::{table_left_behind, view};
 
 /// The MANIFEST's edits rewritten with a compact pointer `filler` bytes long after the
 /// first two (so that the file's length can be chosen) and one at the end whose internal
@@ -83,8 +47,7 @@ fn rewritten(edits: &[Vec<u8>], filler: usize) -> (Vec<u8>, usize) {
 fn a_damaged_manifest_ending_in_zeros_is_not_read_as_torn() {
     let tmp = tempfile::tempdir().unwrap();
     let (src, saved) = (tmp.path().join("src"), tmp.path().join("saved"));
-    fs::create_dir(&saved).unwrap();
-    let model = with_a_table_left_behind(&src, &saved);
+    let model = table_left_behind(&src, &saved);
     let current = fs::read_to_string(src.join("CURRENT")).unwrap();
     let manifest = src.join(current.trim_end());
     let data = fs::read(&manifest).unwrap();

@@ -275,6 +275,28 @@ pub(crate) fn collect_lost(
                 });
             }
         }
+        for t in damage.tails.iter().filter(|t| t.number == log.number) {
+            let read_again = if t.batches > 0 {
+                format!(
+                    "; {} write batches before it were read past a damaged record length",
+                    t.batches
+                )
+            } else {
+                String::new()
+            };
+            report.lost.push(LostData {
+                file: file.clone(),
+                kind: LostKind::LogTail,
+                offset: Some(t.offset),
+                length: Some(t.bytes),
+                range: None,
+                reason: format!(
+                    "the log's last {} bytes, from a record that cannot be read to its end: \
+                     no reader can tell them from a write cut short by a crash{read_again}",
+                    t.bytes
+                ),
+            });
+        }
     }
     for (name, why) in &properties.skipped {
         // Logs that could not be read at all (tables are in `damage`).

@@ -25,7 +25,8 @@ pub struct RepairReport {
     pub manifest_error: Option<String>,
     /// The user comparator's name.
     pub comparator: String,
-    /// Every table, data block and log record that could not be read.
+    /// Every table, data block and log record that could not be read, and the torn tails
+    /// of logs.
     pub lost: Vec<LostData>,
     /// Every file whose versions were not taken as they stand, and why.
     pub ignored: Vec<IgnoredFile>,
@@ -65,15 +66,22 @@ pub enum LostKind {
     Block,
     /// A log record (a write batch, or part of one), or a whole log.
     LogRecord,
+    /// The last bytes of a log, from the first record of its torn tail that cannot be read
+    /// to the end of the log: a record running past the end (or a fragmented record whose
+    /// end never came) is what a write a crash cut short leaves (a batch never
+    /// acknowledged, then: nothing lost), and no reader can tell it from a damaged record,
+    /// which loses the batches after it too. The keys they held are unknown.
+    LogTail,
 }
 
 impl LostKind {
-    /// `table`, `block` or `log-record`.
+    /// `table`, `block`, `log-record` or `log-tail`.
     pub fn name(self) -> &'static str {
         match self {
             LostKind::Table => "table",
             LostKind::Block => "block",
             LostKind::LogRecord => "log-record",
+            LostKind::LogTail => "log-tail",
         }
     }
 }
@@ -92,7 +100,7 @@ pub struct LostData {
     pub length: Option<u64>,
     /// The user keys it covered, both included, when the table's index or the MANIFEST
     /// tells them (`None` inside: unbounded on that side); `None` if unknown (a log record
-    /// may have held any key).
+    /// or a log's tail may have held any key).
     pub range: Option<KeyRange>,
     /// Why it could not be read.
     pub reason: String,

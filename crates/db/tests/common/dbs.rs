@@ -76,6 +76,42 @@ impl Noise {
     }
 }
 
+/// A database at `src` whose compaction dropped 100 deletions with the puts they hid, and
+/// the table holding those puts put back (a crash between the new version and the deletes
+/// leaves it), a copy of it kept in `saved` (created); returns the model.
+pub fn table_left_behind(src: &Path, saved: &Path) -> Model {
+    fs::create_dir(saved).unwrap();
+    let db = WritableDb::open(src, writable(1 << 20)).unwrap();
+    let w = WriteOptions::default();
+    let mut model = Model::new();
+    for i in 0..200u32 {
+        let (k, v) = (
+            format!("key{i:04}").into_bytes(),
+            format!("v{i}").into_bytes(),
+        );
+        db.put(&k, &v, w).unwrap();
+        model.insert(k, v);
+    }
+    db.flush().unwrap();
+    for t in files(src, "ldb") {
+        fs::copy(&t, saved.join(t.file_name().unwrap())).unwrap();
+    }
+    for i in 0..100u32 {
+        let k = format!("key{i:04}").into_bytes();
+        db.delete(&k, w).unwrap();
+        model.remove(&k);
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.close().unwrap();
+    for t in files(saved, "ldb") {
+        let back = src.join(t.file_name().unwrap());
+        assert!(!back.exists(), "the compaction kept {}", back.display());
+        fs::copy(&t, back).unwrap();
+    }
+    model
+}
+
 /// A history of puts, overwrites and deletions with small buffers (many tables, flushes and
 /// compactions), the inputs of a compaction put back (saved in `saved`), and keys left in
 /// the log; returns the model.

@@ -25,7 +25,10 @@ use crate::progress::Progress;
 /// nothing newer decides. If no MANIFEST can be read, every file counts and the newest
 /// version wins, as LevelDB's RepairDB does, and the summary says so.
 ///
-/// Checksums are checked: a table, data block or log record that fails is lost. Keys whose
+/// Checksums are checked: a table, data block or log record that fails is lost. A log
+/// ending in a record cut short (a crash mid-write, or a damaged length) is read on past it
+/// when the record's checksum tells its true length; what cannot be read is lost as the
+/// log's tail (log-tail), which no reader can tell from a write a crash cut short. Keys whose
 /// newest version found is older than a lost table or block covering them are uncertain (a
 /// newer version may have been lost); they are kept unless --drop-uncertain. A summary goes
 /// to standard error, and with --report FILE the whole report as JSON: every piece lost
