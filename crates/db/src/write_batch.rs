@@ -136,7 +136,13 @@ impl Default for WriteBatchBuilder {
 impl WriteBatchBuilder {
     /// An empty batch whose first operation gets `sequence`.
     pub fn new(sequence: u64) -> Self {
-        let mut rep = Vec::with_capacity(64);
+        Self::with_capacity(sequence, 64)
+    }
+
+    /// [`new`](Self::new), with room for `bytes` bytes of encoded batch (the header's 12
+    /// included) before it grows.
+    pub fn with_capacity(sequence: u64, bytes: usize) -> Self {
+        let mut rep = Vec::with_capacity(bytes.max(HEADER_SIZE));
         rep.extend_from_slice(&sequence.to_le_bytes());
         rep.extend_from_slice(&0u32.to_le_bytes());
         WriteBatchBuilder { rep }

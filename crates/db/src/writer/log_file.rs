@@ -6,31 +6,42 @@
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::filename::log_file_name;
 use crate::log_writer::LogWriter;
 use crate::writer::file_system::{FileSystem, WritableFile};
 use crate::{Error, Result};
 
+/// After this many bytes appended unsynced, the system is told to start writing them to
+/// the disk: a later sync (the write-ahead log's, when its memtable is full) then waits
+/// for less.
+const WRITEBACK_BYTES: usize = 1 << 20;
+
 /// A log file and the writer of its records.
 pub(crate) struct LogFile {
     path: PathBuf,
     writer: LogWriter<BufWriter<Box<dyn WritableFile>>>,
+    /// Bytes appended since the last sync or writeback hint.
+    unsynced: usize,
+    /// The directory holding the file, while its name is not yet synced.
+    dir_to_sync: Option<(Arc<dyn FileSystem>, PathBuf)>,
 }
 
 impl LogFile {
-    /// Creates the write-ahead log `number` in `dir` ([`FileSystem::create_log`]), and
-    /// syncs `dir` so that its name survives a power loss: a write synced into it may be
-    /// acknowledged before any MANIFEST record names it (LevelDB leaves the name to the
-    /// next MANIFEST sync, and loses such a write).
-    pub(crate) fn create_log(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<LogFile> {
+    /// Creates the write-ahead log `number` in `dir` ([`FileSystem::create_log`]). `dir` is
+    /// synced, so that the log's name survives a power loss, before the log's first sync:
+    /// a write synced into it may be acknowledged before any MANIFEST record names it
+    /// (LevelDB leaves the name to the next MANIFEST sync, and loses such a write). Writes
+    /// not synced are promised nothing of a power loss, and wait for no directory sync.
+    pub(crate) fn create_log(fs: &Arc<dyn FileSystem>, dir: &Path, number: u64) -> Result<LogFile> {
         let path = dir.join(log_file_name(number));
         let file = fs
             .create_log(&path)
             .map_err(|e| Error::op("cannot create", &path, e))?;
-        fs.sync_dir(dir)
-            .map_err(|e| Error::op("cannot sync", dir, e))?;
-        Ok(LogFile::new(path, file))
+        let mut log = LogFile::new(path, file);
+        log.dir_to_sync = Some((Arc::clone(fs), dir.to_path_buf()));
+        Ok(log)
     }
 
     /// Creates (or replaces) the MANIFEST `path`. A MANIFEST of a number already there was
@@ -52,16 +63,30 @@ impl LogFile {
         LogFile {
             path,
             writer: LogWriter::new(BufWriter::with_capacity(1 << 16, file)),
+            unsynced: 0,
+            dir_to_sync: None,
         }
     }
 
     /// Makes every record appended so far durable (`fdatasync`).
     pub(crate) fn sync(&mut self) -> Result<()> {
+        self.sync_name()?;
+        self.unsynced = 0;
         let path = &self.path;
         self.writer
             .flush()
             .and_then(|()| self.writer.get_mut().get_mut().sync())
             .map_err(|e| Error::op("cannot sync", path, e))
+    }
+
+    /// Syncs the directory if the file's name is not synced yet.
+    fn sync_name(&mut self) -> Result<()> {
+        if let Some((fs, dir)) = &self.dir_to_sync {
+            fs.sync_dir(dir)
+                .map_err(|e| Error::op("cannot sync", dir, e))?;
+            self.dir_to_sync = None;
+        }
+        Ok(())
     }
 
     /// Closes the file, reporting what closing it reports (everything appended is handed to
@@ -84,11 +109,17 @@ impl LogFile {
             .and_then(|()| self.writer.flush())
             .map_err(|e| Error::op("cannot write", path, e))?;
         if sync {
-            self.writer
-                .get_mut()
-                .get_mut()
-                .sync()
-                .map_err(|e| Error::op("cannot sync", path, e))?;
+            self.sync_name()?;
+            self.unsynced = 0;
+            let path = &self.path;
+            let file = self.writer.get_mut().get_mut();
+            file.sync().map_err(|e| Error::op("cannot sync", path, e))?;
+        } else {
+            self.unsynced += record.len();
+            if self.unsynced >= WRITEBACK_BYTES {
+                self.unsynced = 0;
+                self.writer.get_mut().get_mut().start_writeback();
+            }
         }
         Ok(())
     }

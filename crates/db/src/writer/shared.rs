@@ -215,10 +215,12 @@ impl Shared {
             |add| imm.try_for_each(add),
         );
         let mut st = self.state();
-        st.pending_outputs.remove(&number);
         let meta = match written {
             Ok(meta) => meta,
-            Err(e) => return (st, Err(e)),
+            Err(e) => {
+                st.pending_outputs.remove(&number);
+                return (st, Err(e));
+            }
         };
         let mut edit = crate::version_edit::VersionEdit::default();
         if let Some(meta) = meta {
@@ -233,7 +235,21 @@ impl Shared {
         }
         edit.prev_log_number = Some(0);
         edit.log_number = Some(st.log_number);
-        if let Err(e) = st.versions.log_and_apply(&mut edit) {
+        // The MANIFEST is written and synced with the state unlocked (as LevelDB's
+        // `LogAndApply` does), so that writes go on meanwhile: only this thread changes it.
+        let mut change = match st.versions.prepare(&mut edit) {
+            Ok(change) => change,
+            Err(e) => {
+                st.pending_outputs.remove(&number);
+                return (st, Err(e));
+            }
+        };
+        drop(st);
+        let written = change.write();
+        let mut st = self.state();
+        // The table is listed in the state applied, or to be deleted as obsolete.
+        st.pending_outputs.remove(&number);
+        if let Err(e) = st.versions.finish(change, written) {
             return (st, Err(e));
         }
         st.imm = None;

@@ -26,6 +26,70 @@ pub(crate) struct VersionSet {
     /// The number of the MANIFEST `CURRENT` names.
     pub(crate) manifest_number: u64,
     manifest: Option<LogFile>,
+    /// A change is being written ([`prepare`](Self::prepare) to [`finish`](Self::finish)).
+    writing: bool,
+}
+
+/// A change to the MANIFEST prepared by [`VersionSet::prepare`], written by
+/// [`write`](Self::write) with nothing locked, and applied by [`VersionSet::finish`].
+pub(crate) struct ManifestChange {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    /// The state once the change is applied.
+    next: Manifest,
+    /// The edit's record.
+    record: Vec<u8>,
+    /// The open MANIFEST the record is appended to, or a new one to create (put here once
+    /// written).
+    log: std::result::Result<LogFile, NewManifest>,
+    /// The number of the new MANIFEST written, if any.
+    new: Option<u64>,
+}
+
+/// A MANIFEST to create: its number and path, and its first record, the whole state before
+/// the edit.
+struct NewManifest {
+    number: u64,
+    path: PathBuf,
+    first: Vec<u8>,
+}
+
+impl ManifestChange {
+    /// Writes and syncs the records. On failure the change cannot be applied: a new
+    /// MANIFEST is removed (`CURRENT` still names the old one, or it names the new one
+    /// holding the edit: the next open reads whichever); an open one may end in part of a
+    /// record, and the next change starts a new one rather than append after it.
+    ///
+    /// # Errors
+    /// Writing or syncing the MANIFEST, the directory or `CURRENT`.
+    pub(crate) fn write(&mut self) -> Result<()> {
+        let fs = &*self.fs;
+        let dir = &self.dir;
+        let new = match &mut self.log {
+            Ok(log) => return sync_dir_on(fs, dir).and_then(|()| log.append(&self.record, true)),
+            Err(new) => new,
+        };
+        let mut file = LogFile::create_manifest(fs, new.path.clone())?;
+        // The names of the tables and logs the MANIFEST lists, and its own, are durable
+        // before CURRENT can name it.
+        let written = file
+            .append(&new.first, true)
+            .and_then(|()| file.append(&self.record, true))
+            .and_then(|()| sync_dir_on(fs, dir))
+            .and_then(|()| set_current(fs, dir, new.number));
+        if let Err(e) = written {
+            drop(file);
+            let _ = fs.remove(&new.path);
+            return Err(e);
+        }
+        // On failure CURRENT may name the new MANIFEST, which holds the edit, or the old
+        // one: both are kept (the old number stays the one kept from). The caller stops
+        // writes; the next open reads whichever it is.
+        sync_dir_on(fs, dir)?;
+        self.new = Some(new.number);
+        self.log = Ok(file);
+        Ok(())
+    }
 }
 
 impl VersionSet {
@@ -44,6 +108,7 @@ impl VersionSet {
             current: manifest.clone(),
             manifest_number: 0,
             manifest: None,
+            writing: false,
         };
         if let Some(FileType::Manifest(n)) = parse_file_name(&manifest.file) {
             set.manifest_number = n;
@@ -103,6 +168,21 @@ impl VersionSet {
     /// Writing or syncing the MANIFEST or `CURRENT`; a new file whose smallest key is above
     /// its largest.
     pub(crate) fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
+        let mut change = self.prepare(edit)?;
+        let written = change.write();
+        self.finish(change, written)
+    }
+
+    /// The first step of [`log_and_apply`](Self::log_and_apply): the state after `edit`, and
+    /// the MANIFEST records to write, taken out of the set so that they can be written
+    /// without the set (and the lock guarding it) while the set's counters move on. Until
+    /// [`finish`](Self::finish) takes the change back, no other change may be prepared.
+    ///
+    /// # Errors
+    /// A new file whose smallest key is above its largest; no file number left for a new
+    /// MANIFEST.
+    pub(crate) fn prepare(&mut self, edit: &mut VersionEdit) -> Result<ManifestChange> {
+        debug_assert!(!self.writing, "one MANIFEST change at a time");
         edit.log_number.get_or_insert(self.current.log_number);
         edit.prev_log_number
             .get_or_insert(self.current.prev_log_number);
@@ -116,40 +196,49 @@ impl VersionSet {
             self.icmp.user_comparator(),
             self.current.end,
         )?;
-        if self.manifest.is_none() {
-            let number = self.new_file_number()?;
-            let path = self.dir.join(manifest_file_name(number));
-            let mut log = LogFile::create_manifest(&*self.fs, path.clone())?;
-            // The names of the tables and logs the MANIFEST lists, and its own, are durable
-            // before CURRENT can name it.
-            let written = log
-                .append(&self.snapshot().encode(), true)
-                .and_then(|()| log.append(&edit.encode(), true))
-                .and_then(|()| sync_dir_on(&*self.fs, &self.dir))
-                .and_then(|()| set_current(&*self.fs, &self.dir, number));
-            if let Err(e) = written {
-                drop(log);
-                let _ = self.fs.remove(&path);
-                return Err(e);
+        let log = match self.manifest.take() {
+            Some(log) => Ok(log),
+            None => {
+                let number = self.new_file_number()?;
+                Err(NewManifest {
+                    number,
+                    path: self.dir.join(manifest_file_name(number)),
+                    first: self.snapshot().encode(),
+                })
             }
-            // On failure CURRENT may name the new MANIFEST, which holds the edit, or the
-            // old one: both are kept (the old number stays the one kept from). The caller
-            // stops writes; the next open reads whichever it is.
-            sync_dir_on(&*self.fs, &self.dir)?;
-            self.manifest_number = number;
+        };
+        self.writing = true;
+        Ok(ManifestChange {
+            fs: Arc::clone(&self.fs),
+            dir: self.dir.clone(),
+            next,
+            record: edit.encode(),
+            log,
+            new: None,
+        })
+    }
+
+    /// The last step of [`log_and_apply`](Self::log_and_apply): applies `change` if it was
+    /// `written`, keeping the counters (the next file number, the last sequence) as they
+    /// moved on meanwhile.
+    ///
+    /// # Errors
+    /// `written`'s.
+    pub(crate) fn finish(&mut self, change: ManifestChange, written: Result<()>) -> Result<()> {
+        self.writing = false;
+        written?;
+        let ManifestChange {
+            mut next, log, new, ..
+        } = change;
+        if let Ok(log) = log {
             self.manifest = Some(log);
-            next.file = manifest_file_name(number);
-        } else if let Some(log) = &mut self.manifest
-            && let Err(e) =
-                sync_dir_on(&*self.fs, &self.dir).and_then(|()| log.append(&edit.encode(), true))
-        {
-            // The MANIFEST may now end in part of a record; the next change starts a new
-            // one rather than append after it.
-            self.manifest = None;
-            return Err(e);
         }
-        // The counter is the set's (a new MANIFEST took a number after the edit recorded it).
+        if let Some(number) = new {
+            self.manifest_number = number;
+            next.file = manifest_file_name(number);
+        }
         next.next_file_number = self.current.next_file_number;
+        next.last_sequence = self.current.last_sequence;
         self.current = next;
         Ok(())
     }

@@ -21,6 +21,7 @@ use crate::version::{SeekStats, Version};
 use crate::version_edit::NUM_LEVELS;
 use crate::write_batch::{HEADER_SIZE, WriteBatch, WriteBatchBuilder};
 use crate::writer::background;
+use crate::writer::fork;
 use crate::writer::log_file::LogFile;
 use crate::writer::options::{WritableOptions, WriteOptions};
 use crate::writer::recover;
@@ -50,6 +51,9 @@ pub struct WritableDb {
     /// its background thread nor its lock, and shares its log: the copy refuses every
     /// write, and is dropped without touching a file.
     pid: u32,
+    /// The forks counted when it was opened ([`fork::forks`]): a cheaper first check than
+    /// the process id.
+    forks: u64,
 }
 
 impl std::fmt::Debug for WritableDb {
@@ -143,6 +147,7 @@ impl WritableDb {
             shared,
             background: Some(background),
             pid: std::process::id(),
+            forks: fork::forks(),
         })
     }
 
@@ -151,7 +156,7 @@ impl WritableDb {
     /// # Errors
     /// [`Error::ForkedProcess`] in a process other than the one that opened the database.
     fn check_process(&self) -> Result<()> {
-        if std::process::id() == self.pid {
+        if fork::forks() == self.forks || std::process::id() == self.pid {
             return Ok(());
         }
         Err(Error::ForkedProcess {
@@ -172,7 +177,11 @@ impl WritableDb {
     /// earlier background error stopped writes; [`Error::TooLong`] for a key or value of
     /// 4 GiB or more.
     pub fn put(&self, key: &[u8], value: &[u8], options: WriteOptions) -> Result<()> {
-        let mut batch = WriteBatchBuilder::new(0);
+        // The header, the tag and two lengths of at most 5 bytes each: no reallocation.
+        let bytes = (HEADER_SIZE + 11)
+            .saturating_add(key.len())
+            .saturating_add(value.len());
+        let mut batch = WriteBatchBuilder::with_capacity(0, bytes.min(MAX_WRITE_BATCH_BYTES));
         batch.try_put(key, value)?;
         self.commit(Some(batch), options.sync)
     }
@@ -225,11 +234,21 @@ impl WritableDb {
         let id = st.next_writer;
         st.next_writer = st.next_writer.wrapping_add(1);
         let force = batch.is_none();
-        st.pending.insert(id, Pending { batch, sync });
+        // A writer arriving at an empty queue leads its group: no other writer takes its
+        // batch, which stays here; the others leave theirs for the leader to take.
+        let mut own = None;
+        if st.writers.is_empty() {
+            own = Some(Pending { batch, sync });
+        } else {
+            st.pending.insert(id, Pending { batch, sync });
+        }
         st.writers.push_back(id);
-        let spin_until = Instant::now() + SPIN;
+        let mut spin_until = None;
         loop {
-            if let Some(r) = st.done.remove(&id) {
+            // (A leader's write is committed by no one else.)
+            if own.is_none()
+                && let Some(r) = st.done.remove(&id)
+            {
                 return r;
             }
             if st.writers.front() == Some(&id) {
@@ -239,6 +258,7 @@ impl WritableDb {
             // `write` of its record): wait for it on this core rather than sleep and be
             // woken, which costs two system calls and a wake-up longer than the commit.
             let seen = shared.commits.load(AtomicOrdering::Acquire);
+            let spin_until = *spin_until.get_or_insert_with(|| Instant::now() + SPIN);
             if Instant::now() < spin_until {
                 drop(st);
                 let mut spins = 0u32;
@@ -260,20 +280,22 @@ impl WritableDb {
             st.sleeping -= 1;
         }
         let (mut st, room) = self.make_room_for_write(st, force);
-        let own = st.pending.remove(&id);
-        let mut group = vec![id];
+        let own = own.or_else(|| st.pending.remove(&id));
+        // The writers of the group: the first ones of the queue, this one first.
+        let mut members = 1;
         let result = match (room, own.and_then(|p| p.batch)) {
             (Err(e), _) => Err(e),
             (Ok(()), None) => Ok(()),
             (Ok(()), Some(batch)) => {
-                let (next, r) = self.commit_group(st, batch, sync, &mut group);
+                let (next, r) = self.commit_group(st, batch, sync, &mut members);
                 st = next;
                 r
             }
         };
-        for &g in &group {
-            st.writers.pop_front();
-            if g != id {
+        for _ in 0..members {
+            if let Some(g) = st.writers.pop_front()
+                && g != id
+            {
                 st.done.insert(g, share(&result));
             }
         }
@@ -287,13 +309,13 @@ impl WritableDb {
     }
 
     /// Commits `batch` with the writes queued behind it that may join it, as one log
-    /// record; `group` gets their ids.
+    /// record; `members` gets the number of writers committed, the first of the queue.
     fn commit_group<'a>(
         &'a self,
         mut st: MutexGuard<'a, State>,
         mut batch: WriteBatchBuilder,
         sync: bool,
-        group: &mut Vec<u64>,
+        members: &mut usize,
     ) -> (MutexGuard<'a, State>, Result<()>) {
         let shared = &*self.shared;
         let size = batch.approximate_size();
@@ -303,8 +325,11 @@ impl WritableDb {
             MAX_GROUP_BYTES
         };
         let mut total = size;
-        for &other in st.writers.iter().skip(1) {
-            let Some(p) = st.pending.get(&other) else {
+        let State {
+            writers, pending, ..
+        } = &mut *st;
+        for other in writers.iter().skip(1) {
+            let Some(p) = pending.get(other) else {
                 break;
             };
             // A synced write does not join an unsynced leader; a memtable switch ends it.
@@ -315,10 +340,10 @@ impl WritableDb {
             if total > max {
                 break;
             }
-            group.push(other);
+            *members += 1;
         }
-        for other in &group[1..] {
-            if let Some(Pending { batch: Some(b), .. }) = st.pending.remove(other) {
+        for other in writers.iter().skip(1).take(*members - 1) {
+            if let Some(Pending { batch: Some(b), .. }) = pending.remove(other) {
                 batch.append(&b);
             }
         }
@@ -408,7 +433,7 @@ impl WritableDb {
                     Err(e) => return (st, Err(e)),
                 };
                 let log =
-                    match LogFile::create_log(&*shared.options.file_system, &shared.dir, number) {
+                    match LogFile::create_log(&shared.options.file_system, &shared.dir, number) {
                         Ok(log) => log,
                         Err(e) => return (st, Err(e)),
                     };
