@@ -8,21 +8,28 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 
-use leveltable_process::{TemporaryDir, clean_up_on_signals, wait_if_ending_by_signal};
+use leveltable_process::{
+    TemporaryDir, clean_up_on_signals, create_temporary, wait_if_ending_by_signal,
+};
 
 const CHILD: &str = "LEVELTABLE_SIGNAL_ENDING_CHILD";
 
-/// The child: writes files into a registered temporary directory without pause until a
-/// write fails, then exits with code 2 unless a signal is ending the process.
+/// The child: makes files in a registered temporary directory without pause until one
+/// fails, then exits with code 2 unless a signal is ending the process.
 fn child(parent: &str) -> ! {
     let dir = TemporaryDir::new_in(parent.as_ref(), ".work-").unwrap();
-    clean_up_on_signals(|| {}).unwrap();
+    // A clean-up that takes a while after the removal (as one removing a remote object
+    // does): the work sees its files gone well before the signal thread ends the process.
+    clean_up_on_signals(|| std::thread::sleep(std::time::Duration::from_millis(100))).unwrap();
     println!("ready");
     std::io::stdout().flush().unwrap();
     let mut i = 0u64;
     loop {
-        let written = std::fs::File::create(dir.path().join(format!("{}", i % 64)))
-            .and_then(|mut f| f.write_all(&i.to_le_bytes()));
+        // Made through the registry, as the commands make their files: once the clean-up
+        // has begun, no new file appears in the directory it removes.
+        let path = dir.path().join(format!("{}", i % 64));
+        let written = create_temporary(&path, false, || std::fs::File::create(&path))
+            .and_then(|(mut f, _guard)| f.write_all(&i.to_le_bytes()));
         if written.is_err() {
             wait_if_ending_by_signal();
             std::process::exit(2);
@@ -36,7 +43,7 @@ fn work_failing_under_a_signals_clean_up_ends_by_the_signal() {
     if let Ok(parent) = std::env::var(CHILD) {
         child(&parent);
     }
-    for round in 0..20 {
+    for round in 0..5 {
         let parent = tempfile::tempdir().unwrap();
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
