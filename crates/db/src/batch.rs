@@ -169,22 +169,6 @@ pub(crate) fn fetch(
     } = how;
     match &version.sources[i] {
         Source::Mem { table, .. } => {
-            let mut entries = table.range(as_ref(lo), as_ref(hi));
-            let mut push = |(k, v): (&[u8], &[u8])| {
-                out.push(k, v);
-                !out.full()
-            };
-            if forward {
-                entries.all(&mut push);
-            } else {
-                entries.rev().all(&mut push);
-            }
-            Ok(Fetched {
-                ended: None,
-                mapped: None,
-            })
-        }
-        Source::Live { table } => {
             table.visit_range(as_ref(lo), as_ref(hi), forward, &mut |k, v| {
                 out.push(k, v);
                 !out.full()

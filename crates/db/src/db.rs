@@ -445,7 +445,7 @@ impl Db {
     fn tables(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
         self.version.sources.iter().flat_map(|source| match source {
             Source::Files { files, .. } => files.as_slice(),
-            Source::Mem { .. } | Source::Live { .. } => &[],
+            Source::Mem { .. } => &[],
         })
     }
 

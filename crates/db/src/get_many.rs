@@ -10,8 +10,8 @@ use leveltable_table::{Comparator, ReadAt};
 use crate::Result;
 use crate::db::Db;
 use crate::dbformat::{
-    InternalKeyComparator, InternalKeyError, LookupResult, ParsedInternalKey, TAG_LEN, ValueType,
-    append_internal_key,
+    InternalKeyComparator, InternalKeyError, LookupKey, LookupResult, ParsedInternalKey, TAG_LEN,
+    ValueType, append_internal_key,
 };
 use crate::filename::table_file_name;
 use crate::internal_table::InternalTable;
@@ -212,25 +212,18 @@ impl Db {
             match source {
                 Source::Mem { table, .. } => {
                     // Only the keys within the memtable's user keys may have a version in
-                    // it: `order` is sorted, so they are one run of it.
+                    // it: `order` is sorted, so they are one run of it. (Versions added
+                    // after the bounds were read are newer than the snapshot.)
                     let (Some(first), Some(last)) = (table.first(), table.last()) else {
                         continue;
                     };
-                    let (lo, hi) = (user_key(first.0), user_key(last.0));
+                    let (lo, hi) = (user_key(&first.0), user_key(&last.0));
                     let start =
                         order.partition_point(|&i| user.compare(keys[i].as_ref(), lo).is_lt());
                     let end =
                         order.partition_point(|&i| user.compare(keys[i].as_ref(), hi).is_le());
                     for &i in order.get(start..end).unwrap_or_default() {
-                        found[i] = table.get_at(keys[i].as_ref(), sequence)?;
-                    }
-                }
-                Source::Live { table } => {
-                    for &i in &order {
-                        found[i] = table.lookup(&crate::dbformat::LookupKey::new(
-                            keys[i].as_ref(),
-                            sequence,
-                        )?)?;
+                        found[i] = table.lookup(&LookupKey::new(keys[i].as_ref(), sequence)?)?;
                     }
                 }
                 Source::Files { files, .. } => {

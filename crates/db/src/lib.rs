@@ -25,7 +25,6 @@ pub mod log_format;
 pub mod log_reader;
 mod log_tail;
 pub mod log_writer;
-mod memtable;
 mod merger;
 mod options;
 mod pinned;

@@ -4,14 +4,17 @@
 //! whole once flushed.
 //!
 //! Nodes live in an [`Arena`] of 32-bit words, as LevelDB's live in its arena: a node is
-//! its height, the lengths of its key and value, its tag, its links, then the bytes of its
-//! user key and value, so that an entry costs about 25 bytes beyond its key and value and
+//! its height and lengths, its tag, its links, then the bytes of its user key and value
+//! (see [`node`]), so that a small entry costs about 17 bytes beyond its key and value and
 //! a search step touches one node. A large entry, and every entry of a large write batch,
 //! keeps its bytes outside the arena (in the batch itself, kept whole), the node holding
 //! where they are.
+//!
+//! The memtable of a database open for writing is one; so is each log a read-only open, a
+//! refresh or a salvage replays. A version added again with the same internal key (a
+//! salvage may read one from two logs) replaces the one held: the one added last wins.
 
 use std::cmp::Ordering;
-use std::ops::Bound;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -23,6 +26,10 @@ use crate::dbformat::{
 };
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
+use node::{HEAD, Node, OUTSIDE, WIDE, header_words, is_wide};
+
+mod node;
+mod walk;
 
 /// Bytes counted per entry beyond its key and value, as LevelDB's arena spends them on the
 /// skiplist node, the tag and the length prefixes: memtables fill (and flush) at about the
@@ -32,7 +39,7 @@ const ENTRY_OVERHEAD: usize = 32;
 /// A write batch of at least this many bytes is kept whole by the memtable, its entries'
 /// keys and values pointing into it, instead of being copied entry by entry: a large batch
 /// then costs its bytes once (in the memtable), not twice (the batch and its copy).
-pub const SHARED_BATCH_BYTES: usize = 1 << 20;
+pub(crate) const SHARED_BATCH_BYTES: usize = 1 << 20;
 
 /// An entry whose key and value together are longer is kept outside the arena.
 const INLINE_BYTES: usize = 32 << 10;
@@ -40,20 +47,6 @@ const INLINE_BYTES: usize = 32 << 10;
 /// LevelDB's skiplist: at most 12 levels, each node on the next level up with chance 1/4.
 const MAX_HEIGHT: usize = 12;
 const BRANCHING: u64 = 4;
-
-/// The head node, first in the arena; a link to it means "none".
-const HEAD: u32 = 0;
-
-/// The words of a node before its links.
-const HEIGHT: usize = 0;
-const KEY_LEN: usize = 1;
-const VALUE_LEN: usize = 2;
-const TAG_LO: usize = 3;
-const TAG_HI: usize = 4;
-const LINKS: usize = 5;
-/// The flag in the height word of a node whose bytes are outside the arena: the three words
-/// after its links say which outside buffer, and where its key and its value start.
-const OUTSIDE: u32 = 1 << 8;
 
 /// The order of internal keys: bytewise user keys compared in the arena, any other
 /// comparator on a copy of each user key.
@@ -83,7 +76,7 @@ impl<'a> Probe<'a> {
 }
 
 /// Versions sorted by internal key, written by one writer at a time and read by many.
-pub struct LiveMemTable {
+pub(crate) struct LiveMemTable {
     arena: Arena,
     /// Buffers holding the bytes of entries kept outside the arena.
     outside: RwLock<Vec<Arc<Vec<u8>>>>,
@@ -95,7 +88,10 @@ pub struct LiveMemTable {
     /// The state of the writer's height generator.
     rng: AtomicU64,
     bytes: AtomicUsize,
+    /// Versions held (a version added again replaces the one held).
     entries: AtomicUsize,
+    /// Versions added.
+    added: AtomicUsize,
 }
 
 impl std::fmt::Debug for LiveMemTable {
@@ -115,65 +111,9 @@ enum Bytes<'a> {
     Outside(Arc<Vec<u8>>, usize, usize),
 }
 
-/// One node, read.
-#[derive(Clone, Copy)]
-struct Node<'a> {
-    words: &'a [AtomicU32],
-}
-
-impl<'a> Node<'a> {
-    #[inline]
-    fn word(&self, i: usize) -> u32 {
-        self.words
-            .get(i)
-            .map_or(0, |w| w.load(AtomicOrdering::Relaxed))
-    }
-
-    #[inline]
-    fn height(&self) -> usize {
-        (self.word(HEIGHT) & 0xff) as usize
-    }
-
-    #[inline]
-    fn key_len(&self) -> usize {
-        self.word(KEY_LEN) as usize
-    }
-
-    #[inline]
-    fn value_len(&self) -> usize {
-        self.word(VALUE_LEN) as usize
-    }
-
-    #[inline]
-    fn tag(&self) -> u64 {
-        u64::from(self.word(TAG_LO)) | u64::from(self.word(TAG_HI)) << 32
-    }
-
-    /// The next node on `level` (acquiring what its writer stored before linking it).
-    #[inline]
-    fn next(&self, level: usize) -> u32 {
-        self.words
-            .get(LINKS + level)
-            .map_or(HEAD, |w| w.load(AtomicOrdering::Acquire))
-    }
-
-    #[inline]
-    fn set_next(&self, level: usize, to: u32) {
-        if let Some(w) = self.words.get(LINKS + level) {
-            w.store(to, AtomicOrdering::Release);
-        }
-    }
-
-    /// Where the bytes after the links start.
-    #[inline]
-    fn body(&self) -> usize {
-        LINKS + self.height()
-    }
-}
-
 impl LiveMemTable {
     /// An empty memtable ordering user keys by `user`.
-    pub fn new(user: &Arc<dyn Comparator>) -> LiveMemTable {
+    pub(crate) fn new(user: &Arc<dyn Comparator>) -> LiveMemTable {
         let order = if user.name() == BytewiseComparator.name() {
             Order::Bytewise
         } else {
@@ -181,7 +121,7 @@ impl LiveMemTable {
         };
         let arena = Arena::new();
         // The head: the first words of the arena, with every level's link.
-        let head = arena.allocate(LINKS + MAX_HEIGHT);
+        let head = arena.allocate(header_words(false) + MAX_HEIGHT);
         debug_assert_eq!(head, Some(HEAD));
         let table = LiveMemTable {
             arena,
@@ -192,10 +132,9 @@ impl LiveMemTable {
             rng: AtomicU64::new(0xdead_beef),
             bytes: AtomicUsize::new(0),
             entries: AtomicUsize::new(0),
+            added: AtomicUsize::new(0),
         };
-        if let Some(w) = table.arena.words(HEAD).get(HEIGHT) {
-            w.store(MAX_HEIGHT as u32, AtomicOrdering::Relaxed);
-        }
+        table.node(HEAD).init(MAX_HEIGHT, 0, (0, 0), 0);
         table
     }
 
@@ -208,7 +147,7 @@ impl LiveMemTable {
 
     fn bytes_of<'a>(&self, node: Node<'a>) -> Bytes<'a> {
         let body = node.body();
-        if node.word(HEIGHT) & OUTSIDE == 0 {
+        if !node.is_outside() {
             return Bytes::Inline(node.words, body * 4);
         }
         let buffer = self
@@ -227,7 +166,7 @@ impl LiveMemTable {
 
     /// Appends the node's internal key to `key` and its value to `value`.
     fn read_entry(&self, node: Node<'_>, key: &mut Vec<u8>, value: &mut Vec<u8>) {
-        let (klen, vlen) = (node.key_len(), node.value_len());
+        let (klen, vlen) = node.lens();
         match self.bytes_of(node) {
             Bytes::Inline(words, at) => {
                 load_bytes(words, at, klen, key);
@@ -277,60 +216,6 @@ impl LiveMemTable {
             - 1
     }
 
-    /// The last node before `probe` (or at it, if `inclusive`) on each level from the top,
-    /// into `prev`; returns the last one of level 0 (`HEAD`: none) and the node after it
-    /// that the search saw (`HEAD`: none). That one, not a second read of the link, is the
-    /// first node past `probe`: a node inserted meanwhile may lie between.
-    fn find_before(
-        &self,
-        probe: &Probe<'_>,
-        inclusive: bool,
-        mut prev: Option<&mut [u32; MAX_HEIGHT]>,
-    ) -> (u32, u32) {
-        let mut scratch = Vec::new();
-        let mut x = HEAD;
-        let mut level = self.top_level();
-        loop {
-            let next = self.node(x).next(level);
-            let before = next != HEAD && {
-                let c = self.compare(next, probe, &mut scratch);
-                c == Ordering::Less || (inclusive && c == Ordering::Equal)
-            };
-            if before {
-                x = next;
-                continue;
-            }
-            if let Some(prev) = prev.as_deref_mut() {
-                prev[level] = x;
-            }
-            if level == 0 {
-                return (x, next);
-            }
-            level -= 1;
-        }
-    }
-
-    /// The first node at or after `probe` (`HEAD`: none).
-    fn find_at_or_after(&self, probe: &Probe<'_>) -> u32 {
-        self.find_before(probe, false, None).1
-    }
-
-    /// The last node (`HEAD`: none).
-    fn find_last(&self) -> u32 {
-        let mut x = HEAD;
-        let mut level = self.top_level();
-        loop {
-            let next = self.node(x).next(level);
-            if next != HEAD {
-                x = next;
-            } else if level == 0 {
-                return x;
-            } else {
-                level -= 1;
-            }
-        }
-    }
-
     fn random_height(&self) -> usize {
         let mut x = self.rng.load(AtomicOrdering::Relaxed);
         let mut height = 1;
@@ -347,8 +232,10 @@ impl LiveMemTable {
         height
     }
 
-    /// Links a new node for the version `user_key@tag` whose bytes are `place`d. Only one
-    /// thread inserts at a time.
+    /// Links a new node for the version `user_key@tag` whose bytes are `place`d, in place of
+    /// the node of the same internal key if there is one: as in a memtable built by sorting
+    /// the versions of logs replayed, the one added last wins. Only one thread inserts at a
+    /// time.
     fn insert(&self, user_key: &[u8], tag: u64, value_len: usize, place: Place<'_>) -> Result<()> {
         let too_long = || Error::InvalidArgument("a key or value of 4 GiB or more".into());
         let klen = u32::try_from(user_key.len()).map_err(|_| too_long())?;
@@ -359,12 +246,16 @@ impl LiveMemTable {
         };
         let mut prev = [HEAD; MAX_HEIGHT];
         let last = self.last[0].load(AtomicOrdering::Relaxed);
+        let mut replaced = HEAD;
         if last != HEAD && self.compare(last, &probe, &mut Vec::new()) == Ordering::Less {
             for (p, l) in prev.iter_mut().zip(&self.last) {
                 *p = l.load(AtomicOrdering::Relaxed);
             }
         } else {
-            self.find_before(&probe, false, Some(&mut prev));
+            let (_, next) = self.find_before(&probe, false, Some(&mut prev));
+            if next != HEAD && self.compare(next, &probe, &mut Vec::new()) == Ordering::Equal {
+                replaced = next;
+            }
         }
         let height = self.random_height();
         let max = self.max_height.load(AtomicOrdering::Relaxed);
@@ -373,7 +264,15 @@ impl LiveMemTable {
             // height before the node find the head's null links there, and go down.
             self.max_height.store(height, AtomicOrdering::Relaxed);
         }
-        let body = LINKS + height;
+        let flags = match &place {
+            Place::Inline(_) => 0,
+            Place::Outside { .. } => OUTSIDE,
+        } | if is_wide(user_key.len(), value_len) {
+            WIDE
+        } else {
+            0
+        };
+        let body = header_words(flags & WIDE != 0) + height;
         let words = match &place {
             Place::Inline(value) => body + (user_key.len() + value.len()).div_ceil(4),
             Place::Outside { .. } => body + 3,
@@ -383,44 +282,50 @@ impl LiveMemTable {
             .allocate(words)
             .ok_or_else(|| Error::InvalidArgument("the memtable's 16 GiB arena is full".into()))?;
         let node = self.node(at);
-        let set = |i: usize, v: u32| {
-            if let Some(w) = node.words.get(i) {
-                w.store(v, AtomicOrdering::Relaxed);
-            }
-        };
-        let flags = match &place {
-            Place::Inline(_) => 0,
-            Place::Outside { .. } => OUTSIDE,
-        };
-        set(HEIGHT, height as u32 | flags);
-        set(KEY_LEN, klen);
-        set(VALUE_LEN, vlen);
-        set(TAG_LO, tag as u32);
-        set(TAG_HI, (tag >> 32) as u32);
+        node.init(height, flags, (klen, vlen), tag);
         match place {
             Place::Inline(value) => {
                 store_bytes(node.words, body * 4, user_key);
                 store_bytes(node.words, body * 4 + user_key.len(), value);
             }
             Place::Outside { buffer, key, value } => {
-                set(body, buffer);
-                set(body + 1, key);
-                set(body + 2, value);
+                node.set_body(0, buffer);
+                node.set_body(1, key);
+                node.set_body(2, value);
             }
         }
-        for (level, &p) in prev.iter().enumerate().take(height) {
-            let before = self.node(p);
-            // The new node's link is stored before the node is published by the release
+        let old = self.node(replaced);
+        let old_height = if replaced == HEAD { 0 } else { old.height() };
+        // The node after the new one on `level`: the replaced node's, where it is linked.
+        let after = |level: usize| {
+            if level < old_height {
+                old.next(level)
+            } else {
+                self.node(prev[level]).next(level)
+            }
+        };
+        for level in 0..height {
+            // The new node's links are stored before the node is published by the release
             // store into its predecessor.
-            if let Some(w) = node.words.get(LINKS + level) {
-                w.store(before.next(level), AtomicOrdering::Relaxed);
-            }
-            before.set_next(level, at);
-            if p == self.last[level].load(AtomicOrdering::Relaxed) {
-                self.last[level].store(at, AtomicOrdering::Relaxed);
+            node.init_next(level, after(level));
+        }
+        let to_last = |level: usize, at: u32, p: u32| if level < height { at } else { p };
+        for (level, &p) in prev.iter().enumerate().take(height.max(old_height)) {
+            let before = self.node(p);
+            // Readers on the replaced node still find their way on from its links, which
+            // stay as they are.
+            let to = if level < height { at } else { after(level) };
+            before.set_next(level, to);
+            let last = self.last[level].load(AtomicOrdering::Relaxed);
+            if last == p || (last == replaced && replaced != HEAD) {
+                // The new node, or where the replaced one was unlinked, ends the level.
+                self.last[level].store(to_last(level, at, p), AtomicOrdering::Relaxed);
             }
         }
-        self.entries.fetch_add(1, AtomicOrdering::Relaxed);
+        if replaced == HEAD {
+            bump(&self.entries, 1);
+        }
+        bump(&self.added, 1);
         Ok(())
     }
 
@@ -438,7 +343,7 @@ impl LiveMemTable {
     /// # Errors
     /// An invalid-argument error for a sequence number beyond 2^56 - 1, a key or value of
     /// 4 GiB or more, or a memtable past its arena's 16 GiB.
-    pub fn add(
+    pub(crate) fn add(
         &self,
         sequence: u64,
         value_type: ValueType,
@@ -470,9 +375,9 @@ impl LiveMemTable {
                 },
             )?;
         }
-        self.bytes.fetch_add(
+        bump(
+            &self.bytes,
             key.len() + TAG_LEN + value.len() + ENTRY_OVERHEAD,
-            AtomicOrdering::Relaxed,
         );
         Ok(())
     }
@@ -483,7 +388,10 @@ impl LiveMemTable {
     /// # Errors
     /// LevelDB's message for a malformed batch, or a memtable that is full; the operations
     /// before it are applied.
-    pub fn insert_batch(&self, batch: &WriteBatch<'_>) -> std::result::Result<(), &'static str> {
+    pub(crate) fn insert_batch(
+        &self,
+        batch: &WriteBatch<'_>,
+    ) -> std::result::Result<(), &'static str> {
         let mut sequence = batch.sequence();
         let mut full = false;
         batch.for_each(|op| {
@@ -512,7 +420,10 @@ impl LiveMemTable {
     ///
     /// # Errors
     /// As [`insert_batch`](Self::insert_batch).
-    pub fn insert_shared_batch(&self, rep: Arc<Vec<u8>>) -> std::result::Result<(), &'static str> {
+    pub(crate) fn insert_shared_batch(
+        &self,
+        rep: Arc<Vec<u8>>,
+    ) -> std::result::Result<(), &'static str> {
         let batch = WriteBatch::new(&rep)?;
         let base = rep.as_ptr() as usize;
         let within = |s: &[u8]| {
@@ -547,7 +458,7 @@ impl LiveMemTable {
             bytes += op.key.len() + TAG_LEN + ENTRY_OVERHEAD;
             sequence = sequence.wrapping_add(1);
         })?;
-        self.bytes.fetch_add(bytes, AtomicOrdering::Relaxed);
+        bump(&self.bytes, bytes);
         if full {
             return Err("memtable full");
         }
@@ -555,12 +466,12 @@ impl LiveMemTable {
     }
 
     /// Bytes of keys, values and bookkeeping added: compared with `write_buffer_size`.
-    pub fn approximate_bytes(&self) -> usize {
+    pub(crate) fn approximate_bytes(&self) -> usize {
         self.bytes.load(AtomicOrdering::Relaxed)
     }
 
     /// Bytes of memory the memtable holds: its arena's blocks and its outside buffers.
-    pub fn memory_usage(&self) -> usize {
+    pub(crate) fn memory_usage(&self) -> usize {
         let outside: usize = self
             .outside
             .read()
@@ -572,16 +483,26 @@ impl LiveMemTable {
     }
 
     /// The number of versions.
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.load(AtomicOrdering::Relaxed)
+    }
+
+    /// Whether it holds no version.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of versions added, counting those that replaced one of the same
+    /// internal key.
+    pub(crate) fn added(&self) -> usize {
+        self.added.load(AtomicOrdering::Relaxed)
     }
 
     /// What a lookup of `key` finds (LevelDB's `MemTable::Get`).
     ///
     /// # Errors
     /// None in practice: entries are built by [`add`](Self::add), so their keys parse.
-    pub fn lookup(&self, key: &LookupKey) -> Result<LookupResult> {
+    pub(crate) fn lookup(&self, key: &LookupKey) -> Result<LookupResult> {
         let found = self.find_at_or_after(&Probe::of(key.target()));
         if found == HEAD {
             return Ok(LookupResult::NotFound);
@@ -599,80 +520,15 @@ impl LiveMemTable {
         }
         Ok(LookupResult::decided_by(&parsed, &v))
     }
+}
 
-    /// Calls `push` with the entries within internal-key bounds, in order (or in reverse),
-    /// until it returns `false`.
-    pub fn visit_range(
-        &self,
-        lo: Bound<&[u8]>,
-        hi: Bound<&[u8]>,
-        forward: bool,
-        push: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) {
-        let mut scratch = Vec::new();
-        // Whether the node at `at` is past the bound the walk runs towards.
-        let mut beyond = |at: u32, bound: Bound<&[u8]>, forward: bool| -> bool {
-            let (key, inclusive) = match bound {
-                Bound::Unbounded => return false,
-                Bound::Included(k) => (k, true),
-                Bound::Excluded(k) => (k, false),
-            };
-            let c = self.compare(at, &Probe::of(key), &mut scratch);
-            let c = if forward { c } else { c.reverse() };
-            c == Ordering::Greater || (c == Ordering::Equal && !inclusive)
-        };
-        let (mut key, mut value) = (Vec::new(), Vec::new());
-        if forward {
-            let mut at = match lo {
-                Bound::Unbounded => self.node(HEAD).next(0),
-                Bound::Included(k) => self.find_at_or_after(&Probe::of(k)),
-                Bound::Excluded(k) => self.find_before(&Probe::of(k), true, None).1,
-            };
-            while at != HEAD && !beyond(at, hi, true) {
-                key.clear();
-                value.clear();
-                let node = self.node(at);
-                self.read_entry(node, &mut key, &mut value);
-                if !push(&key, &value) {
-                    return;
-                }
-                at = node.next(0);
-            }
-        } else {
-            let mut at = match hi {
-                Bound::Unbounded => self.find_last(),
-                Bound::Included(k) => self.find_before(&Probe::of(k), true, None).0,
-                Bound::Excluded(k) => self.find_before(&Probe::of(k), false, None).0,
-            };
-            while at != HEAD && !beyond(at, lo, false) {
-                key.clear();
-                value.clear();
-                self.read_entry(self.node(at), &mut key, &mut value);
-                if !push(&key, &value) {
-                    return;
-                }
-                at = self.find_before(&Probe::of(&key), false, None).0;
-            }
-        }
-    }
-
-    /// Calls `f` with every entry in internal-key order (a flush).
-    ///
-    /// # Errors
-    /// The first error `f` returns.
-    pub fn try_for_each(&self, mut f: impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
-        let (mut key, mut value) = (Vec::new(), Vec::new());
-        let mut at = self.node(HEAD).next(0);
-        while at != HEAD {
-            key.clear();
-            value.clear();
-            let node = self.node(at);
-            self.read_entry(node, &mut key, &mut value);
-            f(&key, &value)?;
-            at = node.next(0);
-        }
-        Ok(())
-    }
+/// Adds `n` to a counter only the writer changes: a load and a store, not a locked add.
+#[inline]
+fn bump(counter: &AtomicUsize, n: usize) {
+    counter.store(
+        counter.load(AtomicOrdering::Relaxed).wrapping_add(n),
+        AtomicOrdering::Relaxed,
+    );
 }
 
 /// Where a new entry's bytes go.
@@ -686,7 +542,7 @@ enum Place<'a> {
 
 /// The most words one node takes in the arena (a key and value kept inline of the longest
 /// length, at the greatest height), which must fit in a block.
-const _: () = assert!(LINKS + MAX_HEIGHT + INLINE_BYTES.div_ceil(4) <= BLOCK_WORDS);
+const _: () = assert!(header_words(true) + MAX_HEIGHT + INLINE_BYTES.div_ceil(4) <= BLOCK_WORDS);
 
 #[cfg(test)]
 #[path = "live_memtable_tests.rs"]

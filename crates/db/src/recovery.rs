@@ -8,15 +8,15 @@ use std::sync::Arc;
 use leveltable_table::Comparator;
 
 use crate::filename::log_file_name;
+use crate::live_memtable::LiveMemTable;
 use crate::log_reader::{Dropped, LogReader};
-use crate::memtable::{MemTable, MemTableBuilder};
 use crate::options::LogInfo;
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
 
 /// A replayed log.
 pub(crate) struct ReplayedLog {
-    pub(crate) table: MemTable,
+    pub(crate) table: LiveMemTable,
     pub(crate) info: LogInfo,
     /// The largest `sequence + count - 1` of its batches (LevelDB's `max_sequence`).
     pub(crate) max_sequence: Option<u64>,
@@ -43,7 +43,7 @@ pub(crate) fn replay_log(
 ) -> Result<ReplayedLog> {
     let name = log_file_name(number);
     let mut reader = LogReader::from_reader(source, checksum);
-    let mut mem = MemTableBuilder::new();
+    let mem = LiveMemTable::new(comparator);
     let mut extra: Vec<Dropped> = Vec::new();
     let mut records = 0u64;
     let mut versions = 0u64;
@@ -75,9 +75,9 @@ pub(crate) fn replay_log(
                 continue;
             }
         };
-        let before = mem_len(&mem);
+        let before = mem.added();
         let applied = mem.insert_batch(&batch);
-        versions += mem_len(&mem) - before;
+        versions += (mem.added() - before) as u64;
         if let Err(reason) = applied {
             if paranoid {
                 return Err(Error::corruption(
@@ -115,7 +115,7 @@ pub(crate) fn replay_log(
     let size = reader.bytes_read();
     let tail_bytes = size.saturating_sub(reader.last_record_end());
     Ok(ReplayedLog {
-        table: mem.build(Arc::clone(comparator)),
+        table: mem,
         info: LogInfo {
             number,
             size,
@@ -126,8 +126,4 @@ pub(crate) fn replay_log(
         },
         max_sequence,
     })
-}
-
-fn mem_len(mem: &MemTableBuilder) -> u64 {
-    mem.len() as u64
 }

@@ -124,7 +124,7 @@ impl Db {
                             level: *level,
                             files: files.clone(),
                         }),
-                        Source::Mem { .. } | Source::Live { .. } => None,
+                        Source::Mem { .. } => None,
                     }),
             );
         } else {

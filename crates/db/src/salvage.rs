@@ -20,7 +20,7 @@ use crate::dbformat::{InternalKeyComparator, MAX_SEQUENCE, ParsedInternalKey, sh
 use crate::filename::{
     FileType, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
 };
-use crate::memtable::MemTableBuilder;
+use crate::live_memtable::LiveMemTable;
 use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
 use crate::recovery::replay_log;
 use crate::storage::Storage;
@@ -202,27 +202,26 @@ impl Db {
                 // What the records that failed their checksum hold, read without it, as
                 // `RepairDB` reads them: kept apart, as table 0 (no database has one).
                 let loose = replay_log(number, &path, &data[..], false, false, &user)?;
-                let icmp = InternalKeyComparator::new(Arc::clone(&user));
-                let trusted: Vec<&[u8]> = replayed.table.entries().map(|(k, _)| k).collect();
-                let mut suspect = MemTableBuilder::new();
+                let suspect = LiveMemTable::new(&user);
                 let mut keys = Vec::new();
-                for (k, v) in loose.table.entries() {
-                    if trusted.binary_search_by(|t| icmp.compare(t, k)).is_ok() {
-                        continue;
+                loose.table.try_for_each(|k, v| {
+                    if replayed.table.contains(k) {
+                        return Ok(());
                     }
                     if let Ok(p) = ParsedInternalKey::parse(k)
                         && suspect.add(p.sequence, p.value_type, p.user_key, v).is_ok()
                     {
                         keys.push(p.user_key.to_vec());
                     }
-                }
+                    Ok(())
+                })?;
                 if !keys.is_empty() {
                     sources.push(Source::Mem {
                         origin: Origin::Table {
                             number: 0,
                             level: None,
                         },
-                        table: Arc::new(suspect.build(Arc::clone(&user))),
+                        table: Arc::new(suspect),
                     });
                 }
                 damage.logs.push(LogDamage {
@@ -252,13 +251,10 @@ impl Db {
                     });
                 }
             }
-            if let Some((k, _)) = replayed
-                .table
-                .entries()
-                .max_by_key(|(k, _)| tag_sequence(k))
-            {
+            replayed.table.try_for_each(|k, _| {
                 max_sequence = max_sequence.max(tag_sequence(k));
-            }
+                Ok(())
+            })?;
             log_infos.push(replayed.info);
             if !replayed.table.is_empty() {
                 sources.push(Source::Mem {
@@ -352,18 +348,17 @@ impl Db {
                         error: e.to_string(),
                         lost_blocks: Some(lost_blocks(&scan)),
                     });
-                    let mut mem = MemTableBuilder::new();
+                    let mem = LiveMemTable::new(&user);
                     for (k, v) in &scan.entries {
                         if let Ok(p) = ParsedInternalKey::parse(k) {
                             max_sequence = max_sequence.max(p.sequence);
                             mem.add(p.sequence, p.value_type, p.user_key, v)?;
                         }
                     }
-                    let mem = mem.build(Arc::clone(&user));
                     // What blocks that failed their checksum hold, read without it: kept
                     // apart, as table 0 (no database has one), for a repair to weigh.
                     if !scan.suspect.is_empty() {
-                        let mut suspect = MemTableBuilder::new();
+                        let suspect = LiveMemTable::new(&user);
                         for (k, v) in &scan.suspect {
                             if let Ok(p) = ParsedInternalKey::parse(k) {
                                 let _ = suspect.add(p.sequence, p.value_type, p.user_key, v);
@@ -374,7 +369,7 @@ impl Db {
                                 number: 0,
                                 level: None,
                             },
-                            table: Arc::new(suspect.build(Arc::clone(&user))),
+                            table: Arc::new(suspect),
                         });
                     }
                     let (Some(first), Some(last)) = (mem.first(), mem.last()) else {
@@ -389,7 +384,7 @@ impl Db {
                         ),
                     ));
                     let size = std::fs::metadata(path).map_or(0, |m| m.len());
-                    let (smallest, largest) = (first.0.to_vec(), last.0.to_vec());
+                    let (smallest, largest) = (first.0, last.0);
                     (size, smallest, largest, Some(mem))
                 }
             };

@@ -27,7 +27,6 @@ use crate::filename::{FileType, log_file_name, parse_file_name};
 use crate::live_memtable::LiveMemTable;
 use crate::log_reader::Dropped;
 use crate::log_tail::LogTail;
-use crate::memtable::MemTable;
 use crate::options::{DbProperties, LogInfo};
 use crate::storage::{CURRENT_MAX_BYTES, MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
@@ -47,7 +46,7 @@ const REFRESH_ATTEMPTS: u32 = 50;
 /// A live log as a refresh holds it.
 struct HeldLog {
     /// What the open replayed of it.
-    replayed: Option<Arc<MemTable>>,
+    replayed: Option<Arc<LiveMemTable>>,
     /// The batches read from it since.
     added: Option<Arc<LiveMemTable>>,
     /// The log, open, from the end of the last record read; `None` before the first
@@ -96,7 +95,7 @@ impl Tail {
     pub(crate) fn new(
         storage: Arc<dyn Storage>,
         manifest: Manifest,
-        replayed: Vec<(LogInfo, Arc<MemTable>)>,
+        replayed: Vec<(LogInfo, Arc<LiveMemTable>)>,
         last_sequence: u64,
     ) -> Tail {
         let newest_log = replayed.iter().map(|(info, _)| info.number).max();
@@ -424,7 +423,8 @@ impl Tail {
         let mut sources = Vec::new();
         for (&number, log) in self.logs.iter().rev() {
             if let Some(table) = &log.added {
-                sources.push(Source::Live {
+                sources.push(Source::Mem {
+                    origin: Origin::Log { number },
                     table: Arc::clone(table),
                 });
             }
@@ -499,7 +499,7 @@ pub(crate) fn table_numbers(version: &Version) -> BTreeSet<u64> {
         .iter()
         .flat_map(|source| match source {
             Source::Files { files, .. } => files.as_slice(),
-            Source::Mem { .. } | Source::Live { .. } => &[],
+            Source::Mem { .. } => &[],
         })
         .map(|f| f.number)
         .collect()

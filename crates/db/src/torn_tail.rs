@@ -26,17 +26,16 @@ use std::sync::Arc;
 
 use leveltable_table::Comparator;
 
-use crate::dbformat::ParsedInternalKey;
+use crate::live_memtable::LiveMemTable;
 use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType, record_crc, unmask_crc};
 use crate::log_reader::LogReader;
-use crate::memtable::{MemTable, MemTableBuilder};
 use crate::options::LogInfo;
 use crate::write_batch::WriteBatch;
 
 /// What reading a log's torn tail again found.
 pub(crate) struct TornTail {
     /// The write batches read from it, if any.
-    pub(crate) table: Option<MemTable>,
+    pub(crate) table: Option<LiveMemTable>,
     /// How many.
     pub(crate) batches: u64,
     /// The newest sequence number among their versions (0 for none).
@@ -69,7 +68,8 @@ pub(crate) fn read_torn_tail(
         return None;
     }
     let mut next = after.map(|last| last.saturating_add(1));
-    let mut mem = MemTableBuilder::new();
+    let mem = LiveMemTable::new(comparator);
+    let mut max_sequence = 0u64;
     let mut batches = 0u64;
     let mut records = Strict { data, pos: torn };
     let stop = loop {
@@ -94,18 +94,12 @@ pub(crate) fn read_torn_tail(
             break start;
         }
         next = Some(end);
+        if batch.count() > 0 {
+            max_sequence = max_sequence.max(end - 1);
+        }
         batches += 1;
     };
-    let table = (batches > 0).then(|| mem.build(Arc::clone(comparator)));
-    let max_sequence = table
-        .as_ref()
-        .and_then(|t| {
-            t.entries()
-                .filter_map(|(k, _)| ParsedInternalKey::parse(k).ok())
-                .map(|p| p.sequence)
-                .max()
-        })
-        .unwrap_or(0);
+    let table = (batches > 0).then_some(mem);
     // Padding or preallocated space skipped may reach past the end.
     let stop = stop.min(data.len());
     let lost_bytes = data.len() - stop;
@@ -224,6 +218,7 @@ fn verified_length(kind: u8, stored: u32, length: usize, room: &[u8]) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dbformat::ParsedInternalKey;
     use crate::log_writer::LogWriter;
     use crate::recovery::replay_log;
     use crate::write_batch::WriteBatchBuilder;
@@ -268,17 +263,21 @@ mod tests {
     }
 
     fn keys(tail: &TornTail) -> Vec<String> {
-        tail.table
-            .as_ref()
-            .map(|t| {
-                t.entries()
-                    .map(|(k, _)| {
-                        String::from_utf8_lossy(ParsedInternalKey::parse(k).unwrap().user_key)
-                            .into_owned()
-                    })
-                    .collect()
+        tail.table.as_ref().map(user_keys).unwrap_or_default()
+    }
+
+    fn user_keys(table: &LiveMemTable) -> Vec<String> {
+        let mut keys = Vec::new();
+        table
+            .try_for_each(|k, _| {
+                keys.push(
+                    String::from_utf8_lossy(ParsedInternalKey::parse(k).unwrap().user_key)
+                        .into_owned(),
+                );
+                Ok(())
             })
-            .unwrap_or_default()
+            .unwrap();
+        keys
     }
 
     #[test]
@@ -408,14 +407,7 @@ mod tests {
             )
             .unwrap();
             let tail = read_torn_tail(&d, &replayed.info, replayed.max_sequence, &user);
-            let mut got: Vec<String> = replayed
-                .table
-                .entries()
-                .map(|(k, _)| {
-                    String::from_utf8_lossy(ParsedInternalKey::parse(k).unwrap().user_key)
-                        .into_owned()
-                })
-                .collect();
+            let mut got = user_keys(&replayed.table);
             if let Some(t) = &tail {
                 got.extend(keys(t));
             }

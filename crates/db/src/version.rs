@@ -10,7 +10,6 @@ use crate::Result;
 use crate::dbformat::{InternalKeyComparator, LookupKey, LookupResult};
 use crate::filename::table_file_name;
 use crate::live_memtable::LiveMemTable;
-use crate::memtable::MemTable;
 use crate::table_cache::TableCache;
 use crate::version_edit::FileMetaData;
 
@@ -35,14 +34,13 @@ pub enum Origin {
 /// A sorted source of entries.
 #[derive(Debug)]
 pub(crate) enum Source {
-    /// Versions held in memory: the writes of one log, or what a salvage could read of a
-    /// damaged table.
+    /// Versions held in memory: the writes of one log (replayed, or the memtable of a
+    /// database open for writing, which grows as it is read), or what a salvage could read
+    /// of a damaged table.
     Mem {
         origin: Origin,
-        table: Arc<MemTable>,
+        table: Arc<LiveMemTable>,
     },
-    /// The memtable of a database open for writing, which grows as it is read.
-    Live { table: Arc<LiveMemTable> },
     /// Tables whose key ranges do not overlap, in order (one level-0 table, or a level).
     Files {
         level: Option<usize>,
@@ -139,8 +137,6 @@ impl Version {
     pub(crate) fn origin(&self, i: usize, key: &[u8]) -> Origin {
         match &self.sources[i] {
             Source::Mem { origin, .. } => *origin,
-            // The live memtable's log is the newest; its number is not kept here.
-            Source::Live { .. } => Origin::Log { number: 0 },
             Source::Files { level, files } => {
                 // The file whose range holds the key: the first whose largest key is not
                 // below it (files of a source do not overlap).
@@ -168,7 +164,6 @@ impl Version {
         for source in &self.sources {
             let found = match source {
                 Source::Mem { table, .. } => table.lookup(key)?,
-                Source::Live { table } => table.lookup(key)?,
                 Source::Files { files, level } => self.get_in_files(files, *level, key, stats)?,
             };
             let seq = |r: &LookupResult| match r {

@@ -60,6 +60,15 @@ pub(super) fn copyable(
         last: Option<&'a [u8]>,
         table: Option<&'a Arc<FileMetaData>>,
     }
+    // The first and last internal keys of each source held in memory.
+    let held: Vec<(Vec<u8>, Vec<u8>)> = version
+        .sources
+        .iter()
+        .filter_map(|source| match source {
+            Source::Mem { table, .. } => Some((table.first()?.0, table.last()?.0)),
+            Source::Files { .. } => None,
+        })
+        .collect();
     let mut spans: Vec<Span<'_>> = Vec::new();
     for source in &version.sources {
         match source {
@@ -76,18 +85,15 @@ pub(super) fn copyable(
                     });
                 }
             }
-            Source::Mem { table, .. } => {
-                if let (Some((first, _)), Some((last, _))) = (table.first(), table.last()) {
-                    spans.push(Span {
-                        first: Some(user_of(first)),
-                        last: Some(user_of(last)),
-                        table: None,
-                    });
-                }
-            }
-            // A salvage has no memtable of a writer: nothing is copied beside one.
-            Source::Live { .. } => return Vec::new(),
+            Source::Mem { .. } => {}
         }
+    }
+    for (first, last) in &held {
+        spans.push(Span {
+            first: Some(user_of(first)),
+            last: Some(user_of(last)),
+            table: None,
+        });
     }
     for (first, last) in lost.bounds() {
         spans.push(Span {
@@ -191,9 +197,6 @@ pub(super) fn without(version: &Version, skip: &BTreeSet<u64>) -> Version {
         .filter_map(|source| match source {
             Source::Mem { origin, table } => Some(Source::Mem {
                 origin: *origin,
-                table: Arc::clone(table),
-            }),
-            Source::Live { table } => Some(Source::Live {
                 table: Arc::clone(table),
             }),
             Source::Files { level, files } => {

@@ -92,7 +92,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         if !replayed.table.is_empty() {
             let table = versions.new_file_number()?;
             let meta = write_table(&fs, dir, &build, &tables, table, |add| {
-                replayed.table.entries().try_for_each(|(k, v)| add(k, v))
+                replayed.table.try_for_each(|k, v| add(k, v))
             })?;
             if let Some(meta) = meta {
                 edit.new_files.push((0, meta));

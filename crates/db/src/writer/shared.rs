@@ -16,7 +16,7 @@ use crate::live_memtable::LiveMemTable;
 use crate::lock::DbLock;
 use crate::storage::list_dir;
 use crate::table_cache::TableCache;
-use crate::version::{Source, Version, file_sources};
+use crate::version::{Origin, Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
 use crate::write_batch::WriteBatchBuilder;
 use crate::writer::file_system::FileSystem;
@@ -312,11 +312,14 @@ pub(crate) fn view_of(
     imm: Option<&Arc<LiveMemTable>>,
     levels: &Levels,
 ) -> Version {
-    let mut sources = vec![Source::Live {
+    // The live memtables' log numbers are not kept here: their versions show as of log 0.
+    let mut sources = vec![Source::Mem {
+        origin: Origin::Log { number: 0 },
         table: Arc::clone(mem),
     }];
     if let Some(imm) = imm {
-        sources.push(Source::Live {
+        sources.push(Source::Mem {
+            origin: Origin::Log { number: 0 },
             table: Arc::clone(imm),
         });
     }
