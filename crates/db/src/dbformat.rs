@@ -35,14 +35,14 @@ use leveltable_table::{
 use crate::{Error, Result};
 
 /// Length of the tag that ends every internal key: a fixed64.
-pub const TAG_LEN: usize = 8;
+pub(crate) const TAG_LEN: usize = 8;
 
 /// The largest sequence number: the tag keeps 8 bits for the type, leaving 64 − 8 = 56.
 pub const MAX_SEQUENCE: u64 = (1 << 56) - 1;
 
 /// The name of [`InternalKeyComparator`], whatever its user comparator (LevelDB checks the
 /// user comparator's name in the MANIFEST, not in the tables).
-pub const INTERNAL_KEY_COMPARATOR_NAME: &str = "leveldb.InternalKeyComparator";
+pub(crate) const INTERNAL_KEY_COMPARATOR_NAME: &str = "leveldb.InternalKeyComparator";
 
 /// What an entry records about its user key. The values are stored in the tag's low byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -58,10 +58,10 @@ impl ValueType {
     /// The type a lookup key carries. Tags sort in descending order and the type is the
     /// tag's low byte, so the highest type makes `(user key, sequence)` sort before every
     /// entry of that user key with that sequence or less.
-    pub const FOR_SEEK: ValueType = ValueType::Value;
+    pub(crate) const FOR_SEEK: ValueType = ValueType::Value;
 
     /// The type stored as `byte`, if it is one.
-    pub const fn from_byte(byte: u8) -> Option<ValueType> {
+    pub(crate) const fn from_byte(byte: u8) -> Option<ValueType> {
         match byte {
             0 => Some(ValueType::Deletion),
             1 => Some(ValueType::Value),
@@ -70,7 +70,7 @@ impl ValueType {
     }
 
     /// The byte stored for this type.
-    pub const fn to_byte(self) -> u8 {
+    pub(crate) const fn to_byte(self) -> u8 {
         self as u8
     }
 }
@@ -442,11 +442,6 @@ impl<P> InternalFilterPolicy<P> {
         InternalFilterPolicy { user }
     }
 
-    /// The user policy.
-    pub fn user_policy(&self) -> &P {
-        &self.user
-    }
-
     /// Gives back the user policy.
     pub fn into_inner(self) -> P {
         self.user
@@ -545,7 +540,7 @@ pub fn ldb_read_options() -> ReadOptions {
 /// How the `.ldb` files of a database ordered by `user` are read: as
 /// [`ldb_read_options`], with [`InternalKeyComparator`] over `user`. Every reader of a
 /// database's tables (a [`Db`](crate::Db), a salvage, the command line) starts from this.
-pub fn ldb_read_options_for(user: Arc<dyn Comparator>) -> ReadOptions {
+pub(crate) fn ldb_read_options_for(user: Arc<dyn Comparator>) -> ReadOptions {
     let known = ReadOptions::default().known_filter_policies();
     let mut options = ReadOptions::default().comparator(Arc::new(InternalKeyComparator::new(user)));
     if let Some(policy) = known.filter_policy {
@@ -581,7 +576,7 @@ pub enum LookupResult {
 impl LookupResult {
     /// What a lookup finds when the version that decides it is `key`, holding `value`: the
     /// value, or the deletion, with the version's sequence number.
-    pub fn decided_by(key: &ParsedInternalKey<'_>, value: &[u8]) -> LookupResult {
+    pub(crate) fn decided_by(key: &ParsedInternalKey<'_>, value: &[u8]) -> LookupResult {
         match key.value_type {
             ValueType::Value => LookupResult::Value {
                 sequence: key.sequence,
@@ -604,7 +599,7 @@ impl LookupResult {
 
 /// An internal key for a message: its user key, escaped and cut to 64 bytes, with its
 /// sequence number (or the raw bytes, if it is too short to hold a tag).
-pub fn show_key(key: &[u8]) -> String {
+pub(crate) fn show_key(key: &[u8]) -> String {
     const SHOWN: usize = 64;
     let (user, tag) = match key.len().checked_sub(TAG_LEN) {
         Some(n) => (&key[..n], Some(&key[n..])),

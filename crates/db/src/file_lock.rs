@@ -55,7 +55,7 @@ pub trait FileLock: Send + Sync + std::fmt::Debug {
 /// The error of a [`lock_file`](crate::FileSystem::lock_file) refused because the lock is
 /// held: of kind [`io::ErrorKind::WouldBlock`], saying whether this process holds it.
 /// [`DbLock`](crate::DbLock) makes it an [`Error::Locked`](crate::Error::Locked).
-pub fn lock_held(by_this_process: bool) -> io::Error {
+pub(crate) fn lock_held(by_this_process: bool) -> io::Error {
     io::Error::new(io::ErrorKind::WouldBlock, Held { by_this_process })
 }
 

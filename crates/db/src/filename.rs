@@ -87,12 +87,12 @@ pub fn log_file_name(number: u64) -> String {
 }
 
 /// `NNNNNN.dbtmp`, a file being written before it is renamed into place.
-pub fn temp_file_name(number: u64) -> String {
+pub(crate) fn temp_file_name(number: u64) -> String {
     format!("{number:06}.dbtmp")
 }
 
 /// `MANIFEST-NNNNNN`.
-pub fn manifest_file_name(number: u64) -> String {
+pub(crate) fn manifest_file_name(number: u64) -> String {
     format!("MANIFEST-{number:06}")
 }
 

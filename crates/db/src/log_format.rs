@@ -16,7 +16,7 @@
 //! shorter than a header (at most 6 bytes) is zero padding.
 
 /// The size of a log block.
-pub const BLOCK_SIZE: usize = 32 * 1024;
+pub(crate) const BLOCK_SIZE: usize = 32 * 1024;
 
 /// The header of a physical record: checksum (4) + length (2) + type (1).
 pub const HEADER_SIZE: usize = 4 + 2 + 1;
@@ -32,7 +32,7 @@ pub const MAX_WRITE_BATCH_BYTES: usize = 1 << 30;
 /// The type byte of a physical record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
-pub enum RecordType {
+pub(crate) enum RecordType {
     /// Reserved for preallocated files: a zero header with a zero length is padding.
     Zero = 0,
     /// A whole logical record.
@@ -47,7 +47,7 @@ pub enum RecordType {
 
 impl RecordType {
     /// The type stored as `byte`, if it is one.
-    pub const fn from_byte(byte: u8) -> Option<RecordType> {
+    pub(crate) const fn from_byte(byte: u8) -> Option<RecordType> {
         match byte {
             0 => Some(RecordType::Zero),
             1 => Some(RecordType::Full),
@@ -74,7 +74,7 @@ pub const fn unmask_crc(masked: u32) -> u32 {
 }
 
 /// The crc32c a header stores for a record of `record_type` with `payload`, unmasked.
-pub fn record_crc(record_type: u8, payload: &[u8]) -> u32 {
+pub(crate) fn record_crc(record_type: u8, payload: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(&[record_type]), payload)
 }
 

@@ -115,7 +115,7 @@ impl<'a> LogReader<&'a [u8]> {
 impl<R: Read> LogReader<R> {
     /// A reader of the log `source` yields, from its start, holding one block of it at a
     /// time (besides the record being joined).
-    pub fn from_reader(source: R, checksum: bool) -> Self {
+    pub(crate) fn from_reader(source: R, checksum: bool) -> Self {
         LogReader {
             source,
             checksum,
@@ -139,7 +139,7 @@ impl<R: Read> LogReader<R> {
 
     /// The offset just past the last record returned (0 before the first): bytes after it
     /// are a torn tail, padding, or dropped.
-    pub fn last_record_end(&self) -> u64 {
+    pub(crate) fn last_record_end(&self) -> u64 {
         self.last_record_end
     }
 

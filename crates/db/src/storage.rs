@@ -91,7 +91,7 @@ pub fn table_path_problem(path: &Path) -> Option<io::Error> {
 /// # Errors
 /// As [`open_regular`]; [`io::ErrorKind::FileTooLarge`] (see [`too_large`]) for a file
 /// larger than `limit`, before anything is read; whatever reading reports.
-pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let (file, metadata) = open_regular(path)?;
     let size = metadata.len();
     if size > limit {

@@ -39,7 +39,7 @@ use crate::{Error, Result};
 
 /// LevelDB's default `max_open_files` (1000) less the 10 descriptors it keeps for other
 /// files (`kNumNonTableCacheFiles`): the default table cache capacity.
-pub const DEFAULT_MAX_OPEN_TABLES: usize = 1000 - 10;
+pub(crate) const DEFAULT_MAX_OPEN_TABLES: usize = 1000 - 10;
 
 /// The default bytes open tables may keep in memory (index blocks, filter blocks and their
 /// search trees): 512 MiB. LevelDB's 2 MiB tables keep about 30 KiB each (990 of them:
@@ -153,7 +153,7 @@ impl TableCache {
     }
 
     /// Whether tables are read through memory maps (the default) or `pread`.
-    pub fn with_memory_map(mut self, memory_map: bool) -> Self {
+    pub(crate) fn with_memory_map(mut self, memory_map: bool) -> Self {
         self.memory_map = memory_map;
         self
     }
@@ -250,7 +250,7 @@ impl TableCache {
     }
 
     /// The capacity in bytes of the block cache the tables share (0 without one).
-    pub fn block_cache_capacity(&self) -> u64 {
+    pub(crate) fn block_cache_capacity(&self) -> u64 {
         self.options
             .block_cache
             .as_ref()

@@ -24,7 +24,7 @@ use crate::coding::{
 };
 
 /// The number of levels of a LevelDB database (`config::kNumLevels`).
-pub const NUM_LEVELS: usize = 7;
+pub(crate) const NUM_LEVELS: usize = 7;
 
 const TAG_COMPARATOR: u32 = 1;
 const TAG_LOG_NUMBER: u32 = 2;
@@ -70,7 +70,7 @@ pub struct VersionEdit {
 }
 
 /// Why a record is not a version edit; the text is LevelDB's (`VersionEdit: <what>`).
-pub type DecodeError = &'static str;
+pub(crate) type DecodeError = &'static str;
 
 fn get_level(src: &mut &[u8]) -> Option<usize> {
     let level = usize::try_from(get_varint32(src)?).ok()?;

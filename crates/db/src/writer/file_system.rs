@@ -202,8 +202,8 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// the local file system's POSIX record lock, as LevelDB takes it (see [`DbLock`]).
     ///
     /// # Errors
-    /// A lock held elsewhere is an error of kind [`io::ErrorKind::WouldBlock`] (see
-    /// [`lock_held`](crate::lock_held)); otherwise the system's. The local file system refuses
+    /// A lock held elsewhere is an error of kind [`io::ErrorKind::WouldBlock`], saying
+    /// whether this process or another holds it; otherwise the system's. The local file system refuses
     /// anything but a regular file at `path`, following no symbolic link.
     ///
     /// [`DbLock`]: crate::DbLock
