@@ -78,6 +78,58 @@ pub(crate) fn record_crc(record_type: u8, payload: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(&[record_type]), payload)
 }
 
+/// A physical record's header as stored; nothing in it is checked by decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// The checksum of the type byte and the payload, unmasked.
+    pub(crate) crc: u32,
+    /// The payload's length as the header claims it.
+    pub(crate) length: usize,
+    /// The type byte, which need not name a [`RecordType`].
+    pub(crate) kind: u8,
+}
+
+impl Header {
+    /// The header of a record of `kind` holding `payload` (at most 65,535 bytes: a
+    /// fragment fits in a block).
+    pub(crate) fn of(kind: RecordType, payload: &[u8]) -> Header {
+        Header {
+            crc: record_crc(kind as u8, payload),
+            length: payload.len(),
+            kind: kind as u8,
+        }
+    }
+
+    /// Reads the header at the start of `bytes`, which holds at least [`HEADER_SIZE`] bytes.
+    pub(crate) fn decode(bytes: &[u8]) -> Header {
+        Header {
+            crc: unmask_crc(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])),
+            length: usize::from(u16::from_le_bytes([bytes[4], bytes[5]])),
+            kind: bytes[6],
+        }
+    }
+
+    /// The stored form: the checksum masked, then the length and the type.
+    pub(crate) fn encode(&self) -> [u8; HEADER_SIZE] {
+        debug_assert!(self.length <= usize::from(u16::MAX));
+        let mut out = [0u8; HEADER_SIZE];
+        out[..4].copy_from_slice(&mask_crc(self.crc).to_le_bytes());
+        out[4..6].copy_from_slice(&(self.length as u16).to_le_bytes());
+        out[6] = self.kind;
+        out
+    }
+
+    /// Zeros where a header should be: space a writer preallocated, not a record.
+    pub(crate) fn is_preallocated(&self) -> bool {
+        self.kind == RecordType::Zero as u8 && self.length == 0
+    }
+
+    /// Whether `payload` (of any length) is what the checksum was computed over.
+    pub(crate) fn matches(&self, payload: &[u8]) -> bool {
+        record_crc(self.kind, payload) == self.crc
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +149,17 @@ mod tests {
         assert_eq!(record_crc(b'a', b"bc"), crc32c::crc32c(b"abc"));
         assert_eq!(RecordType::from_byte(4), Some(RecordType::Last));
         assert_eq!(RecordType::from_byte(5), None);
+    }
+
+    #[test]
+    fn a_header_round_trips_and_checks_its_payload() {
+        let header = Header::of(RecordType::First, b"payload");
+        let stored = header.encode();
+        assert_eq!(&stored[4..], &[7, 0, RecordType::First as u8]);
+        assert_eq!(Header::decode(&stored), header);
+        assert!(header.matches(b"payload"));
+        assert!(!header.matches(b"payloaD"));
+        assert!(!header.is_preallocated());
+        assert!(Header::decode(&[0; HEADER_SIZE]).is_preallocated());
     }
 }

@@ -25,7 +25,7 @@
 
 use std::io::Read;
 
-use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType, record_crc, unmask_crc};
+use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, Header, RecordType};
 
 /// The type byte LevelDB's reader takes for its end-of-file sentinel (`kMaxRecordType + 1`).
 const LEVELDB_EOF: u8 = 5;
@@ -233,10 +233,8 @@ impl<R: Read> LogReader<R> {
                 continue;
             }
             let offset = self.block_position();
-            let header = &self.block[self.pos..self.pos + HEADER_SIZE];
-            let length = usize::from(u16::from_le_bytes([header[4], header[5]]));
-            let kind = header[6];
-            let stored = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+            let header = Header::decode(&self.block[self.pos..]);
+            let (length, kind) = (header.length, header.kind);
             // `length` is at most 65535, so the sum cannot overflow.
             if HEADER_SIZE + length > left {
                 self.pos = self.len;
@@ -248,14 +246,14 @@ impl<R: Read> LogReader<R> {
                 self.torn = Some(offset);
                 return Physical::Eof;
             }
-            if kind == RecordType::Zero as u8 && length == 0 {
+            if header.is_preallocated() {
                 // Preallocated space: skip the rest of the block without a report.
                 self.pos = self.len;
                 return Physical::Bad;
             }
             let start = self.pos + HEADER_SIZE;
             let end = start + length;
-            if self.checksum && record_crc(kind, &self.block[start..end]) != unmask_crc(stored) {
+            if self.checksum && !header.matches(&self.block[start..end]) {
                 // The length itself may be corrupt: trusting it could land on a fragment of
                 // a real record that looks valid, so drop the rest of the block.
                 self.pos = self.len;
@@ -392,7 +390,7 @@ impl<R: Read> std::iter::FusedIterator for LogReader<R> {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log_format::mask_crc;
+    use crate::log_format::{mask_crc, record_crc};
     use crate::log_writer::LogWriter;
 
     fn write(records: &[Vec<u8>]) -> Vec<u8> {

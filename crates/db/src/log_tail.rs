@@ -10,7 +10,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType, record_crc, unmask_crc};
+use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, Header, RecordType};
 use crate::log_reader::LogReader;
 use crate::storage::{Storage, TailFile};
 use crate::{Error, Result};
@@ -205,16 +205,14 @@ fn scan(bytes: &[u8], start: u64) -> Scan {
         if end - at < HEADER_SIZE as u64 {
             return Scan::Incomplete { at };
         }
-        let header = &bytes[(at - start) as usize..][..HEADER_SIZE];
-        let length = u64::from(u16::from_le_bytes([header[4], header[5]]));
-        let kind = header[6];
+        let header = Header::decode(&bytes[(at - start) as usize..]);
+        let (length, kind) = (header.length as u64, header.kind);
         if HEADER_SIZE as u64 + length > left || end - at - (HEADER_SIZE as u64) < length {
             return Scan::Incomplete { at };
         }
         let payload_at = (at - start) as usize + HEADER_SIZE;
         let payload = &bytes[payload_at..payload_at + length as usize];
-        let stored = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
-        if kind == RecordType::Zero as u8 || unmask_crc(stored) != record_crc(kind, payload) {
+        if kind == RecordType::Zero as u8 || !header.matches(payload) {
             return Scan::Incomplete { at };
         }
         let record_start = at;

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType, mask_crc, record_crc};
+use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, Header, RecordType};
 
 /// Appends logical records to a log (a write-ahead log or a MANIFEST) in `W`.
 ///
@@ -67,12 +67,8 @@ impl<W: Write> LogWriter<W> {
 
     fn emit(&mut self, kind: RecordType, payload: &[u8]) -> io::Result<()> {
         // Invariant: a fragment fits in a block after its header, so its length fits in u16.
-        let len = u16::try_from(payload.len()).map_err(io::Error::other)?;
-        let mut header = [0u8; HEADER_SIZE];
-        header[..4].copy_from_slice(&mask_crc(record_crc(kind as u8, payload)).to_le_bytes());
-        header[4..6].copy_from_slice(&len.to_le_bytes());
-        header[6] = kind as u8;
-        self.dest.write_all(&header)?;
+        u16::try_from(payload.len()).map_err(io::Error::other)?;
+        self.dest.write_all(&Header::of(kind, payload).encode())?;
         self.dest.write_all(payload)?;
         self.block_offset += HEADER_SIZE + payload.len();
         Ok(())
@@ -105,6 +101,7 @@ impl<W: Write> LogWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log_format::mask_crc;
 
     #[test]
     fn bytes_are_leveldbs() {

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use leveltable_table::Comparator;
 
 use crate::live_memtable::LiveMemTable;
-use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, RecordType, record_crc, unmask_crc};
+use crate::log_format::{BLOCK_SIZE, HEADER_SIZE, Header, RecordType};
 use crate::log_reader::LogReader;
 use crate::options::LogInfo;
 use crate::write_batch::WriteBatch;
@@ -168,23 +168,19 @@ impl<'a> Strict<'a> {
                 return None;
             }
             let p = self.pos;
-            let header = &self.data[p..p + HEADER_SIZE];
-            let stored = unmask_crc(u32::from_le_bytes([
-                header[0], header[1], header[2], header[3],
-            ]));
-            let length = usize::from(u16::from_le_bytes([header[4], header[5]]));
-            let kind = header[6];
-            if kind == RecordType::Zero as u8 && length == 0 {
+            let header = Header::decode(&self.data[p..]);
+            if header.is_preallocated() {
                 // Preallocated space, as the reader skips it: the rest of the block.
                 self.pos += block_left;
                 continue;
             }
-            let Some(kind) = RecordType::from_byte(kind).filter(|k| *k != RecordType::Zero) else {
+            let Some(kind) = RecordType::from_byte(header.kind).filter(|k| *k != RecordType::Zero)
+            else {
                 return Some(None);
             };
             let room = block_left.min(left) - HEADER_SIZE;
             let payload = &self.data[p + HEADER_SIZE..p + HEADER_SIZE + room];
-            let Some(length) = verified_length(kind as u8, stored, length, payload) else {
+            let Some(length) = verified_length(&header, payload) else {
                 return Some(None);
             };
             self.pos = p + HEADER_SIZE + length;
@@ -196,19 +192,19 @@ impl<'a> Strict<'a> {
     }
 }
 
-/// The length of the payload, at the start of `room`, whose checksum is `stored`: the
-/// stored `length` if it fits and matches, else the shortest that matches.
-fn verified_length(kind: u8, stored: u32, length: usize, room: &[u8]) -> Option<usize> {
-    if length <= room.len() && record_crc(kind, &room[..length]) == stored {
-        return Some(length);
+/// The length of the payload, at the start of `room`, whose checksum is the header's: the
+/// length the header claims if it fits and matches, else the shortest that matches.
+fn verified_length(header: &Header, room: &[u8]) -> Option<usize> {
+    if header.length <= room.len() && header.matches(&room[..header.length]) {
+        return Some(header.length);
     }
-    let mut crc = crc32c::crc32c(&[kind]);
-    if crc == stored {
+    let mut crc = crc32c::crc32c(&[header.kind]);
+    if crc == header.crc {
         return Some(0);
     }
     for (i, byte) in room.iter().enumerate() {
         crc = crc32c::crc32c_append(crc, std::slice::from_ref(byte));
-        if crc == stored {
+        if crc == header.crc {
             return Some(i + 1);
         }
     }
