@@ -178,11 +178,8 @@ fn get_from_stdin_answers_as_arguments_do() {
         });
     }
     asked.extend(["".into(), "~".into(), keys[0].clone(), keys[0].clone()]);
-    let hex: Vec<String> = asked
-        .iter()
-        .map(|k| k.bytes().map(|b| format!("{b:02x}")).collect())
-        .collect();
-    for (keys, flags) in [(&asked, &[][..]), (&hex, &["--hex"][..])] {
+    let hexed: Vec<String> = asked.iter().map(hex).collect();
+    for (keys, flags) in [(&asked, &[][..]), (&hexed, &["--hex"][..])] {
         let stdin: String = keys.iter().map(|k| format!("{k}\n")).collect();
         let batched = leveltable()
             .arg("get")
@@ -219,12 +216,11 @@ fn dump_prints_every_entry_in_order() {
         .success()
         .stdout(tsv.clone())
         .stderr("");
-    let hex: String = tsv
+    let hexed: String = tsv
         .lines()
         .map(|l| {
             let (k, v) = l.split_once('\t').unwrap();
-            let h = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
-            format!("{}\t{}\n", h(k), h(v))
+            format!("{}\t{}\n", hex(k), hex(v))
         })
         .collect();
     leveltable()
@@ -233,7 +229,7 @@ fn dump_prints_every_entry_in_order() {
         .arg("--hex")
         .assert()
         .success()
-        .stdout(hex);
+        .stdout(hexed);
 }
 
 /// Builds from `input` with `options`, dumps, builds the dump again with the same options,

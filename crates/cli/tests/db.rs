@@ -117,10 +117,6 @@ fn build_then_read_and_nothing_changes() {
     );
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[test]
 fn dump_rebuilds_the_same_database() {
     let tmp = tempfile::tempdir().unwrap();

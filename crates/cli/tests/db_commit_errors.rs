@@ -36,13 +36,7 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 /// `n` lines from `first` on, keys in order, with 400 hex digits of noise as values.
 fn noisy_tsv(first: usize, n: usize) -> String {
     (first..first + n)
-        .map(|i| {
-            let value: String = noise(i as u64, 200)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            format!("key{i:08}\t{value}\n")
-        })
+        .map(|i| format!("key{i:08}\t{}\n", hex(noise(i as u64, 200))))
         .collect()
 }
 
@@ -68,7 +62,6 @@ fn commit_refuses_tables_that_overlap_under_disjoint_records() {
     build_part(&b, &text(500..1000));
     // b's record claims keys after a's: its first key is a's 500th.
     let record = fs::read_to_string(b.join("PART")).unwrap();
-    let hex = |s: &str| -> String { s.bytes().map(|b| format!("{b:02x}")).collect() };
     let edited = record.replace(&hex("key000500"), &hex("key000700"));
     assert_ne!(edited, record);
     fs::write(b.join("PART"), edited).unwrap();

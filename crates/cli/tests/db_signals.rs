@@ -142,9 +142,7 @@ fn staged_part() -> Arc<tempfile::TempDir> {
         let mut text = Vec::with_capacity(240_000 * 412);
         for i in 0..240_000u64 {
             write!(text, "key{i:08}\t").unwrap();
-            for b in noise(i, 200) {
-                text.extend_from_slice(&HEX[usize::from(b)]);
-            }
+            push_hex(&mut text, &noise(i, 200));
             text.push(b'\n');
         }
         leveltable()
@@ -159,18 +157,6 @@ fn staged_part() -> Arc<tempfile::TempDir> {
     *shared = Arc::downgrade(&part);
     part
 }
-
-/// The two lowercase hexadecimal digits of each byte.
-const HEX: [[u8; 2]; 256] = {
-    let digits = b"0123456789abcdef";
-    let mut table = [[0u8; 2]; 256];
-    let mut i = 0;
-    while i < 256 {
-        table[i] = [digits[i >> 4], digits[i & 15]];
-        i += 1;
-    }
-    table
-};
 
 /// A commit copying onto another file system is interrupted by `signal` once it has
 /// created the database directory.

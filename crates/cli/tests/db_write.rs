@@ -502,12 +502,12 @@ fn leveldb_reads_what_db_write_wrote_and_the_lock_excludes_it() {
     for i in 0u32..3000 {
         let key = i.to_be_bytes();
         let value = noise(u64::from(i), (i % 200) as usize);
-        first.push_str(&format!("put\t{}\t{}\n", hex(&key), hex(&value)));
+        first.push_str(&format!("put\t{}\t{}\n", hex(key), hex(&value)));
         want.insert(key.to_vec(), value);
     }
     let mut second = String::new();
     for i in (0u32..3000).step_by(7) {
-        second.push_str(&format!("del\t{}\n", hex(&i.to_be_bytes())));
+        second.push_str(&format!("del\t{}\n", hex(i.to_be_bytes())));
         want.remove(&i.to_be_bytes()[..]);
     }
     for (ops, batch) in [(first, "500"), (second, "64")] {
@@ -558,11 +558,6 @@ fn leveldb_reads_what_db_write_wrote_and_the_lock_excludes_it() {
         Some(&b"2"[..])
     );
     assert_eq!(leveldb.scan(None, false).unwrap().len(), want.len() + 2);
-}
-
-/// Lowercase hex digits.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `text` with the characters a regular expression treats specially escaped.

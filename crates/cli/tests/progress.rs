@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{leveltable, noise, stderr_of};
+use common::{hex, leveltable, noise, stderr_of};
 
 /// The characters of the bar (filled and empty).
 const BAR: [char; 2] = ['█', '░'];
@@ -102,8 +102,7 @@ fn p(s: &str) -> &Path {
 fn input(dir: &Path, name: &str, range: std::ops::Range<u64>) -> PathBuf {
     let mut text = String::new();
     for i in range {
-        let value: String = noise(i, 100).iter().map(|b| format!("{b:02x}")).collect();
-        text.push_str(&format!("key{i:08}\t{value}\n"));
+        text.push_str(&format!("key{i:08}\t{}\n", hex(noise(i, 100))));
     }
     let path = dir.join(name);
     fs::write(&path, text).unwrap();

@@ -251,6 +251,8 @@ impl Db {
                     });
                 }
             }
+            // RepairDB takes the newest sequence from the entries it keeps, so an empty
+            // batch (whose numbering the log's `max_sequence` counts) raises nothing here.
             replayed.table.try_for_each(|k, _| {
                 max_sequence = max_sequence.max(tag_sequence(k));
                 Ok(())

@@ -18,6 +18,32 @@ pub fn testdata(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The two lowercase hexadecimal digits of each byte.
+const HEX: [[u8; 2]; 256] = {
+    let digits = b"0123456789abcdef";
+    let mut table = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = [digits[i >> 4], digits[i & 15]];
+        i += 1;
+    }
+    table
+};
+
+/// Appends the lowercase hexadecimal digits of `bytes` to `out`.
+pub fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    for &b in bytes {
+        out.extend_from_slice(&HEX[usize::from(b)]);
+    }
+}
+
+/// `bytes` in lowercase hexadecimal digits.
+pub fn hex(bytes: impl AsRef<[u8]>) -> String {
+    let mut out = Vec::with_capacity(bytes.as_ref().len() * 2);
+    push_hex(&mut out, bytes.as_ref());
+    String::from_utf8(out).expect("hexadecimal digits are ASCII")
+}
+
 /// SplitMix64: deterministic, well-mixed numbers for keys and garbage.
 pub fn splitmix(i: u64) -> u64 {
     let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
