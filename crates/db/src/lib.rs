@@ -25,6 +25,7 @@ pub mod log_format;
 pub mod log_reader;
 mod log_tail;
 pub mod log_writer;
+mod manifest;
 mod merger;
 mod options;
 mod pinned;
@@ -42,7 +43,6 @@ mod tail;
 mod torn_tail;
 mod version;
 pub mod version_edit;
-mod version_set;
 pub mod write_batch;
 mod writer;
 

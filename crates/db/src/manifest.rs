@@ -1,5 +1,7 @@
-//! Reading `CURRENT` and replaying the MANIFEST it names into the current version: the table
-//! files of each level and the database's counters (LevelDB's `VersionSet::Recover`).
+//! The MANIFEST read: `CURRENT` and the MANIFEST it names replayed into a [`Manifest`], the
+//! table files of each level and the database's counters (LevelDB's `VersionSet::Recover`).
+//! A read-only open, a refresh, a salvage, a repair and the writer's
+//! `VersionSet` all start from this replay.
 //!
 //! The replay is sans-IO: [`Manifest::replay`] takes the MANIFEST's bytes. Its checks are
 //! LevelDB's: any dropped byte in the MANIFEST (a bad checksum, a bad length, a fragment out
@@ -538,5 +540,5 @@ fn check_file_range(
 }
 
 #[cfg(test)]
-#[path = "version_set_tests.rs"]
+#[path = "manifest_tests.rs"]
 mod tests;
