@@ -26,6 +26,7 @@ pub mod log_reader;
 mod log_tail;
 pub mod log_writer;
 mod manifest;
+mod manifest_writer;
 mod merger;
 mod options;
 mod pinned;

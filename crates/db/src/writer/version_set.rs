@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::dbformat::InternalKeyComparator;
-use crate::durable::{set_current, sync_dir_on};
+use crate::durable::{Plain, sync_dir_on};
 use crate::filename::{FileType, manifest_file_name, parse_file_name};
 use crate::manifest::{Manifest, apply_edit};
+use crate::manifest_writer::{ManifestWriter, set_current};
 use crate::version_edit::VersionEdit;
 use crate::writer::file_system::FileSystem;
-use crate::writer::log_file::LogFile;
 use crate::{Error, Limit, MAX_FILE_NUMBER, Result};
 
 /// The database's current state, the one a MANIFEST's replay gives ([`Manifest`]: the files
@@ -25,7 +25,7 @@ pub(crate) struct VersionSet {
     pub(crate) current: Manifest,
     /// The number of the MANIFEST `CURRENT` names.
     pub(crate) manifest_number: u64,
-    manifest: Option<LogFile>,
+    manifest: Option<ManifestWriter>,
     /// A change is being written ([`prepare`](Self::prepare) to [`finish`](Self::finish)).
     writing: bool,
 }
@@ -37,21 +37,19 @@ pub(crate) struct ManifestChange {
     dir: PathBuf,
     /// The state once the change is applied.
     next: Manifest,
-    /// The edit's record.
-    record: Vec<u8>,
-    /// The open MANIFEST the record is appended to, or a new one to create (put here once
+    /// The edit, its counters set.
+    edit: VersionEdit,
+    /// The open MANIFEST the edit is appended to, or a new one to create (put here once
     /// written).
-    log: std::result::Result<LogFile, NewManifest>,
+    log: std::result::Result<ManifestWriter, NewManifest>,
     /// The number of the new MANIFEST written, if any.
     new: Option<u64>,
 }
 
-/// A MANIFEST to create: its number and path, and its first record, the whole state before
-/// the edit.
+/// A MANIFEST to create: its number, and its first record, the whole state before the edit.
 struct NewManifest {
     number: u64,
-    path: PathBuf,
-    first: Vec<u8>,
+    first: VersionEdit,
 }
 
 impl ManifestChange {
@@ -66,20 +64,19 @@ impl ManifestChange {
         let fs = &*self.fs;
         let dir = &self.dir;
         let new = match &mut self.log {
-            Ok(log) => return sync_dir_on(fs, dir).and_then(|()| log.append(&self.record, true)),
+            Ok(log) => return sync_dir_on(fs, dir).and_then(|()| log.append(&self.edit)),
             Err(new) => new,
         };
-        let mut file = LogFile::create_manifest(fs, new.path.clone())?;
+        let mut file = ManifestWriter::create(fs, dir, new.number)?;
         // The names of the tables and logs the MANIFEST lists, and its own, are durable
         // before CURRENT can name it.
         let written = file
-            .append(&new.first, true)
-            .and_then(|()| file.append(&self.record, true))
+            .append(&new.first)
+            .and_then(|()| file.append(&self.edit))
             .and_then(|()| sync_dir_on(fs, dir))
-            .and_then(|()| set_current(fs, dir, new.number));
+            .and_then(|()| set_current(fs, dir, new.number, &mut Plain));
         if let Err(e) = written {
-            drop(file);
-            let _ = fs.remove(&new.path);
+            file.discard(fs);
             return Err(e);
         }
         // On failure CURRENT may name the new MANIFEST, which holds the edit, or the old
@@ -202,8 +199,7 @@ impl VersionSet {
                 let number = self.new_file_number()?;
                 Err(NewManifest {
                     number,
-                    path: self.dir.join(manifest_file_name(number)),
-                    first: self.snapshot().encode(),
+                    first: self.snapshot(),
                 })
             }
         };
@@ -212,7 +208,7 @@ impl VersionSet {
             fs: Arc::clone(&self.fs),
             dir: self.dir.clone(),
             next,
-            record: edit.encode(),
+            edit: edit.clone(),
             log,
             new: None,
         })
@@ -277,15 +273,14 @@ pub(crate) fn create_new_db(fs: &dyn FileSystem, dir: &Path, comparator: &str) -
         last_sequence: Some(0),
         ..VersionEdit::default()
     };
-    let path = dir.join(manifest_file_name(1));
-    let mut log = LogFile::create_manifest(fs, path.clone())?;
+    let mut log = ManifestWriter::create(fs, dir, 1)?;
     let result = log
-        .append(&edit.encode(), true)
+        .append(&edit)
         .and_then(|()| sync_dir_on(fs, dir))
-        .and_then(|()| set_current(fs, dir, 1));
-    if result.is_err() {
-        drop(log);
-        let _ = fs.remove(&path);
+        .and_then(|()| set_current(fs, dir, log.number(), &mut Plain));
+    if let Err(e) = result {
+        log.discard(fs);
+        return Err(e);
     }
-    result.and_then(|()| sync_dir_on(fs, dir))
+    sync_dir_on(fs, dir)
 }
