@@ -44,6 +44,7 @@ mod tail;
 mod torn_tail;
 mod version;
 pub mod version_edit;
+mod version_set;
 pub mod write_batch;
 mod writer;
 

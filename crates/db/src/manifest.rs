@@ -1,7 +1,7 @@
 //! The MANIFEST read: `CURRENT` and the MANIFEST it names replayed into a [`Manifest`], the
 //! table files of each level and the database's counters (LevelDB's `VersionSet::Recover`).
 //! A read-only open, a refresh, a salvage, a repair and the writer's
-//! `VersionSet` all start from this replay.
+//! [`VersionSet`](crate::version_set::VersionSet) all start from this replay.
 //!
 //! The replay is sans-IO: [`Manifest::replay`] takes the MANIFEST's bytes. Its checks are
 //! LevelDB's: any dropped byte in the MANIFEST (a bad checksum, a bad length, a fragment out

@@ -1,5 +1,8 @@
-//! The writer's view of the MANIFEST (LevelDB's `VersionSet`): the files of each level, the
-//! counters, and the MANIFEST log each change is appended to before it takes effect.
+//! The version set of a database open for writing (LevelDB's `VersionSet`): the state
+//! recovered from `CURRENT` and the MANIFEST it names (the [`Manifest`] the replay gives:
+//! the files of each level and the counters), the file numbers allocated from it, and each
+//! change recorded in a MANIFEST ([`ManifestWriter`]) before it takes effect
+//! (`LogAndApply`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
