@@ -15,6 +15,7 @@ use crate::dbformat::{
     ldb_read_options_for, lookup_key, show_key,
 };
 use crate::filename::{FileType, log_file_name, parse_file_name, table_file_name};
+use crate::manifest::{Manifest, read_manifest_in};
 use crate::merger::Merger;
 use crate::options::{
     DEFAULT_BLOCK_CACHE_BYTES, DbOptions, DbProperties, DbVerifySummary, LogInfo,
@@ -24,7 +25,6 @@ use crate::storage::{MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
 use crate::version::{Origin, Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
-use crate::version_set::{Manifest, read_manifest_in};
 use crate::{Error, Result};
 
 /// A LevelDB database, open read-only. `Send + Sync`: share it between threads.

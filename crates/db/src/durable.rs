@@ -1,11 +1,11 @@
 //! Files and directories made durable: a small file written through a temporary name and a
-//! rename (`CURRENT` among them, as LevelDB's `SetCurrentFile` writes it), and a directory
+//! rename (`CURRENT` among them, as LevelDB's `SetCurrentFile` writes it: see
+//! [`manifest_writer::set_current`](crate::manifest_writer::set_current)), and a directory
 //! synced so that the names in it survive a crash.
 
 use std::io;
 use std::path::Path;
 
-use crate::filename::{manifest_file_name, temp_file_name};
 use crate::writer::file_system::{FileSystem, LocalFileSystem, WritableFile};
 use crate::{Error, Result};
 
@@ -77,30 +77,6 @@ pub(crate) fn write_atomically_with(
         let _ = fs.remove(&temp);
         Error::op(format!("cannot rename {} to", temp.display()), &path, e)
     })
-}
-
-/// Points `dir/CURRENT` at `MANIFEST-<number>` as LevelDB's `SetCurrentFile` does: written
-/// to `<number>.dbtmp`, synced, renamed over `CURRENT`. The caller syncs `dir`: a failure
-/// then may leave `CURRENT` naming either MANIFEST, and the new one must be kept.
-pub(crate) fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
-    set_current_with(fs, dir, number, &mut Plain)
-}
-
-/// [`set_current`] with the temporary file made and renamed as `placing` says.
-pub(crate) fn set_current_with(
-    fs: &dyn FileSystem,
-    dir: &Path,
-    number: u64,
-    placing: &mut dyn Placing,
-) -> Result<()> {
-    let contents = format!("{}\n", manifest_file_name(number));
-    write_atomically_with(
-        fs,
-        dir,
-        (&temp_file_name(number), "CURRENT"),
-        contents.as_bytes(),
-        placing,
-    )
 }
 
 /// Syncs a directory on the local file system, so that the names in it survive a crash.

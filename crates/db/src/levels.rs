@@ -209,8 +209,8 @@ mod tests {
     use super::*;
     use crate::dbformat::InternalKeyComparator;
     use crate::dbformat::{ValueType, append_internal_key};
+    use crate::manifest::apply_files;
     use crate::version_edit::VersionEdit;
-    use crate::version_set::apply_files;
     use leveltable_table::BytewiseComparator;
 
     fn file(number: u64, a: &[u8], b: &[u8]) -> FileMetaData {

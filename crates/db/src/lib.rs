@@ -25,6 +25,8 @@ pub mod log_format;
 pub mod log_reader;
 mod log_tail;
 pub mod log_writer;
+mod manifest;
+mod manifest_writer;
 mod merger;
 mod options;
 mod pinned;

@@ -31,12 +31,12 @@ use crate::db::Db;
 use crate::dbformat::{ParsedInternalKey, ValueType, extract_user_key};
 use crate::durable::sync_dir;
 use crate::filename::{log_file_name, parent_dir, table_file_name};
+use crate::manifest::{Manifest, read_manifest, recorded_comparator};
 use crate::merger::Merger;
 use crate::options::DbOptions;
 use crate::salvage::TableRead;
 use crate::storage::list_dir;
 use crate::version::Origin;
-use crate::version_set::{Manifest, read_manifest, recorded_comparator};
 use crate::{BulkOptions, Error, Result};
 
 mod copy;

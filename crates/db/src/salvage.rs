@@ -21,6 +21,7 @@ use crate::filename::{
     FileType, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
 };
 use crate::live_memtable::LiveMemTable;
+use crate::manifest::{comparator_name, read_manifest_in, user_comparator};
 use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
 use crate::recovery::replay_log;
 use crate::storage::Storage;
@@ -28,7 +29,6 @@ use crate::table_scan::{Scan, scan_table};
 use crate::torn_tail::read_torn_tail;
 use crate::version::{Origin, Source};
 use crate::version_edit::FileMetaData;
-use crate::version_set::{comparator_name, read_manifest_in, user_comparator};
 use crate::{Error, Result};
 
 /// The comparator a salvage chooses by name from [`DbOptions::comparators`]: the one the

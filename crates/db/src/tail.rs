@@ -27,12 +27,12 @@ use crate::filename::{FileType, log_file_name, parse_file_name};
 use crate::live_memtable::LiveMemTable;
 use crate::log_reader::Dropped;
 use crate::log_tail::LogTail;
+use crate::manifest::{Manifest, apply_edit};
 use crate::options::{DbProperties, LogInfo};
 use crate::storage::{CURRENT_MAX_BYTES, MAX_READ_BYTES, Storage};
 use crate::table_cache::TableCache;
 use crate::version::{Origin, Source, Version, file_sources};
 use crate::version_edit::VersionEdit;
-use crate::version_set::{Manifest, apply_edit};
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
 

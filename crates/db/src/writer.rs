@@ -14,5 +14,4 @@ mod properties;
 mod recover;
 mod shared;
 mod table_output;
-mod version_set;
 pub(crate) mod writable_db;

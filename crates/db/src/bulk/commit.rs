@@ -27,12 +27,12 @@ use leveltable_process::{TemporaryGuard, create_temporary, release_with};
 use leveltable_table::Comparator;
 
 use super::part::{PART_RECORD, Part};
-use crate::durable::{Placing, set_current_with, sync_dir_on};
-use crate::filename::{manifest_file_name, parent_dir, table_file_name};
+use crate::durable::{Placing, sync_dir_on};
+use crate::filename::{parent_dir, table_file_name};
 use crate::lock::{DbLock, LOCK_FILE};
+use crate::manifest_writer::{ManifestWriter, set_current};
 use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
 use crate::writer::file_system::{FileSystem, LocalFileSystem, WritableFile};
-use crate::writer::log_file::LogFile;
 use crate::{Error, Result};
 
 mod verify;
@@ -440,12 +440,10 @@ fn place(
     edit.log_number = Some(0);
     edit.next_file_number = Some(number + 1);
 
-    let manifest = dir.join(manifest_file_name(MANIFEST_NUMBER));
-    let file = made
-        .file(&manifest, || fsys.create_new(&manifest))
-        .map_err(|e| Error::op("cannot create", &manifest, e))?;
-    let mut log = LogFile::manifest_in(manifest, file);
-    log.append(&edit.encode(), true)?;
+    let mut log = ManifestWriter::create_with(dir, MANIFEST_NUMBER, |manifest| {
+        made.file(manifest, || fsys.create_new(manifest))
+    })?;
+    log.append(&edit)?;
     log.close()?;
     sync_dir_on(fsys, dir)?;
 
@@ -453,7 +451,7 @@ fn place(
     // commit's files become final with it: a signal from then on removes nothing.
     let current = dir.join("CURRENT");
     made.paths.push(current);
-    set_current_with(fsys, dir, MANIFEST_NUMBER, made)?;
+    set_current(fsys, dir, MANIFEST_NUMBER, made)?;
     sync_dir_on(fsys, dir)?;
     Ok(summary)
 }

@@ -14,10 +14,10 @@ use super::report::{IgnoredFile, LostData, LostKind, RepairReport};
 use crate::db::Db;
 use crate::dbformat::{extract_user_key, ldb_read_options_for};
 use crate::filename::{log_file_name, sst_table_file_name, table_file_name};
+use crate::manifest::Manifest;
 use crate::salvage::Damage;
 use crate::storage::open_regular;
 use crate::version::Origin;
-use crate::version_set::Manifest;
 
 /// How new a file's versions are, for a key it shares with another file: logs first, then
 /// level-0 tables newest first, then each level. `Unknown` without a MANIFEST, or for a

@@ -44,22 +44,9 @@ impl LogFile {
         Ok(log)
     }
 
-    /// Creates (or replaces) the MANIFEST `path`. A MANIFEST of a number already there was
-    /// left by a process that died before `CURRENT` named it: the number was never used.
-    pub(crate) fn create_manifest(fs: &dyn FileSystem, path: PathBuf) -> Result<LogFile> {
-        let file = fs
-            .create(&path)
-            .map_err(|e| Error::op("cannot create", &path, e))?;
-        Ok(LogFile::new(path, file))
-    }
-
-    /// The MANIFEST `path`, a new file `file` made by the caller (a bulk build's commit makes
-    /// it only where no file is, registered for removal on a signal).
-    pub(crate) fn manifest_in(path: PathBuf, file: Box<dyn WritableFile>) -> LogFile {
-        LogFile::new(path, file)
-    }
-
-    fn new(path: PathBuf, file: Box<dyn WritableFile>) -> LogFile {
+    /// The log `path`, written to the new file `file` (a MANIFEST's, made by
+    /// [`ManifestWriter`](crate::manifest_writer::ManifestWriter)).
+    pub(crate) fn new(path: PathBuf, file: Box<dyn WritableFile>) -> LogFile {
         LogFile {
             path,
             writer: LogWriter::new(BufWriter::with_capacity(1 << 16, file)),

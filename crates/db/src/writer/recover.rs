@@ -13,15 +13,15 @@ use crate::dbformat::InternalKeyComparator;
 use crate::filename::{log_file_name, parent_dir};
 use crate::live_memtable::LiveMemTable;
 use crate::lock::{DbLock, LOCK_FILE};
+use crate::manifest::read_manifest_in;
 use crate::recovery::replay_log;
 use crate::storage::MAX_READ_BYTES;
 use crate::version_edit::VersionEdit;
-use crate::version_set::read_manifest_in;
+use crate::version_set::{VersionSet, create_new_db};
 use crate::writer::log_file::LogFile;
 use crate::writer::no_current::{WithoutCurrent, lost_current, without_current};
 use crate::writer::options::WritableOptions;
 use crate::writer::shared::{Shared, State, view_of, write_table};
-use crate::writer::version_set::{VersionSet, create_new_db};
 use crate::{Error, Result};
 
 /// Opens (or creates) the database in `dir` for writing.

@@ -18,12 +18,12 @@ use crate::storage::list_dir;
 use crate::table_cache::TableCache;
 use crate::version::{Origin, Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
+use crate::version_set::VersionSet;
 use crate::write_batch::WriteBatchBuilder;
 use crate::writer::file_system::FileSystem;
 use crate::writer::log_file::LogFile;
 use crate::writer::options::WritableOptions;
 use crate::writer::table_output::TableOutput;
-use crate::writer::version_set::VersionSet;
 use crate::{Error, Result};
 
 /// A write waiting in the queue.
