@@ -277,12 +277,18 @@ pub(crate) fn create_new_db(fs: &dyn FileSystem, dir: &Path, comparator: &str) -
         ..VersionEdit::default()
     };
     let mut log = ManifestWriter::create(fs, dir, 1)?;
-    let result = log
-        .append(&edit)
-        .and_then(|()| sync_dir_on(fs, dir))
-        .and_then(|()| set_current(fs, dir, log.number(), &mut Plain));
-    if let Err(e) = result {
+    let number = log.number();
+    if let Err(e) = log.append(&edit) {
         log.discard(fs);
+        return Err(e);
+    }
+    // Closed before `CURRENT` names it, its error reported, as LevelDB's `NewDB` does.
+    let result = log
+        .close()
+        .and_then(|()| sync_dir_on(fs, dir))
+        .and_then(|()| set_current(fs, dir, number, &mut Plain));
+    if let Err(e) = result {
+        let _ = fs.remove(&dir.join(manifest_file_name(number)));
         return Err(e);
     }
     sync_dir_on(fs, dir)

@@ -1,6 +1,6 @@
-//! Errors of `close` reach the caller (LevelDB #1081 asks the same of LevelDB): a table or
-//! the file replacing `CURRENT` whose close fails fails the flush or the open that wrote
-//! it, and nothing acknowledged is lost.
+//! Errors of `close` reach the caller (LevelDB #1081 asks the same of LevelDB): a table, a
+//! new database's MANIFEST or the file replacing `CURRENT` whose close fails fails the flush
+//! or the open that wrote it, and nothing acknowledged is lost.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -85,6 +85,25 @@ fn a_failed_close_of_the_file_replacing_current_fails_the_open() {
     );
     // No CURRENT names a MANIFEST whose pointer file may be lost.
     assert!(!path.join("CURRENT").exists());
+}
+
+#[test]
+fn a_failed_close_of_a_new_databases_manifest_fails_the_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let err = WritableDb::open(&path, options("MANIFEST-000001")).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("cannot write") && message.contains("MANIFEST-000001"),
+        "{message}"
+    );
+    // Neither a CURRENT nor the MANIFEST whose close failed is left.
+    assert!(!path.join("CURRENT").exists());
+    assert!(!path.join("MANIFEST-000001").exists());
+    // The directory opens afterwards as a new database.
+    let db = WritableDb::open(&path, options(".never")).unwrap();
+    db.put(b"k", b"v", WriteOptions::default()).unwrap();
+    db.close().unwrap();
 }
 
 #[test]
