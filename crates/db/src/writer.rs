@@ -15,3 +15,4 @@ mod recover;
 mod shared;
 mod table_output;
 pub(crate) mod writable_db;
+mod write_queue;
