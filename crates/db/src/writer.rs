@@ -6,6 +6,7 @@ mod compaction;
 pub(crate) mod compaction_filter;
 mod compaction_iter;
 pub(crate) mod file_system;
+mod flush;
 mod fork;
 pub(crate) mod log_file;
 mod no_current;
