@@ -313,6 +313,26 @@ impl Db {
         }
     }
 
+    /// A view over `version`, whose tables its own table cache opens, read at
+    /// `last_sequence`: what a database open for writing shows as read-only.
+    pub(crate) fn of_version(
+        dir: PathBuf,
+        version: Arc<Version>,
+        last_sequence: u64,
+        properties: DbProperties,
+        cores: usize,
+    ) -> Db {
+        Db {
+            dir,
+            user: Arc::clone(version.icmp.user_comparator()),
+            version,
+            last_sequence: last_sequence.min(MAX_SEQUENCE),
+            properties,
+            cores,
+            tail: None,
+        }
+    }
+
     /// The directory.
     pub fn path(&self) -> &Path {
         &self.dir

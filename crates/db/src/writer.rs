@@ -12,6 +12,7 @@ pub(crate) mod log_file;
 mod no_current;
 pub(crate) mod options;
 mod properties;
+mod read_view;
 mod recover;
 mod shared;
 mod table_output;

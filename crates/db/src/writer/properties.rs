@@ -8,8 +8,8 @@ use std::sync::Arc;
 use leveltable_table::Comparator;
 
 use crate::Result;
-use crate::dbformat::{MAX_SEQUENCE, ParsedInternalKey, lookup_key};
-use crate::version_edit::{FileMetaData, NUM_LEVELS};
+use crate::dbformat::ParsedInternalKey;
+use crate::version_edit::NUM_LEVELS;
 use crate::writer::writable_db::WritableDb;
 
 /// `leveldb.num-files-at-level<N>`: LevelDB's property name before the level.
@@ -93,31 +93,14 @@ impl WritableDb {
     }
 
     /// The approximate bytes of table files holding the user keys in `[start, limit)`
-    /// (LevelDB's `GetApproximateSizes`: the memtables and the logs are not counted).
+    /// (LevelDB's `GetApproximateSizes`: the memtables and the logs are not counted), by
+    /// [`Db::approximate_size`](crate::Db::approximate_size) over the current
+    /// [`view`](Self::view).
     ///
     /// # Errors
     /// A table that cannot be opened, or a key too long to search for.
     pub fn approximate_size(&self, start: &[u8], limit: &[u8]) -> Result<u64> {
-        let files: Vec<Arc<FileMetaData>> = {
-            let st = self.shared.state();
-            st.versions
-                .current
-                .levels
-                .files
-                .iter()
-                .flatten()
-                .cloned()
-                .collect()
-        };
-        let a = self.approximate_offset_of(&files, &lookup_key(start, MAX_SEQUENCE)?)?;
-        let b = self.approximate_offset_of(&files, &lookup_key(limit, MAX_SEQUENCE)?)?;
-        Ok(b.saturating_sub(a))
-    }
-
-    /// The bytes of `files` before internal key `key`.
-    fn approximate_offset_of(&self, files: &[Arc<FileMetaData>], key: &[u8]) -> Result<u64> {
-        let files = files.iter().map(|f| &**f);
-        crate::version::approximate_offset_of(&self.shared.icmp, &self.shared.tables, files, key)
+        self.view()?.approximate_size(start, limit)
     }
 }
 

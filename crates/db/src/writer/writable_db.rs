@@ -42,6 +42,11 @@ pub struct WritableDb {
     /// The forks counted when it was opened ([`fork::forks`]): a cheaper first check than
     /// the process id.
     forks: u64,
+    /// The CPUs the process could run on when it was opened, which its [`view`]s share a
+    /// large batch of lookups between.
+    ///
+    /// [`view`]: WritableDb::view
+    pub(super) cores: usize,
 }
 
 impl std::fmt::Debug for WritableDb {
@@ -127,6 +132,7 @@ impl WritableDb {
             background: Some(background),
             pid: std::process::id(),
             forks: fork::forks(),
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
         })
     }
 
@@ -134,7 +140,7 @@ impl WritableDb {
     ///
     /// # Errors
     /// [`Error::ForkedProcess`] in a process other than the one that opened the database.
-    fn check_process(&self) -> Result<()> {
+    pub(super) fn check_process(&self) -> Result<()> {
         if fork::forks() == self.forks || std::process::id() == self.pid {
             return Ok(());
         }
