@@ -14,7 +14,7 @@ use crate::db_source::{At, Pin, Source, THE_DATABASE};
 use crate::db_view::{View, table_info};
 use crate::db_write::{self, WriteBatch, WriteKeywords};
 use crate::entries::{Entries, Mode, iterate};
-use crate::errors::{Error, InvalidArgumentError, db_error, open_error};
+use crate::errors::{InvalidArgumentError, db_error, open_error};
 use crate::fs_path::FsPath;
 use crate::iterator_keywords::{IteratorKeywords, bound};
 use crate::snapshot::Snapshot;
@@ -55,21 +55,6 @@ impl Db {
     fn opened(db: RustDb) -> Db {
         Db {
             inner: Source::Read(Arc::new(Closable::new(db))),
-        }
-    }
-
-    /// The read-only database, or `what` refused for one open for writing.
-    fn read_only(&self, what: &str) -> PyResult<Arc<RustDb>> {
-        match &self.inner {
-            Source::Read(db) => db.get(THE_DATABASE),
-            Source::Write(db) => {
-                let db = db.get(THE_DATABASE)?;
-                Err(Error::new_err(format!(
-                    "{}: {what} reads a database opened read-only: close this one and open \
-                     it with leveltable.Db(path)",
-                    db.path().display()
-                )))
-            }
         }
     }
 }
@@ -473,10 +458,10 @@ impl Db {
     /// open for writing: the path, the last sequence, the files per level and the
     /// compactions run since the open.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        if let Source::Write(db) = &self.inner {
-            return db_write::stats(py, &*db.get(THE_DATABASE)?);
-        }
-        let db = self.read_only("stats()")?;
+        let db = match &self.inner {
+            Source::Write(db) => return db_write::stats(py, &*db.get(THE_DATABASE)?),
+            Source::Read(db) => db.get(THE_DATABASE)?,
+        };
         let p = db.properties();
         let d = PyDict::new(py);
         d.set_item("path", db.path().display().to_string())?;
@@ -513,12 +498,21 @@ impl Db {
     }
 
     /// Reads and checks every table and log record; returns what was checked. Raises
-    /// `CorruptionError` at the first problem.
+    /// `CorruptionError` at the first problem. A database open for writing checks the
+    /// tables of its current version (its own log is not counted).
     fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let db = self.read_only("verify()")?;
-        let s = py
-            .detach(|| db.verify())
-            .map_err(|e| db_error(db.path(), e))?;
+        let s = match &self.inner {
+            Source::Read(db) => {
+                let db = db.get(THE_DATABASE)?;
+                py.detach(|| db.verify())
+                    .map_err(|e| db_error(db.path(), e))?
+            }
+            Source::Write(db) => {
+                let db = db.get(THE_DATABASE)?;
+                py.detach(|| db.verify())
+                    .map_err(|e| db_error(db.path(), e))?
+            }
+        };
         let d = PyDict::new(py);
         d.set_item("tables", s.tables)?;
         d.set_item("table_entries", s.table_entries)?;

@@ -147,13 +147,11 @@ impl View {
                 let db = db.get(THE_DATABASE)?;
                 let pin = self.pin()?;
                 let snapshot = pin.as_deref().and_then(Pin::writable);
-                py.detach(|| {
-                    keys.iter()
-                        .map(|key| match snapshot {
-                            Some(s) => db.get_at(key, s),
-                            None => db.get(key),
-                        })
-                        .collect::<Result<Vec<_>, _>>()
+                py.detach(|| match (keys, snapshot) {
+                    ([key], Some(s)) => db.get_at(key, s).map(|v| vec![v]),
+                    ([key], None) => db.get(key).map(|v| vec![v]),
+                    (_, Some(s)) => db.get_many_at(keys, s),
+                    (_, None) => db.get_many(keys),
                 })
                 .map_err(|e| db_error(db.path(), e))
             }

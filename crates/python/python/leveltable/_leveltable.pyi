@@ -476,7 +476,8 @@ class Db:
         ``block_cache_bytes`` (the block cache's size; 0 with ``cache_bytes=0``, no cache);
         open for writing: path, last sequence, files per level, compactions."""
     def verify(self) -> dict[str, int]:
-        """Reads and checks every table and log record (read-only databases)."""
+        """Reads and checks every table and log record (a database open for writing: the
+        tables of its current version)."""
     def close(self) -> None:
         """Closes the database. Its snapshots and iterators raise ``ClosedError`` from then
         on, as the ``Db`` does (a ``for`` loop over the ``Db`` itself too, at its next
