@@ -13,6 +13,5 @@ pub(crate) mod options;
 mod properties;
 mod recover;
 mod shared;
-mod table_output;
 mod version_set;
 pub(crate) mod writable_db;
