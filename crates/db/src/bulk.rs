@@ -26,7 +26,7 @@ pub(crate) mod workers;
 pub use commit::{BULK_LEVEL, CommitSummary, commit, commit_on, commit_with_progress};
 pub use db_builder::DbBuilder;
 pub use external_sort::{Duplicates, ExternalSorter};
-pub use options::{BulkOptions, DEFAULT_MAX_FILE_SIZE};
+pub use options::{BulkOptions, DEFAULT_BULK_BLOOM_BITS_PER_KEY, DEFAULT_MAX_FILE_SIZE};
 pub use part::{PART_RECORD, Part, PartFile};
 pub use part_builder::PartBuilder;
 pub use sorted_feed::SortedFeed;

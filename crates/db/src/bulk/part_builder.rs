@@ -123,7 +123,7 @@ impl PartBuilder {
                 format!("staging directory {} is not empty", staging.display()).into(),
             ));
         }
-        let table_options = options.table_options_ordered(order.as_ref());
+        let table_options = options.table.build_options_ordered(order.as_ref());
         let (syncer, syncs) = Syncer::start(SYNC_BACKLOG);
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let threads = building_threads(options.threads, cores);
