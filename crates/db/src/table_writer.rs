@@ -243,3 +243,67 @@ impl Write for Checksummed {
         self.file.flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::writer::file_system::LocalFileSystem;
+    use leveltable_table::BuildOptions;
+
+    fn local() -> Arc<dyn FileSystem> {
+        Arc::new(LocalFileSystem)
+    }
+
+    /// A finished table is on disk with the size, keys and CRC32C it reports; a table given
+    /// up on leaves no file.
+    #[test]
+    fn finish_reports_the_file_and_abandon_removes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000001.ldb");
+        let mut w =
+            TableWriter::create_new(&local(), path.clone(), &BuildOptions::default()).unwrap();
+        w.add(b"a", b"1").unwrap();
+        w.add(b"b", b"2").unwrap();
+        assert_eq!((w.entries(), w.last_key()), (2, &b"b"[..]));
+        let done = w.finish(Durability::Synced).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(done.file_size, bytes.len() as u64);
+        assert_eq!(done.crc32c, crc32c::crc32c(&bytes));
+        assert_eq!(
+            (&done.smallest[..], &done.largest[..]),
+            (&b"a"[..], &b"b"[..])
+        );
+        assert_eq!(done.entries, 2);
+
+        let other = dir.path().join("000002.ldb");
+        let mut w = TableWriter::create(&local(), other.clone(), &BuildOptions::default()).unwrap();
+        w.add(b"a", b"1").unwrap();
+        w.abandon();
+        assert!(!other.exists());
+        // A new file is never put over an existing one.
+        assert!(TableWriter::create_new(&local(), path, &BuildOptions::default()).is_err());
+    }
+
+    /// User keys are stored at sequence 0, and a key out of order is reported by user keys
+    /// with nothing added.
+    #[test]
+    fn user_keys_are_stored_at_sequence_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = crate::TableOptions::default().build_options();
+        let path = dir.path().join("000001.ldb");
+        let mut w = TableWriter::create(&local(), path, &options).unwrap();
+        w.add_user(b"k1", b"v").unwrap();
+        match w.add_user(b"k0", b"v") {
+            Err(Error::Table(leveltable_table::Error::KeyOutOfOrder { previous, got })) => {
+                assert_eq!((&previous[..], &got[..]), (&b"k1"[..], &b"k0"[..]));
+            }
+            other => panic!("{:?}", other.err()),
+        }
+        let mut expected = Vec::new();
+        append_internal_key(&mut expected, b"k1", 0, ValueType::Value).unwrap();
+        assert_eq!(w.last_key(), &expected[..]);
+        let done = w.finish(Durability::Synced).unwrap();
+        assert_eq!(done.entries, 1);
+        assert_eq!(user_key_of(&done.largest), b"k1");
+    }
+}
