@@ -87,7 +87,8 @@ fn main() -> Result<()> {
                 let _ = std::fs::remove_file(&out);
                 let start = Instant::now();
                 let file = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&out)?);
-                let mut builder = TableBuilder::new(file, BulkOptions::default().table_options())?;
+                let mut builder =
+                    TableBuilder::new(file, BulkOptions::default().table.build_options())?;
                 let mut key = Vec::new();
                 for (k, v) in &input {
                     key.clear();

@@ -27,11 +27,9 @@ use std::sync::Arc;
 use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy, FilterPolicy};
 use smallvec::SmallVec;
 
-use leveltable_table::{
-    BuildOptions, BytewiseComparator, Comparator, Compression, DEFAULT_BLOCK_RESTART_INTERVAL,
-    DEFAULT_BLOCK_SIZE, ReadOptions,
-};
+use leveltable_table::{BuildOptions, BytewiseComparator, Comparator, ReadOptions};
 
+use crate::table_options::TableOptions;
 use crate::{Error, Result};
 
 /// Length of the tag that ends every internal key: a fixed64.
@@ -470,53 +468,44 @@ impl<P: FilterPolicy> FilterPolicy for InternalFilterPolicy<P> {
 /// [`BytewiseComparator`], and with `Some(bits_per_key)`, LevelDB's Bloom filter over user
 /// keys (`leveldb::NewBloomFilterPolicy(bits_per_key)`). Everything else is LevelDB's default
 /// (4 KiB blocks, restart interval 16, Snappy); set the database's own values with the
-/// setters. With compression off, a table of a compaction's entries is byte for byte the
-/// file LevelDB wrote.
+/// setters, or start from [`TableOptions::build_options`]. With compression off, a table of
+/// a compaction's entries is byte for byte the file LevelDB wrote.
 pub fn ldb_build_options(bloom_bits_per_key: Option<usize>) -> BuildOptions {
-    TableLayout {
-        bloom: bloom_bits_per_key.map(BloomFilterPolicy::new),
-        ..TableLayout::default()
+    TableOptions::default()
+        .filter_policy(bloom_bits_per_key.map(BloomFilterPolicy::new))
+        .build_options()
+}
+
+/// How table options become a table builder's: every writer of the crate (a database open
+/// for writing, a bulk build, [`ldb_build_options`]) writes its tables through these.
+impl TableOptions {
+    /// Options writing tables as a LevelDB database with the bytewise comparator does,
+    /// laid out as `self` says: internal keys under [`InternalKeyComparator`] over
+    /// [`BytewiseComparator`], the filters over user keys.
+    pub fn build_options(&self) -> BuildOptions {
+        self.build_options_for(Arc::new(InternalKeyComparator::bytewise()))
     }
-    .build_options(Arc::new(InternalKeyComparator::bytewise()))
-}
 
-/// How the tables of a database are laid out: LevelDB's table options. A database open for
-/// writing, a bulk build and [`ldb_build_options`] all write their tables through
-/// [`build_options`](Self::build_options).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TableLayout {
-    pub(crate) block_size: usize,
-    pub(crate) restart_interval: usize,
-    pub(crate) compression: Compression,
-    /// LevelDB's Bloom filter over user keys.
-    pub(crate) bloom: Option<BloomFilterPolicy>,
-    /// Bits per key of a cache-local Bloom filter written beside it.
-    pub(crate) cache_local_bits_per_key: Option<usize>,
-}
-
-impl Default for TableLayout {
-    /// LevelDB's defaults: 4 KiB blocks, restart interval 16, Snappy, no filter.
-    fn default() -> Self {
-        TableLayout {
-            block_size: DEFAULT_BLOCK_SIZE,
-            restart_interval: DEFAULT_BLOCK_RESTART_INTERVAL,
-            compression: Compression::Snappy,
-            bloom: None,
-            cache_local_bits_per_key: None,
+    /// [`build_options`](Self::build_options) with internal keys ordered by the user
+    /// comparator `user` (bytewise if `None`).
+    pub(crate) fn build_options_ordered(&self, user: Option<&Arc<dyn Comparator>>) -> BuildOptions {
+        match user {
+            Some(user) => {
+                self.build_options_for(Arc::new(InternalKeyComparator::new(Arc::clone(user))))
+            }
+            None => self.build_options(),
         }
     }
-}
 
-impl TableLayout {
     /// Options writing tables of internal keys ordered by `icmp` (an
     /// [`InternalKeyComparator`]), laid out as `self` says.
-    pub(crate) fn build_options(&self, icmp: Arc<dyn Comparator>) -> BuildOptions {
+    pub(crate) fn build_options_for(&self, icmp: Arc<dyn Comparator>) -> BuildOptions {
         let mut options = BuildOptions::default()
             .comparator(icmp)
             .block_size(self.block_size)
-            .block_restart_interval(self.restart_interval)
+            .block_restart_interval(self.block_restart_interval)
             .compression(self.compression);
-        if let Some(policy) = self.bloom {
+        if let Some(policy) = self.filter_policy {
             options = options.filter_policy(InternalFilterPolicy::new(policy));
         }
         if let Some(bits) = self.cache_local_bits_per_key {

@@ -36,10 +36,12 @@ mod regular_file;
 mod repair;
 mod salvage;
 pub mod storage;
+mod syncer;
 pub mod table_cache;
-mod table_file;
+mod table_options;
 mod table_scan;
 pub mod table_source;
+mod table_writer;
 mod tail;
 mod torn_tail;
 mod version;
@@ -49,9 +51,9 @@ pub mod write_batch;
 mod writer;
 
 pub use bulk::{
-    BULK_LEVEL, BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates,
-    ExternalSorter, PART_RECORD, Part, PartBuilder, PartFile, SortedFeed, commit, commit_on,
-    commit_with_progress,
+    BULK_LEVEL, BulkOptions, CommitSummary, DEFAULT_BULK_BLOOM_BITS_PER_KEY, DEFAULT_MAX_FILE_SIZE,
+    DbBuilder, Duplicates, ExternalSorter, PART_RECORD, Part, PartBuilder, PartFile, SortedFeed,
+    commit, commit_on, commit_with_progress,
 };
 pub use comparators::ComparatorRegistry;
 pub use db::Db;
@@ -69,12 +71,12 @@ pub use repair::{
     IgnoredFile, KeyRange, LostData, LostKind, RepairOptions, RepairReport, UncertainRange, repair,
     repair_in_place, repair_with_progress,
 };
+pub use table_options::{
+    BLOOM_BITS_OPTION, CACHE_LOCAL_BITS_OPTION, MAX_BLOOM_BITS_PER_KEY, TableOptions,
+};
 pub use version::Origin;
 pub use write_batch::WriteBatchBuilder;
 pub use writer::compaction_filter::{CompactionFilter, FilterDecision};
 pub use writer::file_system::{FileSystem, LocalFileSystem, ReadableFile, WritableFile};
-pub use writer::options::{
-    BLOOM_BITS_OPTION, DEFAULT_WRITE_BUFFER_SIZE, MAX_BLOOM_BITS_PER_KEY, WritableOptions,
-    WriteOptions,
-};
+pub use writer::options::{DEFAULT_WRITE_BUFFER_SIZE, WritableOptions, WriteOptions};
 pub use writer::writable_db::{Snapshot, WritableDb};

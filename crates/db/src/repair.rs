@@ -333,7 +333,7 @@ fn build_reading(
     if options.keep_compression
         && let Some(c) = lost::source_compression(&db)
     {
-        bulk.compression = c;
+        bulk.table.compression = c;
     }
     let order = (user.name() != BYTEWISE).then(|| Arc::clone(&user));
     let mut output = Output::create(dest, bulk, order, Arc::clone(&user))?;

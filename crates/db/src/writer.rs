@@ -15,6 +15,5 @@ mod properties;
 mod read_view;
 mod recover;
 mod shared;
-mod table_output;
 pub(crate) mod writable_db;
 mod write_queue;

@@ -11,7 +11,7 @@ use leveltable_db::log_reader::LogReader;
 use leveltable_db::version_edit::VersionEdit;
 use leveltable_db::{
     BULK_LEVEL, BulkOptions, DbBuilder, Duplicates, Error, ExternalSorter, Part, PartBuilder,
-    commit,
+    TableOptions, commit,
 };
 use leveltable_table::Compression;
 use proptest::prelude::*;
@@ -156,7 +156,7 @@ fn big_keys_and_values() {
         &dir,
         &entries,
         BulkOptions::default()
-            .compression(Compression::None)
+            .table(TableOptions::default().compression(Compression::None))
             .threads(2),
     );
     assert_eq!(read_back(&dir), entries);
@@ -240,7 +240,7 @@ fn targets_must_be_new_or_empty() {
     for zero in [
         BulkOptions::default().threads(0),
         BulkOptions::default().max_file_size(0),
-        BulkOptions::default().block_size(0),
+        BulkOptions::default().table(TableOptions::default().block_size(0)),
     ] {
         assert!(DbBuilder::create(tmp.path().join("z"), zero).is_err());
     }
@@ -415,10 +415,13 @@ proptest! {
         let entries = input(n, seed, value_len);
         let options = BulkOptions::default()
             .max_file_size(max_file_size)
-            .block_size(block_size)
-            .restart_interval(restart_interval)
-            .compression(if snappy { Compression::Snappy } else { Compression::None })
-            .bloom_bits_per_key(bloom);
+            .table(
+                TableOptions::default()
+                    .block_size(block_size)
+                    .block_restart_interval(restart_interval)
+                    .compression(if snappy { Compression::Snappy } else { Compression::None })
+                    .filter_policy(bloom.map(leveltable_table::BloomFilterPolicy::new)),
+            );
         build(&tmp.path().join("one"), &entries, options.clone());
         build(&tmp.path().join("many"), &entries, options.threads(threads));
         prop_assert_eq!(read_back(&tmp.path().join("one")), entries);

@@ -41,7 +41,7 @@ fn entries() -> Vec<(Vec<u8>, Vec<u8>)> {
 fn options(threads: usize) -> BulkOptions {
     BulkOptions::default()
         .max_file_size(16 << 10)
-        .block_size(1024)
+        .table(BulkOptions::default().table.block_size(1024))
         .threads(threads)
 }
 

@@ -35,7 +35,11 @@ fn gets_use_the_cache_local_filter_when_a_table_has_one() {
     let (n, queries) = (200_000, 20_000);
     let bloom = blocks_read_for_absent_keys(BulkOptions::default(), n, queries);
     let both = blocks_read_for_absent_keys(
-        BulkOptions::default().cache_local_bits_per_key(Some(10)),
+        BulkOptions::default().table(
+            BulkOptions::default()
+                .table
+                .cache_local_bits_per_key(Some(10)),
+        ),
         n,
         queries,
     );

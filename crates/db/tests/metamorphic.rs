@@ -13,7 +13,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use leveltable_db::{Db, DbOptions, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions};
+use leveltable_db::{
+    Db, DbOptions, TableOptions, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions,
+};
 use leveltable_filter_policy::BloomFilterPolicy;
 use leveltable_table::Compression;
 
@@ -122,10 +124,13 @@ fn random_options(seed: u64) -> (WritableOptions, bool, String) {
         .create_if_missing(true)
         .write_buffer_size(buffer)
         .max_file_size(file)
-        .block_size(block)
-        .block_restart_interval(restart)
-        .compression(compression)
-        .filter_policy((bits > 0).then(|| BloomFilterPolicy::new(bits)))
+        .table(
+            TableOptions::default()
+                .block_size(block)
+                .block_restart_interval(restart)
+                .compression(compression)
+                .filter_policy((bits > 0).then(|| BloomFilterPolicy::new(bits))),
+        )
         .read(DbOptions::default().paranoid_checks(paranoid));
     (options, paranoid, describe)
 }

@@ -114,7 +114,9 @@ fn mojang_worlds_read_as_mojang_reads_them() {
 /// LevelDB with the edits, and its new tables are raw deflate (type 4), as Minecraft's are.
 #[test]
 fn a_world_we_edit_opens_in_mojangs_leveldb() {
-    use leveltable_db::{WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions};
+    use leveltable_db::{
+        TableOptions, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions,
+    };
     use leveltable_table::Compression;
 
     let Some(python) = python() else {
@@ -134,7 +136,7 @@ fn a_world_we_edit_opens_in_mojangs_leveldb() {
     };
     let old_tables: Vec<_> = tables(&world);
     let options = WritableOptions::default()
-        .compression(Compression::RawDeflate)
+        .table(TableOptions::default().compression(Compression::RawDeflate))
         .write_buffer_size(256 << 10);
     let db = WritableDb::open(&world, options).unwrap();
     let mut expected = before.clone();

@@ -10,8 +10,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use leveltable_db::{
-    BulkOptions, Db, DbOptions, LostKind, RepairOptions, RepairReport, WritableDb, WriteOptions,
-    repair, repair_in_place,
+    BulkOptions, Db, DbOptions, LostKind, RepairOptions, RepairReport, TableOptions, WritableDb,
+    WriteOptions, repair, repair_in_place,
 };
 
 mod common;
@@ -393,7 +393,8 @@ fn the_source_compression_is_kept() {
 
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");
-    let options = writable(1 << 20).compression(Compression::RawDeflate);
+    let options =
+        writable(1 << 20).table(TableOptions::default().compression(Compression::RawDeflate));
     let db = WritableDb::open(&src, options).unwrap();
     for i in 0..500u32 {
         db.put(

@@ -10,8 +10,8 @@ use std::path::Path;
 use leveltable_db::log_writer::LogWriter;
 use leveltable_db::version_edit::VersionEdit;
 use leveltable_db::{
-    BLOOM_BITS_OPTION, DbLock, Error, Limit, MAX_BLOOM_BITS_PER_KEY, MAX_FILE_NUMBER, WritableDb,
-    WritableOptions, WriteOptions,
+    BLOOM_BITS_OPTION, DbLock, Error, Limit, MAX_BLOOM_BITS_PER_KEY, MAX_FILE_NUMBER, TableOptions,
+    WritableDb, WritableOptions, WriteOptions,
 };
 use leveltable_filter_policy::BloomFilterPolicy;
 
@@ -169,13 +169,19 @@ fn a_manifest_whose_next_file_number_is_near_the_last_is_refused() {
 fn options_out_of_range_are_refused_at_open_and_nothing_is_created() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    let bloom = |bits| create().filter_policy(Some(BloomFilterPolicy::new(bits)));
+    let table = |table: TableOptions| create().table(table);
+    let bloom =
+        |bits| table(TableOptions::default().filter_policy(Some(BloomFilterPolicy::new(bits))));
     for (options, option, value) in [
         (bloom(1_000_000_000), BLOOM_BITS_OPTION, 1_000_000_000),
         (bloom(MAX_BLOOM_BITS_PER_KEY + 1), BLOOM_BITS_OPTION, 65),
-        (create().block_size(0), "block_size", 0),
         (
-            create().block_restart_interval(0),
+            table(TableOptions::default().block_size(0)),
+            "block_size",
+            0,
+        ),
+        (
+            table(TableOptions::default().block_restart_interval(0)),
             "block_restart_interval",
             0,
         ),

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use leveltable_db::{
-    BulkOptions, Db as OurDb, DbBuilder, DbOptions as OurOptions, Part, PartBuilder, commit,
+    BulkOptions, Db as OurDb, DbBuilder, DbOptions as OurOptions, Part, PartBuilder, TableOptions,
+    commit,
 };
 use leveltable_interop::db::{Db, DbOptions, SplitMix};
 use leveltable_interop::require_leveldb;
@@ -54,14 +55,21 @@ fn input(rng: &mut SplitMix, n: u64) -> Pairs {
 fn random_options(rng: &mut SplitMix) -> BulkOptions {
     BulkOptions::default()
         .max_file_size(1 + rng.below(256 << 10))
-        .block_size(1 + rng.below(8192) as usize)
-        .restart_interval(1 + rng.below(32) as usize)
-        .compression(if rng.one_in(2) {
-            Compression::Snappy
-        } else {
-            Compression::None
-        })
-        .bloom_bits_per_key((!rng.one_in(3)).then(|| 1 + rng.below(20) as usize))
+        .table(
+            TableOptions::default()
+                .block_size(1 + rng.below(8192) as usize)
+                .block_restart_interval(1 + rng.below(32) as usize)
+                .compression(if rng.one_in(2) {
+                    Compression::Snappy
+                } else {
+                    Compression::None
+                })
+                .filter_policy(
+                    (!rng.one_in(3)).then(|| {
+                        leveltable_table::BloomFilterPolicy::new(1 + rng.below(20) as usize)
+                    }),
+                ),
+        )
         .threads(1 + rng.below(4) as usize)
 }
 
@@ -147,7 +155,11 @@ fn leveldb_opens_and_keeps_using_what_we_build() {
         let dir = work.path().join(format!("db{case}"));
         build(&dir, &entries, &options, parts);
 
-        let db = Db::open(&dir, &leveldb_options(options.bloom_bits_per_key)).unwrap();
+        let db = Db::open(
+            &dir,
+            &leveldb_options(options.table.filter_policy.map(|p| p.bits_per_key())),
+        )
+        .unwrap();
         let levels = levels_of_tables(&db);
         assert!(levels.values().all(|&l| l == 6), "{ctx}: {levels:?}");
         assert_eq!(levels.len(), table_files(&dir).len(), "{ctx}");
@@ -187,7 +199,11 @@ fn leveldb_opens_and_keeps_using_what_we_build() {
         // A full compaction and a reopen keep every entry.
         db.compact_range(None, None);
         db.close();
-        let db = Db::open(&dir, &leveldb_options(options.bloom_bits_per_key)).unwrap();
+        let db = Db::open(
+            &dir,
+            &leveldb_options(options.table.filter_policy.map(|p| p.bits_per_key())),
+        )
+        .unwrap();
         assert_eq!(
             db.scan(None, false).unwrap(),
             expected,

@@ -35,8 +35,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use leveltable_db::{
-    BulkOptions, Db as ReadDb, DbBuilder, DbOptions as ReadOptions, PartBuilder, WritableDb,
-    WritableOptions, WriteBatchBuilder, WriteOptions, commit_on,
+    BulkOptions, Db as ReadDb, DbBuilder, DbOptions as ReadOptions, PartBuilder, TableOptions,
+    WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions, commit_on,
 };
 use leveltable_interop::db::{Db, DbOptions, SplitMix};
 use leveltable_interop::require_leveldb;
@@ -82,7 +82,7 @@ fn writer_options(fs: Option<Arc<PowerLossFs>>) -> WritableOptions {
         .create_if_missing(true)
         .write_buffer_size(64 << 10)
         .max_file_size(1 << 20)
-        .block_size(1024);
+        .table(TableOptions::default().block_size(1024));
     match fs {
         Some(fs) => o.file_system(fs),
         None => o,
@@ -102,7 +102,7 @@ fn bulk_build(fs: &Arc<PowerLossFs>, dir: &Path, rng: &mut SplitMix) -> Batch {
     }
     let options = BulkOptions::default()
         .max_file_size(1 + rng.below(64 << 10))
-        .block_size(1024)
+        .table(BulkOptions::default().table.block_size(1024))
         .threads(1 + rng.below(2) as usize);
     let file_system: Arc<dyn leveltable_db::FileSystem> = fs.clone();
     fs.mark(ISSUED);

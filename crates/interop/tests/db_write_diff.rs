@@ -82,11 +82,16 @@ impl Shape {
             .create_if_missing(true)
             .write_buffer_size(self.write_buffer_size)
             .max_file_size(self.max_file_size as u64)
-            .filter_policy((self.bloom > 0).then(|| BloomFilterPolicy::new(self.bloom as usize)))
-            .compression(match self.compression {
-                Compression::None => leveltable_table::Compression::None,
-                _ => leveltable_table::Compression::Snappy,
-            })
+            .table(
+                leveltable_db::TableOptions::default()
+                    .filter_policy(
+                        (self.bloom > 0).then(|| BloomFilterPolicy::new(self.bloom as usize)),
+                    )
+                    .compression(match self.compression {
+                        Compression::None => leveltable_table::Compression::None,
+                        _ => leveltable_table::Compression::Snappy,
+                    }),
+            )
     }
 
     fn value(&self, rng: &mut SplitMix) -> Vec<u8> {

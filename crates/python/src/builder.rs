@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use leveltable_db::BulkOptions;
+use leveltable_db::{BLOOM_BITS_OPTION, BulkOptions, TableOptions};
 use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
 use leveltable_table::{AtomicTableFile, BuildOptions, BuildSummary, Compression, Profile};
 use pyo3::prelude::*;
@@ -101,19 +101,35 @@ impl TableKeywords<'_> {
     ) -> PyResult<BulkOptions> {
         let compression = compression_named(self.compression)?;
         let cache_local = cache_local_bits(self.extra_filter, self.bloom_bits)?;
-        let mut options = BulkOptions::default()
+        let table = TableOptions::default()
             .block_size(self.block_size)
-            .restart_interval(self.restart_interval)
+            .block_restart_interval(self.restart_interval)
             .compression(compression)
-            .bloom_bits_per_key((self.bloom_bits > 0).then_some(self.bloom_bits))
-            .cache_local_bits_per_key(cache_local)
+            .filter_policy((self.bloom_bits > 0).then(|| BloomFilterPolicy::new(self.bloom_bits)))
+            .cache_local_bits_per_key(cache_local);
+        let mut options = BulkOptions::default()
+            .table(table)
             .threads(threads.unwrap_or(1));
         if let Some(size) = max_file_size {
             options = options.max_file_size(size);
         }
-        options
-            .check()
-            .map_err(|e| InvalidArgumentError::new_err(e.to_string()))?;
+        options.check().map_err(|e| match e {
+            leveltable_db::Error::OptionOutOfRange {
+                option,
+                value,
+                min,
+                max,
+            } => {
+                let keyword = match option {
+                    BLOOM_BITS_OPTION => "bloom_bits",
+                    other => other,
+                };
+                InvalidArgumentError::new_err(format!(
+                    "{keyword} is {value}: it must be from {min} to {max}"
+                ))
+            }
+            e => InvalidArgumentError::new_err(e.to_string()),
+        })?;
         Ok(options)
     }
 }

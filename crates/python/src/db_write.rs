@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use leveltable_db::{
-    BLOOM_BITS_OPTION, DbOptions, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions,
+    BLOOM_BITS_OPTION, DbOptions, TableOptions, WritableDb, WritableOptions, WriteBatchBuilder,
+    WriteOptions,
 };
 use leveltable_filter_policy::BloomFilterPolicy;
 use leveltable_table::Compression;
@@ -60,28 +61,31 @@ impl WriteKeywords<'_> {
     /// The options of the open, reading as `read` says.
     fn options(&self, read: DbOptions) -> PyResult<WritableOptions> {
         let read = read.paranoid_checks(self.paranoid_checks.unwrap_or(false));
+        let mut table = TableOptions::default()
+            .compression(match self.compression {
+                None => Compression::None,
+                Some(name) => compression_named(name)?,
+            })
+            .filter_policy(
+                (self.bloom_filter_bits > 0)
+                    .then(|| BloomFilterPolicy::new(self.bloom_filter_bits)),
+            );
+        if let Some(bytes) = self.block_size {
+            table = table.block_size(bytes);
+        }
+        if let Some(entries) = self.block_restart_interval {
+            table = table.block_restart_interval(entries);
+        }
         let mut options = WritableOptions::default()
             .read(read)
             .create_if_missing(self.create_if_missing)
             .error_if_exists(self.error_if_exists)
-            .compression(match self.compression {
-                None => Compression::None,
-                Some(name) => compression_named(name)?,
-            });
+            .table(table);
         if let Some(bytes) = self.write_buffer_size {
             options = options.write_buffer_size(bytes);
         }
         if let Some(bytes) = self.max_file_size {
             options = options.max_file_size(bytes);
-        }
-        if let Some(bytes) = self.block_size {
-            options = options.block_size(bytes);
-        }
-        if let Some(entries) = self.block_restart_interval {
-            options = options.block_restart_interval(entries);
-        }
-        if self.bloom_filter_bits > 0 {
-            options = options.filter_policy(Some(BloomFilterPolicy::new(self.bloom_filter_bits)));
         }
         Ok(options)
     }

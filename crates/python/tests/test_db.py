@@ -548,3 +548,11 @@ def test_cache_bytes_zero_means_no_block_cache(tmp_path):
         assert list(db.range(items[10][0], items[15_000][0])) == items[10:15_000]
         assert db.get(items[4321][0]) == items[4321][1]
         assert db.verify()["table_entries"] == len(items)
+
+
+def test_build_db_refuses_a_bloom_filter_past_64_bits_per_key(tmp_path):
+    message = "bloom_bits is 65: it must be from 0 to 64"
+    with pytest.raises(leveltable.InvalidArgumentError, match=message):
+        leveltable.build_db(str(tmp_path / "db"), [(b"a", b"1")], bloom_bits=65)
+    leveltable.build_db(str(tmp_path / "db"), [(b"a", b"1")], bloom_bits=64)
+    assert list(tmp_path.glob("db/*.ldb"))

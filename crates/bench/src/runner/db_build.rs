@@ -113,7 +113,7 @@ fn build_one_table(path: &Path, entries: &Entries, baseline: Baseline) -> Result
     let start = Instant::now();
     let size = if baseline != Baseline::UserKeys {
         let file = BufWriter::with_capacity(1 << 16, File::create(path)?);
-        let mut builder = TableBuilder::new(file, BulkOptions::default().table_options())?;
+        let mut builder = TableBuilder::new(file, BulkOptions::default().table.build_options())?;
         let mut key = Vec::new();
         for (k, v) in entries.keys().iter().zip(entries.values().iter()) {
             key.clear();

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use leveltable_db::{DbOptions, WritableDb, WritableOptions, WriteOptions};
+use leveltable_db::{DbOptions, TableOptions, WritableDb, WritableOptions, WriteOptions};
 use leveltable_table::Compression;
 use rusty_leveldb::{LdbIterator, compressor::CompressorId};
 
@@ -120,9 +120,12 @@ impl Store {
                     .create_if_missing(true)
                     .write_buffer_size(4 << 20)
                     .max_file_size(2 << 20)
-                    .block_size(4096)
-                    .compression(Compression::Snappy)
-                    .filter_policy(None)
+                    .table(
+                        TableOptions::default()
+                            .block_size(4096)
+                            .compression(Compression::Snappy)
+                            .filter_policy(None),
+                    )
                     .read(DbOptions::default().verify_checksums(false)),
             )?),
             "leveldb" => Store::LevelDb(leveldb::WriteDb::open(dir)?),

@@ -5,6 +5,7 @@ use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use leveltable_db::TableOptions;
 use leveltable_filter_policy::CacheLocalBloomPolicy;
 use leveltable_process::describe_file_type;
 use leveltable_table::{
@@ -123,6 +124,21 @@ fn count(n: u32) -> usize {
 }
 
 impl TableArgs {
+    /// The table options of a database's tables (`db build`, `db build-part`): the same
+    /// layout and filters as [`options`](Self::options), over internal keys.
+    pub fn table_options(&self) -> TableOptions {
+        TableOptions::default()
+            .block_size(self.block_size)
+            .block_restart_interval(count(self.restart_interval))
+            .compression(self.compression)
+            .filter_policy(
+                (self.bloom_bits > 0).then(|| BloomFilterPolicy::new(count(self.bloom_bits))),
+            )
+            .cache_local_bits_per_key(self.extra_filter.map(|ExtraFilter::LocalBloom| {
+                count(self.extra_bits.unwrap_or(DEFAULT_EXTRA_BITS))
+            }))
+    }
+
     /// The table options for `TableBuilder`.
     pub fn options(&self) -> BuildOptions {
         let mut options = BuildOptions::default()

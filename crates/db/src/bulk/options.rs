@@ -1,13 +1,8 @@
 //! How a bulk build writes its tables.
 
-use std::sync::Arc;
-
 use leveltable_filter_policy::BloomFilterPolicy;
-use leveltable_table::{
-    BuildOptions, Comparator, Compression, DEFAULT_BLOCK_RESTART_INTERVAL, DEFAULT_BLOCK_SIZE,
-};
 
-use crate::dbformat::{InternalKeyComparator, TableLayout};
+use crate::table_options::TableOptions;
 use crate::{Error, Result};
 
 /// The most threads a bulk build starts: more would only contend for the cores, and each
@@ -17,24 +12,19 @@ pub(crate) const MAX_BULK_THREADS: usize = 256;
 /// LevelDB's default `max_file_size`: a table is closed once it reaches 2 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 2 << 20;
 
-/// Options of a bulk build: the table options LevelDB's `Options` carries, the size at which
-/// a table file is closed, and the threads that build files.
+/// The Bloom filter a bulk build writes unless told otherwise: LevelDB's, at 10 bits per key.
+pub const DEFAULT_BULK_BLOOM_BITS_PER_KEY: usize = 10;
+
+/// Options of a bulk build: how each table is laid out, the size at which a table file is
+/// closed, and the threads that build files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BulkOptions {
-    /// Approximate uncompressed size of a data block. Default 4096.
-    pub block_size: usize,
-    /// Keys between restart points in a data block. Default 16.
-    pub restart_interval: usize,
-    /// Data block compression. Default Snappy.
-    pub compression: Compression,
-    /// Bits per key of LevelDB's Bloom filter (`NewBloomFilterPolicy`), over user keys;
-    /// `None` for no filter. Default `Some(10)`. LevelDB uses the filter when the database is
-    /// opened with a filter policy of that name.
-    pub bloom_bits_per_key: Option<usize>,
-    /// Bits per key of a second, cache-local filter (`leveltable.LocalBloom64`) that
-    /// leveltable's readers prefer and LevelDB ignores. Default `None`.
-    pub cache_local_bits_per_key: Option<usize>,
+    /// How each table is laid out. Default: LevelDB's (4 KiB blocks, restart interval 16,
+    /// Snappy) with LevelDB's Bloom filter at 10 bits per key
+    /// ([`DEFAULT_BULK_BLOOM_BITS_PER_KEY`]) over user keys, which LevelDB uses when the
+    /// database is opened with a filter policy of that name; no cache-local filter.
+    pub table: TableOptions,
     /// A table file is closed once its entries reach this many bytes (keys and values as
     /// given). LevelDB's default is 2 MiB; larger files are allowed. Default 2 MiB.
     pub max_file_size: u64,
@@ -48,11 +38,9 @@ pub struct BulkOptions {
 impl Default for BulkOptions {
     fn default() -> BulkOptions {
         BulkOptions {
-            block_size: DEFAULT_BLOCK_SIZE,
-            restart_interval: DEFAULT_BLOCK_RESTART_INTERVAL,
-            compression: Compression::Snappy,
-            bloom_bits_per_key: Some(10),
-            cache_local_bits_per_key: None,
+            table: TableOptions::default().filter_policy(Some(BloomFilterPolicy::new(
+                DEFAULT_BULK_BLOOM_BITS_PER_KEY,
+            ))),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             threads: 1,
         }
@@ -60,33 +48,9 @@ impl Default for BulkOptions {
 }
 
 impl BulkOptions {
-    /// Sets [`block_size`](Self::block_size).
-    pub fn block_size(mut self, bytes: usize) -> Self {
-        self.block_size = bytes;
-        self
-    }
-
-    /// Sets [`restart_interval`](Self::restart_interval).
-    pub fn restart_interval(mut self, entries: usize) -> Self {
-        self.restart_interval = entries;
-        self
-    }
-
-    /// Sets [`compression`](Self::compression).
-    pub fn compression(mut self, compression: Compression) -> Self {
-        self.compression = compression;
-        self
-    }
-
-    /// Sets [`bloom_bits_per_key`](Self::bloom_bits_per_key).
-    pub fn bloom_bits_per_key(mut self, bits: Option<usize>) -> Self {
-        self.bloom_bits_per_key = bits;
-        self
-    }
-
-    /// Sets [`cache_local_bits_per_key`](Self::cache_local_bits_per_key).
-    pub fn cache_local_bits_per_key(mut self, bits: Option<usize>) -> Self {
-        self.cache_local_bits_per_key = bits;
+    /// Sets [`table`](Self::table).
+    pub fn table(mut self, table: TableOptions) -> Self {
+        self.table = table;
         self
     }
 
@@ -102,11 +66,13 @@ impl BulkOptions {
         self
     }
 
-    /// Checks the values are usable.
+    /// Checks the values are usable: the table options as [`TableOptions::check`] does, and
+    /// the build's own.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero block size, restart interval, file size or
-    /// thread count, or more than 256 threads.
+    /// thread count, or more than 256 threads; [`Error::OptionOutOfRange`] for a filter of
+    /// more bits per key than [`TableOptions::check`] allows.
     pub fn check(&self) -> Result<()> {
         if self.threads > MAX_BULK_THREADS {
             return Err(Error::InvalidArgument(
@@ -117,43 +83,27 @@ impl BulkOptions {
                 .into(),
             ));
         }
-        let zero = [
-            ("block size", self.block_size as u64),
-            ("restart interval", self.restart_interval as u64),
-            ("max file size", self.max_file_size),
-            ("threads", self.threads as u64),
-        ]
-        .into_iter()
-        .find(|&(_, v)| v == 0);
-        match zero {
-            Some((what, _)) => Err(Error::InvalidArgument(
-                format!("the {what} of a bulk build must be at least 1").into(),
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// The options of one table file: internal keys under LevelDB's internal comparator,
-    /// filters over user keys, as a LevelDB database writes them.
-    pub fn table_options(&self) -> BuildOptions {
-        self.table_options_ordered(None)
-    }
-
-    /// [`table_options`](Self::table_options) with internal keys ordered by the user
-    /// comparator `user` (bytewise if `None`).
-    pub(crate) fn table_options_ordered(&self, user: Option<&Arc<dyn Comparator>>) -> BuildOptions {
-        let icmp: Arc<dyn Comparator> = match user {
-            Some(user) => Arc::new(InternalKeyComparator::new(Arc::clone(user))),
-            None => Arc::new(InternalKeyComparator::bytewise()),
+        let at_least_one = |what: &str| {
+            Error::InvalidArgument(format!("the {what} of a bulk build must be at least 1").into())
         };
-        TableLayout {
-            block_size: self.block_size,
-            restart_interval: self.restart_interval,
-            compression: self.compression,
-            bloom: self.bloom_bits_per_key.map(BloomFilterPolicy::new),
-            cache_local_bits_per_key: self.cache_local_bits_per_key,
+        match self.table.check() {
+            Err(Error::OptionOutOfRange {
+                option: "block_size",
+                ..
+            }) => return Err(at_least_one("block size")),
+            Err(Error::OptionOutOfRange {
+                option: "block_restart_interval",
+                ..
+            }) => return Err(at_least_one("restart interval")),
+            checked => checked?,
         }
-        .build_options(icmp)
+        if self.max_file_size == 0 {
+            return Err(at_least_one("max file size"));
+        }
+        if self.threads == 0 {
+            return Err(at_least_one("threads"));
+        }
+        Ok(())
     }
 }
 
@@ -177,5 +127,31 @@ mod tests {
             .to_string();
         assert!(err.contains("at most 256 threads"), "{err}");
         assert!(BulkOptions::default().threads(0).check().is_err());
+    }
+
+    /// The table options are checked as [`TableOptions::check`] does, a zero said as a bulk
+    /// build says it.
+    #[test]
+    fn table_options_are_checked() {
+        let with = |table: TableOptions| BulkOptions::default().table(table).check();
+        let table = BulkOptions::default().table;
+        assert!(with(table).is_ok());
+        let err = with(table.block_size(0)).unwrap_err().to_string();
+        assert!(
+            err.contains("the block size of a bulk build must be at least 1"),
+            "{err}"
+        );
+        let err = with(table.block_restart_interval(0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the restart interval of a bulk build must be at least 1"),
+            "{err}"
+        );
+        let bloom = Some(BloomFilterPolicy::new(65));
+        assert!(matches!(
+            with(table.filter_policy(bloom)),
+            Err(Error::OptionOutOfRange { max: 64, .. })
+        ));
     }
 }

@@ -11,12 +11,13 @@ use std::sync::Arc;
 
 use leveltable_table::{BuildOptions, Comparator};
 
+use super::chunk::{Chunk, create_table, finish_table};
 use super::options::BulkOptions;
 use super::part::{PART_RECORD, Part, PartFile};
-use super::syncer::{SyncQueue, Syncer};
-use super::table_writer::{Chunk, TableWriter};
 use super::workers::Workers;
 use crate::durable::write_atomically;
+use crate::syncer::{SyncQueue, Syncer};
+use crate::table_writer::{TableWriter, user_key_of};
 use crate::writer::file_system::{FileSystem, LocalFileSystem};
 use crate::{Error, Result};
 
@@ -122,7 +123,7 @@ impl PartBuilder {
                 format!("staging directory {} is not empty", staging.display()).into(),
             ));
         }
-        let table_options = options.table_options_ordered(order.as_ref());
+        let table_options = options.table.build_options_ordered(order.as_ref());
         let (syncer, syncs) = Syncer::start(SYNC_BACKLOG);
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let threads = building_threads(options.threads, cores);
@@ -169,7 +170,7 @@ impl PartBuilder {
         match &mut self.current {
             // Streaming into a file that has entries: its table builder checks the order
             // (and says what is out of order in user keys), the key is not compared twice.
-            Some(writer) if !writer.is_empty() => writer.add(key, value)?,
+            Some(writer) if writer.entries() > 0 => writer.add_user(key, value)?,
             _ => {
                 // The previous key: the chunk's last, else the last file's.
                 let previous = self.chunk.last_key().unwrap_or(&self.last_key);
@@ -188,14 +189,14 @@ impl PartBuilder {
                 } else {
                     let writer = match &mut self.current {
                         Some(writer) => writer,
-                        None => self.current.insert(TableWriter::create(
-                            &*self.file_system,
+                        None => self.current.insert(create_table(
+                            &self.file_system,
                             &self.staging,
                             self.next_index,
                             &self.table_options,
                         )?),
                     };
-                    writer.add(key, value)?;
+                    writer.add_user(key, value)?;
                 }
             }
         }
@@ -220,8 +221,10 @@ impl PartBuilder {
         if let Some(writer) = self.current.take() {
             // The next file's first key is checked against this file's last.
             self.last_key.clear();
-            self.last_key.extend_from_slice(writer.last_key());
-            self.built.push((index, writer.finish(&self.syncs)?));
+            self.last_key
+                .extend_from_slice(user_key_of(writer.last_key()));
+            self.built
+                .push((index, finish_table(writer, index, &self.syncs)?));
         } else if !self.chunk.is_empty() {
             if let Some(workers) = &mut self.workers {
                 if let Some(last) = self.chunk.last_key() {

@@ -8,9 +8,9 @@ use std::thread::JoinHandle;
 
 use leveltable_table::BuildOptions;
 
+use super::chunk::{Chunk, write_table};
 use super::part::PartFile;
-use super::syncer::SyncQueue;
-use super::table_writer::{Chunk, write_table};
+use crate::syncer::SyncQueue;
 use crate::writer::file_system::FileSystem;
 use crate::{Error, Result};
 
@@ -53,7 +53,7 @@ impl Workers {
                     loop {
                         let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
                         let Ok((index, mut entries)) = job else { break };
-                        let built = write_table(&*fs, &staging, index, &options, &entries, &syncs);
+                        let built = write_table(&fs, &staging, index, &options, &entries, &syncs);
                         entries.clear();
                         if report.send((index, built, entries)).is_err() {
                             break;

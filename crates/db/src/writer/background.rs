@@ -9,12 +9,12 @@ use std::sync::{Arc, MutexGuard};
 
 use crate::levels::user_key;
 use crate::merger::Merger;
+use crate::table_writer::TableWriter;
 use crate::version::{Source, Version};
 use crate::version_edit::FileMetaData;
 use crate::writer::compaction::{Compaction, Limits};
 use crate::writer::compaction_iter::{CompactionIter, Filtering};
-use crate::writer::shared::{Shared, State};
-use crate::writer::table_output::TableOutput;
+use crate::writer::shared::{Shared, State, create_output, finish_output};
 use crate::{Error, Result};
 
 /// Whether the background thread has work (LevelDB's `MaybeScheduleCompaction`).
@@ -259,13 +259,14 @@ fn merge_inputs(
         |k: &[u8]| base.is_base_level_for_key(k),
         filter,
     );
-    let mut out: Option<TableOutput> = None;
-    let finish = |out: &mut Option<TableOutput>, outputs: &mut Vec<FileMetaData>| -> Result<()> {
-        if let Some(o) = out.take() {
-            outputs.push(o.finish(&shared.tables)?);
-        }
-        Ok(())
-    };
+    let mut out: Option<(u64, TableWriter)> = None;
+    let finish =
+        |out: &mut Option<(u64, TableWriter)>, outputs: &mut Vec<FileMetaData>| -> Result<()> {
+            if let Some((number, o)) = out.take() {
+                outputs.push(finish_output(o, number, &shared.tables)?);
+            }
+            Ok(())
+        };
     let result = (|| -> Result<u64> {
         loop {
             if shared.closing.load(AtomicOrdering::Acquire) {
@@ -295,14 +296,17 @@ fn merge_inputs(
                     n
                 };
                 numbers.push(number);
-                out = Some(TableOutput::create(
-                    &shared.options.file_system,
-                    &shared.dir,
+                out = Some((
                     number,
-                    &shared.build,
-                )?);
+                    create_output(
+                        &shared.options.file_system,
+                        &shared.dir,
+                        number,
+                        &shared.build,
+                    )?,
+                ));
             }
-            let o = out.as_mut().expect("an output is open");
+            let (_, o) = out.as_mut().expect("an output is open");
             o.add(key, value)?;
             if o.file_size() >= c.max_output_file_size {
                 finish(&mut out, outputs)?;
@@ -312,7 +316,7 @@ fn merge_inputs(
         Ok(entries.filter_changes())
     })();
     if result.is_err()
-        && let Some(o) = out.take()
+        && let Some((_, o)) = out.take()
     {
         o.abandon();
     }

@@ -11,12 +11,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 use leveltable_table::{BuildOptions, Comparator};
 
 use crate::dbformat::InternalKeyComparator;
-use crate::filename::{FileType, parse_file_name};
+use crate::filename::{FileType, parse_file_name, table_file_name};
 use crate::levels::Levels;
 use crate::live_memtable::LiveMemTable;
 use crate::lock::DbLock;
 use crate::storage::list_dir;
 use crate::table_cache::TableCache;
+use crate::table_writer::{Durability, TableWriter};
 use crate::version::{Origin, Source, Version, file_sources};
 use crate::version_edit::FileMetaData;
 use crate::version_set::VersionSet;
@@ -24,7 +25,6 @@ use crate::write_batch::WriteBatchBuilder;
 use crate::writer::file_system::FileSystem;
 use crate::writer::log_file::LogFile;
 use crate::writer::options::WritableOptions;
-use crate::writer::table_output::TableOutput;
 use crate::{Error, Result};
 
 /// A write waiting in the queue.
@@ -272,10 +272,10 @@ pub(crate) fn write_table(
     number: u64,
     visit: impl FnOnce(Entries<'_>) -> Result<()>,
 ) -> Result<Option<FileMetaData>> {
-    let mut out: Option<TableOutput> = None;
+    let mut out: Option<TableWriter> = None;
     let added = visit(&mut |k, v| {
         if out.is_none() {
-            out = Some(TableOutput::create(fs, dir, number, build)?);
+            out = Some(create_output(fs, dir, number, build)?);
         }
         out.as_mut().expect("created above").add(k, v)
     });
@@ -286,5 +286,32 @@ pub(crate) fn write_table(
         out.abandon();
         return Err(e);
     }
-    out.finish(tables).map(Some)
+    finish_output(out, number, tables).map(Some)
+}
+
+/// Creates table `number` of `dir`, written by a flush or a compaction.
+pub(crate) fn create_output(
+    fs: &Arc<dyn FileSystem>,
+    dir: &std::path::Path,
+    number: u64,
+    build: &BuildOptions,
+) -> Result<TableWriter> {
+    TableWriter::create(fs, dir.join(table_file_name(number)), build)
+}
+
+/// Finishes `out`, table `number`: synced and closed (removed if that fails), then opened
+/// through `tables` before the MANIFEST names it, as LevelDB checks a table it wrote.
+pub(crate) fn finish_output(
+    out: TableWriter,
+    number: u64,
+    tables: &TableCache,
+) -> Result<FileMetaData> {
+    let finished = out.finish(Durability::Synced)?;
+    tables.get(number)?;
+    Ok(FileMetaData {
+        number,
+        file_size: finished.file_size,
+        smallest: finished.smallest,
+        largest: finished.largest,
+    })
 }

@@ -10,7 +10,7 @@ use leveltable_db::{
 };
 
 use crate::cmd::Outcome;
-use crate::cmd::build::{ExtraFilter, Input, TableArgs, clean_up_on_signals, next_line};
+use crate::cmd::build::{Input, TableArgs, clean_up_on_signals, next_line};
 use crate::cmd::db::db_error;
 use crate::error::{CliError, Result};
 
@@ -33,9 +33,6 @@ use crate::progress::Progress;
 
 /// The memory `--sort` holds entries in, unless `--memory` says otherwise.
 const DEFAULT_SORT_MEMORY: u64 = 256 << 20;
-
-/// The extra filter's bits per key when `--extra-bits` is not given.
-const DEFAULT_EXTRA_BITS: u32 = 10;
 
 /// Build a LevelDB database from lines of KEY<TAB>VALUE.
 ///
@@ -137,18 +134,8 @@ pub enum Dedup {
 
 impl BuildArgs {
     fn options(&self) -> BulkOptions {
-        let t = &self.table;
-        let bits = |n: u32| usize::try_from(n).unwrap_or(usize::MAX);
         BulkOptions::default()
-            .block_size(t.block_size)
-            .restart_interval(bits(t.restart_interval))
-            .compression(t.compression)
-            .bloom_bits_per_key((t.bloom_bits > 0).then(|| bits(t.bloom_bits)))
-            .cache_local_bits_per_key(
-                t.extra_filter.map(|ExtraFilter::LocalBloom| {
-                    bits(t.extra_bits.unwrap_or(DEFAULT_EXTRA_BITS))
-                }),
-            )
+            .table(self.table.table_options())
             .max_file_size(self.max_file_size)
             .threads(usize::try_from(self.threads).unwrap_or(1))
     }

@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-use leveltable_db::{Error, WritableDb, WritableOptions, WriteOptions};
+use leveltable_db::{Error, TableOptions, WritableDb, WritableOptions, WriteOptions};
 use leveltable_filter_policy::BloomFilterPolicy;
 use leveltable_table::Compression;
 
@@ -105,8 +105,11 @@ pub(crate) fn open_writable(dir: &Path, args: &WriteArgs) -> Result<WritableDb> 
     let options = WritableOptions::default()
         .read(crate::profile::db_options())
         .create_if_missing(args.create_if_missing)
-        .compression(args.compression)
-        .filter_policy((bits > 0).then(|| BloomFilterPolicy::new(bits)));
+        .table(
+            TableOptions::default()
+                .compression(args.compression)
+                .filter_policy((bits > 0).then(|| BloomFilterPolicy::new(bits))),
+        );
     WritableDb::open(dir, options).map_err(|e| write_error(dir, e))
 }
 
