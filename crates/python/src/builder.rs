@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::bytes::bytes_of;
-use crate::errors::{ClosedError, InvalidArgumentError, KeyOrderError, table_error};
+use crate::errors::{ClosedError, InvalidArgumentError, KeyOrderError, option_error, table_error};
 use crate::fs_path::FsPath;
 use crate::gil_lock;
 
@@ -124,9 +124,7 @@ impl TableKeywords<'_> {
                     BLOOM_BITS_OPTION => "bloom_bits",
                     other => other,
                 };
-                InvalidArgumentError::new_err(format!(
-                    "{keyword} is {value}: it must be from {min} to {max}"
-                ))
+                option_error(keyword, value, min, max)
             }
             e => InvalidArgumentError::new_err(e.to_string()),
         })?;

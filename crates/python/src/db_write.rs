@@ -19,7 +19,7 @@ use crate::bytes::bytes_of;
 use crate::closable::Closable;
 use crate::db_source::{Source, THE_DATABASE};
 use crate::db_view::table_info;
-use crate::errors::{Error, InvalidArgumentError, db_error, open_error};
+use crate::errors::{Error, InvalidArgumentError, db_error, open_error, option_error};
 
 /// The keywords of `Db` that only a database opened for writing takes, as plyvel names
 /// them.
@@ -108,17 +108,7 @@ pub fn open(
                 value,
                 min,
                 max,
-            } => {
-                let range = if max == u64::MAX {
-                    format!("at least {min}")
-                } else {
-                    format!("from {min} to {max}")
-                };
-                InvalidArgumentError::new_err(format!(
-                    "{} is {value}: it must be {range}",
-                    keyword_of(option)
-                ))
-            }
+            } => option_error(keyword_of(option), value, min, max),
             e => open_error(path, e),
         })?;
     Ok(Source::Write(Arc::new(Closable::new(db))))

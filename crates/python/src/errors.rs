@@ -125,6 +125,18 @@ pub fn table_error(path: &Path, e: leveltable_table::Error) -> PyErr {
 }
 
 /// A database error on `path` as the matching exception, naming the path.
+/// An option out of its range (the library's `Error::OptionOutOfRange`) as
+/// `InvalidArgumentError`, naming the Python keyword `keyword` that set it: "`keyword` is
+/// `value`: it must be from `min` to `max`" (or "at least `min`" without an upper bound).
+pub fn option_error(keyword: &str, value: u64, min: u64, max: u64) -> PyErr {
+    let range = if max == u64::MAX {
+        format!("at least {min}")
+    } else {
+        format!("from {min} to {max}")
+    };
+    InvalidArgumentError::new_err(format!("{keyword} is {value}: it must be {range}"))
+}
+
 pub fn db_error(path: &Path, e: leveltable_db::Error) -> PyErr {
     use leveltable_db::Error as E;
     match e {
