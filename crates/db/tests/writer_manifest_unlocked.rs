@@ -1,6 +1,6 @@
-//! A flush records its table in the MANIFEST without holding up writes: while the MANIFEST
-//! record is being synced, puts and gets go on, and once it is synced the database holds
-//! everything written, before and during the sync.
+//! A flush and a compaction record their tables in the MANIFEST without holding up writes:
+//! while the MANIFEST record is being synced, puts and gets go on, and once it is synced the
+//! database holds everything written, before and during the sync.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -8,6 +8,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use leveltable_db::version_edit::VersionEdit;
 use leveltable_db::{
     FileSystem, LocalFileSystem, WritableDb, WritableFile, WritableOptions, WriteOptions,
 };
@@ -16,8 +17,9 @@ use leveltable_db::{
 /// stuck: past it, the test fails rather than hangs.
 const STUCK: Duration = Duration::from_secs(120);
 
-/// The local file system, except that once armed, the next sync of a MANIFEST says so on
-/// `entered` and waits for a word on `release`.
+/// The local file system, except that once armed, the next sync of a MANIFEST (with
+/// `deletions`, the next whose record deletes tables: a compaction's) says so on `entered`
+/// and waits for a word on `release`.
 #[derive(Debug)]
 struct HeldSync {
     gate: Arc<Mutex<Option<Gate>>>,
@@ -27,16 +29,29 @@ struct HeldSync {
 struct Gate {
     entered: Sender<()>,
     release: Receiver<()>,
+    deletions: bool,
 }
 
 struct File {
     inner: Box<dyn WritableFile>,
     gate: Option<Arc<Mutex<Option<Gate>>>>,
+    /// The bytes written since the last sync: one MANIFEST record, header first.
+    unsynced: Vec<u8>,
+}
+
+impl File {
+    /// Whether the record written since the last sync deletes a table.
+    fn deletes_tables(&self) -> bool {
+        let mut edit = self.unsynced.get(7..).unwrap_or_default();
+        VersionEdit::decode_from(&mut edit).is_ok_and(|e| !e.deleted_files.is_empty())
+    }
 }
 
 impl Write for File {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write(buf)
+        let n = self.inner.write(buf)?;
+        self.unsynced.extend_from_slice(&buf[..n]);
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -46,7 +61,12 @@ impl Write for File {
 
 impl WritableFile for File {
     fn sync(&mut self) -> io::Result<()> {
-        let gate = self.gate.as_ref().and_then(|g| g.lock().unwrap().take());
+        let deletes = self.deletes_tables();
+        let gate = self.gate.as_ref().and_then(|g| {
+            let mut g = g.lock().unwrap();
+            g.take_if(|gate| !gate.deletions || deletes)
+        });
+        self.unsynced.clear();
         if let Some(gate) = gate {
             gate.entered.send(()).unwrap();
             gate.release.recv().unwrap();
@@ -67,6 +87,7 @@ impl FileSystem for HeldSync {
         Ok(Box::new(File {
             inner: LocalFileSystem.create(path)?,
             gate: manifest.then(|| Arc::clone(&self.gate)),
+            unsynced: Vec::new(),
         }))
     }
 
@@ -104,6 +125,7 @@ fn writes_go_on_while_a_flush_syncs_the_manifest() {
     *gate.lock().unwrap() = Some(Gate {
         entered: entered_tx,
         release: release_rx,
+        deletions: false,
     });
     // Fill the memtable past its size, once: a write switches to a new memtable, and the
     // background thread flushes the full one and records its table in the MANIFEST. (On a
@@ -154,5 +176,75 @@ fn writes_go_on_while_a_flush_syncs_the_manifest() {
         db.tables().iter().any(|t| t.level.is_some()),
         "the flush's table is listed"
     );
+    db.close().unwrap();
+}
+
+#[test]
+fn writes_go_on_while_a_compaction_syncs_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let gate = Arc::new(Mutex::new(None));
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .file_system(Arc::new(HeldSync {
+            gate: Arc::clone(&gate),
+        }));
+    let db = Arc::new(WritableDb::open(&path, options).unwrap());
+    let (entered_tx, entered) = channel();
+    let (release, release_rx) = channel();
+    // Tables of the same keys, flushed one by one (on a thread of its own: its last flush
+    // waits for the background thread): the first go to levels 2 and 1, the next to level
+    // 0, and with four there the background thread compacts them. That compaction's
+    // MANIFEST record, the first to delete tables, is held in its sync.
+    *gate.lock().unwrap() = Some(Gate {
+        entered: entered_tx,
+        release: release_rx,
+        deletions: true,
+    });
+    let rounds = 8u32;
+    let value = |round: u32| [&[b'v'; 100][..], &round.to_be_bytes()].concat();
+    let filler = {
+        let db = Arc::clone(&db);
+        std::thread::spawn(move || {
+            for round in 0..rounds {
+                for i in 0..200 {
+                    db.put(&key(i), &value(round), WriteOptions::default())
+                        .unwrap();
+                }
+                db.flush().unwrap();
+            }
+        })
+    };
+    entered
+        .recv_timeout(STUCK)
+        .expect("a compaction syncs the MANIFEST");
+    // The compaction's MANIFEST sync is held: writes and reads on another thread finish.
+    let (done_tx, done) = channel();
+    let writer = {
+        let db = Arc::clone(&db);
+        std::thread::spawn(move || {
+            db.put(b"during", b"the sync", WriteOptions::default())
+                .unwrap();
+            let read = (db.get(b"during").unwrap(), db.get(&key(7)).unwrap());
+            done_tx.send(read).unwrap();
+        })
+    };
+    let read = done.recv_timeout(STUCK);
+    release.send(()).unwrap();
+    let (during, seven) = read.expect("a put while the MANIFEST syncs finishes");
+    assert_eq!(during, Some(b"the sync".to_vec()));
+    assert!(seven.is_some_and(|v| v.starts_with(&[b'v'; 100])));
+    writer.join().unwrap();
+    filler.join().unwrap();
+    let newest = value(rounds - 1);
+    db.wait_for_compactions().unwrap();
+    assert!(db.files_at_level(0) < 4, "the compaction applied");
+    Arc::into_inner(db).unwrap().close().unwrap();
+
+    let db = WritableDb::open(&path, WritableOptions::default()).unwrap();
+    for i in 0..200 {
+        assert_eq!(db.get(&key(i)).unwrap(), Some(newest.clone()), "key {i}");
+    }
+    assert_eq!(db.get(b"during").unwrap(), Some(b"the sync".to_vec()));
     db.close().unwrap();
 }

@@ -106,7 +106,8 @@ fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, St
         let mut edit = std::mem::take(&mut c.edit);
         edit.deleted_files.insert((c.level, f.number));
         edit.new_files.push((c.level + 1, (*f).clone()));
-        let r = st.versions.log_and_apply(&mut edit);
+        let (next, r) = shared.log_and_apply_unlocked(st, &mut edit);
+        st = next;
         if r.is_ok() {
             shared.install_view(&mut st);
         }
@@ -171,17 +172,34 @@ fn compact<'a>(
         &mut numbers,
     );
     let mut st = shared.state();
-    let result = result.and_then(|filter_changes| {
-        if filter_changes > 0 && st.snapshots.keys().next_back().copied() > snapshots.latest {
-            return Ok(false);
+    let result = match result {
+        Err(e) => Err(e),
+        Ok(filter_changes)
+            if filter_changes > 0
+                && st.snapshots.keys().next_back().copied() > snapshots.latest =>
+        {
+            Ok(false)
         }
-        let mut edit = std::mem::take(&mut c.edit);
-        c.add_input_deletions(&mut edit);
-        for meta in &outputs {
-            edit.new_files.push((c.level + 1, meta.clone()));
+        Ok(filter_changes) => {
+            let mut edit = std::mem::take(&mut c.edit);
+            c.add_input_deletions(&mut edit);
+            for meta in &outputs {
+                edit.new_files.push((c.level + 1, meta.clone()));
+            }
+            if filter_changes > 0 {
+                // The state stays locked from the check above to the new view: a snapshot
+                // taken in between could read the filter's changes as if made before it.
+                st.versions.log_and_apply(&mut edit).map(|()| true)
+            } else {
+                // Unlocked while the MANIFEST syncs: a snapshot taken meanwhile sees the
+                // same entries in the inputs as in the outputs, since the versions dropped
+                // are older than every snapshot to come.
+                let (next, r) = shared.log_and_apply_unlocked(st, &mut edit);
+                st = next;
+                r.map(|()| true)
+            }
         }
-        st.versions.log_and_apply(&mut edit).map(|()| true)
-    });
+    };
     for n in &numbers {
         st.pending_outputs.remove(n);
     }

@@ -58,19 +58,10 @@ impl Shared {
         edit.log_number = Some(st.log_number);
         // The MANIFEST is written and synced with the state unlocked (as LevelDB's
         // `LogAndApply` does), so that writes go on meanwhile: only this thread changes it.
-        let mut change = match st.versions.prepare(&mut edit) {
-            Ok(change) => change,
-            Err(e) => {
-                st.pending_outputs.remove(&number);
-                return (st, Err(e));
-            }
-        };
-        drop(st);
-        let written = change.write();
-        let mut st = self.state();
+        let (mut st, applied) = self.log_and_apply_unlocked(st, &mut edit);
         // The table is listed in the state applied, or to be deleted as obsolete.
         st.pending_outputs.remove(&number);
-        if let Err(e) = st.versions.finish(change, written) {
+        if let Err(e) = applied {
             return (st, Err(e));
         }
         st.imm = None;

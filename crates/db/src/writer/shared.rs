@@ -19,7 +19,7 @@ use crate::storage::list_dir;
 use crate::table_cache::TableCache;
 use crate::table_writer::{Durability, TableWriter};
 use crate::version::{Origin, Source, Version, file_sources};
-use crate::version_edit::FileMetaData;
+use crate::version_edit::{FileMetaData, VersionEdit};
 use crate::version_set::VersionSet;
 use crate::write_batch::WriteBatchBuilder;
 use crate::writer::file_system::FileSystem;
@@ -128,6 +128,26 @@ impl Shared {
         let sequence = self.visible_sequence.load(AtomicOrdering::Acquire);
         let view = Arc::clone(&self.view.read().unwrap_or_else(PoisonError::into_inner));
         (view, sequence)
+    }
+
+    /// Records `edit` in the MANIFEST and applies it (LevelDB's `LogAndApply`), with the
+    /// state unlocked while the record is written and synced, so that writes and reads go
+    /// on meanwhile. Only the background thread calls it: no other change is prepared
+    /// while one is written.
+    pub(crate) fn log_and_apply_unlocked<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        edit: &mut VersionEdit,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
+        let mut change = match st.versions.prepare(edit) {
+            Ok(change) => change,
+            Err(e) => return (st, Err(e)),
+        };
+        drop(st);
+        let written = change.write();
+        st = self.state();
+        let applied = st.versions.finish(change, written);
+        (st, applied)
     }
 
     /// Publishes the state's memtables and levels as the view new reads start from.
