@@ -367,7 +367,11 @@ fn read_table(
             // its store, where one spanning both would wait for them to reach the cache.
             let (head, rest) = key.split_at(key.len().min(16));
             prev.clear();
-            prev.extend_from_slice(head);
+            match <&[u8; 16]>::try_from(head) {
+                // Of fixed size, the copy is made inline.
+                Ok(head) => prev.extend_from_slice(head),
+                Err(_) => prev.extend_from_slice(head),
+            }
             prev.extend_from_slice(rest);
             prev_tag = Some(tag);
             if first_key.is_none() {

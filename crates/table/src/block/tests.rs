@@ -449,7 +449,10 @@ fn keys_of_every_shared_length_read_back() {
         assert_eq!(collect_forward(&block), entries, "interval {interval}");
         assert_eq!(collect_backward(&block), entries, "interval {interval}");
         for every in [1, 3, 1000] {
-            assert_eq!(in_runs(&data, every, true), (entries.clone(), "Ok(())".to_owned()));
+            assert_eq!(
+                in_runs(&data, every, true),
+                (entries.clone(), "Ok(())".to_owned())
+            );
         }
     }
 }
