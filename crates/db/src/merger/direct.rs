@@ -366,13 +366,21 @@ fn read_table(
             // a short key as two 16-byte words, and a load within one word is served from
             // its store, where one spanning both would wait for them to reach the cache.
             let (head, rest) = key.split_at(key.len().min(16));
+            // Copies of fixed size are made inline, where one of varying size is a call.
             prev.clear();
             match <&[u8; 16]>::try_from(head) {
-                // Of fixed size, the copy is made inline.
                 Ok(head) => prev.extend_from_slice(head),
                 Err(_) => prev.extend_from_slice(head),
             }
-            prev.extend_from_slice(rest);
+            let mut words = rest.chunks_exact(8);
+            for word in words.by_ref() {
+                if let Ok(word) = <&[u8; 8]>::try_from(word) {
+                    prev.extend_from_slice(word);
+                }
+            }
+            if !words.remainder().is_empty() {
+                prev.extend_from_slice(words.remainder());
+            }
             prev_tag = Some(tag);
             if first_key.is_none() {
                 *first_key = Some(key.to_vec());
