@@ -89,6 +89,18 @@ impl DbIter {
         }
     }
 
+    /// Whether the blocks this iterator reads from tables go into the block cache (as
+    /// LevelDB's `ReadOptions::fill_cache`). By default they do until it has read a
+    /// quarter of the cache's capacity; with `false` (a bulk scan) none do, and a scan
+    /// reads straight from the blocks from its first entry, leaving the cache to lookups.
+    /// Blocks already in the cache are read from it either way.
+    pub fn fill_cache(mut self, fill: bool) -> Self {
+        if !fill {
+            self.merger.no_fill_cache();
+        }
+        self
+    }
+
     #[inline(always)]
     fn same_user_key(&self, a: &[u8], b: &[u8]) -> bool {
         if self.bytewise {

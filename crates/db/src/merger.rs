@@ -133,6 +133,12 @@ impl Merger {
         }
     }
 
+    /// Stops the merge from adding the blocks it reads to the block cache: a bulk scan,
+    /// which then reads straight from the blocks from its start.
+    pub(crate) fn no_fill_cache(&mut self) {
+        self.fill_budget = 0;
+    }
+
     pub(crate) fn version(&self) -> &Arc<Version> {
         &self.version
     }

@@ -70,6 +70,45 @@ fn long_scans_leave_the_cache_to_lookups() {
 }
 
 #[test]
+fn a_scan_that_does_not_fill_the_cache_leaves_it_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut builder = DbBuilder::create(dir.path(), BulkOptions::default()).unwrap();
+    for i in 0..ENTRIES {
+        builder.add(&key(i), &value(i)).unwrap();
+    }
+    builder.finish().unwrap();
+    let cache = Cache::shared(4 << 20);
+    let options = DbOptions::default().block_cache(Arc::clone(&cache));
+    let db = Db::open(dir.path(), options).unwrap();
+
+    // Short and long, by entries and by batches of entries: all of them, in order.
+    let short: Vec<_> = db
+        .range(key(100)..key(400))
+        .fill_cache(false)
+        .collect::<Result<_, Error>>()
+        .unwrap();
+    assert_eq!(short.len(), 300);
+    assert_eq!(short[0], (key(100), value(100)));
+    let mut n = 0;
+    let mut iter = db.iter().fill_cache(false);
+    while iter
+        .next_entries(|k, v| {
+            assert_eq!((k, v), (&key(n)[..], &value(n)[..]));
+            n += 1;
+            n % 1000 != 0
+        })
+        .unwrap()
+    {}
+    assert_eq!(n, ENTRIES);
+    assert_eq!(cache.weight(), 0, "no block was cached");
+
+    // The same scan filling the cache (the default) caches its first blocks.
+    let mut iter = db.iter().fill_cache(true);
+    while iter.next_entries(|_, _| true).unwrap() {}
+    assert!(cache.weight() > 0);
+}
+
+#[test]
 fn a_cache_of_no_bytes_is_no_cache() {
     let dir = tempfile::tempdir().unwrap();
     let mut builder = DbBuilder::create(dir.path(), BulkOptions::default()).unwrap();

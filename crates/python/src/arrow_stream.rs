@@ -178,7 +178,11 @@ impl ArrowStream {
         let _ = requested_schema;
         let batches: Box<dyn RecordBatchReader + Send> = match &self.scan {
             Scan::Db(reader) => Box::new(DbBatches {
-                iter: reader.range(as_ref(&reader.lo), as_ref(&reader.hi))?,
+                // A bulk read: the blocks it reads would only evict the lookups' blocks
+                // from the cache.
+                iter: reader
+                    .range(as_ref(&reader.lo), as_ref(&reader.hi))?
+                    .fill_cache(false),
                 path: reader.path.clone(),
                 schema: schema(),
                 rows: self.batch_rows,

@@ -332,7 +332,8 @@ impl Db {
     /// Arrow record batches of `key` and `value` (`binary`), `batch_rows` rows each at most:
     /// an object with `__arrow_c_stream__` (pyarrow, Polars, DuckDB). It reads the database
     /// as it is when called, or at `snapshot` (one of its snapshots); `versions=True`: every
-    /// stored version, with `sequence` and `state` columns.
+    /// stored version, with `sequence` and `state` columns. A bulk read, it adds none of the
+    /// blocks it reads to the block cache.
     #[pyo3(signature = (start = None, stop = None, *, prefix = None, batch_rows = crate::arrow_stream::BATCH_ROWS, snapshot = None, versions = false))]
     fn scan_arrow(
         &self,

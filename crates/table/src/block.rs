@@ -140,7 +140,7 @@ struct EntryHeader {
 /// `None` if a varint is malformed or the key delta and value run past `input`.
 ///
 /// Invariant on success: `delta_at + non_shared + value_len <= input.len()`.
-#[inline]
+#[inline(always)]
 #[expect(
     clippy::arithmetic_side_effects,
     reason = "s is a suffix of input and delta_at <= input.len(); both lengths are below 2^32"

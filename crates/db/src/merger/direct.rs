@@ -107,7 +107,7 @@ impl Merger {
         &mut self,
         i: usize,
         to: usize,
-        visit: &mut dyn FnMut(Visited<'_>) -> bool,
+        visit: &mut impl FnMut(Visited<'_>) -> bool,
     ) -> Result<&[u8]> {
         let r = self.direct(i, to, visit);
         self.held = None;
@@ -128,7 +128,7 @@ impl Merger {
         &mut self,
         i: usize,
         to: usize,
-        visit: &mut dyn FnMut(Visited<'_>) -> bool,
+        visit: &mut impl FnMut(Visited<'_>) -> bool,
     ) -> Result<()> {
         // The next entry of every other source: the bound the entries handed out stay below.
         let bound = self.order[FRONT]
@@ -309,7 +309,7 @@ fn read_table(
         Result<std::sync::Arc<crate::table_cache::OpenTable>>,
         MapAhead,
     ),
-    visit: &mut dyn FnMut(Visited<'_>) -> bool,
+    visit: &mut impl FnMut(Visited<'_>) -> bool,
 ) -> Result<(Stop, MapAhead)> {
     let table = table?;
     let in_table = |e: leveltable_table::Error| Error::from(e).in_table(table_file_name(number));
@@ -362,8 +362,25 @@ fn read_table(
                 is_value: tag & 0xff == ValueType::Value as u64,
                 same_user,
             });
+            // Copied in two parts, the first 16 bytes and the rest: the block cursor writes
+            // a short key as two 16-byte words, and a load within one word is served from
+            // its store, where one spanning both would wait for them to reach the cache.
+            let (head, rest) = key.split_at(key.len().min(16));
+            // Copies of fixed size are made inline, where one of varying size is a call.
             prev.clear();
-            prev.extend_from_slice(key);
+            match <&[u8; 16]>::try_from(head) {
+                Ok(head) => prev.extend_from_slice(head),
+                Err(_) => prev.extend_from_slice(head),
+            }
+            let mut words = rest.chunks_exact(8);
+            for word in words.by_ref() {
+                if let Ok(word) = <&[u8; 8]>::try_from(word) {
+                    prev.extend_from_slice(word);
+                }
+            }
+            if !words.remainder().is_empty() {
+                prev.extend_from_slice(words.remainder());
+            }
             prev_tag = Some(tag);
             if first_key.is_none() {
                 *first_key = Some(key.to_vec());

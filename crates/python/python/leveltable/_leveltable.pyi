@@ -429,7 +429,8 @@ class Db:
         database's snapshots to read at. ``versions=True`` (a read-only ``Db`` or
         ``Db.salvage``): every stored version of those keys, newest first per key, with
         the columns ``key``, ``value`` (null for a deletion), ``sequence`` (``uint64``) and
-        ``state`` (``"live"``, ``"deleted"`` or ``"shadowed"``)."""
+        ``state`` (``"live"``, ``"deleted"`` or ``"shadowed"``). A bulk read, it adds none
+        of the blocks it reads to the block cache."""
     def get_property(self, name: BytesLike) -> Optional[bytes]:
         """LevelDB's property ``name`` (open for writing): ``leveldb.stats``,
         ``leveldb.sstables``, ``leveldb.num-files-at-level<N>``,

@@ -408,3 +408,51 @@ fn runs_read_what_steps_read() {
         }
     }
 }
+
+/// Keys of every length up to 40 sharing from 0 to 40 bytes with the key before (the short
+/// keys sharing at most 16 are assembled as two 16-byte words), with values from empty up,
+/// so that entries near the block's end lack the 32 bytes the words are read from: a
+/// cursor's steps and runs read back exactly the keys and values built.
+#[test]
+fn keys_of_every_shared_length_read_back() {
+    let mut rng = crate::test_rng::Lcg::new(11);
+    let mut keys: Vec<Vec<u8>> = vec![Vec::new()];
+    while keys.len() < 400 {
+        // A prefix of a key made before, then letters up to 40 bytes in all.
+        let base = &keys[(rng.next() >> 33) as usize % keys.len()];
+        let shared = (rng.next() >> 33) as usize % (base.len() + 1);
+        let mut key = base[..shared].to_vec();
+        let len = shared + (rng.next() >> 33) as usize % (41 - shared);
+        key.extend((shared..len).map(|_| b'a' + (rng.next() >> 62) as u8));
+        keys.push(key);
+    }
+    keys.sort();
+    keys.dedup();
+    let entries: Vec<(Vec<u8>, Vec<u8>)> = keys
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| (k, vec![i as u8; i % 37]))
+        .collect();
+    let refs: Vec<(&[u8], &[u8])> = entries
+        .iter()
+        .map(|(k, v)| (k.as_slice(), v.as_slice()))
+        .collect();
+    let shared = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let shares: std::collections::BTreeSet<usize> = entries
+        .windows(2)
+        .map(|w| shared(&w[0].0, &w[1].0))
+        .collect();
+    assert!((0..=20).all(|s| shares.contains(&s)), "{shares:?}");
+    for interval in [1, 4, 16, 1000] {
+        let data = build(&refs, interval);
+        let block = Block::new(&data).unwrap();
+        assert_eq!(collect_forward(&block), entries, "interval {interval}");
+        assert_eq!(collect_backward(&block), entries, "interval {interval}");
+        for every in [1, 3, 1000] {
+            assert_eq!(
+                in_runs(&data, every, true),
+                (entries.clone(), "Ok(())".to_owned())
+            );
+        }
+    }
+}
