@@ -117,14 +117,7 @@ impl Manifest {
             let edit = VersionEdit::decode_from(&mut &record.data[..]).map_err(|what| {
                 Error::corruption(file, format!("version edit ({what})"), record.offset)
             })?;
-            if let Some(name) = &edit.comparator {
-                if name != comparator.name() {
-                    return Err(Error::UnknownComparator {
-                        file: file.into(),
-                        name: name.clone(),
-                        ours: comparator.name().to_string(),
-                    });
-                }
+            if let Some(name) = edit_comparator(file, &edit, comparator)? {
                 comparator_name = Some(name.clone());
             }
             for (level, key) in &edit.compact_pointers {
@@ -223,6 +216,23 @@ impl Manifest {
     }
 }
 
+/// The comparator `edit` (of the MANIFEST `file`) names, if it names one; refused with
+/// [`Error::UnknownComparator`] if it is not `comparator`.
+fn edit_comparator<'e>(
+    file: &str,
+    edit: &'e VersionEdit,
+    comparator: &Arc<dyn Comparator>,
+) -> Result<Option<&'e String>> {
+    match &edit.comparator {
+        Some(name) if name != comparator.name() => Err(Error::UnknownComparator {
+            file: file.into(),
+            name: name.clone(),
+            ours: comparator.name().to_string(),
+        }),
+        named => Ok(named.as_ref()),
+    }
+}
+
 /// Applies one more edit, read at `offset` of the MANIFEST, to `manifest`, as LevelDB's
 /// `VersionSet::Builder` applies an edit to the version before it: the files it deletes
 /// leave their level, the files it adds join theirs (in order), and the counters it names
@@ -239,14 +249,7 @@ pub(crate) fn apply_edit(
     offset: u64,
 ) -> Result<()> {
     let file = manifest.file.clone();
-    if let Some(name) = &edit.comparator {
-        if name != comparator.name() {
-            return Err(Error::UnknownComparator {
-                file: file.into(),
-                name: name.clone(),
-                ours: comparator.name().to_string(),
-            });
-        }
+    if let Some(name) = edit_comparator(&file, edit, comparator)? {
         manifest.comparator = Some(name.clone());
     }
     for (level, key) in &edit.compact_pointers {
@@ -430,6 +433,15 @@ pub(crate) fn recorded_comparator(dir: &Path, names: &[String]) -> Option<(Strin
     {
         return Some((file, name));
     }
+    manifests_newest_first(names).into_iter().find_map(|file| {
+        // Bounded as every read of the directory: a larger file is passed over.
+        let data = LocalDir::new(dir).read_bounded(file, MAX_READ_BYTES).ok()?;
+        comparator_name(&data).map(|name| (file.clone(), name))
+    })
+}
+
+/// The MANIFESTs among the file names `names`, the newest (highest number) first.
+pub(crate) fn manifests_newest_first(names: &[String]) -> Vec<&String> {
     let mut manifests: Vec<(u64, &String)> = names
         .iter()
         .filter_map(|name| match parse_file_name(name) {
@@ -437,12 +449,8 @@ pub(crate) fn recorded_comparator(dir: &Path, names: &[String]) -> Option<(Strin
             _ => None,
         })
         .collect();
-    manifests.sort_unstable();
-    manifests.iter().rev().find_map(|(_, file)| {
-        // Bounded as every read of the directory: a larger file is passed over.
-        let data = LocalDir::new(dir).read_bounded(file, MAX_READ_BYTES).ok()?;
-        comparator_name(&data).map(|name| ((*file).clone(), name))
-    })
+    manifests.sort_unstable_by(|a, b| b.cmp(a));
+    manifests.into_iter().map(|(_, name)| name).collect()
 }
 
 /// Reads `CURRENT` in `storage`, and the MANIFEST it names: its name and bytes.

@@ -21,7 +21,7 @@ use crate::filename::{
     FileType, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
 };
 use crate::live_memtable::LiveMemTable;
-use crate::manifest::{comparator_name, read_manifest_in, user_comparator};
+use crate::manifest::{comparator_name, manifests_newest_first, read_manifest_in, user_comparator};
 use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
 use crate::recovery::replay_log;
 use crate::storage::Storage;
@@ -44,15 +44,7 @@ fn salvage_comparator(
         Err(e @ Error::UnknownComparator { .. }) => return Err(e),
         Err(_) => {}
     }
-    let mut manifests: Vec<(u64, &String)> = names
-        .iter()
-        .filter_map(|name| match parse_file_name(name) {
-            Some(FileType::Manifest(n)) => Some((n, name)),
-            _ => None,
-        })
-        .collect();
-    manifests.sort_unstable();
-    for (_, name) in manifests.iter().rev() {
+    for name in manifests_newest_first(names) {
         // Bounded as every read of the directory (read_bounded refuses a file past its limit).
         let Ok(data) = read_bounded(storage, name) else {
             continue;

@@ -94,13 +94,12 @@ impl WritableDb {
 
     /// The approximate bytes of table files holding the user keys in `[start, limit)`
     /// (LevelDB's `GetApproximateSizes`: the memtables and the logs are not counted), by
-    /// [`Db::approximate_size`](crate::Db::approximate_size) over the current
-    /// [`view`](Self::view).
+    /// [`Db::approximate_size`](crate::Db::approximate_size) over the current version.
     ///
     /// # Errors
     /// A table that cannot be opened, or a key too long to search for.
     pub fn approximate_size(&self, start: &[u8], limit: &[u8]) -> Result<u64> {
-        self.view()?.approximate_size(start, limit)
+        self.reader()?.approximate_size(start, limit)
     }
 }
 

@@ -44,13 +44,33 @@ impl WritableDb {
         ))
     }
 
+    /// The reads of [`view`](Self::view) without its properties: the current version at the
+    /// newest sequence number, taken without the state lock and without copying each table's
+    /// keys, for the calls that only read (batched gets, sizes, verification).
+    pub(super) fn reader(&self) -> Result<Db> {
+        self.check_process()?;
+        let (version, sequence) = self.shared.read_view();
+        let properties = DbProperties {
+            comparator: self.shared.user.name().to_string(),
+            last_sequence: sequence,
+            ..DbProperties::default()
+        };
+        Ok(Db::of_version(
+            self.shared.dir.clone(),
+            version,
+            sequence,
+            properties,
+            self.cores,
+        ))
+    }
+
     /// The values of many keys at once, in the order given: what [`get`](Self::get) answers
-    /// for each, by [`Db::get_many`] over the current [`view`](Self::view).
+    /// for each, by [`Db::get_many`] over the database as it is now.
     ///
     /// # Errors
     /// As [`get`](Self::get), if the lookup of any key fails.
     pub fn get_many<K: AsRef<[u8]> + Sync>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
-        self.view()?.get_many(keys)
+        self.reader()?.get_many(keys)
     }
 
     /// [`get_many`](Self::get_many) at `snapshot`.
@@ -63,7 +83,7 @@ impl WritableDb {
         snapshot: &Snapshot,
     ) -> Result<Vec<Option<Vec<u8>>>> {
         // The current view holds every version a snapshot can see: compactions keep them.
-        self.view()?.get_many_at(keys, snapshot.sequence())
+        self.reader()?.get_many_at(keys, snapshot.sequence())
     }
 
     /// Reads and checks every block of every table of the current version, and that each
@@ -72,7 +92,7 @@ impl WritableDb {
     /// # Errors
     /// As [`Db::verify`].
     pub fn verify(&self) -> Result<DbVerifySummary> {
-        self.view()?.verify()
+        self.reader()?.verify()
     }
 
     /// [`verify`](Self::verify), calling `progress(done, total)` as it goes
@@ -84,6 +104,6 @@ impl WritableDb {
         &self,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<DbVerifySummary> {
-        self.view()?.verify_with_progress(progress)
+        self.reader()?.verify_with_progress(progress)
     }
 }
