@@ -6,10 +6,11 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use leveltable_db::{
-    Db, DbOptions, FileSystem, LocalFileSystem, WritableDb, WritableFile, WritableOptions,
-    WriteOptions,
-};
+use leveltable_db::{Db, DbOptions, WritableDb, WritableFile, WritableOptions, WriteOptions};
+
+mod common;
+
+use common::wrapped_fs::{WrapFile, Wrapped};
 
 /// The local file system, except that closing a file whose name ends in `suffix` fails.
 #[derive(Debug)]
@@ -46,31 +47,17 @@ impl WritableFile for File {
     }
 }
 
-impl FileSystem for FailingClose {
-    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        Ok(Box::new(File {
-            inner: LocalFileSystem.create(path)?,
-            fail: path.to_string_lossy().ends_with(self.suffix),
-        }))
-    }
-
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        LocalFileSystem.rename(from, to)
-    }
-
-    fn remove(&self, path: &Path) -> io::Result<()> {
-        LocalFileSystem.remove(path)
-    }
-
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        LocalFileSystem.sync_dir(dir)
+impl WrapFile for FailingClose {
+    fn wrap(&self, path: &Path, inner: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
+        let fail = path.to_string_lossy().ends_with(self.suffix);
+        Box::new(File { inner, fail })
     }
 }
 
 fn options(suffix: &'static str) -> WritableOptions {
     WritableOptions::default()
         .create_if_missing(true)
-        .file_system(Arc::new(FailingClose { suffix }))
+        .file_system(Arc::new(Wrapped(FailingClose { suffix })))
 }
 
 #[test]

@@ -9,16 +9,14 @@
 #![cfg(unix)]
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use leveltable_db::{
-    Error, FileSystem, LocalFileSystem, WritableDb, WritableFile, WritableOptions, WriteOptions,
-};
+use leveltable_db::{Error, FileSystem, WritableDb, WritableFile, WritableOptions, WriteOptions};
 
 mod common;
 
+use common::wrapped_fs::{WrapFile, Wrapped};
 use common::{mkfifo, promptly};
 
 /// The local file system, recording the name of each file created.
@@ -38,27 +36,10 @@ impl Recording {
     }
 }
 
-impl FileSystem for Recording {
-    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+impl WrapFile for Recording {
+    fn wrap(&self, path: &Path, file: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
         self.note(path);
-        LocalFileSystem.create(path)
-    }
-
-    fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        self.note(path);
-        LocalFileSystem.create_log(path)
-    }
-
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        LocalFileSystem.rename(from, to)
-    }
-
-    fn remove(&self, path: &Path) -> io::Result<()> {
-        LocalFileSystem.remove(path)
-    }
-
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        LocalFileSystem.sync_dir(dir)
+        file
     }
 }
 
@@ -66,7 +47,7 @@ fn options() -> WritableOptions {
     WritableOptions::default().create_if_missing(true)
 }
 
-fn recording(fs: &Arc<Recording>) -> WritableOptions {
+fn recording(fs: &Arc<Wrapped<Recording>>) -> WritableOptions {
     options().file_system(Arc::clone(fs) as Arc<dyn FileSystem>)
 }
 
@@ -219,12 +200,12 @@ fn read_first_at_open(name: &str) -> bool {
 /// file that replaces CURRENT, the first log, ...).
 fn names_a_new_database_creates() -> Vec<String> {
     let probe = Scene::new(None);
-    let fs = Arc::new(Recording::default());
+    let fs = Arc::new(Wrapped(Recording::default()));
     WritableDb::open(&probe.db, recording(&fs))
         .unwrap()
         .close()
         .unwrap();
-    let names = fs.created();
+    let names = fs.0.created();
     assert!(names.iter().any(|n| n.ends_with(".log")), "{names:?}");
     assert!(
         names.iter().any(|n| n.starts_with("MANIFEST-")),
@@ -300,12 +281,12 @@ fn database_with_data() -> Scene {
 fn a_reopen_refuses_what_is_at_the_next_names_and_loses_nothing() {
     let data = database_with_data();
     let probe = Scene::new(Some(&data.db));
-    let fs = Arc::new(Recording::default());
+    let fs = Arc::new(Wrapped(Recording::default()));
     WritableDb::open(&probe.db, recording(&fs))
         .unwrap()
         .close()
         .unwrap();
-    let names = fs.created();
+    let names = fs.0.created();
     for suffix in [".ldb", ".log", ".dbtmp"] {
         assert!(names.iter().any(|n| n.ends_with(suffix)), "{names:?}");
     }
@@ -333,13 +314,13 @@ fn a_reopen_refuses_what_is_at_the_next_names_and_loses_nothing() {
 fn a_flush_refuses_what_is_at_the_next_names_and_loses_nothing() {
     let data = database_with_data();
     let probe = Scene::new(Some(&data.db));
-    let fs = Arc::new(Recording::default());
+    let fs = Arc::new(Wrapped(Recording::default()));
     let db = WritableDb::open(&probe.db, recording(&fs)).unwrap();
     put_range(&db, 200..300);
-    let before = fs.created().len();
+    let before = fs.0.created().len();
     db.flush().unwrap();
     db.close().unwrap();
-    let names = fs.created()[before..].to_vec();
+    let names = fs.0.created()[before..].to_vec();
     for suffix in [".ldb", ".log"] {
         assert!(names.iter().any(|n| n.ends_with(suffix)), "{names:?}");
     }

@@ -9,9 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use leveltable_db::version_edit::VersionEdit;
-use leveltable_db::{
-    FileSystem, LocalFileSystem, WritableDb, WritableFile, WritableOptions, WriteOptions,
-};
+use leveltable_db::{WritableDb, WritableFile, WritableOptions, WriteOptions};
+
+mod common;
+
+use common::wrapped_fs::{WrapFile, Wrapped};
 
 /// How long the test waits for an event that comes in microseconds unless the writer is
 /// stuck: past it, the test fails rather than hangs.
@@ -79,28 +81,16 @@ impl WritableFile for File {
     }
 }
 
-impl FileSystem for HeldSync {
-    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+impl WrapFile for HeldSync {
+    fn wrap(&self, path: &Path, inner: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
         let manifest = path
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST-"));
-        Ok(Box::new(File {
-            inner: LocalFileSystem.create(path)?,
+        Box::new(File {
+            inner,
             gate: manifest.then(|| Arc::clone(&self.gate)),
             unsynced: Vec::new(),
-        }))
-    }
-
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        LocalFileSystem.rename(from, to)
-    }
-
-    fn remove(&self, path: &Path) -> io::Result<()> {
-        LocalFileSystem.remove(path)
-    }
-
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        LocalFileSystem.sync_dir(dir)
+        })
     }
 }
 
@@ -108,25 +98,62 @@ fn key(i: u32) -> Vec<u8> {
     format!("key-{i:08}").into_bytes()
 }
 
-#[test]
-fn writes_go_on_while_a_flush_syncs_the_manifest() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
+/// Opens a database at `path` with `options` over [`HeldSync`], armed to hold the next
+/// MANIFEST sync (with `deletions`, the next whose record deletes tables). Returns the
+/// database, the channel that says a sync is held, and the one that releases it.
+fn open_held(
+    path: &Path,
+    options: WritableOptions,
+    deletions: bool,
+) -> (Arc<WritableDb>, Receiver<()>, Sender<()>) {
     let gate = Arc::new(Mutex::new(None));
-    let options = WritableOptions::default()
+    let options = options
         .create_if_missing(true)
-        .write_buffer_size(64 << 10)
-        .file_system(Arc::new(HeldSync {
+        .file_system(Arc::new(Wrapped(HeldSync {
             gate: Arc::clone(&gate),
-        }));
-    let db = Arc::new(WritableDb::open(&path, options).unwrap());
+        })));
+    let db = Arc::new(WritableDb::open(path, options).unwrap());
     let (entered_tx, entered) = channel();
     let (release, release_rx) = channel();
     *gate.lock().unwrap() = Some(Gate {
         entered: entered_tx,
         release: release_rx,
-        deletions: false,
+        deletions,
     });
+    (db, entered, release)
+}
+
+/// With a MANIFEST sync held: puts `during` on another thread and reads it and `other`
+/// back there, then releases the sync. Returns what the two gets read; fails the test if
+/// the put or the gets wait for the sync.
+fn write_while_held(
+    db: &Arc<WritableDb>,
+    release: Sender<()>,
+    other: Vec<u8>,
+) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    let (done_tx, done) = channel();
+    let writer = {
+        let db = Arc::clone(db);
+        std::thread::spawn(move || {
+            db.put(b"during", b"the sync", WriteOptions::default())
+                .unwrap();
+            let read = (db.get(b"during").unwrap(), db.get(&other).unwrap());
+            done_tx.send(read).unwrap();
+        })
+    };
+    let read = done.recv_timeout(STUCK);
+    release.send(()).unwrap();
+    let read = read.expect("a put and gets while the MANIFEST syncs finish");
+    writer.join().unwrap();
+    read
+}
+
+#[test]
+fn writes_go_on_while_a_flush_syncs_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let options = WritableOptions::default().write_buffer_size(64 << 10);
+    let (db, entered, release) = open_held(&path, options, false);
     // Fill the memtable past its size, once: a write switches to a new memtable, and the
     // background thread flushes the full one and records its table in the MANIFEST. (On a
     // thread of its own: a writer waiting for the flush must not keep the test waiting.)
@@ -144,23 +171,9 @@ fn writes_go_on_while_a_flush_syncs_the_manifest() {
         .recv_timeout(STUCK)
         .expect("a flush syncs the MANIFEST");
     // The MANIFEST's sync is held: writes and reads on another thread still finish.
-    let (done_tx, done) = channel();
-    let writer = {
-        let db = Arc::clone(&db);
-        std::thread::spawn(move || {
-            db.put(b"during", b"the sync", WriteOptions::default())
-                .unwrap();
-            let read = db.get(b"during").unwrap();
-            done_tx.send(read).unwrap();
-        })
-    };
-    let read = done.recv_timeout(STUCK);
-    release.send(()).unwrap();
-    assert_eq!(
-        read.expect("a put while the MANIFEST syncs finishes"),
-        Some(b"the sync".to_vec())
-    );
-    writer.join().unwrap();
+    let (during, first) = write_while_held(&db, release, key(0));
+    assert_eq!(during, Some(b"the sync".to_vec()));
+    assert_eq!(first, Some(value.clone()));
     filler.join().unwrap();
     db.put(b"after", b"the sync", WriteOptions::default())
         .unwrap();
@@ -183,24 +196,11 @@ fn writes_go_on_while_a_flush_syncs_the_manifest() {
 fn writes_go_on_while_a_compaction_syncs_the_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let gate = Arc::new(Mutex::new(None));
-    let options = WritableOptions::default()
-        .create_if_missing(true)
-        .file_system(Arc::new(HeldSync {
-            gate: Arc::clone(&gate),
-        }));
-    let db = Arc::new(WritableDb::open(&path, options).unwrap());
-    let (entered_tx, entered) = channel();
-    let (release, release_rx) = channel();
     // Tables of the same keys, flushed one by one (on a thread of its own: its last flush
     // waits for the background thread): the first go to levels 2 and 1, the next to level
     // 0, and with four there the background thread compacts them. That compaction's
     // MANIFEST record, the first to delete tables, is held in its sync.
-    *gate.lock().unwrap() = Some(Gate {
-        entered: entered_tx,
-        release: release_rx,
-        deletions: true,
-    });
+    let (db, entered, release) = open_held(&path, WritableOptions::default(), true);
     let rounds = 8u32;
     let value = |round: u32| [&[b'v'; 100][..], &round.to_be_bytes()].concat();
     let filler = {
@@ -219,22 +219,9 @@ fn writes_go_on_while_a_compaction_syncs_the_manifest() {
         .recv_timeout(STUCK)
         .expect("a compaction syncs the MANIFEST");
     // The compaction's MANIFEST sync is held: writes and reads on another thread finish.
-    let (done_tx, done) = channel();
-    let writer = {
-        let db = Arc::clone(&db);
-        std::thread::spawn(move || {
-            db.put(b"during", b"the sync", WriteOptions::default())
-                .unwrap();
-            let read = (db.get(b"during").unwrap(), db.get(&key(7)).unwrap());
-            done_tx.send(read).unwrap();
-        })
-    };
-    let read = done.recv_timeout(STUCK);
-    release.send(()).unwrap();
-    let (during, seven) = read.expect("a put while the MANIFEST syncs finishes");
+    let (during, seven) = write_while_held(&db, release, key(7));
     assert_eq!(during, Some(b"the sync".to_vec()));
     assert!(seven.is_some_and(|v| v.starts_with(&[b'v'; 100])));
-    writer.join().unwrap();
     filler.join().unwrap();
     let newest = value(rounds - 1);
     db.wait_for_compactions().unwrap();

@@ -4,6 +4,7 @@
 
 pub mod dbs;
 pub mod failing_fs;
+pub mod wrapped_fs;
 
 use std::fs;
 use std::path::Path;
