@@ -8,26 +8,12 @@ import contextlib
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 
-import pytest
+from loopback import free_port, unavailable, wait_listening
 
 MODULE = "ngx_http_dav_ext_module.so"
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _unavailable(message):
-    if os.environ.get("LEVELTABLE_REQUIRE_SERVERS") == "1":
-        pytest.fail(f"{message} and LEVELTABLE_REQUIRE_SERVERS=1")
-    pytest.skip(message)
 
 
 def _module(nginx):
@@ -48,11 +34,11 @@ def server(root):
     ``http://127.0.0.1:PORT`` and stops it."""
     nginx = os.environ.get("NGINX") or shutil.which("nginx") or "/usr/sbin/nginx"
     if not nginx or not os.path.isfile(nginx):
-        _unavailable("nginx missing (apt-get install nginx libnginx-mod-http-dav-ext)")
+        unavailable("nginx missing (apt-get install nginx libnginx-mod-http-dav-ext)")
     module = _module(nginx)
     if module is None:
-        _unavailable("nginx's WebDAV extension missing (apt-get install libnginx-mod-http-dav-ext)")
-    port = _free_port()
+        unavailable("nginx's WebDAV extension missing (apt-get install libnginx-mod-http-dav-ext)")
+    port = free_port()
     with tempfile.TemporaryDirectory(prefix="leveltable-dav-") as d:
         os.mkdir(os.path.join(d, "tmp"))
         conf = os.path.join(d, "nginx.conf")
@@ -81,15 +67,7 @@ http {{
         process = subprocess.Popen([nginx, "-p", d, "-c", conf], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    assert process.poll() is None, f"nginx exited at start (see {conf})"
-                    assert time.monotonic() < deadline, "nginx did not listen within 60 s"
-                    time.sleep(0.05)
+            wait_listening(process, port, f"nginx (configured by {conf})")
             yield f"http://127.0.0.1:{port}"
         finally:
             process.kill()

@@ -5,12 +5,10 @@ that need it skip, or fail under LEVELTABLE_REQUIRE_SERVERS=1."""
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
-import time
 import urllib.request
 
-import pytest
+from loopback import free_port, unavailable, wait_listening
 
 BUCKET = "leveltable"
 ACCESS_KEY = "AKIDLEVELTABLETEST"
@@ -22,36 +20,20 @@ AUTHORIZATION = (f"AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/20240101/us-east-1/s
                  "SignedHeaders=host, Signature=0")
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def server():
     """Starts moto on a free loopback port, makes the bucket, yields the endpoint URL and
     stops the server."""
     program = os.environ.get("MOTO_SERVER") or shutil.which("moto_server")
     if not program:
-        if os.environ.get("LEVELTABLE_REQUIRE_SERVERS") == "1":
-            pytest.fail("moto_server is not installed and LEVELTABLE_REQUIRE_SERVERS=1")
-        pytest.skip('moto_server missing (pip install "moto[server]")')
-    port = _free_port()
+        unavailable('moto_server missing (pip install "moto[server]")')
+    port = free_port()
     process = subprocess.Popen([program, "-H", "127.0.0.1", "-p", str(port)],
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert process.poll() is None, "moto_server exited at start"
-                assert time.monotonic() < deadline, "moto_server did not listen within 60 s"
-                time.sleep(0.05)
+        wait_listening(process, port, "moto_server")
         request(endpoint, "PUT", f"/{BUCKET}")
         yield endpoint
     finally:
