@@ -3,9 +3,12 @@
 //! approximate sizes, properties, verification, iterators) a writable one answers by the
 //! same code.
 
+use std::sync::Arc;
+
 use crate::Result;
 use crate::db::Db;
 use crate::options::{DbProperties, DbVerifySummary};
+use crate::version::Version;
 use crate::writer::writable_db::{Snapshot, WritableDb};
 
 impl WritableDb {
@@ -23,25 +26,16 @@ impl WritableDb {
         // The view and the levels together: a new view is installed with the state locked.
         let st = self.shared.state();
         let (version, sequence) = self.shared.read_view();
+        let mut db = self.db_at(version, sequence);
         let m = &st.versions.current;
-        let properties = DbProperties {
-            comparator: self.shared.user.name().to_string(),
-            manifest: Some(m.file.clone()),
-            last_sequence: sequence,
-            log_number: m.log_number,
-            prev_log_number: m.prev_log_number,
-            next_file_number: m.next_file_number,
-            levels: m.levels.infos(),
-            ..DbProperties::default()
-        };
+        let p = &mut db.properties;
+        p.manifest = Some(m.file.clone());
+        p.log_number = m.log_number;
+        p.prev_log_number = m.prev_log_number;
+        p.next_file_number = m.next_file_number;
+        p.levels = m.levels.infos();
         drop(st);
-        Ok(Db::of_version(
-            self.shared.dir.clone(),
-            version,
-            sequence,
-            properties,
-            self.cores,
-        ))
+        Ok(db)
     }
 
     /// The reads of [`view`](Self::view) without its properties: the current version at the
@@ -50,18 +44,24 @@ impl WritableDb {
     pub(super) fn reader(&self) -> Result<Db> {
         self.check_process()?;
         let (version, sequence) = self.shared.read_view();
+        Ok(self.db_at(version, sequence))
+    }
+
+    /// `version` read at `sequence`, with only the comparator and the sequence in its
+    /// properties.
+    fn db_at(&self, version: Arc<Version>, sequence: u64) -> Db {
         let properties = DbProperties {
             comparator: self.shared.user.name().to_string(),
             last_sequence: sequence,
             ..DbProperties::default()
         };
-        Ok(Db::of_version(
+        Db::of_version(
             self.shared.dir.clone(),
             version,
             sequence,
             properties,
             self.cores,
-        ))
+        )
     }
 
     /// The values of many keys at once, in the order given: what [`get`](Self::get) answers
