@@ -33,13 +33,18 @@ import subprocess
 import tempfile
 import time
 
-import plyvel
+# pyarrow imports numpy, whose OpenBLAS starts a thread per core that spins for a while
+# after it is loaded: in a process pinned to one CPU, those threads take that CPU from the
+# rows being timed (some 4% of a scan's samples). One thread spins none.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from leveltable import plyvel as lt_plyvel
-from machine_info import cpu_model
+import plyvel  # noqa: E402
+
+from leveltable import plyvel as lt_plyvel  # noqa: E402
+from machine_info import cpu_model  # noqa: E402
 
 try:
-    import pyarrow
+    import pyarrow  # noqa: E402
 except ImportError:
     pyarrow = None
 
