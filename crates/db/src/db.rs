@@ -244,6 +244,7 @@ impl Db {
             if let Some(max) = replayed.max_sequence {
                 last_sequence = last_sequence.max(max);
             }
+            replayed.table.build_key_filter();
             let table = Arc::new(replayed.table);
             held.push((replayed.info.clone(), Arc::clone(&table)));
             log_infos.push(replayed.info);

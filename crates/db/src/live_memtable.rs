@@ -16,7 +16,7 @@
 
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use leveltable_table::{BytewiseComparator, Comparator};
 
@@ -26,8 +26,10 @@ use crate::dbformat::{
 };
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
+use key_filter::KeyFilter;
 use node::{HEAD, Node, OUTSIDE, WIDE, header_words, is_wide};
 
+mod key_filter;
 mod node;
 mod walk;
 
@@ -92,6 +94,8 @@ pub(crate) struct LiveMemTable {
     entries: AtomicUsize,
     /// Versions added.
     added: AtomicUsize,
+    /// A filter over the user keys held, once built ([`build_key_filter`](Self::build_key_filter)).
+    filter: OnceLock<KeyFilter>,
 }
 
 impl std::fmt::Debug for LiveMemTable {
@@ -133,6 +137,7 @@ impl LiveMemTable {
             bytes: AtomicUsize::new(0),
             entries: AtomicUsize::new(0),
             added: AtomicUsize::new(0),
+            filter: OnceLock::new(),
         };
         table.node(HEAD).init(MAX_HEIGHT, 0, (0, 0), 0);
         table
@@ -244,6 +249,10 @@ impl LiveMemTable {
             user: user_key,
             tag,
         };
+        if let Some(filter) = self.filter.get() {
+            // Before the node is published: a reader that finds it finds its key's bits.
+            filter.add(user_key);
+        }
         let mut prev = [HEAD; MAX_HEIGHT];
         let last = self.last[0].load(AtomicOrdering::Relaxed);
         let mut replaced = HEAD;
@@ -479,7 +488,35 @@ impl LiveMemTable {
             .iter()
             .map(|b| b.capacity())
             .sum();
-        self.arena.memory_usage() + outside
+        self.arena.memory_usage() + outside + self.filter.get().map_or(0, KeyFilter::memory_usage)
+    }
+
+    /// Builds a filter over the user keys held, so that a lookup of a key not held reads one
+    /// word of it instead of searching the skip list; versions added later are added to it.
+    /// For a memtable that is complete or nearly (a log an open replayed), ordering keys
+    /// bytewise (under another comparator, keys of different bytes may be equal). Only the
+    /// thread that adds versions may build it, and once.
+    pub(crate) fn build_key_filter(&self) {
+        if !matches!(self.order, Order::Bytewise) || self.filter.get().is_some() {
+            return;
+        }
+        let filter = KeyFilter::with_capacity(self.len());
+        let mut key = Vec::new();
+        let mut at = self.node(HEAD).next(0);
+        while at != HEAD {
+            let node = self.node(at);
+            let klen = node.key_len();
+            key.clear();
+            match self.bytes_of(node) {
+                Bytes::Inline(words, offset) => load_bytes(words, offset, klen, &mut key),
+                Bytes::Outside(buffer, k, _) => {
+                    key.extend_from_slice(buffer.get(k..k + klen).unwrap_or_default());
+                }
+            }
+            filter.add(&key);
+            at = node.next(0);
+        }
+        let _ = self.filter.set(filter);
     }
 
     /// The number of versions.
@@ -503,6 +540,11 @@ impl LiveMemTable {
     /// # Errors
     /// None in practice: entries are built by [`add`](Self::add), so their keys parse.
     pub(crate) fn lookup(&self, key: &LookupKey) -> Result<LookupResult> {
+        if let Some(filter) = self.filter.get()
+            && !filter.may_contain(key.user_key())
+        {
+            return Ok(LookupResult::NotFound);
+        }
         let found = self.find_at_or_after(&Probe::of(key.target()));
         if found == HEAD {
             return Ok(LookupResult::NotFound);

@@ -236,6 +236,16 @@ fn ranges_run_both_ways_within_bounds() {
 /// Every version the writer has added is found by readers looking it up meanwhile.
 #[test]
 fn lookups_beside_the_writer_find_what_was_added() {
+    lookups_beside_the_writer(None);
+}
+
+#[test]
+fn lookups_beside_the_writer_find_what_was_added_past_a_key_filter() {
+    // Built over the first thousand keys; the rest are added through it.
+    lookups_beside_the_writer(Some(1000));
+}
+
+fn lookups_beside_the_writer(filter_at: Option<u64>) {
     use std::sync::atomic::AtomicU64;
     let m = Arc::new(bytewise());
     let added = Arc::new(AtomicU64::new(0));
@@ -263,6 +273,9 @@ fn lookups_beside_the_writer_find_what_was_added() {
         })
         .collect();
     for i in 0..30_000u64 {
+        if filter_at == Some(i) {
+            m.build_key_filter();
+        }
         let k = key(i);
         m.add(i + 1, ValueType::Value, k.as_bytes(), k.as_bytes())
             .unwrap();
@@ -426,4 +439,71 @@ fn sequence_numbers_past_the_tag_lose_their_top_bits() {
             value: Vec::new()
         }
     );
+}
+
+/// The lookups of `keys` at every 97th sequence and at `top`.
+fn lookups(m: &LiveMemTable, keys: &[Vec<u8>], top: u64) -> Vec<LookupResult> {
+    keys.iter()
+        .flat_map(|k| {
+            (0..top)
+                .step_by(97)
+                .chain([top])
+                .map(move |s| m.lookup(&LookupKey::new(k, s).unwrap()).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_key_filter_changes_no_lookup() {
+    let m = bytewise();
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let mut sequence = 0;
+    for i in 0..2000u32 {
+        let k = format!("key{:06}", i * 7 % 2000).into_bytes();
+        sequence += 1;
+        let kind = if i % 13 == 0 {
+            ValueType::Deletion
+        } else {
+            ValueType::Value
+        };
+        m.add(sequence, kind, &k, &i.to_le_bytes()).unwrap();
+        keys.push(k);
+    }
+    // A version kept outside the arena.
+    sequence += 1;
+    m.add(sequence, ValueType::Value, b"large", &vec![7; INLINE_BYTES])
+        .unwrap();
+    keys.extend([
+        b"large".to_vec(),
+        b"absent".to_vec(),
+        b"key".to_vec(),
+        Vec::new(),
+    ]);
+    keys.extend((0..500).map(|i| format!("key{:06}x", i).into_bytes()));
+    let before = lookups(&m, &keys, sequence);
+    let memory = m.memory_usage();
+    m.build_key_filter();
+    assert!(m.memory_usage() > memory, "the filter is counted");
+    assert_eq!(lookups(&m, &keys, sequence), before);
+    // Versions added after it are found through it.
+    for (i, k) in [b"zebra".as_slice(), b"aardvark", b"key000003"]
+        .iter()
+        .enumerate()
+    {
+        sequence += 1;
+        m.add(sequence, ValueType::Value, k, &[i as u8]).unwrap();
+        let found = m.lookup(&LookupKey::new(k, sequence).unwrap()).unwrap();
+        assert_eq!(found.into_value(), Some(vec![i as u8]));
+    }
+}
+
+#[test]
+fn no_key_filter_under_another_comparator() {
+    let m = LiveMemTable::new(&(Arc::new(Reverse) as Arc<dyn Comparator>));
+    m.add(1, ValueType::Value, b"a", b"1").unwrap();
+    let memory = m.memory_usage();
+    m.build_key_filter();
+    assert_eq!(m.memory_usage(), memory);
+    let found = m.lookup(&LookupKey::new(b"a", 1).unwrap()).unwrap();
+    assert_eq!(found.into_value(), Some(b"1".to_vec()));
 }

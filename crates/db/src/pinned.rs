@@ -146,6 +146,7 @@ impl Db {
                 options.paranoid_checks,
                 &user,
             )?;
+            replayed.table.build_key_filter();
             logs.push(replayed.info);
             sources.push(Source::Mem {
                 origin: Origin::Log { number },
