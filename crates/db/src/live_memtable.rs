@@ -46,6 +46,11 @@ pub(crate) const SHARED_BATCH_BYTES: usize = 1 << 20;
 /// An entry whose key and value together are longer is kept outside the arena.
 const INLINE_BYTES: usize = 32 << 10;
 
+/// The bytes of an entry a writable memtable's key filter is sized for: 16 bits a key for
+/// entries of this size and up (a 4 MiB memtable's filter is 128 KiB); smaller entries
+/// share the bits, and the filter admits more keys it does not hold.
+const FILTER_SIZING_ENTRY_BYTES: usize = 64;
+
 /// LevelDB's skiplist: at most 12 levels, each node on the next level up with chance 1/4.
 const MAX_HEIGHT: usize = 12;
 const BRANCHING: u64 = 4;
@@ -140,6 +145,19 @@ impl LiveMemTable {
             filter: OnceLock::new(),
         };
         table.node(HEAD).init(MAX_HEIGHT, 0, (0, 0), 0);
+        table
+    }
+
+    /// An empty memtable for a database open for writing, whose writer flushes it once it
+    /// holds about `write_buffer_size` bytes: with a filter over its user keys from the
+    /// start (as [`build_key_filter`](Self::build_key_filter)), sized for entries of
+    /// [`FILTER_SIZING_ENTRY_BYTES`] each.
+    pub(crate) fn for_writes(user: &Arc<dyn Comparator>, write_buffer_size: usize) -> LiveMemTable {
+        let table = LiveMemTable::new(user);
+        if matches!(table.order, Order::Bytewise) {
+            let keys = write_buffer_size / FILTER_SIZING_ENTRY_BYTES;
+            let _ = table.filter.set(KeyFilter::with_capacity(keys));
+        }
         table
     }
 

@@ -507,3 +507,31 @@ fn no_key_filter_under_another_comparator() {
     let found = m.lookup(&LookupKey::new(b"a", 1).unwrap()).unwrap();
     assert_eq!(found.into_value(), Some(b"1".to_vec()));
 }
+
+#[test]
+fn a_writable_memtable_finds_every_key_through_its_filter() {
+    // Sized for 64 keys, given 5,000: the filter fills up and admits more, never fewer.
+    let user = Arc::new(BytewiseComparator) as Arc<dyn Comparator>;
+    let m = LiveMemTable::for_writes(&user, 64 * FILTER_SIZING_ENTRY_BYTES);
+    assert!(
+        m.memory_usage() > bytewise().memory_usage(),
+        "the filter is there"
+    );
+    for i in 0..5000u64 {
+        m.add(
+            i + 1,
+            ValueType::Value,
+            format!("k{i}").as_bytes(),
+            &i.to_le_bytes(),
+        )
+        .unwrap();
+    }
+    for i in 0..5000u64 {
+        let get = |k: String| m.lookup(&LookupKey::new(k.as_bytes(), MAX_SEQUENCE).unwrap());
+        assert_eq!(
+            get(format!("k{i}")).unwrap().into_value(),
+            Some(i.to_le_bytes().to_vec())
+        );
+        assert_eq!(get(format!("j{i}")).unwrap(), LookupResult::NotFound);
+    }
+}

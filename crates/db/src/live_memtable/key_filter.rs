@@ -1,7 +1,8 @@
 //! A Bloom filter over the user keys of a memtable (RocksDB's whole-key memtable filter):
 //! a lookup of a key the memtable does not hold then reads one word instead of walking the
-//! skip list, whose nodes are spread over megabytes. A read-only open builds it once a log
-//! is replayed, sized to the keys held; a version added afterwards sets its key's bits
+//! skip list, whose nodes are spread over megabytes. A writer's memtable has one from the
+//! start, sized by the write buffer; a read-only open builds one once a log is replayed,
+//! sized to the keys held. A version added to a memtable with a filter sets its key's bits
 //! before the version is linked, so the filter never denies a key the memtable holds.
 //!
 //! Each key sets [`PROBES`] bits of one 64-bit word: one word read per lookup.

@@ -110,7 +110,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         let _ = fs.remove(&dir.join(log_file_name(log_number)));
         return Err(e);
     }
-    let mem = Arc::new(LiveMemTable::new(&user));
+    let mem = Arc::new(LiveMemTable::for_writes(&user, options.write_buffer_size));
     let view = Arc::new(view_of(
         &icmp,
         &tables,

@@ -250,7 +250,13 @@ fn make_room_for_write<'a>(
             // The old log is closed; its writes are in the memtable being flushed.
             *lock(&shared.log) = log;
             st.log_number = number;
-            let full = std::mem::replace(&mut st.mem, Arc::new(LiveMemTable::new(&shared.user)));
+            let full = std::mem::replace(
+                &mut st.mem,
+                Arc::new(LiveMemTable::for_writes(
+                    &shared.user,
+                    shared.options.write_buffer_size,
+                )),
+            );
             st.imm = Some(full);
             shared.install_view(&mut st);
             shared.work_cv.notify_one();
