@@ -77,6 +77,8 @@ pub use table_options::{
 pub use version::Origin;
 pub use write_batch::WriteBatchBuilder;
 pub use writer::compaction_filter::{CompactionFilter, FilterDecision};
-pub use writer::file_system::{FileSystem, LocalFileSystem, ReadableFile, WritableFile};
+pub use writer::file_system::{
+    BackgroundSyncFn, FileSystem, LocalFileSystem, ReadableFile, WritableFile,
+};
 pub use writer::options::{DEFAULT_WRITE_BUFFER_SIZE, WritableOptions, WriteOptions};
 pub use writer::writable_db::{Snapshot, WritableDb};

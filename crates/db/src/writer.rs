@@ -2,6 +2,7 @@
 //! compactions, recovery), sharing its files with LevelDB.
 
 mod background;
+mod background_sync;
 mod compaction;
 pub(crate) mod compaction_filter;
 mod compaction_iter;

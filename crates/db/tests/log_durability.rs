@@ -4,18 +4,20 @@
 //! never read as a write (#251).
 //!
 //! A power loss is modelled on the logs' bytes: each log keeps what was synced
-//! (`fdatasync`) and loses the rest; the other files are kept whole.
+//! (`fdatasync`, on the writer's thread or in the background) and loses the rest; the other
+//! files are kept whole.
 #![cfg(unix)]
 
 use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use leveltable_db::{
-    Db, DbOptions, FileSystem, LocalFileSystem, WritableDb, WritableFile, WritableOptions,
-    WriteOptions,
+    BackgroundSyncFn, Db, DbOptions, FileSystem, LocalFileSystem, WritableDb, WritableFile,
+    WritableOptions, WriteOptions,
 };
 
 /// Per file: bytes written, bytes synced.
@@ -28,12 +30,21 @@ struct Tracking {
     lengths: Lengths,
     hold_tables: Mutex<bool>,
     released: Condvar,
+    background: Arc<Background>,
+}
+
+/// The background syncs made, and whether they fail.
+#[derive(Debug, Default)]
+struct Background {
+    syncs: AtomicUsize,
+    fail: AtomicBool,
 }
 
 struct Tracked {
     inner: Box<dyn WritableFile>,
     path: PathBuf,
     lengths: Lengths,
+    background: Arc<Background>,
 }
 
 impl Write for Tracked {
@@ -61,6 +72,25 @@ impl WritableFile for Tracked {
         entry.1 = entry.0;
         Ok(())
     }
+
+    /// Counts as synced only what was written when the sync began.
+    fn background_sync(&self) -> Option<BackgroundSyncFn> {
+        let mut inner = self.inner.background_sync()?;
+        let (path, lengths) = (self.path.clone(), Arc::clone(&self.lengths));
+        let background = Arc::clone(&self.background);
+        Some(Box::new(move || {
+            let written = lengths.lock().unwrap().entry(path.clone()).or_default().0;
+            if background.fail.load(Ordering::Relaxed) {
+                return Err(io::Error::other("injected background sync failure"));
+            }
+            inner()?;
+            background.syncs.fetch_add(1, Ordering::Relaxed);
+            let mut lengths = lengths.lock().unwrap();
+            let entry = lengths.entry(path.clone()).or_default();
+            entry.1 = entry.1.max(written);
+            Ok(())
+        }))
+    }
 }
 
 impl Tracking {
@@ -70,6 +100,7 @@ impl Tracking {
             inner,
             path: path.to_owned(),
             lengths: Arc::clone(&self.lengths),
+            background: Arc::clone(&self.background),
         })
     }
 
@@ -158,17 +189,11 @@ fn a_later_log_never_survives_without_the_earlier_one() {
     }
     db.put(b"marker", b"synced", WriteOptions { sync: true })
         .unwrap();
-    let logs = fs::read_dir(&dir)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "log")
-        })
-        .count();
-    assert_eq!(logs, 2, "the writes span two logs");
+    assert_eq!(log_count(&dir), 2, "the writes span two logs");
+    assert!(
+        fs_.background.syncs.load(Ordering::Relaxed) > 0,
+        "the first log was synced in part in the background"
+    );
     let image = tmp.path().join("image");
     fs_.power_loss_image(&dir, &image);
     fs_.release_tables();
@@ -186,6 +211,59 @@ fn a_later_log_never_survives_without_the_earlier_one() {
             "the synced write survived without write {i} of the earlier log"
         );
     }
+}
+
+fn log_count(dir: &Path) -> usize {
+    fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "log")
+        })
+        .count()
+}
+
+/// A background sync of the log fails: the failure is reported by a write (the sync's
+/// error is consumed by the sync that got it, so it must not be dropped), no write is
+/// accepted after it, and no write reaches a new log.
+#[test]
+fn a_failed_background_sync_stops_the_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let fs_ = Arc::new(Tracking::default());
+    fs_.background.fail.store(true, Ordering::Relaxed);
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(64 << 10)
+        .file_system(Arc::clone(&fs_) as Arc<dyn FileSystem>);
+    let db = WritableDb::open(&dir, options).unwrap();
+    let value = vec![b'v'; 1000];
+    let failed = (0..200)
+        .find_map(|i| {
+            db.put(&key(i), &value, WriteOptions { sync: false })
+                .err()
+                .map(|e| (i, e))
+        })
+        .expect("a write reports the failed sync");
+    let (i, err) = failed;
+    let text = err.to_string();
+    assert!(
+        text.contains("cannot sync") && text.contains(".log"),
+        "{text}"
+    );
+    assert!(text.contains("injected background sync failure"), "{text}");
+    assert!(
+        i < 70,
+        "reported by the memtable switch at the latest, not write {i}"
+    );
+    assert!(
+        db.put(b"after", b"x", WriteOptions { sync: false })
+            .is_err()
+    );
+    assert_eq!(log_count(&dir), 1, "no write reached a new log");
 }
 
 /// LevelDB's #251: a power loss can leave the last append's bytes as garbage or zeros

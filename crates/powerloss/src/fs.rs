@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use leveltable_db::{FileSystem, LocalFileSystem, WritableFile};
+use leveltable_db::{BackgroundSyncFn, FileSystem, LocalFileSystem, WritableFile};
 
 use crate::trace::{Event, Trace};
 
@@ -86,8 +86,24 @@ impl WritableFile for Recorded {
     fn sync(&mut self) -> io::Result<()> {
         self.file.sync_data()?;
         let inode = self.inode;
-        self.lock().events.push(Event::Sync { inode });
+        let mut t = self.lock();
+        let len = t.data[inode].len();
+        t.events.push(Event::Sync { inode, len });
         Ok(())
+    }
+
+    /// Syncs through a second descriptor, recording as durable only what was written
+    /// before the sync began: writes made while it runs may or may not be on the disk.
+    fn background_sync(&self) -> Option<BackgroundSyncFn> {
+        let file = self.file.try_clone().ok()?;
+        let (inode, trace) = (self.inode, Arc::clone(&self.trace));
+        Some(Box::new(move || {
+            let lock = || trace.lock().unwrap_or_else(PoisonError::into_inner);
+            let len = lock().data[inode].len();
+            file.sync_data()?;
+            lock().events.push(Event::Sync { inode, len });
+            Ok(())
+        }))
     }
 }
 

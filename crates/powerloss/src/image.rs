@@ -172,8 +172,8 @@ impl Trace {
                     len[*inode] = *l;
                     None
                 }
-                Event::Sync { inode } => {
-                    synced[*inode] = len[*inode];
+                Event::Sync { inode, len: l } => {
+                    synced[*inode] = synced[*inode].max(*l);
                     None
                 }
                 Event::SyncDir { dir } => {
@@ -310,7 +310,10 @@ mod tests {
                     inode: 0,
                     len: 10_000,
                 },
-                Event::Sync { inode: 0 },
+                Event::Sync {
+                    inode: 0,
+                    len: 10_000,
+                },
                 Event::Write {
                     inode: 0,
                     len: 20_000,
@@ -321,7 +324,7 @@ mod tests {
                     inode: 1,
                 },
                 Event::Write { inode: 1, len: 3 },
-                Event::Sync { inode: 1 },
+                Event::Sync { inode: 1, len: 3 },
                 Event::Rename {
                     from: d.join("b"),
                     to: d.join("a"),
@@ -381,7 +384,7 @@ mod tests {
                     inode: 0,
                 },
                 Event::Write { inode: 0, len: 5 },
-                Event::Sync { inode: 0 },
+                Event::Sync { inode: 0, len: 5 },
                 Event::CreateDir { path: d.clone() },
                 Event::Link {
                     from: p.join("staged"),

@@ -21,10 +21,13 @@ pub enum Event {
         /// Its length after the write.
         len: usize,
     },
-    /// The bytes of `inode` written so far are durable.
+    /// The first `len` bytes of `inode` are durable: those written before a sync began
+    /// (one run in the background may end after later writes).
     Sync {
         /// The file.
         inode: usize,
+        /// How many bytes were written when the sync began.
+        len: usize,
     },
     /// `from` was renamed to `to`, replacing it.
     Rename {

@@ -39,7 +39,19 @@ pub trait WritableFile: Write + Send {
     /// for a [`sync`](Self::sync) that comes later, so that the writes of several files
     /// overlap. Only a hint; by default nothing.
     fn start_writeback(&mut self) {}
+
+    /// A way to sync this file from another thread while it is written on, if it has one
+    /// (for a [`File`](std::fs::File), `fdatasync` through a second descriptor): each call
+    /// makes durable at least what was written before the call began. A write-ahead log
+    /// syncs most of what it holds in the background this way, so that the sync when its
+    /// memtable is full waits for little. By default none: every sync is [`sync`](Self::sync).
+    fn background_sync(&self) -> Option<BackgroundSyncFn> {
+        None
+    }
 }
+
+/// Syncs a file from another thread: see [`WritableFile::background_sync`].
+pub type BackgroundSyncFn = Box<dyn FnMut() -> io::Result<()> + Send>;
 
 impl WritableFile for File {
     fn sync(&mut self) -> io::Result<()> {
@@ -52,6 +64,11 @@ impl WritableFile for File {
 
     fn close(self: Box<Self>) -> io::Result<()> {
         close_reporting(*self)
+    }
+
+    fn background_sync(&self) -> Option<BackgroundSyncFn> {
+        let file = self.try_clone().ok()?;
+        Some(Box::new(move || file.sync_data()))
     }
 }
 

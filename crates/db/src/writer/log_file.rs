@@ -10,12 +10,13 @@ use std::sync::Arc;
 
 use crate::filename::log_file_name;
 use crate::log_writer::LogWriter;
+use crate::writer::background_sync::{BackgroundSync, DirToSync};
 use crate::writer::file_system::{FileSystem, WritableFile};
 use crate::{Error, Result};
 
 /// After this many bytes appended unsynced, the system is told to start writing them to
-/// the disk: a later sync (the write-ahead log's, when its memtable is full) then waits
-/// for less.
+/// the disk (a write-ahead log syncs them in the background): a later sync (the
+/// write-ahead log's, when its memtable is full) then waits for less.
 const WRITEBACK_BYTES: usize = 1 << 20;
 
 /// A log file and the writer of its records.
@@ -24,23 +25,42 @@ pub(crate) struct LogFile {
     writer: LogWriter<BufWriter<Box<dyn WritableFile>>>,
     /// Bytes appended since the last sync or writeback hint.
     unsynced: usize,
+    /// How many bytes appended unsynced start a writeback or a background sync.
+    writeback_bytes: usize,
     /// The directory holding the file, while its name is not yet synced.
-    dir_to_sync: Option<(Arc<dyn FileSystem>, PathBuf)>,
+    dir_to_sync: Option<DirToSync>,
+    /// A write-ahead log's syncs on another thread, if its file can have them.
+    background: Option<BackgroundSync>,
 }
 
 impl LogFile {
-    /// Creates the write-ahead log `number` in `dir` ([`FileSystem::create_log`]). `dir` is
-    /// synced, so that the log's name survives a power loss, before the log's first sync:
-    /// a write synced into it may be acknowledged before any MANIFEST record names it
-    /// (LevelDB leaves the name to the next MANIFEST sync, and loses such a write). Writes
-    /// not synced are promised nothing of a power loss, and wait for no directory sync.
-    pub(crate) fn create_log(fs: &Arc<dyn FileSystem>, dir: &Path, number: u64) -> Result<LogFile> {
+    /// Creates the write-ahead log `number` in `dir` ([`FileSystem::create_log`]), for a
+    /// memtable of `write_buffer_size` bytes. `dir` is synced, so that the log's name
+    /// survives a power loss, before the log's first sync: a write synced into it may be
+    /// acknowledged before any MANIFEST record names it (LevelDB leaves the name to the next
+    /// MANIFEST sync, and loses such a write). Writes not synced are promised nothing of a
+    /// power loss, and wait for no directory sync.
+    ///
+    /// As the log grows, the directory and then each quarter of a memtable's bytes (at most
+    /// 1 MiB) are synced in the background, if the file has a
+    /// [`background_sync`](WritableFile::background_sync).
+    pub(crate) fn create_log(
+        fs: &Arc<dyn FileSystem>,
+        dir: &Path,
+        number: u64,
+        write_buffer_size: usize,
+    ) -> Result<LogFile> {
         let path = dir.join(log_file_name(number));
         let file = fs
             .create_log(&path)
             .map_err(|e| Error::op("cannot create", &path, e))?;
+        let background = file
+            .background_sync()
+            .map(|sync| BackgroundSync::new(&path, sync));
         let mut log = LogFile::new(path, file);
         log.dir_to_sync = Some((Arc::clone(fs), dir.to_path_buf()));
+        log.background = background;
+        log.writeback_bytes = (write_buffer_size / 4).clamp(4 << 10, WRITEBACK_BYTES);
         Ok(log)
     }
 
@@ -51,7 +71,9 @@ impl LogFile {
             path,
             writer: LogWriter::new(BufWriter::with_capacity(1 << 16, file)),
             unsynced: 0,
+            writeback_bytes: WRITEBACK_BYTES,
             dir_to_sync: None,
+            background: None,
         }
     }
 
@@ -66,13 +88,36 @@ impl LogFile {
             .map_err(|e| Error::op("cannot sync", path, e))
     }
 
-    /// Syncs the directory if the file's name is not synced yet.
+    /// Waits for a background sync (returning its error), then syncs the directory if the
+    /// file's name is not synced yet.
     fn sync_name(&mut self) -> Result<()> {
+        if let Some(background) = &mut self.background {
+            if background.wait()? {
+                self.dir_to_sync = None;
+            }
+        }
         if let Some((fs, dir)) = &self.dir_to_sync {
             fs.sync_dir(dir)
                 .map_err(|e| Error::op("cannot sync", dir, e))?;
             self.dir_to_sync = None;
         }
+        Ok(())
+    }
+
+    /// Starts a background sync of what was appended so far, the directory's first if the
+    /// name is not synced yet; when none can start, hints the system to start writing.
+    fn start_writeback(&mut self) -> Result<()> {
+        if let Some(background) = &mut self.background {
+            if !background.is_busy() {
+                if background.wait()? {
+                    self.dir_to_sync = None;
+                }
+                if background.start(self.dir_to_sync.as_ref())? {
+                    return Ok(());
+                }
+            }
+        }
+        self.writer.get_mut().get_mut().start_writeback();
         Ok(())
     }
 
@@ -103,9 +148,9 @@ impl LogFile {
             file.sync().map_err(|e| Error::op("cannot sync", path, e))?;
         } else {
             self.unsynced += record.len();
-            if self.unsynced >= WRITEBACK_BYTES {
+            if self.unsynced >= self.writeback_bytes {
                 self.unsynced = 0;
-                self.writer.get_mut().get_mut().start_writeback();
+                self.start_writeback()?;
             }
         }
         Ok(())

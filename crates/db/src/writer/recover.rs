@@ -102,7 +102,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     }
     versions.current.last_sequence = max_sequence.min(crate::dbformat::MAX_SEQUENCE);
     let log_number = versions.new_file_number()?;
-    let log = LogFile::create_log(&fs, dir, log_number)?;
+    let log = LogFile::create_log(&fs, dir, log_number, options.write_buffer_size)?;
     edit.log_number = Some(log_number);
     edit.prev_log_number = Some(0);
     if let Err(e) = versions.log_and_apply(&mut edit) {

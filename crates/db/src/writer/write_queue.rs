@@ -243,7 +243,12 @@ fn make_room_for_write<'a>(
                 Ok(number) => number,
                 Err(e) => return (st, Err(e)),
             };
-            let log = match LogFile::create_log(&shared.options.file_system, &shared.dir, number) {
+            let log = match LogFile::create_log(
+                &shared.options.file_system,
+                &shared.dir,
+                number,
+                shared.options.write_buffer_size,
+            ) {
                 Ok(log) => log,
                 Err(e) => return (st, Err(e)),
             };
