@@ -120,6 +120,28 @@ enum Bytes<'a> {
     Outside(Arc<Vec<u8>>, usize, usize),
 }
 
+impl Bytes<'_> {
+    /// Appends the user key of `klen` bytes to `out`.
+    fn append_key(&self, klen: usize, out: &mut Vec<u8>) {
+        match self {
+            Bytes::Inline(words, at) => load_bytes(words, *at, klen, out),
+            Bytes::Outside(buffer, k, _) => {
+                out.extend_from_slice(buffer.get(*k..*k + klen).unwrap_or_default());
+            }
+        }
+    }
+
+    /// Appends the value of `vlen` bytes, after a user key of `klen`, to `out`.
+    fn append_value(&self, klen: usize, vlen: usize, out: &mut Vec<u8>) {
+        match self {
+            Bytes::Inline(words, at) => load_bytes(words, at + klen, vlen, out),
+            Bytes::Outside(buffer, _, v) => {
+                out.extend_from_slice(buffer.get(*v..*v + vlen).unwrap_or_default());
+            }
+        }
+    }
+}
+
 impl LiveMemTable {
     /// An empty memtable ordering user keys by `user`.
     pub(crate) fn new(user: &Arc<dyn Comparator>) -> LiveMemTable {
@@ -190,16 +212,9 @@ impl LiveMemTable {
     /// Appends the node's internal key to `key` and its value to `value`.
     fn read_entry(&self, node: Node<'_>, key: &mut Vec<u8>, value: &mut Vec<u8>) {
         let (klen, vlen) = node.lens();
-        match self.bytes_of(node) {
-            Bytes::Inline(words, at) => {
-                load_bytes(words, at, klen, key);
-                load_bytes(words, at + klen, vlen, value);
-            }
-            Bytes::Outside(buffer, k, v) => {
-                key.extend_from_slice(buffer.get(k..k + klen).unwrap_or_default());
-                value.extend_from_slice(buffer.get(v..v + vlen).unwrap_or_default());
-            }
-        }
+        let bytes = self.bytes_of(node);
+        bytes.append_key(klen, key);
+        bytes.append_value(klen, vlen, value);
         key.extend_from_slice(&node.tag().to_le_bytes());
     }
 
@@ -216,12 +231,7 @@ impl LiveMemTable {
             }
             (Order::User(user), bytes) => {
                 scratch.clear();
-                match bytes {
-                    Bytes::Inline(words, offset) => load_bytes(words, offset, klen, scratch),
-                    Bytes::Outside(buffer, k, _) => {
-                        scratch.extend_from_slice(buffer.get(k..k + klen).unwrap_or_default());
-                    }
-                }
+                bytes.append_key(klen, scratch);
                 user.compare(scratch, probe.user)
             }
         };
@@ -523,14 +533,8 @@ impl LiveMemTable {
         let mut at = self.node(HEAD).next(0);
         while at != HEAD {
             let node = self.node(at);
-            let klen = node.key_len();
             key.clear();
-            match self.bytes_of(node) {
-                Bytes::Inline(words, offset) => load_bytes(words, offset, klen, &mut key),
-                Bytes::Outside(buffer, k, _) => {
-                    key.extend_from_slice(buffer.get(k..k + klen).unwrap_or_default());
-                }
-            }
+            self.bytes_of(node).append_key(node.key_len(), &mut key);
             filter.add(&key);
             at = node.next(0);
         }
