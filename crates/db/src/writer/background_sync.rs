@@ -42,16 +42,15 @@ impl BackgroundSync {
     }
 
     /// Starts a sync of what the file holds now, after syncing `dir` if given. Returns
-    /// whether it started: not when a thread cannot be had (the file is then synced on
-    /// the writer's thread alone) or a sync still runs. The sync's outcome is reported by
-    /// the next [`wait`](Self::wait).
-    pub(crate) fn start(&mut self, dir: Option<&DirToSync>) -> Result<bool> {
-        if self.is_busy() {
-            return Ok(false);
+    /// whether it started: not while the last one's outcome is not taken by
+    /// [`wait`](Self::wait), nor when a thread cannot be had (the file is then synced on the
+    /// writer's thread alone). The sync's outcome is taken by the next `wait`.
+    pub(crate) fn start(&mut self, dir: Option<&DirToSync>) -> bool {
+        if self.running.is_some() {
+            return false;
         }
-        self.wait()?;
         let Some(mut sync) = self.idle.take() else {
-            return Ok(false);
+            return false;
         };
         let path = self.path.clone();
         let dir = dir.map(|(fs, dir)| (Arc::clone(fs), dir.clone()));
@@ -64,9 +63,9 @@ impl BackgroundSync {
         match spawned {
             Ok(handle) => {
                 self.running = Some(handle);
-                Ok(true)
+                true
             }
-            Err(_) => Ok(false),
+            Err(_) => false,
         }
     }
 

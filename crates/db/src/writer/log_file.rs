@@ -79,27 +79,37 @@ impl LogFile {
 
     /// Makes every record appended so far durable (`fdatasync`).
     pub(crate) fn sync(&mut self) -> Result<()> {
-        self.sync_name()?;
-        self.unsynced = 0;
         let path = &self.path;
         self.writer
             .flush()
-            .and_then(|()| self.writer.get_mut().get_mut().sync())
-            .map_err(|e| Error::op("cannot sync", path, e))
+            .map_err(|e| Error::op("cannot write", path, e))?;
+        self.sync_file()
     }
 
-    /// Waits for a background sync (returning its error), then syncs the directory if the
-    /// file's name is not synced yet.
-    fn sync_name(&mut self) -> Result<()> {
-        if let Some(background) = &mut self.background {
-            if background.wait()? {
-                self.dir_to_sync = None;
-            }
-        }
+    /// Syncs the directory if the file's name is not synced yet, then the file. A
+    /// background sync still running is waited for after the file's own sync (both wait for
+    /// the same writes to reach the disk), and its error returned.
+    fn sync_file(&mut self) -> Result<()> {
+        self.reap_background(false)?;
         if let Some((fs, dir)) = &self.dir_to_sync {
             fs.sync_dir(dir)
                 .map_err(|e| Error::op("cannot sync", dir, e))?;
             self.dir_to_sync = None;
+        }
+        self.unsynced = 0;
+        let path = &self.path;
+        let file = self.writer.get_mut().get_mut();
+        file.sync().map_err(|e| Error::op("cannot sync", path, e))?;
+        self.reap_background(true)
+    }
+
+    /// Takes the outcome of the background sync if it has finished (or, if `wait`, once
+    /// it has): its error, or whether it synced the directory.
+    fn reap_background(&mut self, wait: bool) -> Result<()> {
+        if let Some(background) = &mut self.background {
+            if (wait || !background.is_busy()) && background.wait()? {
+                self.dir_to_sync = None;
+            }
         }
         Ok(())
     }
@@ -107,14 +117,10 @@ impl LogFile {
     /// Starts a background sync of what was appended so far, the directory's first if the
     /// name is not synced yet; when none can start, hints the system to start writing.
     fn start_writeback(&mut self) -> Result<()> {
+        self.reap_background(false)?;
         if let Some(background) = &mut self.background {
-            if !background.is_busy() {
-                if background.wait()? {
-                    self.dir_to_sync = None;
-                }
-                if background.start(self.dir_to_sync.as_ref())? {
-                    return Ok(());
-                }
+            if background.start(self.dir_to_sync.as_ref()) {
+                return Ok(());
             }
         }
         self.writer.get_mut().get_mut().start_writeback();
@@ -141,11 +147,7 @@ impl LogFile {
             .and_then(|()| self.writer.flush())
             .map_err(|e| Error::op("cannot write", path, e))?;
         if sync {
-            self.sync_name()?;
-            self.unsynced = 0;
-            let path = &self.path;
-            let file = self.writer.get_mut().get_mut();
-            file.sync().map_err(|e| Error::op("cannot sync", path, e))?;
+            self.sync_file()?;
         } else {
             self.unsynced += record.len();
             if self.unsynced >= self.writeback_bytes {
