@@ -160,6 +160,15 @@ impl FileSystem for Tracking {
     }
 }
 
+/// A new database in `dir`, through `fs_`, whose memtables hold about 64 writes of 1 KB.
+fn open_small(dir: &Path, fs_: &Arc<Tracking>) -> WritableDb {
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(64 << 10)
+        .file_system(Arc::clone(fs_) as Arc<dyn FileSystem>);
+    WritableDb::open(dir, options).unwrap()
+}
+
 fn key(i: u32) -> Vec<u8> {
     format!("key{i:05}").into_bytes()
 }
@@ -176,11 +185,7 @@ fn a_later_log_never_survives_without_the_earlier_one() {
     let dir = tmp.path().join("db");
     let fs_ = Arc::new(Tracking::default());
     *fs_.hold_tables.lock().unwrap() = true;
-    let options = WritableOptions::default()
-        .create_if_missing(true)
-        .write_buffer_size(64 << 10)
-        .file_system(Arc::clone(&fs_) as Arc<dyn FileSystem>);
-    let db = WritableDb::open(&dir, options).unwrap();
+    let db = open_small(&dir, &fs_);
     let value = vec![b'v'; 1000];
     // About 64 writes fill the first memtable; the rest go to the second log.
     for i in 0..100 {
@@ -235,11 +240,7 @@ fn a_failed_background_sync_stops_the_writes() {
     let dir = tmp.path().join("db");
     let fs_ = Arc::new(Tracking::default());
     fs_.background.fail.store(true, Ordering::Relaxed);
-    let options = WritableOptions::default()
-        .create_if_missing(true)
-        .write_buffer_size(64 << 10)
-        .file_system(Arc::clone(&fs_) as Arc<dyn FileSystem>);
-    let db = WritableDb::open(&dir, options).unwrap();
+    let db = open_small(&dir, &fs_);
     let value = vec![b'v'; 1000];
     let failed = (0..200)
         .find_map(|i| {
