@@ -103,3 +103,79 @@ fn sync_dir_then_file(
     sync().map_err(|e| Error::op("cannot sync", path, e))?;
     Ok(dir.is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+
+    use super::*;
+    use crate::writer::file_system::LocalFileSystem;
+
+    /// A sync that waits for a go-ahead on `go`, counts itself, and fails if told to.
+    fn gated(go: mpsc::Receiver<bool>, calls: &Arc<AtomicUsize>) -> BackgroundSyncFn {
+        let calls = Arc::clone(calls);
+        Box::new(move || {
+            let ok = go.recv().unwrap_or(true);
+            calls.fetch_add(1, Ordering::SeqCst);
+            if ok {
+                Ok(())
+            } else {
+                Err(io::Error::other("injected"))
+            }
+        })
+    }
+
+    #[test]
+    fn one_sync_at_a_time_and_its_outcome_taken_once() {
+        let (go, gate) = mpsc::channel();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut b = BackgroundSync::new(Path::new("/x/000003.log"), gated(gate, &calls));
+        assert!(b.start(None));
+        assert!(b.is_busy());
+        assert!(
+            !b.start(None),
+            "a second sync does not start beside the first"
+        );
+        go.send(true).unwrap();
+        assert!(!b.wait().unwrap(), "no directory was synced");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert!(!b.is_busy());
+
+        assert!(b.start(None));
+        go.send(false).unwrap();
+        let err = b.wait().unwrap_err().to_string();
+        assert!(
+            err.contains("000003.log") && err.contains("injected"),
+            "{err}"
+        );
+        assert!(
+            !b.wait().unwrap(),
+            "the error is returned once, then nothing runs"
+        );
+        assert!(b.start(None), "the handle came back with the error");
+        go.send(true).unwrap();
+        b.wait().unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn the_directory_is_synced_before_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (go, gate) = mpsc::channel();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut b = BackgroundSync::new(&tmp.path().join("f"), gated(gate, &calls));
+        let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem);
+        let dir = (fs, tmp.path().to_path_buf());
+        assert!(b.start(Some(&dir)));
+        go.send(true).unwrap();
+        assert!(b.wait().unwrap(), "the directory was synced");
+
+        // A directory that cannot be synced fails the sync before the file's.
+        let missing = (Arc::clone(&dir.0), tmp.path().join("missing"));
+        assert!(b.start(Some(&missing)));
+        let err = b.wait().unwrap_err().to_string();
+        assert!(err.contains("missing"), "{err}");
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "the file was not synced");
+    }
+}
