@@ -13,7 +13,8 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::time::Duration;
 
 use leveltable_db::{
     BackgroundSyncFn, Db, DbOptions, FileSystem, LocalFileSystem, WritableDb, WritableFile,
@@ -33,11 +34,22 @@ struct Tracking {
     background: Arc<Background>,
 }
 
-/// The background syncs made, and whether they fail.
+/// The background syncs started and made, and whether they fail; while `hold` is set, a
+/// background sync waits before it begins.
 #[derive(Debug, Default)]
 struct Background {
+    started: AtomicUsize,
     syncs: AtomicUsize,
     fail: AtomicBool,
+    hold: Mutex<bool>,
+    released: Condvar,
+}
+
+impl Background {
+    fn release(&self) {
+        *self.hold.lock().unwrap() = false;
+        self.released.notify_all();
+    }
 }
 
 struct Tracked {
@@ -45,6 +57,9 @@ struct Tracked {
     path: PathBuf,
     lengths: Lengths,
     background: Arc<Background>,
+    /// Whether a background sync of this file failed: its own syncs then fail too, as
+    /// Linux reports a failed write to each open description of the file.
+    failed: Arc<AtomicBool>,
 }
 
 impl Write for Tracked {
@@ -66,6 +81,11 @@ impl Write for Tracked {
 
 impl WritableFile for Tracked {
     fn sync(&mut self) -> io::Result<()> {
+        if self.failed.load(Ordering::Relaxed) {
+            return Err(io::Error::other(
+                "injected failure, seen by the file's own sync",
+            ));
+        }
         self.inner.sync()?;
         let mut lengths = self.lengths.lock().unwrap();
         let entry = lengths.entry(self.path.clone()).or_default();
@@ -74,13 +94,21 @@ impl WritableFile for Tracked {
     }
 
     /// Counts as synced only what was written when the sync began.
-    fn background_sync(&self) -> Option<BackgroundSyncFn> {
-        let mut inner = self.inner.background_sync()?;
+    fn background_sync(&self, path: &Path) -> Option<BackgroundSyncFn> {
+        let mut inner = self.inner.background_sync(path)?;
         let (path, lengths) = (self.path.clone(), Arc::clone(&self.lengths));
         let background = Arc::clone(&self.background);
+        let failed = Arc::clone(&self.failed);
         Some(Box::new(move || {
+            background.started.fetch_add(1, Ordering::Relaxed);
+            let mut hold = background.hold.lock().unwrap();
+            while *hold {
+                hold = background.released.wait(hold).unwrap();
+            }
+            drop(hold);
             let written = lengths.lock().unwrap().entry(path.clone()).or_default().0;
             if background.fail.load(Ordering::Relaxed) {
+                failed.store(true, Ordering::Relaxed);
                 return Err(io::Error::other("injected background sync failure"));
             }
             inner()?;
@@ -101,6 +129,7 @@ impl Tracking {
             path: path.to_owned(),
             lengths: Arc::clone(&self.lengths),
             background: Arc::clone(&self.background),
+            failed: Arc::default(),
         })
     }
 
@@ -232,8 +261,8 @@ fn log_count(dir: &Path) -> usize {
 }
 
 /// A background sync of the log fails: the failure is reported by a write (the sync's
-/// error is consumed by the sync that got it, so it must not be dropped), no write is
-/// accepted after it, and no write reaches a new log.
+/// outcome, taken when the next one starts, or the log's own sync when its memtable is
+/// full), no write is accepted after it, and no write reaches a new log.
 #[test]
 fn a_failed_background_sync_stops_the_writes() {
     let tmp = tempfile::tempdir().unwrap();
@@ -255,7 +284,7 @@ fn a_failed_background_sync_stops_the_writes() {
         text.contains("cannot sync") && text.contains(".log"),
         "{text}"
     );
-    assert!(text.contains("injected background sync failure"), "{text}");
+    assert!(text.contains("injected"), "{text}");
     assert!(
         i < 70,
         "reported by the memtable switch at the latest, not write {i}"
@@ -265,6 +294,57 @@ fn a_failed_background_sync_stops_the_writes() {
             .is_err()
     );
     assert_eq!(log_count(&dir), 1, "no write reached a new log");
+}
+
+/// A background sync that does not finish holds up no write: the memtable switch syncs
+/// the old log on its own and goes on, so writes reach the next logs while the background
+/// syncs of the earlier ones wait; and each earlier log was synced whole before the next
+/// took a write.
+#[test]
+fn the_memtable_switch_waits_for_no_background_sync() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let fs_ = Arc::new(Tracking::default());
+    *fs_.background.hold.lock().unwrap() = true;
+    let db = Arc::new(open_small(&dir, &fs_));
+    let (done, finished) = mpsc::channel();
+    let writer = {
+        let db = Arc::clone(&db);
+        std::thread::spawn(move || {
+            let value = vec![b'v'; 1000];
+            for i in 0..300 {
+                db.put(&key(i), &value, WriteOptions { sync: false })
+                    .unwrap();
+            }
+            done.send(()).unwrap();
+        })
+    };
+    let waited = finished.recv_timeout(Duration::from_secs(60));
+    // What the logs hold and have synced, before any held sync may go on.
+    let mut logs: Vec<(PathBuf, (u64, u64))> = fs_
+        .lengths
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| path.extension().is_some_and(|x| x == "log"))
+        .map(|(path, lengths)| (path.clone(), *lengths))
+        .collect();
+    let started = fs_.background.started.load(Ordering::Relaxed);
+    fs_.background.release();
+    writer.join().unwrap();
+    waited.expect("the writes went on while the background syncs were held");
+    assert!(started >= 2, "background syncs were held: {started}");
+    logs.sort();
+    assert!(logs.len() >= 4, "the writes span several logs: {logs:?}");
+    logs.pop(); // the log being written
+    for (path, (written, synced)) in &logs {
+        assert!(
+            *written > 0 && synced == written,
+            "{} was synced whole before the next log took a write: {synced} of {written}",
+            path.display()
+        );
+    }
+    Arc::try_unwrap(db).ok().unwrap().close().unwrap();
 }
 
 /// LevelDB's #251: a power loss can leave the last append's bytes as garbage or zeros

@@ -94,7 +94,7 @@ impl WritableFile for Recorded {
 
     /// Syncs through a second descriptor, recording as durable only what was written
     /// before the sync began: writes made while it runs may or may not be on the disk.
-    fn background_sync(&self) -> Option<BackgroundSyncFn> {
+    fn background_sync(&self, _path: &Path) -> Option<BackgroundSyncFn> {
         let file = self.file.try_clone().ok()?;
         let (inode, trace) = (self.inode, Arc::clone(&self.trace));
         Some(Box::new(move || {

@@ -18,7 +18,9 @@ pub(crate) type DirToSync = (Arc<dyn FileSystem>, PathBuf);
 /// directory as well as the file.
 type Outcome = (BackgroundSyncFn, Result<bool>);
 
-/// The background syncs of one file: at most one at a time.
+/// The background syncs of one file: at most one at a time. Dropped while one runs (the
+/// log replaced by the next, once synced on its own), the sync goes on alone and its
+/// outcome is not taken.
 pub(crate) struct BackgroundSync {
     path: PathBuf,
     /// The handle, while no sync runs with it.
@@ -70,8 +72,7 @@ impl BackgroundSync {
     }
 
     /// Waits for the sync that runs, if one does, and returns what it returned: whether it
-    /// synced the directory too, or its error. An error is returned once: the file's
-    /// descriptors share one record of a failed write, which the failed sync consumed.
+    /// synced the directory too, or its error (returned once).
     pub(crate) fn wait(&mut self) -> Result<bool> {
         let Some(handle) = self.running.take() else {
             return Ok(false);

@@ -40,12 +40,20 @@ pub trait WritableFile: Write + Send {
     /// overlap. Only a hint; by default nothing.
     fn start_writeback(&mut self) {}
 
-    /// A way to sync this file from another thread while it is written on, if it has one
-    /// (for a [`File`](std::fs::File), `fdatasync` through a second descriptor): each call
-    /// makes durable at least what was written before the call began. A write-ahead log
-    /// syncs most of what it holds in the background this way, so that the sync when its
-    /// memtable is full waits for little. By default none: every sync is [`sync`](Self::sync).
-    fn background_sync(&self) -> Option<BackgroundSyncFn> {
+    /// A way to sync this file, which is at `path`, from another thread while it is written
+    /// on, if it has one: each call makes durable at least what was written before the call
+    /// began. A write-ahead log syncs most of what it holds in the background this way, so
+    /// that the sync when its memtable is full waits for little, and does not wait for a
+    /// background sync still running. So a write that a background sync fails to make
+    /// durable must make the file's own next [`sync`](Self::sync) fail as well.
+    ///
+    /// A [`File`](std::fs::File) opens `path` anew (if it is still the same file) and
+    /// syncs it with `fdatasync`: Linux reports a failed write to every open description of
+    /// the file, where a `dup` of the file's descriptor would share one report with it, and
+    /// the sync that took it would leave the other none. By default none: every sync is
+    /// [`sync`](Self::sync).
+    fn background_sync(&self, path: &Path) -> Option<BackgroundSyncFn> {
+        let _ = path;
         None
     }
 }
@@ -66,10 +74,26 @@ impl WritableFile for File {
         close_reporting(*self)
     }
 
-    fn background_sync(&self) -> Option<BackgroundSyncFn> {
-        let file = self.try_clone().ok()?;
+    fn background_sync(&self, path: &Path) -> Option<BackgroundSyncFn> {
+        let file = reopen(self, path)?;
         Some(Box::new(move || file.sync_data()))
     }
+}
+
+/// `path` opened anew (read-only, not through a symbolic link) if it is the file `file` is
+/// open on: an open file description of its own, with its own report of failed writes.
+#[cfg(unix)]
+fn reopen(file: &File, path: &Path) -> Option<File> {
+    use std::os::unix::fs::MetadataExt;
+    let reopened = open_no_follow(path).ok()?;
+    let (a, b) = (file.metadata().ok()?, reopened.metadata().ok()?);
+    (a.dev() == b.dev() && a.ino() == b.ino()).then_some(reopened)
+}
+
+/// Elsewhere files are synced on the writer's thread only.
+#[cfg(not(unix))]
+fn reopen(_file: &File, _path: &Path) -> Option<File> {
+    None
 }
 
 /// Closes `file` with `close(2)`, reporting its error (dropping a `File` ignores it).
@@ -301,5 +325,36 @@ mod tests {
         kept.write_all(b"still open").unwrap();
         kept.sync_all().unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"still open");
+    }
+
+    /// A file's background sync opens its path anew, and only if the path still names the
+    /// file: not another file, not a symbolic link to it.
+    #[cfg(unix)]
+    #[test]
+    fn a_background_sync_opens_the_same_file_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000003.log");
+        let mut file = LocalFileSystem.create_log(&path).unwrap();
+        file.write_all(b"record").unwrap();
+        file.flush().unwrap();
+        let mut sync = file
+            .background_sync(&path)
+            .expect("a file has a background sync");
+        sync().unwrap();
+        file.write_all(b" and more").unwrap();
+        file.flush().unwrap();
+        sync().unwrap();
+
+        let other = dir.path().join("other");
+        std::fs::write(&other, b"").unwrap();
+        assert!(file.background_sync(&other).is_none(), "another file");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert!(file.background_sync(&link).is_none(), "a symbolic link");
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            file.background_sync(&path).is_none(),
+            "a name no longer there"
+        );
     }
 }

@@ -55,7 +55,7 @@ impl LogFile {
             .create_log(&path)
             .map_err(|e| Error::op("cannot create", &path, e))?;
         let background = file
-            .background_sync()
+            .background_sync(&path)
             .map(|sync| BackgroundSync::new(&path, sync));
         let mut log = LogFile::new(path, file);
         log.dir_to_sync = Some((Arc::clone(fs), dir.to_path_buf()));
@@ -87,10 +87,11 @@ impl LogFile {
     }
 
     /// Syncs the directory if the file's name is not synced yet, then the file. A
-    /// background sync still running is waited for after the file's own sync (both wait for
-    /// the same writes to reach the disk), and its error returned.
+    /// background sync that has finished gives its outcome first; one still running is not
+    /// waited for: the file's own sync waits for the same writes to reach the disk, and
+    /// fails if one of them failed ([`WritableFile::background_sync`]).
     fn sync_file(&mut self) -> Result<()> {
-        self.reap_background(false)?;
+        self.reap_background()?;
         if let Some((fs, dir)) = &self.dir_to_sync {
             fs.sync_dir(dir)
                 .map_err(|e| Error::op("cannot sync", dir, e))?;
@@ -99,17 +100,17 @@ impl LogFile {
         self.unsynced = 0;
         let path = &self.path;
         let file = self.writer.get_mut().get_mut();
-        file.sync().map_err(|e| Error::op("cannot sync", path, e))?;
-        self.reap_background(true)
+        file.sync().map_err(|e| Error::op("cannot sync", path, e))
     }
 
-    /// Takes the outcome of the background sync if it has finished (or, if `wait`, once
-    /// it has): its error, or whether it synced the directory.
-    fn reap_background(&mut self, wait: bool) -> Result<()> {
-        if let Some(background) = &mut self.background {
-            if (wait || !background.is_busy()) && background.wait()? {
-                self.dir_to_sync = None;
-            }
+    /// Takes the outcome of the background sync if it has finished: its error, or whether
+    /// it synced the directory.
+    fn reap_background(&mut self) -> Result<()> {
+        if let Some(background) = &mut self.background
+            && !background.is_busy()
+            && background.wait()?
+        {
+            self.dir_to_sync = None;
         }
         Ok(())
     }
@@ -117,7 +118,7 @@ impl LogFile {
     /// Starts a background sync of what was appended so far, the directory's first if the
     /// name is not synced yet; when none can start, hints the system to start writing.
     fn start_writeback(&mut self) -> Result<()> {
-        self.reap_background(false)?;
+        self.reap_background()?;
         if let Some(background) = &mut self.background {
             if background.start(self.dir_to_sync.as_ref()) {
                 return Ok(());
