@@ -134,7 +134,7 @@ fn step<'a>(shared: &'a Shared, st: MutexGuard<'a, State>) -> (MutexGuard<'a, St
         }
     }
     if result.is_ok() {
-        shared.remove_obsolete_files(&mut st);
+        st = shared.remove_obsolete_files(st);
     }
     (st, result)
 }

@@ -66,8 +66,9 @@ impl Shared {
         }
         st.imm = None;
         self.install_view(&mut st);
-        self.remove_obsolete_files(&mut st);
+        // Writers waiting for room go on while the obsolete files are deleted.
         self.finished_cv.notify_all();
+        let st = self.remove_obsolete_files(st);
         (st, Ok(()))
     }
 }

@@ -159,7 +159,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         options,
         _lock: lock,
     });
-    shared.remove_obsolete_files(&mut shared.state());
+    drop(shared.remove_obsolete_files(shared.state()));
     Ok(shared)
 }
 

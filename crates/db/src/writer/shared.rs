@@ -212,11 +212,31 @@ impl Shared {
 
     /// Deletes the files no view needs (LevelDB's `RemoveObsoleteFiles`): logs older than
     /// the MANIFEST's log number, older MANIFESTs, and tables and temporary files no live
-    /// view or write in progress names.
-    pub(crate) fn remove_obsolete_files(&self, st: &mut State) {
+    /// view or write in progress names. They are chosen under the state lock and deleted
+    /// with it released, as LevelDB deletes them: deleting a log of megabytes can take
+    /// milliseconds, which writers would otherwise wait out. A file chosen is never needed
+    /// again (file numbers are not reused).
+    pub(crate) fn remove_obsolete_files<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+    ) -> MutexGuard<'a, State> {
+        let obsolete = self.obsolete_files(&mut st);
+        if obsolete.is_empty() {
+            return st;
+        }
+        drop(st);
+        for path in obsolete {
+            let _ = self.options.file_system.remove(&path);
+        }
+        self.state()
+    }
+
+    /// The files [`remove_obsolete_files`](Self::remove_obsolete_files) deletes; the tables
+    /// among them are forgotten by the table cache.
+    fn obsolete_files(&self, st: &mut State) -> Vec<PathBuf> {
         if st.bg_error.is_some() {
             // Whether the last change reached the MANIFEST is unknown: keep everything.
-            return;
+            return Vec::new();
         }
         let mut live: BTreeSet<u64> = st.pending_outputs.clone();
         live.extend(st.versions.current.levels.numbers());
@@ -229,9 +249,10 @@ impl Shared {
             }
         }
         let Ok(names) = list_dir(&self.dir) else {
-            return;
+            return Vec::new();
         };
         let v = &st.versions;
+        let mut obsolete = Vec::new();
         for name in names {
             let kind = parse_file_name(&name);
             let keep = match kind {
@@ -249,8 +270,9 @@ impl Shared {
                 self.tables.forget(n);
                 lock(&self.seeks).remove(&n);
             }
-            let _ = self.options.file_system.remove(&self.dir.join(&name));
+            obsolete.push(self.dir.join(&name));
         }
+        obsolete
     }
 }
 
