@@ -10,6 +10,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use common::*;
 
@@ -18,6 +19,15 @@ fn command(args: &[&std::ffi::OsStr]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_leveltable"));
     cmd.args(args).stdin(Stdio::null());
     cmd
+}
+
+/// Held by each test of this file while it runs: they run one at a time. A command spawned
+/// by one test while another holds the reading end of its pipe (in [`closed_pipe`]) would
+/// keep that end open until the command's exec, and a write to the "closed" pipe could
+/// then succeed.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The writing end of a pipe whose reading end is already closed: every write to it fails
@@ -80,6 +90,7 @@ fn args(v: &[std::ffi::OsString]) -> Vec<&std::ffi::OsStr> {
 
 #[test]
 fn a_closed_standard_output_is_a_quiet_success_for_every_command() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let table = table(dir.path());
     for argv in printing_commands(&table) {
@@ -93,6 +104,7 @@ fn a_closed_standard_output_is_a_quiet_success_for_every_command() {
 
 #[test]
 fn a_closed_standard_error_is_a_quiet_success_too() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let table = table(dir.path());
     // get: `not found:` lines and the counters go to standard error.
@@ -116,6 +128,7 @@ fn a_closed_standard_error_is_a_quiet_success_too() {
 
 #[test]
 fn a_full_standard_output_is_an_error() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let table = table(dir.path());
     for argv in printing_commands(&table) {
@@ -133,6 +146,7 @@ fn a_full_standard_output_is_an_error() {
 
 #[test]
 fn a_full_standard_error_is_an_error_and_a_written_table_stays() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let table = table(dir.path());
     let mut cmd = command(&args(&[
@@ -167,6 +181,7 @@ fn a_full_standard_error_is_an_error_and_a_written_table_stays() {
 /// one write per line; the lines all arrive, in order.
 #[test]
 fn many_missing_keys_are_reported_in_order() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let table = table(dir.path());
     let keys: String = (0..5000).map(|i| format!("absent{i:05}\n")).collect();
@@ -185,6 +200,7 @@ fn many_missing_keys_are_reported_in_order() {
 /// standard error takes a handful, not one per missing key.
 #[test]
 fn missing_keys_take_few_writes() {
+    let _one = one_at_a_time();
     let traced = Command::new("strace")
         .args(["-f", "-o", "/dev/null", "true"])
         .output();
@@ -219,6 +235,7 @@ fn missing_keys_take_few_writes() {
 
 #[test]
 fn help_and_version_follow_the_same_rules() {
+    let _one = one_at_a_time();
     for flag in ["--help", "--version", "-h"] {
         let mut cmd = command(&[flag.as_ref()]);
         cmd.stdout(closed_pipe()).stderr(Stdio::piped());
