@@ -12,6 +12,12 @@ use leveltable_db::{FileSystem, LocalFileSystem, WritableFile};
 pub trait WrapFile: Send + Sync + Debug {
     /// The file the database writes in place of `file`, which was created at `path`.
     fn wrap(&self, path: &Path, file: Box<dyn WritableFile>) -> Box<dyn WritableFile>;
+
+    /// Called as the database deletes `path`, before it is deleted: a test may hold the
+    /// deletion here. By default nothing.
+    fn removing(&self, path: &Path) {
+        let _ = path;
+    }
 }
 
 /// [`LocalFileSystem`], with every file it creates passed through `.0`.
@@ -32,6 +38,7 @@ impl<W: WrapFile> FileSystem for Wrapped<W> {
     }
 
     fn remove(&self, path: &Path) -> io::Result<()> {
+        self.0.removing(path);
         LocalFileSystem.remove(path)
     }
 

@@ -1,6 +1,7 @@
-//! A flush and a compaction record their tables in the MANIFEST without holding up writes:
-//! while the MANIFEST record is being synced, puts and gets go on, and once it is synced the
-//! database holds everything written, before and during the sync.
+//! A flush and a compaction record their tables in the MANIFEST, and a flush deletes the log
+//! it made obsolete, without holding up writes: while the MANIFEST record is being synced,
+//! or the log deleted, puts and gets go on, and afterwards the database holds everything
+//! written, before, during and after.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -19,9 +20,8 @@ use common::wrapped_fs::{WrapFile, Wrapped};
 /// stuck: past it, the test fails rather than hangs.
 const STUCK: Duration = Duration::from_secs(120);
 
-/// The local file system, except that once armed, the next sync of a MANIFEST (with
-/// `deletions`, the next whose record deletes tables: a compaction's) says so on `entered`
-/// and waits for a word on `release`.
+/// The local file system, except that once armed, the next step of the kind `held` says so
+/// on `entered` and waits for a word on `release`.
 #[derive(Debug)]
 struct HeldSync {
     gate: Arc<Mutex<Option<Gate>>>,
@@ -31,7 +31,26 @@ struct HeldSync {
 struct Gate {
     entered: Sender<()>,
     release: Receiver<()>,
-    deletions: bool,
+    held: Held,
+}
+
+/// The step a [`Gate`] holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Held {
+    /// The next sync of a MANIFEST.
+    ManifestSync,
+    /// The next sync of a MANIFEST whose record deletes tables: a compaction's.
+    CompactionSync,
+    /// The next deletion of a log.
+    LogDeletion,
+}
+
+impl Gate {
+    /// Says the step is held, and waits for the word to go on.
+    fn hold(self) {
+        self.entered.send(()).unwrap();
+        self.release.recv().unwrap();
+    }
 }
 
 struct File {
@@ -66,12 +85,13 @@ impl WritableFile for File {
         let deletes = self.deletes_tables();
         let gate = self.gate.as_ref().and_then(|g| {
             let mut g = g.lock().unwrap();
-            g.take_if(|gate| !gate.deletions || deletes)
+            g.take_if(|gate| {
+                gate.held == Held::ManifestSync || gate.held == Held::CompactionSync && deletes
+            })
         });
         self.unsynced.clear();
         if let Some(gate) = gate {
-            gate.entered.send(()).unwrap();
-            gate.release.recv().unwrap();
+            gate.hold();
         }
         self.inner.sync()
     }
@@ -92,19 +112,32 @@ impl WrapFile for HeldSync {
             unsynced: Vec::new(),
         })
     }
+
+    fn removing(&self, path: &Path) {
+        if path.extension().is_some_and(|x| x == "log") {
+            let gate = self
+                .gate
+                .lock()
+                .unwrap()
+                .take_if(|gate| gate.held == Held::LogDeletion);
+            if let Some(gate) = gate {
+                gate.hold();
+            }
+        }
+    }
 }
 
 fn key(i: u32) -> Vec<u8> {
     format!("key-{i:08}").into_bytes()
 }
 
-/// Opens a database at `path` with `options` over [`HeldSync`], armed to hold the next
-/// MANIFEST sync (with `deletions`, the next whose record deletes tables). Returns the
-/// database, the channel that says a sync is held, and the one that releases it.
+/// Opens a database at `path` with `options` over [`HeldSync`], armed to hold the next step
+/// of the kind `held`. Returns the database, the channel that says the step is held, and the
+/// one that releases it.
 fn open_held(
     path: &Path,
     options: WritableOptions,
-    deletions: bool,
+    held: Held,
 ) -> (Arc<WritableDb>, Receiver<()>, Sender<()>) {
     let gate = Arc::new(Mutex::new(None));
     let options = options
@@ -118,14 +151,14 @@ fn open_held(
     *gate.lock().unwrap() = Some(Gate {
         entered: entered_tx,
         release: release_rx,
-        deletions,
+        held,
     });
     (db, entered, release)
 }
 
-/// With a MANIFEST sync held: puts `during` on another thread and reads it and `other`
-/// back there, then releases the sync. Returns what the two gets read; fails the test if
-/// the put or the gets wait for the sync.
+/// With a step held: puts `during` on another thread and reads it and `other` back there,
+/// then releases the step. Returns what the two gets read; fails the test if the put or the
+/// gets wait for the step.
 fn write_while_held(
     db: &Arc<WritableDb>,
     release: Sender<()>,
@@ -135,7 +168,7 @@ fn write_while_held(
     let writer = {
         let db = Arc::clone(db);
         std::thread::spawn(move || {
-            db.put(b"during", b"the sync", WriteOptions::default())
+            db.put(b"during", b"the held step", WriteOptions::default())
                 .unwrap();
             let read = (db.get(b"during").unwrap(), db.get(&other).unwrap());
             done_tx.send(read).unwrap();
@@ -143,20 +176,31 @@ fn write_while_held(
     };
     let read = done.recv_timeout(STUCK);
     release.send(()).unwrap();
-    let read = read.expect("a put and gets while the MANIFEST syncs finish");
+    let read = read.expect("a put and gets while the step is held finish");
     writer.join().unwrap();
     read
 }
 
 #[test]
 fn writes_go_on_while_a_flush_syncs_the_manifest() {
+    writes_go_on_while_a_flush_is_held(Held::ManifestSync);
+}
+
+#[test]
+fn writes_go_on_while_a_flush_deletes_the_old_log() {
+    writes_go_on_while_a_flush_is_held(Held::LogDeletion);
+}
+
+/// Fills a memtable past its size, once: a write switches to a new memtable, and the
+/// background thread flushes the full one, records its table in the MANIFEST and deletes
+/// its log. With the step `held` held, a put and gets go on.
+fn writes_go_on_while_a_flush_is_held(held: Held) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let options = WritableOptions::default().write_buffer_size(64 << 10);
-    let (db, entered, release) = open_held(&path, options, false);
-    // Fill the memtable past its size, once: a write switches to a new memtable, and the
-    // background thread flushes the full one and records its table in the MANIFEST. (On a
-    // thread of its own: a writer waiting for the flush must not keep the test waiting.)
+    let (db, entered, release) = open_held(&path, options, held);
+    // (The filler is on a thread of its own: a writer waiting for the flush must not keep
+    // the test waiting.)
     let written = 80;
     let value = vec![b'v'; 1000];
     let filler = {
@@ -169,13 +213,13 @@ fn writes_go_on_while_a_flush_syncs_the_manifest() {
     };
     entered
         .recv_timeout(STUCK)
-        .expect("a flush syncs the MANIFEST");
-    // The MANIFEST's sync is held: writes and reads on another thread still finish.
+        .expect("the flush reaches the step held");
+    // The step is held: writes and reads on another thread still finish.
     let (during, first) = write_while_held(&db, release, key(0));
-    assert_eq!(during, Some(b"the sync".to_vec()));
+    assert_eq!(during, Some(b"the held step".to_vec()));
     assert_eq!(first, Some(value.clone()));
     filler.join().unwrap();
-    db.put(b"after", b"the sync", WriteOptions::default())
+    db.put(b"after", b"the held step", WriteOptions::default())
         .unwrap();
     Arc::into_inner(db).unwrap().close().unwrap();
 
@@ -183,8 +227,8 @@ fn writes_go_on_while_a_flush_syncs_the_manifest() {
     for i in 0..written {
         assert_eq!(db.get(&key(i)).unwrap(), Some(value.clone()), "key {i}");
     }
-    assert_eq!(db.get(b"during").unwrap(), Some(b"the sync".to_vec()));
-    assert_eq!(db.get(b"after").unwrap(), Some(b"the sync".to_vec()));
+    assert_eq!(db.get(b"during").unwrap(), Some(b"the held step".to_vec()));
+    assert_eq!(db.get(b"after").unwrap(), Some(b"the held step".to_vec()));
     assert!(
         db.tables().iter().any(|t| t.level.is_some()),
         "the flush's table is listed"
@@ -200,7 +244,7 @@ fn writes_go_on_while_a_compaction_syncs_the_manifest() {
     // waits for the background thread): the first go to levels 2 and 1, the next to level
     // 0, and with four there the background thread compacts them. That compaction's
     // MANIFEST record, the first to delete tables, is held in its sync.
-    let (db, entered, release) = open_held(&path, WritableOptions::default(), true);
+    let (db, entered, release) = open_held(&path, WritableOptions::default(), Held::CompactionSync);
     let rounds = 8u32;
     let value = |round: u32| [&[b'v'; 100][..], &round.to_be_bytes()].concat();
     let filler = {
@@ -220,7 +264,7 @@ fn writes_go_on_while_a_compaction_syncs_the_manifest() {
         .expect("a compaction syncs the MANIFEST");
     // The compaction's MANIFEST sync is held: writes and reads on another thread finish.
     let (during, seven) = write_while_held(&db, release, key(7));
-    assert_eq!(during, Some(b"the sync".to_vec()));
+    assert_eq!(during, Some(b"the held step".to_vec()));
     assert!(seven.is_some_and(|v| v.starts_with(&[b'v'; 100])));
     filler.join().unwrap();
     let newest = value(rounds - 1);
@@ -232,6 +276,6 @@ fn writes_go_on_while_a_compaction_syncs_the_manifest() {
     for i in 0..200 {
         assert_eq!(db.get(&key(i)).unwrap(), Some(newest.clone()), "key {i}");
     }
-    assert_eq!(db.get(b"during").unwrap(), Some(b"the sync".to_vec()));
+    assert_eq!(db.get(b"during").unwrap(), Some(b"the held step".to_vec()));
     db.close().unwrap();
 }
