@@ -23,7 +23,7 @@ const STUCK: Duration = Duration::from_secs(120);
 /// The local file system, except that once armed, the next step of the kind `held` says so
 /// on `entered` and waits for a word on `release`.
 #[derive(Debug)]
-struct HeldSync {
+struct HeldStep {
     gate: Arc<Mutex<Option<Gate>>>,
 }
 
@@ -101,7 +101,7 @@ impl WritableFile for File {
     }
 }
 
-impl WrapFile for HeldSync {
+impl WrapFile for HeldStep {
     fn wrap(&self, path: &Path, inner: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
         let manifest = path
             .file_name()
@@ -131,7 +131,7 @@ fn key(i: u32) -> Vec<u8> {
     format!("key-{i:08}").into_bytes()
 }
 
-/// Opens a database at `path` with `options` over [`HeldSync`], armed to hold the next step
+/// Opens a database at `path` with `options` over [`HeldStep`], armed to hold the next step
 /// of the kind `held`. Returns the database, the channel that says the step is held, and the
 /// one that releases it.
 fn open_held(
@@ -142,7 +142,7 @@ fn open_held(
     let gate = Arc::new(Mutex::new(None));
     let options = options
         .create_if_missing(true)
-        .file_system(Arc::new(Wrapped(HeldSync {
+        .file_system(Arc::new(Wrapped(HeldStep {
             gate: Arc::clone(&gate),
         })));
     let db = Arc::new(WritableDb::open(path, options).unwrap());
