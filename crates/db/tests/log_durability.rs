@@ -93,9 +93,15 @@ impl WritableFile for Tracked {
         Ok(())
     }
 
-    /// Counts as synced only what was written when the sync began.
+    /// Counts as synced only what was written when the sync began. With `fail` set, the
+    /// file's writes fail to reach the disk from the start: its background syncs fail, and
+    /// so do its own, whichever comes first (as the kernel reports a failed write to each
+    /// open description), however late the background thread runs.
     fn background_sync(&self, path: &Path) -> Option<BackgroundSyncFn> {
         let mut inner = self.inner.background_sync(path)?;
+        if self.background.fail.load(Ordering::Relaxed) {
+            self.failed.store(true, Ordering::Relaxed);
+        }
         let (path, lengths) = (self.path.clone(), Arc::clone(&self.lengths));
         let background = Arc::clone(&self.background);
         let failed = Arc::clone(&self.failed);
@@ -107,8 +113,7 @@ impl WritableFile for Tracked {
             }
             drop(hold);
             let written = lengths.lock().unwrap().entry(path.clone()).or_default().0;
-            if background.fail.load(Ordering::Relaxed) {
-                failed.store(true, Ordering::Relaxed);
+            if failed.load(Ordering::Relaxed) {
                 return Err(io::Error::other("injected background sync failure"));
             }
             inner()?;
