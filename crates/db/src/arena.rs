@@ -104,15 +104,15 @@ pub(crate) fn store_bytes(words: &[AtomicU32], offset: usize, bytes: &[u8]) {
         rest = &rest[1..];
     }
     let mut chunks = rest.chunks_exact(4);
-    for c in &mut chunks {
-        if let Some(w) = words.get(i / 4) {
-            w.store(
-                u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
-                Ordering::Relaxed,
-            );
-        }
-        i += 4;
+    // The whole words, checked against the run once.
+    let whole = words.get(i / 4..).unwrap_or_default();
+    for (w, c) in whole.iter().zip(&mut chunks) {
+        w.store(
+            u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+            Ordering::Relaxed,
+        );
     }
+    i += rest.len() - chunks.remainder().len();
     for &b in chunks.remainder() {
         or_byte(words, i, b);
         i += 1;
