@@ -46,6 +46,10 @@ pub(crate) const SHARED_BATCH_BYTES: usize = 1 << 20;
 /// An entry whose key and value together are longer is kept outside the arena.
 const INLINE_BYTES: usize = 32 << 10;
 
+/// The most keys of a write whose filter words [`LiveMemTable::prefetch_filter`] fetches:
+/// a larger batch's reads of them overlap one another in its inserts.
+const PREFETCH_FILTER_MAX_KEYS: u32 = 8;
+
 /// The bytes of an entry a writable memtable's key filter is sized for: 16 bits a key for
 /// entries of this size and up (a 4 MiB memtable's filter is 128 KiB); smaller entries
 /// share the bits, and the filter admits more keys it does not hold.
@@ -517,6 +521,20 @@ impl LiveMemTable {
             .map(|b| b.capacity())
             .sum();
         self.arena.memory_usage() + outside + self.filter.get().map_or(0, KeyFilter::memory_usage)
+    }
+
+    /// Hints that the filter words the keys of `batch` will set are to be read, so that a
+    /// small write's inserts after its log write find them in cache: a filter word is read
+    /// once in thousands of writes, and the log's `write` runs long enough to bring it in
+    /// from memory. (No bits are set: a write whose log write fails adds nothing.)
+    pub(crate) fn prefetch_filter(&self, batch: &WriteBatch<'_>) {
+        let Some(filter) = self.filter.get() else {
+            return;
+        };
+        if batch.count() <= PREFETCH_FILTER_MAX_KEYS {
+            // A malformed batch is refused by the insert that follows.
+            let _ = batch.for_each(|op| filter.prefetch(op.key));
+        }
     }
 
     /// Builds a filter over the user keys held, so that a lookup of a key not held reads one

@@ -56,6 +56,14 @@ impl KeyFilter {
         }
     }
 
+    /// Hints that the word of `user_key` will be read soon, as [`add`](Self::add) reads it.
+    pub(super) fn prefetch(&self, user_key: &[u8]) {
+        let (word, _) = self.place(user_key);
+        if let Some(w) = self.words.get(word) {
+            leveltable_prefetch::start_of(w);
+        }
+    }
+
     /// Whether `user_key` may have been added (`false`: it certainly was not).
     #[inline]
     pub(super) fn may_contain(&self, user_key: &[u8]) -> bool {

@@ -172,6 +172,9 @@ fn commit_group<'a>(
     batch.set_sequence(last + 1);
     let mem = Arc::clone(&st.mem);
     drop(st);
+    if let Ok(b) = WriteBatch::new(batch.as_bytes()) {
+        mem.prefetch_filter(&b);
+    }
     // Only the writer at the front of the queue gets here: the log and the memtable
     // have one writer at a time, without the state lock.
     let written = lock(&shared.log)
