@@ -56,41 +56,11 @@ pub(crate) fn commit(shared: &Shared, batch: Option<WriteBatchBuilder>, sync: bo
         st.pending.insert(id, Pending { batch, sync });
     }
     st.writers.push_back(id);
-    let mut spin_until = None;
-    loop {
-        // (A leader's write is committed by no one else.)
-        if own.is_none()
-            && let Some(r) = st.done.remove(&id)
-        {
-            return r;
+    if own.is_none() {
+        match wait_for_turn(shared, st, id) {
+            Turn::Front(front) => st = front,
+            Turn::Committed(r) => return r,
         }
-        if st.writers.front() == Some(&id) {
-            break;
-        }
-        // The writer in front usually commits within microseconds (the log is one
-        // `write` of its record): wait for it on this core rather than sleep and be
-        // woken, which costs two system calls and a wake-up longer than the commit.
-        let seen = shared.commits.load(AtomicOrdering::Acquire);
-        let spin_until = *spin_until.get_or_insert_with(|| Instant::now() + SPIN);
-        if Instant::now() < spin_until {
-            drop(st);
-            let mut spins = 0u32;
-            while shared.commits.load(AtomicOrdering::Acquire) == seen {
-                std::hint::spin_loop();
-                spins += 1;
-                if spins % 64 == 0 && Instant::now() >= spin_until {
-                    break;
-                }
-            }
-            st = shared.state();
-            continue;
-        }
-        st.sleeping += 1;
-        st = shared
-            .writers_cv
-            .wait(st)
-            .unwrap_or_else(PoisonError::into_inner);
-        st.sleeping -= 1;
     }
     let (mut st, room) = make_room_for_write(shared, st, force);
     let own = own.or_else(|| st.pending.remove(&id));
@@ -119,6 +89,55 @@ pub(crate) fn commit(shared: &Shared, batch: Option<WriteBatchBuilder>, sync: bo
         shared.writers_cv.notify_all();
     }
     result
+}
+
+/// How a queued writer's wait ends.
+enum Turn<'a> {
+    /// It is at the front of the queue, to commit its own write.
+    Front(MutexGuard<'a, State>),
+    /// The writer in front committed its write in its group.
+    Committed(Result<()>),
+}
+
+/// Waits until the writer `id`, queued behind others, is at the front of the queue or its
+/// write was committed by the group of a writer in front. (Out of line: a lone writer,
+/// the usual case, never waits, and its commit's code stays small.)
+#[cold]
+#[inline(never)]
+fn wait_for_turn<'a>(shared: &'a Shared, mut st: MutexGuard<'a, State>, id: u64) -> Turn<'a> {
+    let mut spin_until = None;
+    loop {
+        if let Some(r) = st.done.remove(&id) {
+            return Turn::Committed(r);
+        }
+        if st.writers.front() == Some(&id) {
+            return Turn::Front(st);
+        }
+        // The writer in front usually commits within microseconds (the log is one
+        // `write` of its record): wait for it on this core rather than sleep and be
+        // woken, which costs two system calls and a wake-up longer than the commit.
+        let seen = shared.commits.load(AtomicOrdering::Acquire);
+        let spin_until = *spin_until.get_or_insert_with(|| Instant::now() + SPIN);
+        if Instant::now() < spin_until {
+            drop(st);
+            let mut spins = 0u32;
+            while shared.commits.load(AtomicOrdering::Acquire) == seen {
+                std::hint::spin_loop();
+                spins += 1;
+                if spins % 64 == 0 && Instant::now() >= spin_until {
+                    break;
+                }
+            }
+            st = shared.state();
+            continue;
+        }
+        st.sleeping += 1;
+        st = shared
+            .writers_cv
+            .wait(st)
+            .unwrap_or_else(PoisonError::into_inner);
+        st.sleeping -= 1;
+    }
 }
 
 /// Commits `batch` with the writes queued behind it that may join it, as one log
@@ -210,7 +229,27 @@ fn commit_group<'a>(
 /// 1 ms once level 0 has 8 files, switches to a new memtable and log when the memtable
 /// is full (or `force`), and waits while the previous memtable is still being flushed
 /// or level 0 has 12 files.
+#[inline]
 fn make_room_for_write<'a>(
+    shared: &'a Shared,
+    st: MutexGuard<'a, State>,
+    force: bool,
+) -> (MutexGuard<'a, State>, Result<()>) {
+    // Almost every write: the memtable has room and level 0 is small.
+    if !force
+        && st.bg_error.is_none()
+        && st.versions.current.levels.files[0].len() < L0_SLOWDOWN_WRITES_TRIGGER
+        && st.mem.approximate_bytes() <= shared.options.write_buffer_size
+    {
+        return (st, Ok(()));
+    }
+    make_room_slowly(shared, st, force)
+}
+
+/// [`make_room_for_write`] where it may delay, wait or switch memtables.
+#[cold]
+#[inline(never)]
+fn make_room_slowly<'a>(
     shared: &'a Shared,
     mut st: MutexGuard<'a, State>,
     mut force: bool,
