@@ -3,8 +3,8 @@
 # cargo's target directory, target/wheels at the top of the repository unless
 # CARGO_TARGET_DIR says otherwise):
 #
-#   leveltable-<version>-cp39-abi3-manylinux2014_<arch>.manylinux_2_17_<arch>.whl
-#       one wheel for CPython 3.9 and later (abi3) on every Linux with glibc 2.17 or newer
+#   leveltable-<version>-cp310-abi3-manylinux2014_<arch>.manylinux_2_17_<arch>.whl
+#       one wheel for CPython 3.10 and later (abi3) on every Linux with glibc 2.17 or newer
 #       (CentOS 7, RHEL 8 and 9, Debian 8 on, Ubuntu 14.04 on, Amazon Linux 2, ...), for the
 #       architecture of the machine that builds it. Zig links it against glibc 2.17's symbols,
 #       so no manylinux container is needed; maturin's auditwheel check refuses a wheel that
@@ -13,7 +13,7 @@
 #       the sdist, with the workspace crates it depends on: `pip install` of it compiles the
 #       extension (it needs cargo, Rust 1.85 or later, and a C compiler for zstd).
 #
-# Needs cargo and python3 (3.9 or later). maturin and zig (PyPI's `ziglang`) are installed
+# Needs cargo and python3 (3.10 or later). maturin and zig (PyPI's `ziglang`) are installed
 # into a virtual environment of their own, LEVELTABLE_BUILD_VENV (default:
 # $TMPDIR/leveltable-build-venv), kept for the next run.
 #

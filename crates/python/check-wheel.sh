@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks a wheel that build-wheels.sh made: that it is the one wheel for every CPython from 3.9
+# Checks a wheel that build-wheels.sh made: that it is the one wheel for every CPython from 3.10
 # on (abi3) and every Linux with glibc 2.17 or newer (manylinux2014), by its name, by the tags
 # its WHEEL file lists, and by what its extension module links against: no glibc symbol
 # version newer than 2.17, and no shared library outside the system's C runtime.
@@ -22,8 +22,8 @@ fail() {
 }
 
 case "$name" in
-leveltable-*-cp39-abi3-manylinux2014_"$arch".manylinux_2_17_"$arch".whl) ;;
-*) fail "the name does not say cp39-abi3-manylinux2014_$arch.manylinux_2_17_$arch" ;;
+leveltable-*-cp310-abi3-manylinux2014_"$arch".manylinux_2_17_"$arch".whl) ;;
+*) fail "the name does not say cp310-abi3-manylinux2014_$arch.manylinux_2_17_$arch" ;;
 esac
 
 dir="$(mktemp -d)"
@@ -31,7 +31,7 @@ trap 'rm -rf "$dir"' EXIT
 python3 -m zipfile -e "$wheel" "$dir"
 
 tags="$(grep -h '^Tag: ' "$dir"/leveltable-*.dist-info/WHEEL | sed 's/^Tag: //' | sort)"
-want="$(printf 'cp39-abi3-manylinux2014_%s\ncp39-abi3-manylinux_2_17_%s\n' "$arch" "$arch" | sort)"
+want="$(printf 'cp310-abi3-manylinux2014_%s\ncp310-abi3-manylinux_2_17_%s\n' "$arch" "$arch" | sort)"
 [ "$tags" = "$want" ] || fail "WHEEL lists the tags [$(echo $tags)], not [$(echo $want)]"
 
 so="$dir/leveltable/_leveltable.abi3.so"
@@ -51,4 +51,4 @@ for library in $needed; do
     esac
 done
 
-echo "$name: abi3 (CPython >= 3.9), manylinux2014; newest glibc symbol version $newest; links $(echo $needed)"
+echo "$name: abi3 (CPython >= 3.10), manylinux2014; newest glibc symbol version $newest; links $(echo $needed)"
