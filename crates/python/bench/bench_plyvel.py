@@ -12,6 +12,9 @@ against plyvel's iteration into two Python lists. Prints per-operation times, th
 leveltable.plyvel's time to plyvel's in wall time and in the process's CPU time (every
 thread, background work included), and the targets: puts, batches, gets and iteration
 each at most 0.90x plyvel's time; scan_arrow at least 10x plyvel's entries per second.
+Beside the best of the rounds, the median of the rounds' ratios (each round runs both sides
+back to back, each going first in every other round): a measure other work on the machine
+moves less than the two bests, which can come from different moments.
 With --cli, also `leveltable db dump DIR > /dev/null` over the same database (the process
 and its open included, as a shell user runs it), and scan_arrow's entries per second as a
 ratio of the dump's: at least 0.5x. `--scan-only` runs only these scan rows, over a
@@ -29,6 +32,7 @@ import argparse
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -248,11 +252,14 @@ def main():
     keys = [KEY % i for i in range(n)]
     random.Random(1).shuffle(keys)
     best = {}
+    # Each round's wall times, for the ratio of the two sides within a round.
+    by_round = {}
     scan_rounds = []
 
     def record(name, seconds):
         old = best.get(name, seconds)
         best[name] = (min(old[0], seconds[0]), min(old[1], seconds[1]))
+        by_round.setdefault(name, []).append(seconds[0])
 
     workloads = [w for w in WORKLOADS if args.workloads is None or w in args.workloads]
     try:
@@ -261,8 +268,11 @@ def main():
             make_db(scanned, n)
             for _ in range(args.rounds):
                 scan_rounds.append(scan_rows(args.scans, args.cli, scanned, n))
-        for _ in range(0 if args.scan_only else args.rounds):
-            for label, module in (("plyvel", plyvel), ("leveltable", lt_plyvel)):
+        sides = (("plyvel", plyvel), ("leveltable", lt_plyvel))
+        for round_ in range(0 if args.scan_only else args.rounds):
+            # Each side goes first in every other round: neither always follows the
+            # other's writeback.
+            for label, module in sides if round_ % 2 == 0 else sides[::-1]:
                 put_dir = os.path.join(work, label + "-puts")
                 batch_dir = os.path.join(work, label + "-batches")
                 for d in (put_dir, batch_dir):
@@ -287,15 +297,20 @@ def main():
     print(f"{n} entries, 16-byte keys, 100-byte values")
     if best:
         print(f"best of {args.rounds} rounds, per operation; wall time, then the process's CPU "
-              "time (every thread):")
+              "time (every thread); then the median over the rounds of each round's wall-time "
+              "ratio:")
         print(f"{'workload':<18} {'plyvel':>12} {'leveltable':>12} {'ratio':>7}  target"
-              f"   {'plyvel':>12} {'leveltable':>12} {'ratio':>7}")
+              f"   {'plyvel':>12} {'leveltable':>12} {'ratio':>7}  {'median':>7}")
     for workload in workloads if best else ():
         p, lt = best["plyvel", workload], best["leveltable", workload]
         verdict = "met" if lt[0] <= 0.9 * p[0] else "missed"
+        paired = statistics.median(
+            mine / theirs
+            for mine, theirs in zip(by_round["leveltable", workload], by_round["plyvel", workload])
+        )
         print(f"{workload:<18} {p[0] * 1e9:>9.0f} ns {lt[0] * 1e9:>9.0f} ns "
               f"{lt[0] / p[0]:>6.2f}x  <= 0.90x: {verdict:<6}  CPU: {p[1] * 1e9:>9.0f} ns "
-              f"{lt[1] * 1e9:>9.0f} ns {lt[1] / p[1]:>6.2f}x")
+              f"{lt[1] * 1e9:>9.0f} ns {lt[1] / p[1]:>6.2f}x  {paired:>6.2f}x")
     report_scans(scan_rounds, n)
 
 
