@@ -229,27 +229,7 @@ fn commit_group<'a>(
 /// 1 ms once level 0 has 8 files, switches to a new memtable and log when the memtable
 /// is full (or `force`), and waits while the previous memtable is still being flushed
 /// or level 0 has 12 files.
-#[inline]
 fn make_room_for_write<'a>(
-    shared: &'a Shared,
-    st: MutexGuard<'a, State>,
-    force: bool,
-) -> (MutexGuard<'a, State>, Result<()>) {
-    // Almost every write: the memtable has room and level 0 is small.
-    if !force
-        && st.bg_error.is_none()
-        && st.versions.current.levels.files[0].len() < L0_SLOWDOWN_WRITES_TRIGGER
-        && st.mem.approximate_bytes() <= shared.options.write_buffer_size
-    {
-        return (st, Ok(()));
-    }
-    make_room_slowly(shared, st, force)
-}
-
-/// [`make_room_for_write`] where it may delay, wait or switch memtables.
-#[cold]
-#[inline(never)]
-fn make_room_slowly<'a>(
     shared: &'a Shared,
     mut st: MutexGuard<'a, State>,
     mut force: bool,
@@ -274,42 +254,47 @@ fn make_room_slowly<'a>(
                 .wait(st)
                 .unwrap_or_else(PoisonError::into_inner);
         } else {
-            // The old log is made durable before a write reaches the new one, so that a
-            // power loss never keeps a later log's records without the earlier log's
-            // (LevelDB syncs neither here, its issue #193).
-            if let Err(e) = lock(&shared.log).sync() {
-                let e = shared.record_bg_error(&mut st, e);
-                return (st, Err(Error::Shared(e)));
+            if let Err(e) = switch_memtable(shared, &mut st) {
+                return (st, Err(e));
             }
-            let number = match st.versions.new_file_number() {
-                Ok(number) => number,
-                Err(e) => return (st, Err(e)),
-            };
-            let log = match LogFile::create_log(
-                &shared.options.file_system,
-                &shared.dir,
-                number,
-                shared.options.write_buffer_size,
-            ) {
-                Ok(log) => log,
-                Err(e) => return (st, Err(e)),
-            };
-            // The old log is closed; its writes are in the memtable being flushed.
-            *lock(&shared.log) = log;
-            st.log_number = number;
-            let full = std::mem::replace(
-                &mut st.mem,
-                Arc::new(LiveMemTable::for_writes(
-                    &shared.user,
-                    shared.options.write_buffer_size,
-                )),
-            );
-            st.imm = Some(full);
-            shared.install_view(&mut st);
-            shared.work_cv.notify_one();
             force = false;
         }
     }
+}
+
+/// Switches the full memtable for a new one with a new log, and wakes the background
+/// thread to flush it. (Out of line: one write in thousands switches, and the others'
+/// commit keeps its code small.)
+#[cold]
+#[inline(never)]
+fn switch_memtable(shared: &Shared, st: &mut MutexGuard<'_, State>) -> Result<()> {
+    // The old log is made durable before a write reaches the new one, so that a power
+    // loss never keeps a later log's records without the earlier log's (LevelDB syncs
+    // neither here, its issue #193).
+    if let Err(e) = lock(&shared.log).sync() {
+        return Err(Error::Shared(shared.record_bg_error(st, e)));
+    }
+    let number = st.versions.new_file_number()?;
+    let log = LogFile::create_log(
+        &shared.options.file_system,
+        &shared.dir,
+        number,
+        shared.options.write_buffer_size,
+    )?;
+    // The old log is closed; its writes are in the memtable being flushed.
+    *lock(&shared.log) = log;
+    st.log_number = number;
+    let full = std::mem::replace(
+        &mut st.mem,
+        Arc::new(LiveMemTable::for_writes(
+            &shared.user,
+            shared.options.write_buffer_size,
+        )),
+    );
+    st.imm = Some(full);
+    shared.install_view(st);
+    shared.work_cv.notify_one();
+    Ok(())
 }
 
 /// Refuses a batch of more than [`MAX_WRITE_BATCH_BYTES`], naming the limit.
