@@ -6,6 +6,7 @@ mod background_sync;
 mod compaction;
 pub(crate) mod compaction_filter;
 mod compaction_iter;
+mod compaction_stats;
 pub(crate) mod file_system;
 mod flush;
 mod fork;

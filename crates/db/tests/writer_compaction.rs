@@ -159,3 +159,90 @@ fn waiting_for_compactions_leaves_nothing_running() {
     assert_eq!(db.compactions(), compactions);
     assert_levels_disjoint(&db);
 }
+
+/// The rows of LevelDB's `leveldb.stats` table: level, files, then size, seconds, MiB read
+/// and MiB written.
+fn stats_rows(text: &str) -> Vec<(usize, usize, [u64; 4])> {
+    let mut lines = text.lines();
+    assert_eq!(
+        [lines.next(), lines.next(), lines.next()],
+        [
+            Some("                               Compactions"),
+            Some("Level  Files Size(MB) Time(sec) Read(MB) Write(MB)"),
+            Some("--------------------------------------------------"),
+        ],
+        "{text}"
+    );
+    lines
+        .map(|line| {
+            assert_eq!(line.len(), 50, "a row of LevelDB's widths: {line:?}");
+            let fields: Vec<u64> = line
+                .split_whitespace()
+                .map(|f| f.parse().unwrap())
+                .collect();
+            assert_eq!(fields.len(), 6, "{line:?}");
+            (
+                fields[0] as usize,
+                fields[1] as usize,
+                [fields[2], fields[3], fields[4], fields[5]],
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn leveldb_stats_report_each_levels_files_and_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(1 << 20);
+    let db = WritableDb::open(dir.path(), options).unwrap();
+    let fresh = stats_rows(&db.property("leveldb.stats").unwrap());
+    assert!(fresh.is_empty(), "{fresh:?}");
+    // 6 MiB of values snappy cannot shrink, in random key order.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _ in 0..6 * 1024 {
+        let key = format!("k{:08}", next() % 100_000);
+        let value: Vec<u8> = (0..128).flat_map(|_| next().to_le_bytes()).collect();
+        db.put(key.as_bytes(), &value, WriteOptions::default())
+            .unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    let rows = stats_rows(&db.property("leveldb.stats").unwrap());
+    let tables = db.tables();
+    let mut listed = Vec::new();
+    for level in 0..7 {
+        let files: Vec<_> = tables.iter().filter(|t| t.level == Some(level)).collect();
+        let bytes: u64 = files.iter().map(|t| t.size).sum();
+        let row = rows.iter().find(|r| r.0 == level);
+        if let Some(&(_, n, [size, ..])) = row {
+            assert_eq!(n, files.len(), "level {level}: {rows:?}");
+            assert_eq!(
+                size,
+                (bytes as f64 / 1_048_576.0).round() as u64,
+                "{rows:?}"
+            );
+            listed.push(level);
+        } else {
+            assert!(files.is_empty(), "level {level} holds files: {rows:?}");
+        }
+    }
+    // The flushes wrote about 6 MiB (to level 0, or deeper where nothing overlapped) and
+    // read nothing; the compactions read and wrote at the levels below level 0.
+    let level0 = rows.iter().find(|r| r.0 == 0).expect("a level-0 row");
+    assert_eq!(level0.2[2], 0, "{rows:?}");
+    let total = |i: usize| rows.iter().map(|r| r.2[i]).sum::<u64>();
+    assert!(total(2) >= 5, "{rows:?}");
+    assert!(total(3) >= 10, "{rows:?}");
+    assert_eq!(
+        listed,
+        rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+        "rows in level order"
+    );
+}

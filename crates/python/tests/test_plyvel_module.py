@@ -63,7 +63,9 @@ def test_properties_name_levels_and_tables(tmp_path):
         assert "--- level 0 ---" in sstables and "'k0000' @ " in sstables
         db.put(b"in-memory", b"x" * 1000)
         assert int(db.get_property(b"leveldb.approximate-memory-usage")) > 1000
-        assert b"Level  Files Size(MB)" in db.get_property(b"leveldb.stats")
+        stats = db.get_property(b"leveldb.stats").split(b"\n")
+        assert stats[1] == b"Level  Files Size(MB) Time(sec) Read(MB) Write(MB)"
+        assert all(len(row) == 50 for row in stats[3:-1]) and stats[-1] == b""
         assert db.approximate_size(b"k", b"l") > 0
         assert db.approximate_size(b"x", b"y") == 0
 

@@ -6,6 +6,7 @@
 use std::ops::Bound;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::{Arc, MutexGuard};
+use std::time::Instant;
 
 use crate::levels::user_key;
 use crate::merger::Merger;
@@ -14,6 +15,7 @@ use crate::version::{Source, Version};
 use crate::version_edit::FileMetaData;
 use crate::writer::compaction::{Compaction, Limits};
 use crate::writer::compaction_iter::{CompactionIter, Filtering};
+use crate::writer::compaction_stats::CompactionStats;
 use crate::writer::shared::{Shared, State, create_output, finish_output};
 use crate::{Error, Result};
 
@@ -163,6 +165,8 @@ fn compact<'a>(
     let mut outputs: Vec<FileMetaData> = Vec::new();
     let mut numbers: Vec<u64> = Vec::new();
     drop(st);
+    let start = Instant::now();
+    let mut flushing = 0;
     let result = merge_inputs(
         shared,
         &mut c,
@@ -170,8 +174,12 @@ fn compact<'a>(
         snapshots,
         &mut outputs,
         &mut numbers,
+        &mut flushing,
     );
+    let read = c.inputs.iter().flatten().map(|f| f.file_size).sum();
+    let written = outputs.iter().map(|f| f.file_size).sum();
     let mut st = shared.state();
+    st.stats[c.level + 1].add(CompactionStats::since(start, flushing, read, written));
     let result = match result {
         Err(e) => Err(e),
         Ok(filter_changes)
@@ -219,7 +227,8 @@ struct Snapshots {
 }
 
 /// The merge loop of a compaction: reads the inputs in order and writes the versions kept.
-/// Returns how many entries the compaction filter removed or changed.
+/// Returns how many entries the compaction filter removed or changed; adds the
+/// microseconds spent flushing memtables meanwhile to `flushing`.
 fn merge_inputs(
     shared: &Shared,
     c: &mut Compaction,
@@ -227,6 +236,7 @@ fn merge_inputs(
     snapshots: Snapshots,
     outputs: &mut Vec<FileMetaData>,
     numbers: &mut Vec<u64>,
+    flushing: &mut u64,
 ) -> Result<u64> {
     let limits = Limits {
         max_file_size: shared.options.max_file_size,
@@ -295,9 +305,12 @@ fn merge_inputs(
             if shared.has_imm.load(AtomicOrdering::Acquire) {
                 // A full memtable waits: flush it first, or writes would stall behind this
                 // compaction.
+                let flush_start = Instant::now();
                 let st = shared.state();
                 let (st, r) = shared.flush_imm(st, Some(&busy));
                 drop(st);
+                let micros = u64::try_from(flush_start.elapsed().as_micros()).unwrap_or(u64::MAX);
+                *flushing = flushing.saturating_add(micros);
                 r?;
             }
             let Some((key, value)) = entries.next()? else {

@@ -3,10 +3,12 @@
 //! MANIFEST changed to name it and the new log, then the files no view needs deleted.
 
 use std::sync::MutexGuard;
+use std::time::Instant;
 
 use crate::Result;
 use crate::levels::{OutputRange, user_key};
 use crate::version_edit::VersionEdit;
+use crate::writer::compaction_stats::CompactionStats;
 use crate::writer::shared::{Shared, State, write_table};
 
 impl Shared {
@@ -27,6 +29,7 @@ impl Shared {
         };
         st.pending_outputs.insert(number);
         drop(st);
+        let start = Instant::now();
         let written = write_table(
             &self.options.file_system,
             &self.dir,
@@ -45,6 +48,7 @@ impl Shared {
         };
         let mut edit = VersionEdit::default();
         if let Some(meta) = meta {
+            let written = CompactionStats::since(start, 0, 0, meta.file_size);
             let level = st.versions.current.levels.level_for_flush(
                 user_key(&meta.smallest),
                 user_key(&meta.largest),
@@ -52,6 +56,7 @@ impl Shared {
                 busy,
                 &*self.user,
             );
+            st.stats[level].add(written);
             edit.new_files.push((level, meta));
         }
         edit.prev_log_number = Some(0);

@@ -10,13 +10,11 @@ use leveltable_table::Comparator;
 use crate::Result;
 use crate::dbformat::ParsedInternalKey;
 use crate::version_edit::NUM_LEVELS;
+use crate::writer::compaction_stats::stats_table;
 use crate::writer::writable_db::WritableDb;
 
 /// `leveldb.num-files-at-level<N>`: LevelDB's property name before the level.
 const FILES_AT_LEVEL: &str = "leveldb.num-files-at-level";
-
-/// Bytes in a MiB, for the sizes of `leveldb.stats`.
-const MIB: f64 = 1_048_576.0;
 
 impl WritableDb {
     /// The comparator the database's keys are ordered by.
@@ -27,7 +25,9 @@ impl WritableDb {
     /// The value of LevelDB's property `name`, `None` for a name LevelDB does not know:
     ///
     /// - `leveldb.num-files-at-level<N>`: the number of table files at level `N` (0 to 6);
-    /// - `leveldb.stats`: per level holding files, its file count and their size in MiB;
+    /// - `leveldb.stats`: LevelDB's table of the levels, for each holding files or written
+    ///   to since the open: its file count, their size in MiB, and the seconds, MiB read
+    ///   and MiB written of the flushes and compactions that wrote to it;
     /// - `leveldb.sstables`: per level, each table's number, size and internal key range,
     ///   as LevelDB's `Version::DebugString` writes them;
     /// - `leveldb.approximate-memory-usage`: the bytes of the memtables and the block cache.
@@ -40,26 +40,11 @@ impl WritableDb {
         let levels = &st.versions.current.levels.files;
         match name {
             "leveldb.stats" => {
-                let mut out = String::from(
-                    "                               Compactions\n\
-                     Level  Files Size(MB)\n\
-                     --------------------\n",
-                );
-                for (level, files) in levels.iter().enumerate() {
-                    if files.is_empty() {
-                        continue;
-                    }
-                    let bytes: u64 = files.iter().map(|f| f.file_size).sum();
-                    // Writing to a String cannot fail.
-                    let _ = writeln!(
-                        out,
-                        "{level:>3} {:>8} {:>8.0}",
-                        files.len(),
-                        bytes as f64 / MIB
-                    );
+                let mut sizes = [(0, 0); NUM_LEVELS];
+                for (size, files) in sizes.iter_mut().zip(levels) {
+                    *size = (files.len(), files.iter().map(|f| f.file_size).sum());
                 }
-                let _ = writeln!(out, "compactions since the open: {}", st.compactions);
-                Some(out)
+                Some(stats_table(&sizes, &st.stats))
             }
             "leveldb.sstables" => {
                 let mut out = String::new();

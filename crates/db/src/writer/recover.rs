@@ -7,6 +7,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::Instant;
 
 use crate::db::{logs_to_replay, table_cache};
 use crate::dbformat::InternalKeyComparator;
@@ -16,8 +17,9 @@ use crate::lock::{DbLock, LOCK_FILE};
 use crate::manifest::read_manifest_in;
 use crate::recovery::replay_log;
 use crate::storage::MAX_READ_BYTES;
-use crate::version_edit::VersionEdit;
+use crate::version_edit::{NUM_LEVELS, VersionEdit};
 use crate::version_set::{VersionSet, create_new_db};
+use crate::writer::compaction_stats::CompactionStats;
 use crate::writer::log_file::LogFile;
 use crate::writer::no_current::{WithoutCurrent, lost_current, without_current};
 use crate::writer::options::WritableOptions;
@@ -79,6 +81,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     // Each live log becomes a level-0 table (LevelDB writes one per memtable's worth; the
     // tables hold the same versions).
     let mut edit = VersionEdit::default();
+    let mut stats = [CompactionStats::default(); NUM_LEVELS];
     let mut max_sequence = versions.current.last_sequence;
     for &number in &logs {
         let path = dir.join(log_file_name(number));
@@ -91,10 +94,12 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         }
         if !replayed.table.is_empty() {
             let table = versions.new_file_number()?;
+            let start = Instant::now();
             let meta = write_table(&fs, dir, &build, &tables, table, |add| {
                 replayed.table.try_for_each(|k, v| add(k, v))
             })?;
             if let Some(meta) = meta {
+                stats[0].add(CompactionStats::since(start, 0, 0, meta.file_size));
                 edit.new_files.push((0, meta));
             }
         }
@@ -136,6 +141,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         shutting_down: false,
         views: vec![Arc::downgrade(&view)],
         compactions: 0,
+        stats,
         file_to_compact: None,
         in_step: false,
     };

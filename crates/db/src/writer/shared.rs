@@ -19,9 +19,10 @@ use crate::storage::list_dir;
 use crate::table_cache::TableCache;
 use crate::table_writer::{Durability, TableWriter};
 use crate::version::{Origin, Source, Version, file_sources};
-use crate::version_edit::{FileMetaData, VersionEdit};
+use crate::version_edit::{FileMetaData, NUM_LEVELS, VersionEdit};
 use crate::version_set::VersionSet;
 use crate::write_batch::WriteBatchBuilder;
+use crate::writer::compaction_stats::CompactionStats;
 use crate::writer::file_system::FileSystem;
 use crate::writer::log_file::LogFile;
 use crate::writer::options::WritableOptions;
@@ -67,8 +68,11 @@ pub(crate) struct State {
     pub(crate) shutting_down: bool,
     /// Views handed to readers: their files are not deleted while any is alive.
     pub(crate) views: Vec<Weak<Version>>,
-    /// Compactions run, for the properties.
+    /// Compactions run since the open (`WritableDb::compactions`).
     pub(crate) compactions: u64,
+    /// The work of flushes and compactions since the open, per level written, for the
+    /// properties.
+    pub(crate) stats: [CompactionStats; NUM_LEVELS],
     /// A table read past too often, and its level: compacted when nothing else is due
     /// (LevelDB's `file_to_compact_`).
     pub(crate) file_to_compact: Option<(usize, u64)>,

@@ -18,8 +18,6 @@ Where they differ from plyvel:
   are ``plyvel.IOError``, which is an ``OSError`` too.
 - ``verify_checksums`` and ``fill_cache`` are taken and not needed: blocks are always
   checked and read through the block cache.
-- ``get_property("leveldb.stats")`` lists the files and bytes per level, without
-  LevelDB's compaction timings.
 
 Beyond plyvel, ``leveltable.Db(path)`` opens a database read-only without taking its lock
 (so a database another process holds open can be read), reads Chromium's IndexedDB order
