@@ -1,10 +1,12 @@
 //! How scans use the block cache: a short scan fills it like a get; a long one stops
 //! filling it once it has read a quarter of its capacity, so it does not evict what the
-//! lookups use.
+//! lookups use. Compactions never fill it.
 
 use std::sync::Arc;
 
-use leveltable_db::{BulkOptions, Db, DbBuilder, DbOptions, Error};
+use leveltable_db::{
+    BulkOptions, Db, DbBuilder, DbOptions, Error, WritableDb, WritableOptions, WriteOptions,
+};
 use leveltable_table::Cache;
 
 const ENTRIES: u64 = 40_000;
@@ -149,4 +151,25 @@ fn a_cache_of_no_bytes_is_no_cache() {
         assert_eq!(db.get(&key(i)).unwrap(), Some(value(i)));
     }
     assert_eq!(cache.weight(), 0);
+}
+
+#[test]
+fn compactions_leave_the_cache_to_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::shared(8 << 20);
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(256 << 10)
+        .read(DbOptions::default().block_cache(Arc::clone(&cache)));
+    let db = WritableDb::open(dir.path(), options).unwrap();
+    for i in 0..ENTRIES {
+        let i = i.wrapping_mul(7919) % ENTRIES;
+        db.put(&key(i), &value(i), WriteOptions::default()).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    assert!(db.compactions() > 0);
+    // The compactions read every block of about 8 MB of tables, none into the cache.
+    assert_eq!(cache.weight(), 0);
+    assert_eq!(db.get(&key(7)).unwrap(), Some(value(7)));
+    assert!(cache.weight() > 0, "a get fills the cache");
 }

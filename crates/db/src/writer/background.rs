@@ -267,7 +267,10 @@ fn merge_inputs(
         sources,
         false,
     );
-    let merger = Merger::new(Arc::new(version), Bound::Unbounded, Bound::Unbounded);
+    let mut merger = Merger::new(Arc::new(version), Bound::Unbounded, Bound::Unbounded);
+    // As LevelDB's compactions read (`fill_cache = false`): their blocks are read once,
+    // and in the block cache they would only push out what reads use.
+    merger.no_fill_cache();
     let busy = c.output_range(&shared.icmp);
     let user = &*shared.user;
     let mut base = c.base_level(levels, user);
