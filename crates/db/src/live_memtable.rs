@@ -33,10 +33,26 @@ mod key_filter;
 mod node;
 mod walk;
 
-/// Bytes counted per entry beyond its key and value, as LevelDB's arena spends them on the
-/// skiplist node, the tag and the length prefixes: memtables fill (and flush) at about the
-/// number of entries LevelDB's do.
-const ENTRY_OVERHEAD: usize = 32;
+/// Bytes LevelDB 1.23's memtable spends on an entry beside the entry itself: the skiplist
+/// node (8 bytes, and 8 per level: 4/3 levels on average), the node's alignment to 8 bytes
+/// and the arena's unused block ends (a few bytes each).
+const LEVELDB_NODE_BYTES: usize = 24;
+
+/// The bytes LevelDB 1.23's memtable counts for an entry (`MemTable::Add` into its arena):
+/// the internal key's and the value's length prefixes, the internal key, the value and
+/// the skiplist node. A memtable counts these, not its own smaller arena's, against
+/// `write_buffer_size`: it fills and flushes at the entries LevelDB's does, and its tables,
+/// and the compactions after them, are LevelDB's sizes.
+fn leveldb_entry_bytes(key_len: usize, value_len: usize) -> usize {
+    let internal = key_len + TAG_LEN;
+    varint_len(internal) + internal + varint_len(value_len) + value_len + LEVELDB_NODE_BYTES
+}
+
+/// The bytes of `n` as a LevelDB varint.
+fn varint_len(n: usize) -> usize {
+    let bits = usize::BITS - (n | 1).leading_zeros();
+    bits.div_ceil(7) as usize
+}
 
 /// A write batch of at least this many bytes is kept whole by the memtable, its entries'
 /// keys and values pointing into it, instead of being copied entry by entry: a large batch
@@ -416,10 +432,7 @@ impl LiveMemTable {
                 },
             )?;
         }
-        bump(
-            &self.bytes,
-            key.len() + TAG_LEN + value.len() + ENTRY_OVERHEAD,
-        );
+        bump(&self.bytes, leveldb_entry_bytes(key.len(), value.len()));
         Ok(())
     }
 
@@ -477,7 +490,7 @@ impl LiveMemTable {
             return Err("memtable full");
         };
         let mut sequence = batch.sequence();
-        let mut bytes = rep.len();
+        let mut bytes = 0;
         let mut full = false;
         batch.for_each(|op| {
             // The masked sequence number cannot fail.
@@ -496,7 +509,7 @@ impl LiveMemTable {
             if !full && self.insert(op.key, tag, op.value.len(), place).is_err() {
                 full = true;
             }
-            bytes += op.key.len() + TAG_LEN + ENTRY_OVERHEAD;
+            bytes += leveldb_entry_bytes(op.key.len(), op.value.len());
             sequence = sequence.wrapping_add(1);
         })?;
         bump(&self.bytes, bytes);
@@ -506,7 +519,8 @@ impl LiveMemTable {
         Ok(())
     }
 
-    /// Bytes of keys, values and bookkeeping added: compared with `write_buffer_size`.
+    /// Bytes of the entries added, as LevelDB's memtable counts them
+    /// ([`leveldb_entry_bytes`]): compared with `write_buffer_size`.
     pub(crate) fn approximate_bytes(&self) -> usize {
         self.bytes.load(AtomicOrdering::Relaxed)
     }

@@ -1,6 +1,7 @@
 //! What our writer's compactions leave, opened by LevelDB 1.23: a range compaction run while
 //! another thread writes (a memtable flushed in the middle of it), and compactions through a
-//! compaction filter that removes and rewrites entries.
+//! compaction filter that removes and rewrites entries. And where memtables are flushed:
+//! after as many entries as LevelDB's.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -189,4 +190,69 @@ fn leveldb_sees_what_a_compaction_filter_left() {
         &want,
         "LevelDB after the filtered compactions",
     );
+}
+
+/// The number of entries in the first table flushed from each database: the same puts of
+/// `key_len`-byte keys (in order) and `value_len`-byte values, with a 256 KiB write buffer.
+fn first_flush_entries(key_len: usize, value_len: usize) -> (u64, u64) {
+    const BUFFER: usize = 256 << 10;
+    let puts = 3 * BUFFER / (key_len + value_len + 20);
+    let key = |i: usize| format!("{i:0key_len$}").into_bytes();
+    let value = vec![b'v'; value_len];
+
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions {
+        write_buffer_size: BUFFER,
+        ..DbOptions::default()
+    };
+    let db = Db::open(dir.path(), &options).unwrap();
+    for i in 0..puts {
+        db.put(&key(i), &value).unwrap();
+    }
+    let text = db.property("leveldb.sstables").unwrap().unwrap();
+    db.close();
+    // Table lines are " NUMBER:SIZE['first' @ SEQ : 1 .. 'last' @ SEQ : 1]"; keys in order
+    // are written with sequence numbers 1, 2, ...: the first table's last is its count.
+    let mut tables: Vec<(u64, u64)> = text
+        .lines()
+        .filter_map(|line| {
+            let (number, rest) = line.strip_prefix(' ')?.split_once(':')?;
+            let last = rest.rsplit(" @ ").next()?.split(" : ").next()?;
+            Some((number.parse().ok()?, last.parse().ok()?))
+        })
+        .collect();
+    tables.sort_unstable();
+    assert!(!tables.is_empty(), "{text}");
+    let theirs = tables[0].1;
+
+    let dir = tempfile::tempdir().unwrap();
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(BUFFER);
+    let db = WritableDb::open(dir.path(), options).unwrap();
+    for i in 0..puts {
+        db.put(&key(i), &value, WriteOptions::default()).unwrap();
+    }
+    db.flush().unwrap();
+    let mut tables = db.tables();
+    tables.sort_by_key(|t| t.number);
+    let largest = &tables[0].largest;
+    let tag = u64::from_le_bytes(largest[largest.len() - 8..].try_into().unwrap());
+    (tag >> 8, theirs)
+}
+
+#[test]
+fn memtables_flush_after_as_many_entries_as_leveldbs() {
+    if !require_leveldb() {
+        return;
+    }
+    for (key_len, value_len) in [(16, 100), (8, 10), (40, 1000), (20, 5000)] {
+        let (ours, theirs) = first_flush_entries(key_len, value_len);
+        let off = ours.abs_diff(theirs) as f64 / theirs as f64;
+        assert!(
+            off < 0.015,
+            "{key_len}-byte keys, {value_len}-byte values: our first table holds {ours} \
+             entries, LevelDB's {theirs}"
+        );
+    }
 }
