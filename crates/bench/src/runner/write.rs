@@ -18,7 +18,7 @@
 //!   database is not `Sync`). Its speedup over one writer must be at least LevelDB's own;
 //!   on more than two CPUs also at least [`TWO_WRITERS_OVER_ONE`]. On two, the second
 //!   writer competes with the compaction thread for the second core, and neither system
-//!   gains from it (LevelDB's own: 0.54–0.76×).
+//!   gains from it (LevelDB's own: 0.54–0.85×).
 //!
 //! Figures are operations per second, the best round; disk bytes and peak memory the
 //! highest round. Every count (keys found, entries scanned after each fill and after the

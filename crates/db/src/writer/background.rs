@@ -15,7 +15,7 @@ use crate::version::{Source, Version};
 use crate::version_edit::FileMetaData;
 use crate::writer::compaction::{Compaction, Limits};
 use crate::writer::compaction_iter::{CompactionIter, Filtering};
-use crate::writer::compaction_stats::CompactionStats;
+use crate::writer::compaction_stats::{CompactionStats, micros_since};
 use crate::writer::shared::{Shared, State, create_output, finish_output};
 use crate::{Error, Result};
 
@@ -312,8 +312,7 @@ fn merge_inputs(
                 let st = shared.state();
                 let (st, r) = shared.flush_imm(st, Some(&busy));
                 drop(st);
-                let micros = u64::try_from(flush_start.elapsed().as_micros()).unwrap_or(u64::MAX);
-                *flushing = flushing.saturating_add(micros);
+                *flushing = flushing.saturating_add(micros_since(flush_start));
                 r?;
             }
             let Some((key, value)) = entries.next()? else {

@@ -25,9 +25,8 @@ impl CompactionStats {
     /// The work of one flush or compaction that began at `start`, less `paused`
     /// microseconds spent on other work.
     pub(crate) fn since(start: Instant, paused: u64, bytes_read: u64, bytes_written: u64) -> Self {
-        let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
         CompactionStats {
-            micros: micros.saturating_sub(paused),
+            micros: micros_since(start).saturating_sub(paused),
             bytes_read,
             bytes_written,
         }
@@ -40,7 +39,12 @@ impl CompactionStats {
     }
 }
 
-/// LevelDB's `leveldb.stats`, byte for byte: per level that holds files or was written to
+/// Microseconds since `start`.
+pub(crate) fn micros_since(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// `leveldb.stats` in LevelDB's format, byte for byte: per level that holds files or was written to
 /// since the open, its file count, their size, and the time, bytes read and bytes written
 /// of the work that wrote to it, in MiB and seconds rounded to whole numbers.
 /// `levels[l]` is `(files, bytes)` of level `l`.
