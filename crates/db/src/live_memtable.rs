@@ -18,6 +18,7 @@ use std::cmp::Ordering;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
+use leveltable_table::format::varint_len;
 use leveltable_table::{BytewiseComparator, Comparator};
 
 use crate::arena::{Arena, BLOCK_WORDS, compare_bytes, load_bytes, store_bytes};
@@ -45,13 +46,11 @@ const LEVELDB_NODE_BYTES: usize = 24;
 /// and the compactions after them, are LevelDB's sizes.
 fn leveldb_entry_bytes(key_len: usize, value_len: usize) -> usize {
     let internal = key_len + TAG_LEN;
-    varint_len(internal) + internal + varint_len(value_len) + value_len + LEVELDB_NODE_BYTES
-}
-
-/// The bytes of `n` as a LevelDB varint.
-fn varint_len(n: usize) -> usize {
-    let bits = usize::BITS - (n | 1).leading_zeros();
-    bits.div_ceil(7) as usize
+    varint_len(internal as u64)
+        + internal
+        + varint_len(value_len as u64)
+        + value_len
+        + LEVELDB_NODE_BYTES
 }
 
 /// A write batch of at least this many bytes is kept whole by the memtable, its entries'

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use leveltable_db::dbformat::ParsedInternalKey;
 use leveltable_db::{CompactionFilter, FilterDecision, WritableDb, WritableOptions, WriteOptions};
 use leveltable_interop::db::{Db, DbOptions};
 use leveltable_interop::require_leveldb;
@@ -236,9 +237,8 @@ fn first_flush_entries(key_len: usize, value_len: usize) -> (u64, u64) {
     db.flush().unwrap();
     let mut tables = db.tables();
     tables.sort_by_key(|t| t.number);
-    let largest = &tables[0].largest;
-    let tag = u64::from_le_bytes(largest[largest.len() - 8..].try_into().unwrap());
-    (tag >> 8, theirs)
+    let largest = ParsedInternalKey::parse(&tables[0].largest).unwrap();
+    (largest.sequence, theirs)
 }
 
 #[test]
