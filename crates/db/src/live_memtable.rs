@@ -22,17 +22,18 @@ use leveltable_table::format::varint_len;
 use leveltable_table::{BytewiseComparator, Comparator};
 
 use crate::arena::{Arena, BLOCK_WORDS, compare_bytes, load_bytes, store_bytes};
-use crate::dbformat::{
-    LookupKey, LookupResult, MAX_SEQUENCE, ParsedInternalKey, TAG_LEN, ValueType, pack_tag,
-};
+use crate::dbformat::{LookupKey, LookupResult, ParsedInternalKey, TAG_LEN, ValueType, pack_tag};
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
 use key_filter::KeyFilter;
 use node::{HEAD, Node, OUTSIDE, WIDE, header_words, is_wide};
 
+mod batch_insert;
 mod key_filter;
 mod node;
 mod walk;
+
+use batch_insert::Splice;
 
 /// Bytes LevelDB 1.23's memtable spends on an entry beside the entry itself: the skiplist
 /// node (8 bytes, and 8 per level: 4/3 levels on average), the node's alignment to 8 bytes
@@ -288,7 +289,17 @@ impl LiveMemTable {
     /// the node of the same internal key if there is one: as in a memtable built by sorting
     /// the versions of logs replayed, the one added last wins. Only one thread inserts at a
     /// time.
-    fn insert(&self, user_key: &[u8], tag: u64, value_len: usize, place: Place<'_>) -> Result<()> {
+    ///
+    /// The search starts from `splice` if it is given and the version sorts after the one
+    /// inserted last; `splice` is then set for the next insert ([`Splice`]).
+    fn insert(
+        &self,
+        user_key: &[u8],
+        tag: u64,
+        value_len: usize,
+        place: Place<'_>,
+        splice: &mut Option<Splice>,
+    ) -> Result<()> {
         let too_long = || Error::InvalidArgument("a key or value of 4 GiB or more".into());
         let klen = u32::try_from(user_key.len()).map_err(|_| too_long())?;
         let vlen = u32::try_from(value_len).map_err(|_| too_long())?;
@@ -308,7 +319,13 @@ impl LiveMemTable {
                 *p = l.load(AtomicOrdering::Relaxed);
             }
         } else {
-            let (_, next) = self.find_before(&probe, false, Some(&mut prev));
+            let next = match splice
+                .as_ref()
+                .and_then(|splice| self.find_from_splice(&probe, splice, &mut prev))
+            {
+                Some(next) => next,
+                None => self.find_before(&probe, false, Some(&mut prev)).1,
+            };
             if next != HEAD && self.compare(next, &probe, &mut Vec::new()) == Ordering::Equal {
                 replaced = next;
             }
@@ -382,6 +399,12 @@ impl LiveMemTable {
             bump(&self.entries, 1);
         }
         bump(&self.added, 1);
+        // The new node is the last before any later version on its levels; `prev` on the
+        // levels above. A node replaced leaves no splice: the next search starts afresh.
+        *splice = (replaced == HEAD).then(|| {
+            prev[..height].fill(at);
+            Splice { prev }
+        });
         Ok(())
     }
 
@@ -407,8 +430,19 @@ impl LiveMemTable {
         value: &[u8],
     ) -> Result<()> {
         let tag = pack_tag(sequence, value_type)?;
+        self.add_tagged(tag, key, value, &mut None)
+    }
+
+    /// [`add`](Self::add) of the version of tag `tag`, its search starting from `splice`.
+    fn add_tagged(
+        &self,
+        tag: u64,
+        key: &[u8],
+        value: &[u8],
+        splice: &mut Option<Splice>,
+    ) -> Result<()> {
         if key.len() + value.len() <= INLINE_BYTES {
-            self.insert(key, tag, value.len(), Place::Inline(value))?;
+            self.insert(key, tag, value.len(), Place::Inline(value), splice)?;
         } else {
             let mut both = Vec::with_capacity(key.len() + value.len());
             both.extend_from_slice(key);
@@ -429,92 +463,10 @@ impl LiveMemTable {
                     key: key_at,
                     value: value_at,
                 },
+                splice,
             )?;
         }
         bump(&self.bytes, leveldb_entry_bytes(key.len(), value.len()));
-        Ok(())
-    }
-
-    /// Applies a write batch as LevelDB's `WriteBatchInternal::InsertInto`: operations get
-    /// consecutive sequence numbers from the batch's.
-    ///
-    /// # Errors
-    /// LevelDB's message for a malformed batch, or a memtable that is full; the operations
-    /// before it are applied.
-    pub(crate) fn insert_batch(
-        &self,
-        batch: &WriteBatch<'_>,
-    ) -> std::result::Result<(), &'static str> {
-        let mut sequence = batch.sequence();
-        let mut full = false;
-        batch.for_each(|op| {
-            // As the read-only memtable: the top 8 bits of a sequence number beyond
-            // 2^56 - 1 are lost, as LevelDB loses them; `add` cannot fail on the masked one
-            // but for a full arena.
-            if !full
-                && self
-                    .add(sequence & MAX_SEQUENCE, op.value_type, op.key, op.value)
-                    .is_err()
-            {
-                full = true;
-            }
-            sequence = sequence.wrapping_add(1);
-        })?;
-        if full {
-            return Err("memtable full");
-        }
-        Ok(())
-    }
-
-    /// Applies the write batch `rep` as [`insert_batch`](Self::insert_batch) does, keeping
-    /// `rep` whole: the entries' keys and values point into it rather than being copied (for
-    /// a batch of [`SHARED_BATCH_BYTES`] or more, whose copy would double its cost in
-    /// memory).
-    ///
-    /// # Errors
-    /// As [`insert_batch`](Self::insert_batch).
-    pub(crate) fn insert_shared_batch(
-        &self,
-        rep: Arc<Vec<u8>>,
-    ) -> std::result::Result<(), &'static str> {
-        let batch = WriteBatch::new(&rep)?;
-        let base = rep.as_ptr() as usize;
-        let within = |s: &[u8]| {
-            let start = (s.as_ptr() as usize).wrapping_sub(base);
-            (start <= rep.len() && s.len() <= rep.len() - start)
-                .then(|| u32::try_from(start).ok())
-                .flatten()
-        };
-        let Ok(buffer) = self.keep_outside(Arc::clone(&rep)) else {
-            return Err("memtable full");
-        };
-        let mut sequence = batch.sequence();
-        let mut bytes = 0;
-        let mut full = false;
-        batch.for_each(|op| {
-            // The masked sequence number cannot fail.
-            let tag = pack_tag(sequence & MAX_SEQUENCE, op.value_type).unwrap_or_default();
-            // Keys and values are slices of `rep` (their places in it from their
-            // addresses); a deletion's empty value needs no place.
-            let place = match (within(op.key), within(op.value)) {
-                (Some(key), Some(value)) => Place::Outside { buffer, key, value },
-                (Some(key), None) if op.value.is_empty() => Place::Outside {
-                    buffer,
-                    key,
-                    value: 0,
-                },
-                _ => Place::Inline(op.value),
-            };
-            if !full && self.insert(op.key, tag, op.value.len(), place).is_err() {
-                full = true;
-            }
-            bytes += leveldb_entry_bytes(op.key.len(), op.value.len());
-            sequence = sequence.wrapping_add(1);
-        })?;
-        bump(&self.bytes, bytes);
-        if full {
-            return Err("memtable full");
-        }
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! Tests of the memtable of a database open for writing.
 
 use super::*;
-use crate::dbformat::{InternalKeyComparator, append_internal_key, lookup_key};
+use crate::dbformat::{InternalKeyComparator, MAX_SEQUENCE, append_internal_key, lookup_key};
 use std::ops::Bound;
 
 fn bytewise() -> LiveMemTable {
@@ -534,4 +534,137 @@ fn a_writable_memtable_finds_every_key_through_its_filter() {
         );
         assert_eq!(get(format!("j{i}")).unwrap(), LookupResult::NotFound);
     }
+}
+
+/// Every level's nodes are in strictly increasing internal-key order, and every level's
+/// nodes are on the level below.
+fn check_levels(m: &LiveMemTable) {
+    let mut below: Option<std::collections::HashSet<u32>> = None;
+    for level in 0..MAX_HEIGHT {
+        let mut nodes = Vec::new();
+        let mut at = m.node(HEAD).next(level);
+        while at != HEAD {
+            nodes.push(at);
+            at = m.node(at).next(level);
+        }
+        for pair in nodes.windows(2) {
+            let (mut key, mut value) = (Vec::new(), Vec::new());
+            m.read_entry(m.node(pair[1]), &mut key, &mut value);
+            let order = m.compare(pair[0], &Probe::of(&key), &mut Vec::new());
+            assert_eq!(order, Ordering::Less, "level {level} out of order");
+        }
+        if let Some(below) = &below {
+            assert!(nodes.iter().all(|n| below.contains(n)), "level {level}");
+        }
+        below = Some(nodes.into_iter().collect());
+    }
+}
+
+/// Operations of a batch: a key and its value, or `None` for a delete.
+type Ops = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+/// A batch of `ops` from `sequence`.
+fn batch_of(sequence: u64, ops: &Ops) -> Vec<u8> {
+    let mut b = crate::write_batch::WriteBatchBuilder::new(sequence);
+    for (key, value) in ops {
+        match value {
+            Some(v) => b.put(key, v),
+            None => b.delete(key),
+        };
+    }
+    b.as_bytes().to_vec()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 96, ..Default::default() })]
+
+    /// Batches inserted sorted, each search from the last insert's splice, hold what the
+    /// same operations added one at a time hold, copied or kept whole, and leave every
+    /// level in order; a batch applied again (the same sequence numbers: a salvage reading
+    /// a log twice) replaces its versions.
+    #[test]
+    fn sorted_batches_hold_what_single_inserts_hold(
+        batches in proptest::collection::vec(
+            (
+                proptest::collection::vec(
+                    (
+                        proptest::collection::vec(0u8..4, 0..5),
+                        proptest::option::of(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..30)),
+                    ),
+                    0..80,
+                ),
+                0u8..4,
+            ),
+            1..8,
+        )
+    ) {
+        let (sorted, shared, single) = (bytewise(), bytewise(), bytewise());
+        let mut sequence = 1;
+        let mut applied: Vec<(u64, Ops)> = Vec::new();
+        for (ops, again) in batches {
+            // One batch in four applies an earlier one's keys again at its sequence numbers.
+            let (start, ops) = match applied.last() {
+                Some((start, earlier)) if again == 0 => {
+                    let values = earlier.iter().map(|(k, v)| (k.clone(), v.as_ref().map(|_| ops.len().to_le_bytes().to_vec())));
+                    (*start, values.collect::<Vec<_>>())
+                }
+                _ => (sequence, ops),
+            };
+            let rep = batch_of(start, &ops);
+            sorted.insert_batch(&WriteBatch::new(&rep).unwrap()).unwrap();
+            shared.insert_shared_batch(Arc::new(rep.clone())).unwrap();
+            for (i, (key, value)) in ops.iter().enumerate() {
+                let (kind, v) = match value {
+                    Some(v) => (ValueType::Value, v.as_slice()),
+                    None => (ValueType::Deletion, &[][..]),
+                };
+                single.add(start + i as u64, kind, key, v).unwrap();
+            }
+            if start == sequence {
+                sequence += ops.len() as u64;
+            }
+            applied.push((start, ops));
+        }
+        let expected = all(&single);
+        proptest::prop_assert_eq!(&all(&sorted), &expected);
+        proptest::prop_assert_eq!(&all(&shared), &expected);
+        proptest::prop_assert_eq!(&backwards(&sorted), &expected);
+        proptest::prop_assert_eq!(sorted.len(), single.len());
+        proptest::prop_assert_eq!(sorted.approximate_bytes(), single.approximate_bytes());
+        check_levels(&sorted);
+        check_levels(&shared);
+    }
+}
+
+/// A large batch of random keys goes in sorted, each search from the splice, into a
+/// memtable already holding many versions: every level stays in order and lookups find
+/// each key's newest version.
+#[test]
+fn a_large_random_batch_links_every_level_in_order() {
+    let m = bytewise();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut key = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        format!("{:08}", x % 50_000).into_bytes()
+    };
+    let mut sequence = 1;
+    for _ in 0..20 {
+        let ops: Vec<_> = (0..1000).map(|i| (key(), Some(vec![i as u8; 5]))).collect();
+        m.insert_batch(&WriteBatch::new(&batch_of(sequence, &ops)).unwrap())
+            .unwrap();
+        for (i, (k, v)) in ops.iter().enumerate() {
+            let newest = ops[i + 1..].iter().all(|(later, _)| later != k);
+            if newest {
+                let found = m
+                    .lookup(&LookupKey::new(k, sequence + 999).unwrap())
+                    .unwrap();
+                assert_eq!(found.into_value().as_ref(), v.as_ref());
+            }
+        }
+        sequence += 1000;
+    }
+    check_levels(&m);
+    assert_eq!(m.added(), 20_000);
 }

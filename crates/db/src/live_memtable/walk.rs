@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 
 use super::node::HEAD;
-use super::{LiveMemTable, MAX_HEIGHT, Probe};
+use super::{LiveMemTable, MAX_HEIGHT, Probe, Splice};
 use crate::Result;
 
 impl LiveMemTable {
@@ -36,6 +36,56 @@ impl LiveMemTable {
             }
             if level == 0 {
                 return (x, next);
+            }
+            level -= 1;
+        }
+    }
+
+    /// [`find_before`](Self::find_before) (not inclusive, into `prev`) starting from
+    /// `splice`, where a version sorting before `probe` was just inserted; returns the node
+    /// after `probe` on level 0, or `None` (and `prev` untouched) if `probe` does not sort
+    /// after that version.
+    ///
+    /// From level 0 up, the first level whose splice node is followed by a node not before
+    /// `probe` brackets it, and so does every level above (a level's nodes are on every
+    /// level below, so the first one past the splice on a higher level is no nearer). The
+    /// search goes down from there, each level starting from its splice node until the
+    /// search has moved past it (then it is ahead of every lower splice node).
+    pub(super) fn find_from_splice(
+        &self,
+        probe: &Probe<'_>,
+        splice: &Splice,
+        prev: &mut [u32; MAX_HEIGHT],
+    ) -> Option<u32> {
+        let mut scratch = Vec::new();
+        let last = splice.prev[0];
+        if last == HEAD || self.compare(last, probe, &mut scratch) != Ordering::Less {
+            return None;
+        }
+        let before = |at: u32, scratch: &mut Vec<u8>| {
+            at != HEAD && self.compare(at, probe, scratch) == Ordering::Less
+        };
+        let top = self.top_level();
+        let mut level = 0;
+        while level < top && before(self.node(splice.prev[level]).next(level), &mut scratch) {
+            level += 1;
+        }
+        prev[level..].copy_from_slice(&splice.prev[level..]);
+        let mut x = splice.prev[level];
+        let mut moved = false;
+        loop {
+            if !moved {
+                x = splice.prev[level];
+            }
+            let next = self.node(x).next(level);
+            if before(next, &mut scratch) {
+                x = next;
+                moved = true;
+                continue;
+            }
+            prev[level] = x;
+            if level == 0 {
+                return Some(next);
             }
             level -= 1;
         }
