@@ -230,37 +230,28 @@ fn decode_hex(field: &[u8]) -> Result<Vec<u8>, FieldError> {
 /// Decodes the hex digits of `field` into `out`, cleared first.
 fn decode_hex_into(field: &[u8], out: &mut Vec<u8>) -> Result<(), FieldError> {
     out.clear();
-    out.reserve(field.len() / 2);
-    let mut pairs = field.chunks_exact(2);
-    for pair in pairs.by_ref() {
-        let (hi, lo) = (
-            HEX_VALUES[usize::from(pair[0])],
-            HEX_VALUES[usize::from(pair[1])],
-        );
-        if hi == NOT_HEX || lo == NOT_HEX {
-            // Rare: find the first bad digit for the message.
-            let at = field
-                .iter()
-                .position(|&b| hex_value(b).is_none())
-                .unwrap_or(0);
-            return Err(FieldError::NotHex {
-                at,
-                byte: field[at],
-            });
+    if field.len() % 2 == 0 {
+        out.resize(field.len() / 2, 0);
+        if faster_hex::hex_decode(field, out).is_ok() {
+            return Ok(());
         }
-        out.push(hi << 4 | lo);
+        out.clear();
     }
-    if let [last] = pairs.remainder() {
-        // Report a bad character before the odd length: it is the likelier mistake.
-        if hex_value(*last).is_none() {
-            return Err(FieldError::NotHex {
-                at: field.len() - 1,
-                byte: *last,
-            });
-        }
-        return Err(FieldError::OddHex { len: field.len() });
+    Err(hex_mistake(field))
+}
+
+/// What is wrong with `field`, which does not decode as hex: its first character that is
+/// not a hex digit (reported before an odd length: it is the likelier mistake), or its odd
+/// length.
+#[cold]
+fn hex_mistake(field: &[u8]) -> FieldError {
+    match field.iter().position(|&b| hex_value(b).is_none()) {
+        Some(at) => FieldError::NotHex {
+            at,
+            byte: field[at],
+        },
+        None => FieldError::OddHex { len: field.len() },
     }
-    Ok(())
 }
 
 /// Why a line of input is not an entry.
@@ -447,6 +438,58 @@ impl<R: BufRead> LineReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Hex decoded a character at a time: the bytes, or the first character that is not a
+    /// digit, or else the odd length.
+    fn decode_slowly(field: &[u8]) -> Result<Vec<u8>, FieldError> {
+        let digits: Vec<u8> = field
+            .iter()
+            .enumerate()
+            .map(|(at, &byte)| match (byte as char).to_digit(16) {
+                Some(d) => Ok(d as u8),
+                None => Err(FieldError::NotHex { at, byte }),
+            })
+            .collect::<Result<_, _>>()?;
+        if digits.len() % 2 == 1 {
+            return Err(FieldError::OddHex { len: field.len() });
+        }
+        Ok(digits.chunks(2).map(|p| p[0] << 4 | p[1]).collect())
+    }
+
+    proptest! {
+        /// Long fields go through the vector code in blocks of 16 and 32 characters, then a
+        /// tail: any bytes are appended as two lowercase digits each, and any length, any
+        /// case, and a stray character anywhere (any byte at all) must decode, or fail, as
+        /// one character at a time does.
+        #[test]
+        fn hex_decodes_as_one_digit_at_a_time(
+            bytes in proptest::collection::vec(any::<u8>(), 0..160),
+            upper in any::<bool>(),
+            stray in proptest::option::of((any::<prop::sample::Index>(), any::<u8>())),
+            odd in any::<bool>(),
+        ) {
+            let mut field = b"kept".to_vec();
+            Encoding::Hex.encode(&bytes, &mut field).unwrap();
+            let digits: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            let kept: Vec<u8> = field.drain(..4).collect();
+            prop_assert_eq!(kept.as_slice(), b"kept");
+            prop_assert_eq!(&field, digits.as_bytes());
+            if upper {
+                field.make_ascii_uppercase();
+            }
+            if let Some((at, byte)) = stray.filter(|_| !field.is_empty()) {
+                let at = at.index(field.len());
+                field[at] = byte;
+            }
+            if odd {
+                field.push(b'7');
+            }
+            let mut buf = b"left over".to_vec();
+            let got = Encoding::Hex.decode_into(&field, &mut buf).map(<[u8]>::to_vec);
+            prop_assert_eq!(got, decode_slowly(&field));
+        }
+    }
 
     #[test]
     fn hex_round_trips_and_reports_mistakes() {
