@@ -33,7 +33,7 @@ mod key_filter;
 mod node;
 mod walk;
 
-use batch_insert::Splice;
+use batch_insert::{Cursor, Splice};
 
 /// Bytes LevelDB 1.23's memtable spends on an entry beside the entry itself: the skiplist
 /// node (8 bytes, and 8 per level: 4/3 levels on average), the node's alignment to 8 bytes
@@ -83,6 +83,7 @@ enum Order {
 }
 
 /// An internal key to search for, split.
+#[derive(Clone, Copy)]
 struct Probe<'a> {
     user: &'a [u8],
     tag: u64,
@@ -290,15 +291,16 @@ impl LiveMemTable {
     /// the versions of logs replayed, the one added last wins. Only one thread inserts at a
     /// time.
     ///
-    /// The search starts from `splice` if it is given and the version sorts after the one
-    /// inserted last; `splice` is then set for the next insert ([`Splice`]).
+    /// The version goes after the nodes its `cursor`'s guide gives, if it has one; else the
+    /// search starts from the cursor's splice if the version sorts after the one inserted
+    /// last. The cursor's splice is then set for the next insert ([`Cursor`]).
     fn insert(
         &self,
         user_key: &[u8],
         tag: u64,
         value_len: usize,
         place: Place<'_>,
-        splice: &mut Option<Splice>,
+        cursor: &mut Cursor,
     ) -> Result<()> {
         let too_long = || Error::InvalidArgument("a key or value of 4 GiB or more".into());
         let klen = u32::try_from(user_key.len()).map_err(|_| too_long())?;
@@ -319,12 +321,18 @@ impl LiveMemTable {
                 *p = l.load(AtomicOrdering::Relaxed);
             }
         } else {
-            let next = match splice
-                .as_ref()
-                .and_then(|splice| self.find_from_splice(&probe, splice, &mut prev))
-            {
-                Some(next) => next,
-                None => self.find_before(&probe, false, Some(&mut prev)).1,
+            let next = if let Some(guided) = cursor.guided_prev() {
+                prev = guided;
+                self.node(prev[0]).next(0)
+            } else {
+                match cursor
+                    .splice
+                    .as_ref()
+                    .and_then(|splice| self.find_from_splice(&probe, splice, &mut prev))
+                {
+                    Some(next) => next,
+                    None => self.find_before(&probe, false, Some(&mut prev)).1,
+                }
             };
             if next != HEAD && self.compare(next, &probe, &mut Vec::new()) == Ordering::Equal {
                 replaced = next;
@@ -401,9 +409,12 @@ impl LiveMemTable {
         bump(&self.added, 1);
         // The new node is the last before any later version on its levels; `prev` on the
         // levels above. A node replaced leaves no splice: the next search starts afresh.
-        *splice = (replaced == HEAD).then(|| {
+        cursor.splice = (replaced == HEAD).then(|| {
             prev[..height].fill(at);
-            Splice { prev }
+            Splice {
+                prev,
+                origin: cursor.guide.take(),
+            }
         });
         Ok(())
     }
@@ -430,19 +441,13 @@ impl LiveMemTable {
         value: &[u8],
     ) -> Result<()> {
         let tag = pack_tag(sequence, value_type)?;
-        self.add_tagged(tag, key, value, &mut None)
+        self.add_tagged(tag, key, value, &mut Cursor::default())
     }
 
-    /// [`add`](Self::add) of the version of tag `tag`, its search starting from `splice`.
-    fn add_tagged(
-        &self,
-        tag: u64,
-        key: &[u8],
-        value: &[u8],
-        splice: &mut Option<Splice>,
-    ) -> Result<()> {
+    /// [`add`](Self::add) of the version of tag `tag`, placed by `cursor`.
+    fn add_tagged(&self, tag: u64, key: &[u8], value: &[u8], cursor: &mut Cursor) -> Result<()> {
         if key.len() + value.len() <= INLINE_BYTES {
-            self.insert(key, tag, value.len(), Place::Inline(value), splice)?;
+            self.insert(key, tag, value.len(), Place::Inline(value), cursor)?;
         } else {
             let mut both = Vec::with_capacity(key.len() + value.len());
             both.extend_from_slice(key);
@@ -463,7 +468,7 @@ impl LiveMemTable {
                     key: key_at,
                     value: value_at,
                 },
-                splice,
+                cursor,
             )?;
         }
         bump(&self.bytes, leveldb_entry_bytes(key.len(), value.len()));

@@ -636,9 +636,9 @@ proptest::proptest! {
     }
 }
 
-/// A large batch of random keys goes in sorted, each search from the splice, into a
-/// memtable already holding many versions: every level stays in order and lookups find
-/// each key's newest version.
+/// Large batches of random keys go in sorted, in windows whose searches run together,
+/// into a memtable already holding many versions: every level stays in order and lookups
+/// find each key's newest version. The last batch applied again replaces its versions.
 #[test]
 fn a_large_random_batch_links_every_level_in_order() {
     let m = bytewise();
@@ -650,10 +650,11 @@ fn a_large_random_batch_links_every_level_in_order() {
         format!("{:08}", x % 50_000).into_bytes()
     };
     let mut sequence = 1;
+    let mut last = Vec::new();
     for _ in 0..20 {
         let ops: Vec<_> = (0..1000).map(|i| (key(), Some(vec![i as u8; 5]))).collect();
-        m.insert_batch(&WriteBatch::new(&batch_of(sequence, &ops)).unwrap())
-            .unwrap();
+        last = batch_of(sequence, &ops);
+        m.insert_batch(&WriteBatch::new(&last).unwrap()).unwrap();
         for (i, (k, v)) in ops.iter().enumerate() {
             let newest = ops[i + 1..].iter().all(|(later, _)| later != k);
             if newest {
@@ -667,4 +668,9 @@ fn a_large_random_batch_links_every_level_in_order() {
     }
     check_levels(&m);
     assert_eq!(m.added(), 20_000);
+    let before = all(&m);
+    m.insert_batch(&WriteBatch::new(&last).unwrap()).unwrap();
+    check_levels(&m);
+    assert_eq!(all(&m), before);
+    assert_eq!(m.len(), 20_000);
 }
