@@ -44,12 +44,17 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 
 /// Runs `command` with standard input from `input` and its output streams into `out` and
 /// `err`; returns the time from start to exit and the exit code.
+///
+/// `input` is read once first, untimed: a host that reclaims cold page cache (DAMON on
+/// some virtual machines) may have dropped it since the last run, and the tool that ran
+/// first would then also be timed reading it from the disk.
 pub(crate) fn run_timed(
     command: &mut Command,
     input: &Path,
     out: &Path,
     err: &Path,
 ) -> Result<(std::time::Duration, Option<i32>)> {
+    std::io::copy(&mut File::open(input)?, &mut std::io::sink())?;
     command
         .stdin(Stdio::from(File::open(input)?))
         .stdout(Stdio::from(File::create(out)?))
