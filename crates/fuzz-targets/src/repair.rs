@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
+use leveltable_db::log_format::HEADER_SIZE;
 use leveltable_db::{Db, DbOptions, RepairOptions, repair};
 
 type View = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -30,11 +31,23 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// The view of the source's open, if it opens, verifies, lists every table of the
-/// directory, no version is newer than its last sequence number and no two versions of a
-/// key share one: the view a repair that lost nothing must read.
+/// directory, no log ends in a torn tail, no version is newer than its last sequence
+/// number and no two versions of a key share one: the view a repair that lost nothing
+/// must read.
 fn clean_view(src: &Path) -> Option<View> {
     let db = Db::open(src, DbOptions::default()).ok()?;
     db.verify().ok()?;
+    // The open ends a log silently at a record that runs past its end, as LevelDB does; a
+    // repair reads such a tail again and keeps the records a damaged length hid, which
+    // the open never reads.
+    if db
+        .properties()
+        .logs
+        .iter()
+        .any(|log| log.tail_bytes >= HEADER_SIZE as u64)
+    {
+        return None;
+    }
     let listed: BTreeSet<u64> = db
         .properties()
         .levels
