@@ -38,26 +38,6 @@ static HEX_PAIRS: [[u8; 2]; 256] = {
     pairs
 };
 
-/// The value of every byte as a hex digit, or [`NOT_HEX`].
-static HEX_VALUES: [u8; 256] = {
-    let mut values = [NOT_HEX; 256];
-    let mut d = 0;
-    while d < 10 {
-        values[b'0' as usize + d] = d as u8;
-        d += 1;
-    }
-    let mut d = 0;
-    while d < 6 {
-        values[b'a' as usize + d] = 10 + d as u8;
-        values[b'A' as usize + d] = 10 + d as u8;
-        d += 1;
-    }
-    values
-};
-
-/// A byte that is not a hex digit, in [`HEX_VALUES`].
-const NOT_HEX: u8 = 0xff;
-
 impl Encoding {
     /// [`Hex`](Encoding::Hex) if `hex`, else [`Text`](Encoding::Text).
     pub fn from_hex_flag(hex: bool) -> Encoding {
@@ -214,13 +194,6 @@ impl fmt::Display for FieldError {
     }
 }
 
-fn hex_value(b: u8) -> Option<u8> {
-    match HEX_VALUES[usize::from(b)] {
-        NOT_HEX => None,
-        v => Some(v),
-    }
-}
-
 fn decode_hex(field: &[u8]) -> Result<Vec<u8>, FieldError> {
     let mut out = Vec::new();
     decode_hex_into(field, &mut out)?;
@@ -245,7 +218,7 @@ fn decode_hex_into(field: &[u8], out: &mut Vec<u8>) -> Result<(), FieldError> {
 /// length.
 #[cold]
 fn hex_mistake(field: &[u8]) -> FieldError {
-    match field.iter().position(|&b| hex_value(b).is_none()) {
+    match field.iter().position(|b| !b.is_ascii_hexdigit()) {
         Some(at) => FieldError::NotHex {
             at,
             byte: field[at],
@@ -540,8 +513,12 @@ mod tests {
             assert_eq!(got, want, "{field:?}");
         }
         for b in 0..=255u8 {
-            let want = (b as char).to_digit(16).map(|d| d as u8);
-            assert_eq!(hex_value(b), want, "{b}");
+            let want = match (b as char).to_digit(16) {
+                Some(d) => Ok(vec![d as u8]),
+                None => Err(FieldError::NotHex { at: 1, byte: b }),
+            };
+            let got = Encoding::Hex.decode(&[b'0', b]).map(|c| c.into_owned());
+            assert_eq!(got, want, "{b}");
             let mut out = Vec::new();
             Encoding::Hex.encode(&[b], &mut out).unwrap();
             assert_eq!(out, format!("{b:02x}").as_bytes());
