@@ -5,9 +5,13 @@
 //! The words are atomics so that readers and the writer share them without locks or
 //! `unsafe`: a relaxed load or store of an `AtomicU32` is a plain move on the CPUs we run
 //! on, and the skip list's release and acquire orderings on its links order the rest.
+//!
+//! A database's memtables share a [`BlockPool`]: the blocks of a memtable gone (flushed)
+//! go to the next ones, zeroed again. Memory new to the process costs a page fault per
+//! 4 KiB on its first write (some 3 µs on a virtual machine); a block reused costs none.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Words in a block (256 KiB).
 pub(crate) const BLOCK_WORDS: usize = 1 << 16;
@@ -24,6 +28,74 @@ pub(crate) struct Arena {
     used: AtomicUsize,
     /// Blocks allocated.
     blocks: AtomicUsize,
+    /// Where blocks come from first, and go when the arena is dropped.
+    pool: Option<Arc<BlockPool>>,
+}
+
+/// The blocks of arenas dropped, kept for the arenas made after them, up to a limit.
+#[derive(Debug)]
+pub(crate) struct BlockPool {
+    free: Mutex<Vec<Block>>,
+    max_blocks: usize,
+}
+
+impl BlockPool {
+    /// A pool keeping at most `max_bytes` of blocks (rounded up to a whole block).
+    pub(crate) fn new(max_bytes: usize) -> Arc<BlockPool> {
+        Arc::new(BlockPool {
+            free: Mutex::new(Vec::new()),
+            max_blocks: max_bytes.div_ceil(BLOCK_WORDS * 4),
+        })
+    }
+
+    /// A block kept, zeroed again; `None` if none is kept.
+    fn take(&self) -> Option<Block> {
+        let block = self
+            .free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()?;
+        for w in &block {
+            w.store(0, Ordering::Relaxed);
+        }
+        Some(block)
+    }
+
+    /// Keeps `blocks`, as many as the limit allows; the rest are freed.
+    fn give(&self, blocks: impl Iterator<Item = Block>) {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        let room = self.max_blocks.saturating_sub(free.len());
+        free.extend(blocks.take(room));
+    }
+
+    /// Bytes of the blocks kept.
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+            * BLOCK_WORDS
+            * 4
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        let Some(pool) = &self.pool else {
+            return;
+        };
+        let blocks = self
+            .groups
+            .iter_mut()
+            .filter_map(OnceLock::take)
+            .flat_map(|group| {
+                group
+                    .into_vec()
+                    .into_iter()
+                    .filter_map(OnceLock::into_inner)
+            });
+        pool.give(blocks);
+    }
 }
 
 impl std::fmt::Debug for Arena {
@@ -47,7 +119,16 @@ impl Arena {
             groups: (0..FANOUT).map(|_| OnceLock::new()).collect(),
             used: AtomicUsize::new(0),
             blocks: AtomicUsize::new(0),
+            pool: None,
         }
+    }
+
+    /// An arena taking its blocks from `pool` while it has some, and giving them back to
+    /// it when dropped.
+    pub(crate) fn with_pool(pool: &Arc<BlockPool>) -> Arena {
+        let mut arena = Arena::new();
+        arena.pool = Some(Arc::clone(pool));
+        arena
     }
 
     /// `n` consecutive words (`0 < n <= BLOCK_WORDS`) within one block, zeroed; returns the
@@ -68,7 +149,10 @@ impl Arena {
             .get_or_init(|| (0..FANOUT).map(|_| OnceLock::new()).collect());
         group[(at / BLOCK_WORDS) % FANOUT].get_or_init(|| {
             self.blocks.fetch_add(1, Ordering::Relaxed);
-            (0..BLOCK_WORDS).map(|_| AtomicU32::new(0)).collect()
+            self.pool
+                .as_ref()
+                .and_then(|pool| pool.take())
+                .unwrap_or_else(|| (0..BLOCK_WORDS).map(|_| AtomicU32::new(0)).collect())
         });
         self.used.store(end, Ordering::Relaxed);
         Some(at as u32)
@@ -210,6 +294,42 @@ mod tests {
             assert_eq!(out, bytes);
         }
         assert!(a.words(u32::MAX).is_empty());
+    }
+
+    /// A dropped arena's blocks go to the pool, up to its limit, and come out zeroed to the
+    /// next arena; an arena without a pool frees its blocks.
+    #[test]
+    fn blocks_of_a_dropped_arena_go_to_the_next_zeroed() {
+        let block_bytes = BLOCK_WORDS * 4;
+        let pool = BlockPool::new(2 * block_bytes - 1);
+        let ones = vec![0xff; block_bytes];
+        let a = Arena::with_pool(&pool);
+        let mut blocks = Vec::new();
+        for _ in 0..3 {
+            let words = a.words(a.allocate(BLOCK_WORDS).unwrap());
+            store_bytes(words, 0, &ones);
+            blocks.push(words.as_ptr());
+        }
+        drop(a);
+        assert_eq!(pool.memory_usage(), 2 * block_bytes, "two blocks are kept");
+        let b = Arena::with_pool(&pool);
+        for _ in 0..3 {
+            let words = b.words(b.allocate(BLOCK_WORDS).unwrap());
+            assert!(words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+            store_bytes(words, 0, &ones);
+        }
+        let block = |i: usize| b.words((i * BLOCK_WORDS) as u32).as_ptr();
+        assert_eq!(
+            [block(0), block(1)],
+            [blocks[1], blocks[0]],
+            "the kept blocks are used first"
+        );
+        assert_eq!(pool.memory_usage(), 0);
+        assert_eq!(b.memory_usage(), 3 * block_bytes);
+        drop(b);
+        assert_eq!(pool.memory_usage(), 2 * block_bytes);
+        drop(Arena::new());
+        assert_eq!(pool.memory_usage(), 2 * block_bytes);
     }
 
     #[test]

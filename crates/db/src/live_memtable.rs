@@ -21,7 +21,7 @@ use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use leveltable_table::format::varint_len;
 use leveltable_table::{BytewiseComparator, Comparator};
 
-use crate::arena::{Arena, BLOCK_WORDS, compare_bytes, load_bytes, store_bytes};
+use crate::arena::{Arena, BLOCK_WORDS, BlockPool, compare_bytes, load_bytes, store_bytes};
 use crate::dbformat::{LookupKey, LookupResult, ParsedInternalKey, TAG_LEN, ValueType, pack_tag};
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
@@ -166,12 +166,16 @@ impl Bytes<'_> {
 impl LiveMemTable {
     /// An empty memtable ordering user keys by `user`.
     pub(crate) fn new(user: &Arc<dyn Comparator>) -> LiveMemTable {
+        LiveMemTable::in_arena(user, Arena::new())
+    }
+
+    /// An empty memtable in `arena`.
+    fn in_arena(user: &Arc<dyn Comparator>, arena: Arena) -> LiveMemTable {
         let order = if user.name() == BytewiseComparator.name() {
             Order::Bytewise
         } else {
             Order::User(Arc::clone(user))
         };
-        let arena = Arena::new();
         // The head: the first words of the arena, with every level's link.
         let head = arena.allocate(header_words(false) + MAX_HEIGHT);
         debug_assert_eq!(head, Some(HEAD));
@@ -194,9 +198,14 @@ impl LiveMemTable {
     /// An empty memtable for a database open for writing, whose writer flushes it once it
     /// holds about `write_buffer_size` bytes: with a filter over its user keys from the
     /// start (as [`build_key_filter`](Self::build_key_filter)), sized for entries of
-    /// [`FILTER_SIZING_ENTRY_BYTES`] each.
-    pub(crate) fn for_writes(user: &Arc<dyn Comparator>, write_buffer_size: usize) -> LiveMemTable {
-        let table = LiveMemTable::new(user);
+    /// [`FILTER_SIZING_ENTRY_BYTES`] each. Its memory comes from `blocks` first, and goes
+    /// back there when it is dropped.
+    pub(crate) fn for_writes(
+        user: &Arc<dyn Comparator>,
+        write_buffer_size: usize,
+        blocks: &Arc<BlockPool>,
+    ) -> LiveMemTable {
+        let table = LiveMemTable::in_arena(user, Arena::with_pool(blocks));
         if matches!(table.order, Order::Bytewise) {
             let keys = write_buffer_size / FILTER_SIZING_ENTRY_BYTES;
             let _ = table.filter.set(KeyFilter::with_capacity(keys));

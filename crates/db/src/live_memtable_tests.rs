@@ -512,7 +512,7 @@ fn no_key_filter_under_another_comparator() {
 fn a_writable_memtable_finds_every_key_through_its_filter() {
     // Sized for 64 keys, given 5,000: the filter fills up and admits more, never fewer.
     let user = Arc::new(BytewiseComparator) as Arc<dyn Comparator>;
-    let m = LiveMemTable::for_writes(&user, 64 * FILTER_SIZING_ENTRY_BYTES);
+    let m = LiveMemTable::for_writes(&user, 64 * FILTER_SIZING_ENTRY_BYTES, &BlockPool::new(0));
     assert!(
         m.memory_usage() > bytewise().memory_usage(),
         "the filter is there"

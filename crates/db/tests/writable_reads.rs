@@ -4,6 +4,7 @@
 //! versions of the keys.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use leveltable_db::{Db, DbOptions, WritableDb, WritableOptions, WriteOptions};
 
@@ -156,4 +157,44 @@ fn properties_sizes_and_verification_match_a_read_only_open() {
     );
     let again: Vec<(Vec<u8>, Vec<u8>)> = read.iter().collect::<Result<_, _>>().unwrap();
     assert_eq!(again, pairs);
+}
+
+/// A flushed memtable's memory is kept for the next memtables (one write buffer's worth at
+/// most), and `leveldb.approximate-memory-usage` counts it.
+#[test]
+fn memory_kept_from_flushed_memtables_is_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let block = 256 << 10;
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(4 * block);
+    let db = WritableDb::open(dir.path(), options).unwrap();
+    let usage = || -> usize {
+        db.property("leveldb.approximate-memory-usage")
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // An empty memtable: the block holding its skiplist's head, and its key filter.
+    let empty = usage();
+    assert!(empty >= block, "{empty}");
+    let w = WriteOptions::default();
+    for round in 0..3u64 {
+        for i in 0..5000u64 {
+            db.put(&key(i), &value(i, round), w).unwrap();
+        }
+        db.flush().unwrap();
+        // An empty memtable, and the three blocks 5,000 entries of ~140 bytes filled, kept
+        // once the flushed memtable is dropped (the background thread drops its handle
+        // after the flush returns).
+        let kept = empty + 3 * block;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while usage() != kept && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(usage(), kept, "round {round}");
+    }
+    for i in 0..5000u64 {
+        assert_eq!(db.get(&key(i)).unwrap(), Some(value(i, 2)));
+    }
 }

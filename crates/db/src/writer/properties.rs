@@ -30,7 +30,8 @@ impl WritableDb {
     ///   and MiB written of the flushes and compactions that wrote to it;
     /// - `leveldb.sstables`: per level, each table's number, size and internal key range,
     ///   as LevelDB's `Version::DebugString` writes them;
-    /// - `leveldb.approximate-memory-usage`: the bytes of the memtables and the block cache.
+    /// - `leveldb.approximate-memory-usage`: the bytes of the memtables, of the memory kept
+    ///   from flushed memtables for the next ones, and of the block cache.
     pub fn property(&self, name: &str) -> Option<String> {
         if let Some(level) = name.strip_prefix(FILES_AT_LEVEL) {
             let level: usize = level.parse().ok()?;
@@ -64,7 +65,7 @@ impl WritableDb {
                 Some(out)
             }
             "leveldb.approximate-memory-usage" => {
-                let mut bytes = st.mem.memory_usage() as u64;
+                let mut bytes = (st.mem.memory_usage() + self.shared.blocks.memory_usage()) as u64;
                 if let Some(imm) = &st.imm {
                     bytes += imm.memory_usage() as u64;
                 }

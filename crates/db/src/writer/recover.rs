@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Instant;
 
+use crate::arena::BlockPool;
 use crate::db::{logs_to_replay, table_cache};
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::{log_file_name, parent_dir};
@@ -115,7 +116,13 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         let _ = fs.remove(&dir.join(log_file_name(log_number)));
         return Err(e);
     }
-    let mem = Arc::new(LiveMemTable::for_writes(&user, options.write_buffer_size));
+    // A memtable's blocks go to the next once it is flushed: one memtable's worth is kept.
+    let blocks = BlockPool::new(options.write_buffer_size);
+    let mem = Arc::new(LiveMemTable::for_writes(
+        &user,
+        options.write_buffer_size,
+        &blocks,
+    ));
     let view = Arc::new(view_of(
         &icmp,
         &tables,
@@ -161,6 +168,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         closing: AtomicBool::new(false),
         has_imm: AtomicBool::new(false),
         seeks: Mutex::new(HashMap::new()),
+        blocks,
         log: Mutex::new(log),
         options,
         _lock: lock,

@@ -10,6 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 
 use leveltable_table::{BuildOptions, Comparator};
 
+use crate::arena::BlockPool;
 use crate::dbformat::InternalKeyComparator;
 use crate::filename::{FileType, parse_file_name, table_file_name};
 use crate::levels::Levels;
@@ -111,6 +112,8 @@ pub(crate) struct Shared {
     /// Seeks each table may still be charged before it is compacted (LevelDB's
     /// `allowed_seeks`), for the tables charged so far.
     pub(crate) seeks: Mutex<HashMap<u64, i64>>,
+    /// The blocks of flushed memtables, for the next memtables.
+    pub(crate) blocks: Arc<BlockPool>,
     /// The log; only the writer at the front of the queue appends to it.
     pub(crate) log: Mutex<LogFile>,
     pub(crate) _lock: DbLock,

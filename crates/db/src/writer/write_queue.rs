@@ -289,6 +289,7 @@ fn switch_memtable(shared: &Shared, st: &mut MutexGuard<'_, State>) -> Result<()
         Arc::new(LiveMemTable::for_writes(
             &shared.user,
             shared.options.write_buffer_size,
+            &shared.blocks,
         )),
     );
     st.imm = Some(full);
