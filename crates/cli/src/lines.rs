@@ -9,6 +9,8 @@ use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 use std::io::{self, BufRead, Read};
 
+use memchr::memchr;
+
 /// How a key or value is spelled in a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
@@ -257,19 +259,22 @@ impl fmt::Display for LineError {
 /// A decoded key and value, borrowed from the line where no decoding was needed.
 pub type Entry<'a> = (Cow<'a, [u8]>, Cow<'a, [u8]>);
 
+/// Splits a line at its first tab into the key and value fields, as they are written.
+fn split_entry(line: &[u8], encoding: Encoding) -> Result<(&[u8], &[u8]), LineError> {
+    let tab = memchr(b'\t', line).ok_or(LineError::NoTab)?;
+    let (key, value) = (&line[..tab], &line[tab + 1..]);
+    if encoding == Encoding::Text && memchr(b'\t', value).is_some() {
+        return Err(LineError::ExtraTab);
+    }
+    Ok((key, value))
+}
+
 /// Splits a line (without its `\n`) into a decoded key and value.
 ///
 /// # Errors
 /// See [`LineError`].
 pub fn parse_entry(line: &[u8], encoding: Encoding) -> Result<Entry<'_>, LineError> {
-    let tab = line
-        .iter()
-        .position(|&b| b == b'\t')
-        .ok_or(LineError::NoTab)?;
-    let (key, value) = (&line[..tab], &line[tab + 1..]);
-    if encoding == Encoding::Text && value.contains(&b'\t') {
-        return Err(LineError::ExtraTab);
-    }
+    let (key, value) = split_entry(line, encoding)?;
     let key = encoding.decode(key).map_err(LineError::Key)?;
     let value = encoding.decode(value).map_err(LineError::Value)?;
     Ok((key, value))
@@ -286,14 +291,7 @@ pub fn parse_entry_into<'a>(
     key_buf: &'a mut Vec<u8>,
     value_buf: &'a mut Vec<u8>,
 ) -> Result<(&'a [u8], &'a [u8]), LineError> {
-    let tab = line
-        .iter()
-        .position(|&b| b == b'\t')
-        .ok_or(LineError::NoTab)?;
-    let (key, value) = (&line[..tab], &line[tab + 1..]);
-    if encoding == Encoding::Text && value.contains(&b'\t') {
-        return Err(LineError::ExtraTab);
-    }
+    let (key, value) = split_entry(line, encoding)?;
     let key = encoding.decode_into(key, key_buf).map_err(LineError::Key)?;
     let value = encoding
         .decode_into(value, value_buf)
@@ -336,6 +334,8 @@ pub fn write_entry(
 pub struct LineReader<R> {
     reader: R,
     buf: Vec<u8>,
+    /// Bytes of the reader's buffer the last line (read in place) took, its `\n` included.
+    pending: usize,
     line_number: u64,
     bytes_read: u64,
     max_line: usize,
@@ -361,6 +361,7 @@ impl<R: BufRead> LineReader<R> {
         LineReader {
             reader,
             buf: Vec::new(),
+            pending: 0,
             line_number: 0,
             bytes_read: 0,
             max_line,
@@ -374,6 +375,21 @@ impl<R: BufRead> LineReader<R> {
     /// [`ReadError::Io`] if reading fails, [`ReadError::TooLong`] for a line over the limit
     /// (nothing more than the limit and one byte is buffered).
     pub fn next_line(&mut self) -> Result<Option<(u64, &[u8])>, ReadError> {
+        self.reader.consume(std::mem::take(&mut self.pending));
+        // A line the reader's buffer holds whole, with its `\n`, is read where it lies.
+        let in_place = match self.reader.fill_buf() {
+            Ok(available) => memchr(b'\n', available).filter(|&end| end <= self.max_line),
+            // Read again below, which retries an interrupted read and reports the rest.
+            Err(_) => None,
+        };
+        if let Some(end) = in_place {
+            self.pending = end + 1;
+            self.line_number = self.line_number.saturating_add(1);
+            self.bytes_read = self.bytes_read.saturating_add(end as u64 + 1);
+            // The buffer is not empty: this reads nothing and returns it again.
+            let available = self.reader.fill_buf().map_err(ReadError::Io)?;
+            return Ok(Some((self.line_number, &available[..end])));
+        }
         self.buf.clear();
         // One byte over the limit tells a line that is too long from one that fits. The
         // limit comes from --max-line, up to usize::MAX: saturate, never wrap to a limit of
@@ -583,6 +599,52 @@ mod tests {
             parse_entry(b"6b\t0a\t", Encoding::Hex),
             Err(LineError::Value(FieldError::NotHex { at: 2, byte: b'\t' }))
         );
+    }
+
+    proptest! {
+        /// Lines read where the reader's buffer holds them whole, or gathered across its
+        /// refills (a buffer of a few bytes), are the input's lines: the same numbers, the
+        /// same bytes, the same refusal of the first line over the limit.
+        #[test]
+        fn lines_read_in_place_or_across_refills_are_the_inputs(
+            input in proptest::collection::vec(prop::sample::select(b"ab\t\n".to_vec()), 0..200),
+            capacity in 1usize..24,
+            max in 0usize..12,
+        ) {
+            let mut expected = Vec::new();
+            let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+            if input.last().is_none_or(|&b| b == b'\n') {
+                lines.pop();
+            }
+            for (i, line) in lines.iter().enumerate() {
+                if line.len() > max {
+                    expected.push(Err(i as u64 + 1));
+                    break;
+                }
+                expected.push(Ok(line.to_vec()));
+            }
+            let mut r = LineReader::new(io::BufReader::with_capacity(capacity, input.as_slice()), max);
+            let mut got = Vec::new();
+            loop {
+                match r.next_line() {
+                    Ok(Some((n, line))) => {
+                        prop_assert_eq!(n, got.len() as u64 + 1);
+                        got.push(Ok(line.to_vec()));
+                    }
+                    Ok(None) => {
+                        prop_assert_eq!(r.bytes_read(), input.len() as u64);
+                        break;
+                    }
+                    Err(ReadError::TooLong { line, max: m }) => {
+                        prop_assert_eq!(m, max);
+                        got.push(Err(line));
+                        break;
+                    }
+                    Err(ReadError::Io(e)) => panic!("{e}"),
+                }
+            }
+            prop_assert_eq!(got, expected);
+        }
     }
 
     #[test]

@@ -427,6 +427,9 @@ pub struct Input {
     pub file_len: Option<u64>,
 }
 
+/// Bytes read from an input at a time.
+const INPUT_BUFFER: usize = 256 * 1024;
+
 impl Input {
     /// The file at `path`, or standard input for none or `-`.
     ///
@@ -437,7 +440,8 @@ impl Input {
             Some(p) if p != Path::new("-") => p,
             _ => {
                 return Ok(Input {
-                    reader: Box::new(io::stdin().lock()),
+                    // Standard input's own buffer holds 8 KiB: reads of 256 KiB pass it by.
+                    reader: Box::new(BufReader::with_capacity(INPUT_BUFFER, io::stdin().lock())),
                     name: "standard input".to_owned(),
                     file_len: None,
                 });
@@ -452,7 +456,7 @@ impl Input {
         }
         let file = File::open(path).map_err(|e| CliError::io("cannot open", path, &e))?;
         Ok(Input {
-            reader: Box::new(BufReader::with_capacity(256 * 1024, file)),
+            reader: Box::new(BufReader::with_capacity(INPUT_BUFFER, file)),
             name: path.display().to_string(),
             file_len: metadata.is_file().then_some(metadata.len()),
         })
