@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 use std::io::{self, BufRead, Read};
 
-use memchr::memchr;
+use memchr::{memchr, memchr2};
 
 /// How a key or value is spelled in a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +53,7 @@ impl Encoding {
     /// text mode, a field holding a tab or a newline.
     pub fn decode(self, field: &[u8]) -> Result<Cow<'_, [u8]>, FieldError> {
         match self {
-            Encoding::Text => match field.iter().position(|&b| b == b'\t' || b == b'\n') {
+            Encoding::Text => match unprintable(field) {
                 Some(at) => Err(FieldError::Unprintable { at }),
                 None => Ok(Cow::Borrowed(field)),
             },
@@ -72,7 +72,7 @@ impl Encoding {
         buf: &'a mut Vec<u8>,
     ) -> Result<&'a [u8], FieldError> {
         match self {
-            Encoding::Text => match field.iter().position(|&b| b == b'\t' || b == b'\n') {
+            Encoding::Text => match unprintable(field) {
                 Some(at) => Err(FieldError::Unprintable { at }),
                 None => Ok(field),
             },
@@ -91,7 +91,7 @@ impl Encoding {
     pub fn encode(self, field: &[u8], out: &mut Vec<u8>) -> Result<(), FieldError> {
         match self {
             Encoding::Text => {
-                if let Some(at) = field.iter().position(|&b| b == b'\t' || b == b'\n') {
+                if let Some(at) = unprintable(field) {
                     return Err(FieldError::Unprintable { at });
                 }
                 out.extend_from_slice(field);
@@ -194,6 +194,11 @@ impl fmt::Display for FieldError {
             ),
         }
     }
+}
+
+/// Where the first tab or newline of `field` lies: text mode cannot spell either.
+fn unprintable(field: &[u8]) -> Option<usize> {
+    memchr2(b'\t', b'\n', field)
 }
 
 fn decode_hex(field: &[u8]) -> Result<Vec<u8>, FieldError> {
