@@ -131,3 +131,26 @@ fn a_remote_current_claiming_a_terabyte_is_an_error_naming_it() {
         ],
     );
 }
+
+/// An input that never ends a line (`/dev/zero`) ends at the line limit, read in place or
+/// not: an error naming the input and the line, and nothing written.
+#[test]
+fn an_endless_input_line_ends_at_the_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (max, hex) in [("100", false), ("1000000", true)] {
+        let db = tmp.path().join(format!("db-{max}"));
+        let mut args: Vec<&std::ffi::OsStr> = vec!["db".as_ref(), "write".as_ref()];
+        if hex {
+            args.push("--hex".as_ref());
+        }
+        args.extend::<[&std::ffi::OsStr; 5]>([
+            "--create-if-missing".as_ref(),
+            "--max-line".as_ref(),
+            max.as_ref(),
+            db.as_os_str(),
+            "/dev/zero".as_ref(),
+        ]);
+        let long = format!("line 1 of /dev/zero is longer than {max} bytes");
+        fails_naming(&args, &[long.as_str(), "nothing was written"]);
+    }
+}
