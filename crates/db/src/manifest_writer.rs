@@ -67,6 +67,15 @@ impl ManifestWriter {
         self.log.append(&edit.encode(), true)
     }
 
+    /// Appends `edit` as one record, unsynced: in a MANIFEST that nothing names yet, the
+    /// next [`append`](Self::append)'s sync makes both durable (LevelDB's snapshot record).
+    ///
+    /// # Errors
+    /// [`Error::FileOp`] (`cannot write`) naming the MANIFEST.
+    pub(crate) fn append_unsynced(&mut self, edit: &VersionEdit) -> Result<()> {
+        self.log.append(&edit.encode(), false)
+    }
+
     /// Closes the MANIFEST, reporting what closing it reports.
     ///
     /// # Errors

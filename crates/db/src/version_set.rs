@@ -72,9 +72,9 @@ impl ManifestChange {
         };
         let mut file = ManifestWriter::create(fs, dir, new.number)?;
         // The names of the tables and logs the MANIFEST lists, and its own, are durable
-        // before CURRENT can name it.
+        // before CURRENT can name it; one sync makes both records durable.
         let written = file
-            .append(&new.first)
+            .append_unsynced(&new.first)
             .and_then(|()| file.append(&self.edit))
             .and_then(|()| sync_dir_on(fs, dir))
             .and_then(|()| set_current(fs, dir, new.number, &mut Plain));

@@ -1,0 +1,107 @@
+//! What a new MANIFEST costs in syncs: its two records (the state, then the change) are
+//! made durable by one sync, before `CURRENT` names it, as LevelDB's `LogAndApply` does.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use common::wrapped_fs::{WrapFile, Wrapped};
+use leveltable_db::{Db, DbOptions, WritableDb, WritableFile, WritableOptions, WriteOptions};
+
+/// The syncs of each file created, by file name.
+#[derive(Debug, Default)]
+struct CountSyncs(Arc<Mutex<BTreeMap<String, usize>>>);
+
+struct Counted {
+    inner: Box<dyn WritableFile>,
+    name: String,
+    syncs: Arc<Mutex<BTreeMap<String, usize>>>,
+}
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl WritableFile for Counted {
+    fn sync(&mut self) -> io::Result<()> {
+        self.inner.sync()?;
+        *self
+            .syncs
+            .lock()
+            .unwrap()
+            .entry(self.name.clone())
+            .or_default() += 1;
+        Ok(())
+    }
+
+    fn close(self: Box<Self>) -> io::Result<()> {
+        self.inner.close()
+    }
+}
+
+impl WrapFile for CountSyncs {
+    fn wrap(&self, path: &Path, file: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        self.0.lock().unwrap().entry(name.clone()).or_default();
+        Box::new(Counted {
+            inner: file,
+            name,
+            syncs: Arc::clone(&self.0),
+        })
+    }
+}
+
+/// Reopening a database writes a new MANIFEST holding its state and the open's change:
+/// one sync for the MANIFEST, one for the file that becomes `CURRENT`, and what was
+/// written before reads back.
+#[test]
+fn a_new_manifest_is_synced_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let options = WritableOptions::default().create_if_missing(true);
+    let db = WritableDb::open(&dir, options).unwrap();
+    for i in 0..100u32 {
+        let key = format!("key{i:03}");
+        db.put(key.as_bytes(), b"value", WriteOptions { sync: false })
+            .unwrap();
+    }
+    db.close().unwrap();
+
+    let syncs = Arc::new(Mutex::new(BTreeMap::new()));
+    let options =
+        WritableOptions::default().file_system(Arc::new(Wrapped(CountSyncs(Arc::clone(&syncs)))));
+    let db = WritableDb::open(&dir, options).unwrap();
+    db.close().unwrap();
+    let syncs = syncs.lock().unwrap().clone();
+    let manifests: Vec<_> = syncs
+        .iter()
+        .filter(|(name, _)| name.starts_with("MANIFEST-"))
+        .collect();
+    assert_eq!(manifests.len(), 1, "the open wrote one MANIFEST: {syncs:?}");
+    assert_eq!(
+        *manifests[0].1, 1,
+        "the new MANIFEST was synced once: {syncs:?}"
+    );
+    let temporary: Vec<_> = syncs
+        .iter()
+        .filter(|(name, _)| name.ends_with(".dbtmp"))
+        .collect();
+    assert_eq!(temporary.len(), 1, "{syncs:?}");
+    assert_eq!(
+        *temporary[0].1, 1,
+        "CURRENT's replacement was synced: {syncs:?}"
+    );
+
+    let db = Db::open(&dir, DbOptions::default()).unwrap();
+    assert_eq!(db.iter().map(|entry| entry.unwrap()).count(), 100);
+    assert_eq!(db.get(b"key042").unwrap().as_deref(), Some(&b"value"[..]));
+}
