@@ -27,19 +27,6 @@ pub const DEFAULT_MAX_LINE: usize = 256 << 20;
 /// The most a shown key contributes to an error message before it is cut.
 const MAX_SHOWN_BYTES: usize = 64;
 
-const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
-
-/// The two lowercase hex digits of every byte.
-static HEX_PAIRS: [[u8; 2]; 256] = {
-    let mut pairs = [[0u8; 2]; 256];
-    let mut b = 0;
-    while b < 256 {
-        pairs[b] = [HEX_DIGITS[b >> 4], HEX_DIGITS[b & 0xf]];
-        b += 1;
-    }
-    pairs
-};
-
 impl Encoding {
     /// [`Hex`](Encoding::Hex) if `hex`, else [`Text`](Encoding::Text).
     pub fn from_hex_flag(hex: bool) -> Encoding {
@@ -97,8 +84,10 @@ impl Encoding {
                 out.extend_from_slice(field);
             }
             Encoding::Hex => {
-                out.reserve(field.len() * 2);
-                out.extend(field.iter().flat_map(|&b| HEX_PAIRS[usize::from(b)]));
+                let start = out.len();
+                out.resize(start + field.len() * 2, 0);
+                // The room is exactly twice the field's length: this cannot fail.
+                let _ = const_hex::encode_to_slice(field, &mut out[start..]);
             }
         }
         Ok(())
@@ -212,7 +201,7 @@ fn decode_hex_into(field: &[u8], out: &mut Vec<u8>) -> Result<(), FieldError> {
     out.clear();
     if field.len() % 2 == 0 {
         out.resize(field.len() / 2, 0);
-        if faster_hex::hex_decode(field, out).is_ok() {
+        if const_hex::decode_to_slice(field, out).is_ok() {
             return Ok(());
         }
         out.clear();
@@ -455,13 +444,15 @@ mod tests {
         /// Long fields go through the vector code in blocks of 16 and 32 characters, then a
         /// tail: any bytes are appended as two lowercase digits each, and any length, any
         /// case, and a stray character anywhere (any byte at all) must decode, or fail, as
-        /// one character at a time does.
+        /// one character at a time does. A `0x` in front is not hex either (the decoder we
+        /// call would strip it).
         #[test]
         fn hex_decodes_as_one_digit_at_a_time(
             bytes in proptest::collection::vec(any::<u8>(), 0..160),
             upper in any::<bool>(),
             stray in proptest::option::of((any::<prop::sample::Index>(), any::<u8>())),
             odd in any::<bool>(),
+            prefixed in any::<bool>(),
         ) {
             let mut field = b"kept".to_vec();
             Encoding::Hex.encode(&bytes, &mut field).unwrap();
@@ -479,6 +470,9 @@ mod tests {
             if odd {
                 field.push(b'7');
             }
+            if prefixed {
+                field.splice(0..0, *b"0x");
+            }
             let mut buf = b"left over".to_vec();
             let got = Encoding::Hex.decode_into(&field, &mut buf).map(<[u8]>::to_vec);
             prop_assert_eq!(got, decode_slowly(&field));
@@ -495,6 +489,15 @@ mod tests {
             &[0, 0xab, 0xff]
         );
         assert_eq!(Encoding::Hex.decode(b"").unwrap().as_ref(), b"");
+        for prefixed in [&b"0x41"[..], b"0x4142", b"0X41"] {
+            assert_eq!(
+                Encoding::Hex.decode(prefixed),
+                Err(FieldError::NotHex {
+                    at: 1,
+                    byte: prefixed[1]
+                })
+            );
+        }
         assert_eq!(
             Encoding::Hex.decode(b"abc"),
             Err(FieldError::OddHex { len: 3 })
