@@ -211,23 +211,27 @@ fn or_byte(words: &[AtomicU32], i: usize, b: u8) {
     }
 }
 
-/// Appends `len` bytes of `words` from byte `offset` on to `out`.
+/// Appends `len` bytes of `words` from byte `offset` on to `out` (zeros for any past the
+/// end of `words`).
 pub(crate) fn load_bytes(words: &[AtomicU32], offset: usize, len: usize, out: &mut Vec<u8>) {
-    out.reserve(len);
-    let end = offset + len;
-    let mut i = offset;
-    while i < end && i % 4 != 0 {
-        out.push(byte_at(words, i));
-        i += 1;
+    let start = out.len();
+    out.resize(start + len, 0);
+    let out = &mut out[start..];
+    // Up to a word boundary, a byte at a time.
+    let head = ((4 - offset % 4) % 4).min(len);
+    for (j, b) in out[..head].iter_mut().enumerate() {
+        *b = byte_at(words, offset + j);
     }
-    while i + 4 <= end {
-        let w = words.get(i / 4).map_or(0, |w| w.load(Ordering::Relaxed));
-        out.extend_from_slice(&w.to_le_bytes());
-        i += 4;
+    // The whole words, into the room made above: a load and a 4-byte store each.
+    let i = offset + head;
+    let mut chunks = out[head..].chunks_exact_mut(4);
+    for (c, w) in (&mut chunks).zip(words.get(i / 4..).unwrap_or_default()) {
+        c.copy_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
     }
-    while i < end {
-        out.push(byte_at(words, i));
-        i += 1;
+    let tail = chunks.into_remainder();
+    let i = offset + len - tail.len();
+    for (j, b) in tail.iter_mut().enumerate() {
+        *b = byte_at(words, i + j);
     }
 }
 
@@ -294,6 +298,32 @@ mod tests {
             assert_eq!(out, bytes);
         }
         assert!(a.words(u32::MAX).is_empty());
+    }
+
+    /// Every offset and length reads back what was stored, appended after what `out`
+    /// held; bytes past the end of the words read as zeros.
+    #[test]
+    fn loads_of_any_offset_and_length_append_the_bytes() {
+        let a = Arena::new();
+        let words = a.words(a.allocate(16).unwrap());
+        let bytes: Vec<u8> = (1..=64u8).map(|b| b.wrapping_mul(151)).collect();
+        store_bytes(words, 0, &bytes);
+        for offset in 0..12 {
+            for len in 0..=(64 - offset) {
+                let mut out = b"kept".to_vec();
+                load_bytes(words, offset, len, &mut out);
+                assert_eq!(&out[..4], b"kept");
+                assert_eq!(&out[4..], &bytes[offset..offset + len], "{offset} {len}");
+            }
+        }
+        let short = &words[..3];
+        for offset in 0..6 {
+            let mut out = Vec::new();
+            load_bytes(short, offset, 16, &mut out);
+            let mut expected = bytes[offset.min(12)..12].to_vec();
+            expected.resize(16, 0);
+            assert_eq!(out, expected, "{offset}");
+        }
     }
 
     /// A dropped arena's blocks go to the pool, up to its limit, and come out zeroed to the
