@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use crate::levels::user_key;
 use crate::merger::Merger;
-use crate::table_writer::TableWriter;
+use crate::syncer::Syncer;
+use crate::table_writer::{Durability, TableWriter};
 use crate::version::{Source, Version};
 use crate::version_edit::FileMetaData;
 use crate::writer::compaction::{Compaction, Limits};
@@ -290,11 +291,15 @@ fn merge_inputs(
         |k: &[u8]| base.is_base_level_for_key(k),
         filter,
     );
+    // The outputs are synced on a thread of their own while the merge goes on, each one's
+    // writes started as it is handed over; all are durable before this returns.
+    let (mut syncer, syncs) = Syncer::start(OUTPUT_SYNC_BACKLOG);
     let mut out: Option<(u64, TableWriter)> = None;
     let finish =
         |out: &mut Option<(u64, TableWriter)>, outputs: &mut Vec<FileMetaData>| -> Result<()> {
             if let Some((number, o)) = out.take() {
-                outputs.push(finish_output(o, number, &shared.tables)?);
+                let queued = Durability::Queued(&syncs);
+                outputs.push(finish_output(o, number, &shared.tables, queued)?);
             }
             Ok(())
         };
@@ -353,5 +358,11 @@ fn merge_inputs(
     {
         o.abandon();
     }
-    result
+    drop(syncs);
+    let synced = syncer.finish();
+    result.and_then(|changes| synced.map(|()| changes))
 }
+
+/// Outputs of a compaction waiting for the syncing thread, beyond those whose writes it has
+/// started: the merge goes on while they are written.
+const OUTPUT_SYNC_BACKLOG: usize = 4;

@@ -335,7 +335,7 @@ pub(crate) fn write_table(
         out.abandon();
         return Err(e);
     }
-    finish_output(out, number, tables).map(Some)
+    finish_output(out, number, tables, Durability::Synced).map(Some)
 }
 
 /// Creates table `number` of `dir`, written by a flush or a compaction.
@@ -348,14 +348,16 @@ pub(crate) fn create_output(
     TableWriter::create(fs, dir.join(table_file_name(number)), build)
 }
 
-/// Finishes `out`, table `number`: synced and closed (removed if that fails), then opened
-/// through `tables` before the MANIFEST names it, as LevelDB checks a table it wrote.
+/// Finishes `out`, table `number`: synced and closed (removed if that fails) or handed
+/// to a syncing thread as `durability` says, then opened through `tables`, as LevelDB
+/// checks a table it wrote. It must be durable before a MANIFEST names it.
 pub(crate) fn finish_output(
     out: TableWriter,
     number: u64,
     tables: &TableCache,
+    durability: Durability<'_>,
 ) -> Result<FileMetaData> {
-    let finished = out.finish(Durability::Synced)?;
+    let finished = out.finish(durability)?;
     tables.get(number)?;
     Ok(FileMetaData {
         number,
