@@ -85,7 +85,11 @@ impl TableWriter {
         file: Box<dyn WritableFile>,
         options: &BuildOptions,
     ) -> Result<TableWriter> {
-        let file = Checksummed { file, crc: 0 };
+        let file = Checksummed {
+            file,
+            crc: 0,
+            unstarted: 0,
+        };
         let builder =
             match TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options.clone()) {
                 Ok(builder) => builder,
@@ -198,7 +202,7 @@ impl TableWriter {
             .builder
             .finish()
             .map_err(|e| Error::writing(&self.path, e))?;
-        let Checksummed { file, crc } = self
+        let Checksummed { file, crc, .. } = self
             .builder
             .into_inner()
             .into_inner()
@@ -225,10 +229,17 @@ pub(crate) fn user_key_of(internal: &[u8]) -> &[u8] {
     &internal[..internal.len().saturating_sub(TAG_LEN)]
 }
 
+/// After this many bytes written, the system is told to start writing them to the disk
+/// ([`WritableFile::start_writeback`]): the sync of the finished table then waits for the
+/// last of them only.
+const WRITEBACK_BYTES: usize = 1 << 20;
+
 /// A file being written that keeps the CRC32C of every byte written to it.
 struct Checksummed {
     file: Box<dyn WritableFile>,
     crc: u32,
+    /// Bytes written since the last writeback was started.
+    unstarted: usize,
 }
 
 impl Write for Checksummed {
@@ -236,6 +247,11 @@ impl Write for Checksummed {
         let n = self.file.write(buf)?;
         // `write` reports at most the bytes it was given.
         self.crc = crc32c::crc32c_append(self.crc, &buf[..n.min(buf.len())]);
+        self.unstarted += n;
+        if self.unstarted >= WRITEBACK_BYTES {
+            self.unstarted = 0;
+            self.file.start_writeback();
+        }
         Ok(n)
     }
 
