@@ -300,6 +300,70 @@ mod tests {
         assert!(TableWriter::create_new(&local(), path, &BuildOptions::default()).is_err());
     }
 
+    /// A file that counts the writebacks started, and where they began.
+    struct Hinted {
+        inner: Box<dyn WritableFile>,
+        written: u64,
+        hints: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+    }
+
+    impl Write for Hinted {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = self.inner.write(buf)?;
+            self.written += n as u64;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            self.inner.flush()
+        }
+    }
+
+    impl WritableFile for Hinted {
+        fn sync(&mut self) -> io::Result<()> {
+            self.inner.sync()
+        }
+
+        fn start_writeback(&mut self) {
+            self.hints.lock().unwrap().push(self.written);
+        }
+    }
+
+    /// A table of about 3.5 MiB has its writes started after each MiB written, and not
+    /// more often: three times.
+    #[test]
+    fn writes_are_started_every_mib() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000001.ldb");
+        let hints = std::sync::Arc::default();
+        let inner = LocalFileSystem.create(&path).unwrap();
+        let file = Box::new(Hinted {
+            inner,
+            written: 0,
+            hints: std::sync::Arc::clone(&hints),
+        });
+        let options = crate::TableOptions::default()
+            .compression(leveltable_table::Compression::None)
+            .build_options();
+        let mut w = TableWriter::new(&local(), path, file, &options).unwrap();
+        let value = vec![b'v'; 1000];
+        for i in 0..3500u32 {
+            w.add_user(format!("{i:08}").as_bytes(), &value).unwrap();
+        }
+        let done = w.finish(Durability::Synced).unwrap();
+        let hints = hints.lock().unwrap().clone();
+        assert_eq!(hints.len(), 3, "{hints:?} in {} bytes", done.file_size);
+        // Each after a MiB more was written, give or take one buffer's write.
+        let mut last = 0;
+        for at in &hints {
+            assert!(
+                (1 << 20..(1 << 20) + (128 << 10)).contains(&(at - last)),
+                "{hints:?}"
+            );
+            last = *at;
+        }
+    }
+
     /// User keys are stored at sequence 0, and a key out of order is reported by user keys
     /// with nothing added.
     #[test]
