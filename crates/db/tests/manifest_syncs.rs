@@ -1,15 +1,19 @@
-//! What a new MANIFEST costs in syncs: its two records (the state, then the change) are
-//! made durable by one sync, before `CURRENT` names it, as LevelDB's `LogAndApply` does.
+//! What an open for writing costs in syncs: a new MANIFEST's two records (the state, then
+//! the change) are made durable by one sync, before `CURRENT` names it, as LevelDB's
+//! `LogAndApply` does; the new log's name, synced with the MANIFEST's, is not synced again.
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::wrapped_fs::{WrapFile, Wrapped};
-use leveltable_db::{Db, DbOptions, WritableDb, WritableFile, WritableOptions, WriteOptions};
+use leveltable_db::{
+    Db, DbOptions, FileSystem, WritableDb, WritableFile, WritableOptions, WriteOptions,
+};
 
 /// The syncs of each file created, by file name.
 #[derive(Debug, Default)]
@@ -105,4 +109,65 @@ fn a_new_manifest_is_synced_once() {
     let entries: Vec<_> = db.iter().collect::<Result<_, _>>().unwrap();
     assert_eq!(entries.len(), 100);
     assert_eq!(db.get(b"key042").unwrap().as_deref(), Some(&b"value"[..]));
+}
+
+/// [`Wrapped`]`<`[`CountSyncs`]`>`, counting the directory syncs as well.
+#[derive(Debug, Default)]
+struct CountDirSyncs {
+    files: Wrapped<CountSyncs>,
+    dir_syncs: AtomicUsize,
+}
+
+impl FileSystem for CountDirSyncs {
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.files.create(path)
+    }
+
+    fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.files.create_log(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.files.rename(from, to)
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.files.remove(path)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.dir_syncs.fetch_add(1, Ordering::SeqCst);
+        self.files.sync_dir(dir)
+    }
+}
+
+/// The directory is synced after the open creates its log (the MANIFEST change naming it
+/// syncs it): a synced write into that log syncs the log alone. A write synced after a
+/// reopen of the database reads back.
+#[test]
+fn the_first_synced_write_after_an_open_syncs_only_the_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    for round in 0..2 {
+        let fs = Arc::new(CountDirSyncs::default());
+        let options = WritableOptions::default()
+            .create_if_missing(true)
+            .file_system(Arc::clone(&fs) as Arc<dyn FileSystem>);
+        let db = WritableDb::open(&dir, options).unwrap();
+        let opened = fs.dir_syncs.load(Ordering::SeqCst);
+        assert!(opened > 0, "the open synced the directory");
+        let key = format!("synced{round}");
+        db.put(key.as_bytes(), b"v", WriteOptions { sync: true })
+            .unwrap();
+        assert_eq!(fs.dir_syncs.load(Ordering::SeqCst), opened, "round {round}");
+        let syncs = fs.files.0.0.lock().unwrap().clone();
+        let logs: Vec<_> = syncs.iter().filter(|(n, _)| n.ends_with(".log")).collect();
+        assert_eq!(logs.len(), 1, "{syncs:?}");
+        assert_eq!(*logs[0].1, 1, "the synced write synced its log: {syncs:?}");
+        drop(syncs);
+        db.close().unwrap();
+    }
+    let db = Db::open(&dir, DbOptions::default()).unwrap();
+    assert_eq!(db.get(b"synced0").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get(b"synced1").unwrap().as_deref(), Some(&b"v"[..]));
 }

@@ -79,6 +79,12 @@ impl LogFile {
         }
     }
 
+    /// Records that the directory was synced after the log was created (by the MANIFEST
+    /// change that names it): its first sync need not sync the directory again.
+    pub(crate) fn name_is_durable(&mut self) {
+        self.dir_to_sync = None;
+    }
+
     /// Makes every record appended so far durable (`fdatasync`).
     pub(crate) fn sync(&mut self) -> Result<()> {
         let path = &self.path;

@@ -108,7 +108,7 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
     }
     versions.current.last_sequence = max_sequence.min(crate::dbformat::MAX_SEQUENCE);
     let log_number = versions.new_file_number()?;
-    let log = LogFile::create_log(&fs, dir, log_number, options.write_buffer_size)?;
+    let mut log = LogFile::create_log(&fs, dir, log_number, options.write_buffer_size)?;
     edit.log_number = Some(log_number);
     edit.prev_log_number = Some(0);
     if let Err(e) = versions.log_and_apply(&mut edit) {
@@ -116,6 +116,8 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         let _ = fs.remove(&dir.join(log_file_name(log_number)));
         return Err(e);
     }
+    // The change synced the directory before it was applied: the log's name is durable.
+    log.name_is_durable();
     // A memtable's blocks go to the next once it is flushed: one memtable's worth is kept.
     let blocks = BlockPool::new(options.write_buffer_size);
     let mem = Arc::new(LiveMemTable::for_writes(
