@@ -39,34 +39,42 @@ impl Syncer {
     /// files wait for it and [`WRITES_IN_FLIGHT`] more are being written, their handles open;
     /// a thread handing over one more waits.
     pub(crate) fn start(backlog: usize) -> (Syncer, SyncQueue) {
+        Syncer::try_start(backlog).expect("a thread to sync files on")
+    }
+
+    /// As [`start`](Self::start); `None` if the thread cannot be started (the caller then
+    /// syncs its files itself).
+    pub(crate) fn try_start(backlog: usize) -> Option<(Syncer, SyncQueue)> {
         let (queue, pending) = mpsc::sync_channel::<Pending>(backlog);
-        let thread = std::thread::spawn(move || {
-            let mut first_error = None;
-            // Files whose writes were started, oldest first, synced once more than
-            // `WRITES_IN_FLIGHT` are waiting or when no more come.
-            let mut started: VecDeque<Pending> = VecDeque::new();
-            let mut sync = |(path, mut file): Pending| {
-                // After a failure the rest are still taken (and closed), not synced.
-                if first_error.is_none() {
-                    if let Err(source) = file.sync().and_then(|()| file.close()) {
-                        first_error = Some(Error::op("cannot sync", path, source));
+        let spawned = std::thread::Builder::new()
+            .name("leveltable-sync".into())
+            .spawn(move || {
+                let mut first_error = None;
+                // Files whose writes were started, oldest first, synced once more than
+                // `WRITES_IN_FLIGHT` are waiting or when no more come.
+                let mut started: VecDeque<Pending> = VecDeque::new();
+                let mut sync = |(path, mut file): Pending| {
+                    // After a failure the rest are still taken (and closed), not synced.
+                    if first_error.is_none() {
+                        if let Err(source) = file.sync().and_then(|()| file.close()) {
+                            first_error = Some(Error::op("cannot sync", path, source));
+                        }
+                    }
+                };
+                for (path, mut file) in pending {
+                    file.start_writeback();
+                    started.push_back((path, file));
+                    if started.len() > WRITES_IN_FLIGHT {
+                        started.pop_front().map(&mut sync);
                     }
                 }
-            };
-            for (path, mut file) in pending {
-                file.start_writeback();
-                started.push_back((path, file));
-                if started.len() > WRITES_IN_FLIGHT {
-                    started.pop_front().map(&mut sync);
-                }
-            }
-            started.into_iter().for_each(sync);
-            first_error.map_or(Ok(()), Err)
-        });
+                started.into_iter().for_each(sync);
+                first_error.map_or(Ok(()), Err)
+            });
         let syncer = Syncer {
-            thread: Some(thread),
+            thread: Some(spawned.ok()?),
         };
-        (syncer, SyncQueue(queue))
+        Some((syncer, SyncQueue(queue)))
     }
 
     /// Waits until every file handed over is synced. Every [`SyncQueue`] of this syncer must

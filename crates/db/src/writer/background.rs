@@ -292,14 +292,18 @@ fn merge_inputs(
         filter,
     );
     // The outputs are synced on a thread of their own while the merge goes on, each one's
-    // writes started as it is handed over; all are durable before this returns.
-    let (mut syncer, syncs) = Syncer::start(OUTPUT_SYNC_BACKLOG);
+    // writes started as it is handed over; all are durable before this returns. Without
+    // that thread, each is synced here as it is finished.
+    let syncing = Syncer::try_start(OUTPUT_SYNC_BACKLOG);
+    let durability = || match &syncing {
+        Some((_, syncs)) => Durability::Queued(syncs),
+        None => Durability::Synced,
+    };
     let mut out: Option<(u64, TableWriter)> = None;
     let finish =
         |out: &mut Option<(u64, TableWriter)>, outputs: &mut Vec<FileMetaData>| -> Result<()> {
             if let Some((number, o)) = out.take() {
-                let queued = Durability::Queued(&syncs);
-                outputs.push(finish_output(o, number, &shared.tables, queued)?);
+                outputs.push(finish_output(o, number, &shared.tables, durability())?);
             }
             Ok(())
         };
@@ -358,8 +362,13 @@ fn merge_inputs(
     {
         o.abandon();
     }
-    drop(syncs);
-    let synced = syncer.finish();
+    let synced = match syncing {
+        Some((mut syncer, syncs)) => {
+            drop(syncs);
+            syncer.finish()
+        }
+        None => Ok(()),
+    };
     result.and_then(|changes| synced.map(|()| changes))
 }
 
