@@ -64,6 +64,15 @@ impl WrapFile for CountSyncs {
     }
 }
 
+/// The sync counts of the files whose names `pick` picks, in name order.
+fn syncs_of(syncs: &BTreeMap<String, usize>, pick: impl Fn(&str) -> bool) -> Vec<usize> {
+    syncs
+        .iter()
+        .filter(|(name, _)| pick(name))
+        .map(|(_, &n)| n)
+        .collect()
+}
+
 /// Reopening a database writes a new MANIFEST holding its state and the open's change:
 /// one sync for the MANIFEST, one for the file that becomes `CURRENT`, and what was
 /// written before reads back.
@@ -86,22 +95,14 @@ fn a_new_manifest_is_synced_once() {
     let db = WritableDb::open(&dir, options).unwrap();
     db.close().unwrap();
     let syncs = syncs.lock().unwrap().clone();
-    let manifests: Vec<_> = syncs
-        .iter()
-        .filter(|(name, _)| name.starts_with("MANIFEST-"))
-        .collect();
-    assert_eq!(manifests.len(), 1, "the open wrote one MANIFEST: {syncs:?}");
     assert_eq!(
-        *manifests[0].1, 1,
-        "the new MANIFEST was synced once: {syncs:?}"
+        syncs_of(&syncs, |name| name.starts_with("MANIFEST-")),
+        [1],
+        "one new MANIFEST, synced once: {syncs:?}"
     );
-    let temporary: Vec<_> = syncs
-        .iter()
-        .filter(|(name, _)| name.ends_with(".dbtmp"))
-        .collect();
-    assert_eq!(temporary.len(), 1, "{syncs:?}");
     assert_eq!(
-        *temporary[0].1, 1,
+        syncs_of(&syncs, |name| name.ends_with(".dbtmp")),
+        [1],
         "CURRENT's replacement was synced: {syncs:?}"
     );
 
@@ -161,10 +162,11 @@ fn the_first_synced_write_after_an_open_syncs_only_the_log() {
             .unwrap();
         assert_eq!(fs.dir_syncs.load(Ordering::SeqCst), opened, "round {round}");
         let syncs = fs.files.0.0.lock().unwrap().clone();
-        let logs: Vec<_> = syncs.iter().filter(|(n, _)| n.ends_with(".log")).collect();
-        assert_eq!(logs.len(), 1, "{syncs:?}");
-        assert_eq!(*logs[0].1, 1, "the synced write synced its log: {syncs:?}");
-        drop(syncs);
+        assert_eq!(
+            syncs_of(&syncs, |name| name.ends_with(".log")),
+            [1],
+            "the synced write synced its log: {syncs:?}"
+        );
         db.close().unwrap();
     }
     let db = Db::open(&dir, DbOptions::default()).unwrap();
