@@ -373,5 +373,41 @@ mod tests {
                 assert_eq!(compare_bytes(w, 0, x.len(), y), x.cmp(y), "{x:?} {y:?}");
             }
         }
+        // Lengths around the 8-byte steps, differing at every byte, and a run whose words
+        // end before its length (read as zeros).
+        let base: Vec<u8> = (0..20u8)
+            .map(|b| b.wrapping_mul(71).wrapping_add(3))
+            .collect();
+        for len in 0..=base.len() {
+            let x = &base[..len];
+            let w = a.words(a.allocate(8).unwrap());
+            store_bytes(w, 0, x);
+            let mut ys = vec![base.clone(), base[..len.saturating_sub(1)].to_vec()];
+            for at in 0..len {
+                for delta in [1u8, 0x80] {
+                    let mut y = x.to_vec();
+                    y[at] = y[at].wrapping_add(delta);
+                    ys.push(y);
+                }
+            }
+            for y in &ys {
+                assert_eq!(compare_bytes(w, 0, len, y), x.cmp(y), "{x:?} {y:?}");
+            }
+        }
+        let end = a.words(a.allocate(BLOCK_WORDS).unwrap());
+        let tail = &end[BLOCK_WORDS - 1..];
+        store_bytes(tail, 0, b"abcd");
+        assert_eq!(
+            compare_bytes(tail, 0, 6, b"abcd\0\0"),
+            std::cmp::Ordering::Equal
+        );
+        assert_eq!(
+            compare_bytes(tail, 0, 6, b"abcd\0\x01"),
+            std::cmp::Ordering::Less
+        );
+        assert_eq!(
+            compare_bytes(tail, 0, 6, b"abcd\0"),
+            std::cmp::Ordering::Greater
+        );
     }
 }
