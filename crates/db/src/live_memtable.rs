@@ -249,8 +249,25 @@ impl LiveMemTable {
     }
 
     /// The order of the node at `at` against `probe`.
+    #[inline]
     fn compare(&self, at: u32, probe: &Probe<'_>, scratch: &mut Vec<u8>) -> Ordering {
         let node = self.node(at);
+        if let (Order::Bytewise, Some((offset, klen, tag))) = (&self.order, node.key_in_arena()) {
+            // The usual node, compared where it lies.
+            return compare_bytes(node.words, offset, klen, probe.user)
+                .then_with(|| probe.tag.cmp(&tag));
+        }
+        self.compare_elsewhere(node, probe, scratch)
+    }
+
+    /// [`compare`](Self::compare) of a node whose bytes are outside the arena, or under a
+    /// user's comparator.
+    fn compare_elsewhere(
+        &self,
+        node: Node<'_>,
+        probe: &Probe<'_>,
+        scratch: &mut Vec<u8>,
+    ) -> Ordering {
         let klen = node.key_len();
         let users = match (&self.order, self.bytes_of(node)) {
             (Order::Bytewise, Bytes::Inline(words, offset)) => {

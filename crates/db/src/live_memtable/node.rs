@@ -107,6 +107,26 @@ impl Node<'_> {
         u64::from(self.word(at)) | u64::from(self.word(at + 1)) << 32
     }
 
+    /// Where the user key of a node whose bytes are in the arena starts (its byte in
+    /// `words`), its length and the node's tag, from one read of the first word; `None`
+    /// for a node whose bytes are outside.
+    #[inline]
+    pub(super) fn key_in_arena(&self) -> Option<(usize, usize, u64)> {
+        let w = self.word(HEIGHT);
+        if w & OUTSIDE != 0 {
+            return None;
+        }
+        let wide = w & WIDE != 0;
+        let klen = if wide {
+            self.word(1) as usize
+        } else {
+            (w >> KEY_SHIFT & SHORT_MASK) as usize
+        };
+        let links = header_words(wide);
+        let tag = u64::from(self.word(links - 2)) | u64::from(self.word(links - 1)) << 32;
+        Some(((links + (w & HEIGHT_MASK) as usize) * 4, klen, tag))
+    }
+
     /// The next node on `level` (acquiring what its writer stored before linking it).
     #[inline]
     pub(super) fn next(&self, level: usize) -> u32 {
