@@ -38,13 +38,10 @@ impl Syncer {
     /// Starts the syncing thread, and returns the queue that feeds it. At most `backlog`
     /// files wait for it and [`WRITES_IN_FLIGHT`] more are being written, their handles open;
     /// a thread handing over one more waits.
-    pub(crate) fn start(backlog: usize) -> (Syncer, SyncQueue) {
-        Syncer::try_start(backlog).expect("a thread to sync files on")
-    }
-
-    /// As [`start`](Self::start); `None` if the thread cannot be started (the caller then
-    /// syncs its files itself).
-    pub(crate) fn try_start(backlog: usize) -> Option<(Syncer, SyncQueue)> {
+    ///
+    /// # Errors
+    /// The system's, if it cannot start the thread.
+    pub(crate) fn start(backlog: usize) -> std::io::Result<(Syncer, SyncQueue)> {
         let (queue, pending) = mpsc::sync_channel::<Pending>(backlog);
         let spawned = std::thread::Builder::new()
             .name("leveltable-sync".into())
@@ -72,9 +69,9 @@ impl Syncer {
                 first_error.map_or(Ok(()), Err)
             });
         let syncer = Syncer {
-            thread: Some(spawned.ok()?),
+            thread: Some(spawned?),
         };
-        Some((syncer, SyncQueue(queue)))
+        Ok((syncer, SyncQueue(queue)))
     }
 
     /// Waits until every file handed over is synced. Every [`SyncQueue`] of this syncer must
@@ -124,7 +121,7 @@ mod tests {
     #[test]
     fn syncs_what_is_handed_over_and_names_a_failure() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut syncer, queue) = Syncer::start(2);
+        let (mut syncer, queue) = Syncer::start(2).unwrap();
         std::thread::scope(|scope| {
             for t in 0..3 {
                 let queue = queue.clone();
@@ -146,7 +143,7 @@ mod tests {
         // A pipe cannot be synced (nor its writes started, which is not an error).
         let (reader, _writer) = std::io::pipe().unwrap();
         let pipe = File::from(std::os::fd::OwnedFd::from(reader));
-        let (mut syncer, queue) = Syncer::start(1);
+        let (mut syncer, queue) = Syncer::start(1).unwrap();
         queue
             .sync(PathBuf::from("the-pipe"), Box::new(pipe))
             .unwrap();

@@ -124,18 +124,21 @@ impl PartBuilder {
             ));
         }
         let table_options = options.table.build_options_ordered(order.as_ref());
-        let (syncer, syncs) = Syncer::start(SYNC_BACKLOG);
+        let (syncer, syncs) = Syncer::start(SYNC_BACKLOG)
+            .map_err(|e| Error::op("cannot start a thread to sync the tables of", &staging, e))?;
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let threads = building_threads(options.threads, cores);
-        let workers = (threads > 1).then(|| {
-            Workers::start(
-                &file_system,
-                threads,
-                staging.clone(),
-                table_options.clone(),
-                syncs.clone(),
-            )
-        });
+        let workers = (threads > 1)
+            .then(|| {
+                Workers::start(
+                    &file_system,
+                    threads,
+                    staging.clone(),
+                    table_options.clone(),
+                    syncs.clone(),
+                )
+            })
+            .flatten();
         Ok(PartBuilder {
             staging,
             file_system,

@@ -29,46 +29,55 @@ pub(crate) struct Workers {
 }
 
 impl Workers {
+    /// Starts `threads` building threads, or as many as the system lets start; `None` if
+    /// it lets none start (the caller then builds on its own thread).
     pub(crate) fn start(
         fs: &Arc<dyn FileSystem>,
         threads: usize,
         staging: PathBuf,
         options: BuildOptions,
         syncs: SyncQueue,
-    ) -> Workers {
+    ) -> Option<Workers> {
         // One chunk waits for the first thread that frees up: at most one chunk per thread,
         // that one and the one being filled are in memory.
         let (jobs, queue) = mpsc::sync_channel::<Job>(1);
         let queue = Arc::new(Mutex::new(queue));
         let (report, results) = mpsc::channel::<Built>();
-        let handles = (0..threads)
-            .map(|_| {
+        let handles: Vec<_> = (0..threads)
+            .map_while(|_| {
                 let queue = Arc::clone(&queue);
                 let report = report.clone();
                 let staging = staging.clone();
                 let options = options.clone();
                 let syncs = syncs.clone();
                 let fs = Arc::clone(fs);
-                std::thread::spawn(move || {
-                    loop {
-                        let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-                        let Ok((index, mut entries)) = job else { break };
-                        let built = write_table(&fs, &staging, index, &options, &entries, &syncs);
-                        entries.clear();
-                        if report.send((index, built, entries)).is_err() {
-                            break;
+                let spawned = std::thread::Builder::new()
+                    .name("leveltable-build".into())
+                    .spawn(move || {
+                        loop {
+                            let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                            let Ok((index, mut entries)) = job else { break };
+                            let built =
+                                write_table(&fs, &staging, index, &options, &entries, &syncs);
+                            entries.clear();
+                            if report.send((index, built, entries)).is_err() {
+                                break;
+                            }
                         }
-                    }
-                })
+                    });
+                spawned.ok()
             })
             .collect();
-        Workers {
+        if handles.is_empty() {
+            return None;
+        }
+        Some(Workers {
             jobs: Some(jobs),
             results,
             handles,
             done: Vec::new(),
             spares: Vec::new(),
-        }
+        })
     }
 
     /// An empty chunk: one the threads are done with if there is one, else a new one with

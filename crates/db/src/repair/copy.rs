@@ -164,7 +164,13 @@ pub(super) fn copy_tables(
             .fill_cache(false),
         budget: read.table_memory_budget,
     };
-    let (mut syncer, syncs) = Syncer::start(COPY_SYNC_BACKLOG);
+    let (mut syncer, syncs) = Syncer::start(COPY_SYNC_BACKLOG).map_err(|e| {
+        Error::op(
+            "cannot start a thread to sync the tables copied into",
+            dir,
+            e,
+        )
+    })?;
     let mut out = Vec::new();
     let mut buf = Vec::new();
     for (i, table) in candidates.iter().enumerate() {

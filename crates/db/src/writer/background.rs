@@ -294,7 +294,7 @@ fn merge_inputs(
     // The outputs are synced on a thread of their own while the merge goes on, each one's
     // writes started as it is handed over; all are durable before this returns. Without
     // that thread, each is synced here as it is finished.
-    let syncing = Syncer::try_start(OUTPUT_SYNC_BACKLOG);
+    let syncing = Syncer::start(OUTPUT_SYNC_BACKLOG).ok();
     let durability = || match &syncing {
         Some((_, syncs)) => Durability::Queued(syncs),
         None => Durability::Synced,
