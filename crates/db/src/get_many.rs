@@ -169,15 +169,23 @@ impl Db {
             // The calling thread looks up the first share itself: one thread fewer to start.
             let mut parts = keys.chunks(share);
             let first = parts.next().unwrap_or_default();
+            // A share whose thread the system does not start is looked up here, in turn.
             let others: Vec<_> = parts
-                .map(|part| scope.spawn(move || self.lookup_many_here(part, sequence)))
+                .map(|part| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, move || self.lookup_many_here(part, sequence))
+                        .map_err(|_| part)
+                })
                 .collect();
             let mut out = Vec::with_capacity(keys.len());
             out.extend(self.lookup_many_here(first, sequence)?);
             for part in others {
-                let found = part
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+                let found = match part {
+                    Ok(thread) => thread
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p))?,
+                    Err(part) => self.lookup_many_here(part, sequence)?,
+                };
                 out.extend(found);
             }
             Ok(out)
