@@ -373,7 +373,7 @@ mod tests {
                 assert_eq!(compare_bytes(w, 0, x.len(), y), x.cmp(y), "{x:?} {y:?}");
             }
         }
-        // Lengths around the 8-byte steps, differing at every byte, and a run whose words
+        // Lengths around the word steps, differing at every byte, and a run whose words
         // end before its length (read as zeros).
         let base: Vec<u8> = (0..20u8)
             .map(|b| b.wrapping_mul(71).wrapping_add(3))
