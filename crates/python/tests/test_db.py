@@ -117,7 +117,7 @@ def test_build_db_sorts_and_refuses_duplicates(tmp_path):
 
 
 def test_build_part_resolves_duplicates_as_the_cli_does(tmp_path):
-    # The same input and answers as crates/cli/tests/db_dedup.rs: both front ends go
+    # The same input and answers as crates/cli/tests/integration/db_dedup.rs: both front ends go
     # through the db crate's SortedFeed.
     rows = [(b"a", b"1"), (b"b", b"1"), (b"b", b"2"), (b"b", b"3"), (b"c", b"1")]
     with pytest.raises(leveltable.KeyOrderError, match='duplicate key "b"'):

@@ -27,7 +27,7 @@ use leveltable_table::{
 use super::config::{Config, Result};
 
 #[allow(dead_code, missing_docs, clippy::all)]
-#[path = "../../../object/tests/common/proxy.rs"]
+#[path = "../../../object/tests/integration/common/proxy.rs"]
 mod proxy;
 
 /// The latency the proxy adds to each request.

@@ -1,0 +1,352 @@
+//! `leveltable db ...`: bulk builds in one go and in parts, the read-only commands on what
+//! they built, the directory left unchanged by every reading command, and the errors that
+//! name the file.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use common::*;
+
+/// Every file of `dir` with its bytes: a reading command must change none.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn db_build(dir: &Path, tsv: &str, args: &[&str]) {
+    leveltable()
+        .args(["db", "build"])
+        .arg(dir)
+        .args(args)
+        .write_stdin(tsv.to_owned())
+        .assert()
+        .success();
+}
+
+#[test]
+fn build_then_read_and_nothing_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let tsv = sorted_tsv(5000);
+    db_build(&db, &tsv, &["--max-file-size", "20000", "--threads", "2"]);
+    let before = snapshot(&db);
+    assert_eq!(db_dump(&db, &[]), tsv);
+    leveltable()
+        .args(["db", "get"])
+        .arg(&db)
+        .args(["key000042", "nope", "key004999"])
+        .assert()
+        .code(1)
+        .stdout(format!(
+            "key000042\t{}\nkey004999\t{}\n",
+            value(42),
+            value(4999)
+        ))
+        .stderr("not found: nope\n");
+    leveltable()
+        .args(["db", "get", "--hex"])
+        .arg(&db)
+        .write_stdin("6b6579303030303031\n")
+        .assert()
+        .success()
+        .stdout(format!(
+            "6b6579303030303031\t{}\n",
+            hex(value(1).as_bytes())
+        ));
+    leveltable()
+        .args(["db", "verify"])
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(predicates::str::starts_with("ok: "));
+    let stats = leveltable()
+        .args(["db", "stats", "--json"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(json["comparator"], "leveldb.BytewiseComparator");
+    assert_eq!(json["levels"][6]["entries"], 5000);
+    assert_eq!(json["levels"][0]["files"], 0);
+    assert!(json["levels"][6]["files"].as_u64().unwrap() > 3);
+    let text = leveltable()
+        .args(["db", "stats"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(text.status.success());
+    assert!(
+        stdout_of(&text).contains("level 6: "),
+        "{}",
+        stdout_of(&text)
+    );
+    assert!(
+        stdout_of(&text).contains("5000 entries"),
+        "{}",
+        stdout_of(&text)
+    );
+    // Every version: one put per key, at sequence 0.
+    let internal = db_dump(&db, &["--internal"]);
+    assert_eq!(internal.lines().count(), 5000);
+    assert!(internal.starts_with(&format!("key000000\t0\tput\t{}\n", value(0))));
+    let salvaged = db_dump(&db, &["--salvage", "--internal"]);
+    assert!(
+        salvaged.starts_with(&format!(
+            "key000000\t0\tput\t{}\tlive\t000002.ldb\n",
+            value(0)
+        )),
+        "{}",
+        &salvaged[..200]
+    );
+    assert_eq!(db_dump(&db, &["--salvage"]), tsv);
+    assert_eq!(
+        snapshot(&db),
+        before,
+        "a reading command changed the directory"
+    );
+}
+
+#[test]
+fn dump_rebuilds_the_same_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (tsv, _) = mixed_tsv(3000);
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    db_build(&a, &tsv, &["--max-file-size", "30000"]);
+    let dumped = db_dump(&a, &["--hex"]);
+    db_build(&b, &dumped, &["--hex", "--max-file-size", "30000"]);
+    assert_eq!(snapshot(&a), snapshot(&b));
+}
+
+#[test]
+fn sort_with_a_memory_budget_and_duplicates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tsv = sorted_tsv(4000);
+    let mut lines: Vec<&str> = tsv.lines().collect();
+    lines.reverse();
+    let reversed = lines.join("\n") + "\n";
+    let out = leveltable()
+        .args(["db", "build"])
+        .arg(tmp.path().join("unsorted"))
+        .write_stdin(reversed.clone())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("line 2: key \"key003998\" does not sort after"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!tmp.path().join("unsorted").exists());
+    db_build(
+        &tmp.path().join("sorted"),
+        &reversed,
+        &["--sort", "--memory", "65536"],
+    );
+    assert_eq!(db_dump(&tmp.path().join("sorted"), &[]), tsv);
+    let twice = format!("{reversed}key000007\tnewer\n");
+    let out = leveltable()
+        .args(["db", "build", "--sort"])
+        .arg(tmp.path().join("dup"))
+        .write_stdin(twice.clone())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("duplicate key \"key000007\""),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!tmp.path().join("dup").exists());
+    db_build(
+        &tmp.path().join("last"),
+        &twice,
+        &["--sort", "--dedup", "last"],
+    );
+    leveltable()
+        .args(["db", "get"])
+        .arg(tmp.path().join("last"))
+        .arg("key000007")
+        .assert()
+        .success()
+        .stdout("key000007\tnewer\n");
+    // Nothing but the databases is left beside them.
+    assert_eq!(files_in(tmp.path()), ["last", "sorted"]);
+}
+
+#[test]
+fn parts_and_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tsv = sorted_tsv(3000);
+    let lines: Vec<&str> = tsv.lines().collect();
+    let part = |name: &str, range: std::ops::Range<usize>| {
+        let text = lines[range]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>();
+        leveltable()
+            .args(["db", "build-part", "-q"])
+            .arg(tmp.path().join(name))
+            .write_stdin(text)
+            .assert()
+            .success();
+        tmp.path().join(name)
+    };
+    let (p1, p2, p3) = (
+        part("p1", 0..1000),
+        part("p2", 1000..1000),
+        part("p3", 1000..3000),
+    );
+    let db = tmp.path().join("db");
+    let out = leveltable()
+        .args(["db", "commit"])
+        .arg(&db)
+        .args([&p3, &p1])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("out of order or overlap"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!db.exists());
+    leveltable()
+        .args(["db", "commit"])
+        .arg(&db)
+        .args([&p1, &p2, &p3])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("3000 entries"));
+    assert_eq!(db_dump(&db, &[]), tsv);
+    assert_eq!(files_in(tmp.path()), ["db"]);
+    let out = leveltable()
+        .args(["db", "commit"])
+        .arg(tmp.path().join("x"))
+        .arg(tmp.path().join("nowhere"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("PART"), "{}", stderr_of(&out));
+}
+
+#[test]
+fn targets_must_be_new_or_empty() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full = tmp.path().join("full");
+    fs::create_dir(&full).unwrap();
+    fs::write(full.join("keep"), b"x").unwrap();
+    let out = leveltable()
+        .args(["db", "build"])
+        .arg(&full)
+        .write_stdin("a\t1\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("is not empty"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(files_in(&full), ["keep"]);
+}
+
+/// Errors that say which file is missing or bad, exit 2, never a panic.
+#[test]
+fn broken_databases_name_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fresh = || {
+        let dir = tempfile::tempdir_in(tmp.path()).unwrap();
+        let db = dir.path().join("db");
+        db_build(&db, &sorted_tsv(2000), &["--max-file-size", "10000", "-q"]);
+        (dir, db)
+    };
+    let check = |db: &Path, expect: &str| {
+        for command in ["get", "dump", "verify", "stats"] {
+            let mut cmd = leveltable();
+            cmd.args(["db", command]).arg(db);
+            if command == "get" {
+                cmd.arg("key000001");
+            }
+            let out = cmd.output().unwrap();
+            let stderr = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+            assert!(stderr.starts_with("error: "), "{command}: {stderr}");
+            assert!(
+                stderr.contains(expect),
+                "{command}: expected {expect:?} in {stderr}"
+            );
+        }
+    };
+
+    let (_d, db) = fresh();
+    fs::remove_file(db.join("CURRENT")).unwrap();
+    check(&db, "CURRENT");
+
+    let (_d, db) = fresh();
+    fs::write(db.join("CURRENT"), "MANIFEST-000009\n").unwrap();
+    check(&db, "MANIFEST-000009");
+
+    let (_d, db) = fresh();
+    let manifest = db.join("MANIFEST-000001");
+    let mut bytes = fs::read(&manifest).unwrap();
+    bytes[10] ^= 0x01;
+    fs::write(&manifest, bytes).unwrap();
+    check(&db, "MANIFEST-000001");
+
+    let (_d, db) = fresh();
+    fs::remove_file(db.join("000003.ldb")).unwrap();
+    for command in ["dump", "verify", "stats"] {
+        let out = leveltable()
+            .args(["db", command])
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert!(
+            stderr_of(&out).contains("000003.ldb"),
+            "{command}: {}",
+            stderr_of(&out)
+        );
+    }
+
+    let (_d, db) = fresh();
+    let table = db.join("000002.ldb");
+    let mut bytes = fs::read(&table).unwrap();
+    bytes[100] ^= 0x01;
+    fs::write(&table, bytes).unwrap();
+    let out = leveltable()
+        .args(["db", "verify"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = stderr_of(&out);
+    assert!(stderr.starts_with("error: corruption: "), "{stderr}");
+    assert!(stderr.contains("000002.ldb"), "{stderr}");
+
+    let file = tmp.path().join("plain-file");
+    fs::write(&file, b"x").unwrap();
+    let out = leveltable()
+        .args(["db", "dump"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("not a directory"),
+        "{}",
+        stderr_of(&out)
+    );
+}

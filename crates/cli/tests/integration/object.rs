@@ -1,0 +1,280 @@
+//! Tables named by URL: built to and read from file:// URLs (always) and an S3 server (moto,
+//! when installed), with `--stats` counting the requests.
+
+#![cfg(feature = "object")]
+
+use crate::common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use predicates::prelude::*;
+
+/// `stats: requests N (get G, ...` → G.
+fn gets_in(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("stats: "))
+        .expect("a stats line");
+    let after = line.split("(get ").nth(1).unwrap();
+    after.split(',').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn file_urls_build_get_dump_and_count_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.tsv");
+    std::fs::write(&input, sorted_tsv(500)).unwrap();
+    let url = format!("file://{}/t.ldb", dir.path().display());
+    leveltable()
+        .args(["--stats", "build", &url])
+        .arg(&input)
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("uploaded")
+                .and(predicate::str::contains("stats: requests 1 (get 0, put 1")),
+        );
+    // The same bytes as a local build.
+    let local = dir.path().join("local.ldb");
+    leveltable()
+        .arg("build")
+        .arg(&local)
+        .arg(&input)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read(dir.path().join("t.ldb")).unwrap(),
+        std::fs::read(&local).unwrap()
+    );
+    let dumped = leveltable().args(["dump", &url]).output().unwrap();
+    let local_dump = leveltable().arg("dump").arg(&local).output().unwrap();
+    assert!(dumped.status.success());
+    assert_eq!(dumped.stdout, local_dump.stdout);
+    // A small table: open and get in one request (the tail holds it all).
+    let out = leveltable()
+        .args(["get", &url, "--stats"])
+        .arg(first_key())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(gets_in(&stderr_of(&out)), 1);
+    leveltable().args(["verify", &url]).assert().success();
+    leveltable().args(["stats", &url]).assert().success();
+    // A missing object is an error naming it.
+    leveltable()
+        .args([
+            "get",
+            &format!("file://{}/none.ldb", dir.path().display()),
+            "k",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("none.ldb").and(predicate::str::contains("not found")));
+}
+
+fn first_key() -> String {
+    sorted_tsv(1).split('\t').next().unwrap().to_owned()
+}
+
+struct Moto(Child, u16);
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn moto() -> Option<Moto> {
+    let program = std::env::var("MOTO_SERVER").unwrap_or_else(|_| "moto_server".into());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(&program)
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let child = match child {
+        Ok(c) => c,
+        Err(_) if std::env::var("LEVELTABLE_REQUIRE_SERVERS").is_ok_and(|v| v == "1") => {
+            panic!("moto_server is not installed and LEVELTABLE_REQUIRE_SERVERS=1")
+        }
+        Err(_) => {
+            println!("skipping: moto_server (pip install \"moto[server]\") is not installed");
+            return None;
+        }
+    };
+    let m = Moto(child, port);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "moto_server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "PUT /bkt HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    Some(m)
+}
+
+#[test]
+fn s3_urls_through_moto() {
+    let Some(m) = moto() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.tsv");
+    std::fs::write(&input, sorted_tsv(20_000)).unwrap();
+    let env = [
+        ("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", m.1)),
+        ("AWS_ALLOW_HTTP", "true".into()),
+        ("AWS_ACCESS_KEY_ID", "AKIDCLITEST".into()),
+        ("AWS_SECRET_ACCESS_KEY", "cliSecretNeverShown".into()),
+        ("AWS_REGION", "us-east-1".into()),
+    ];
+    let cmd = || {
+        let mut c = leveltable();
+        c.envs(env.iter().map(|(k, v)| (k, v)));
+        c
+    };
+    cmd()
+        .args(["build", "s3://bkt/t.ldb"])
+        .arg(&input)
+        .assert()
+        .success();
+    let local = dir.path().join("local.ldb");
+    leveltable()
+        .arg("build")
+        .arg(&local)
+        .arg(&input)
+        .assert()
+        .success();
+    let out = cmd()
+        .args(["--stats", "dump", "s3://bkt/t.ldb"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let local_dump = leveltable().arg("dump").arg(&local).output().unwrap();
+    assert_eq!(out.stdout, local_dump.stdout);
+    // A scan reads ahead: far fewer requests than the table's data blocks.
+    let gets = gets_in(&stderr_of(&out));
+    assert!(gets < 15, "dump took {gets} requests");
+    let out = cmd()
+        .args(["get", "s3://bkt/t.ldb", "--stats", "absent-key"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(gets_in(&stderr_of(&out)) <= 2);
+    let out = cmd()
+        .args(["get", "s3://bkt/missing.ldb", "k"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!stderr_of(&out).contains("cliSecretNeverShown"));
+}
+
+#[test]
+fn database_commands_take_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.tsv");
+    std::fs::write(&input, sorted_tsv(3000)).unwrap();
+    let db = dir.path().join("db");
+    leveltable()
+        .args(["db", "build"])
+        .arg(&db)
+        .arg(&input)
+        .assert()
+        .success();
+    // A file:// prefix is the directory itself, read through the object store layer.
+    let url = format!("file://{}", db.display());
+    let local = leveltable().args(["db", "dump"]).arg(&db).output().unwrap();
+    let remote = leveltable()
+        .args(["--stats", "db", "dump", &url])
+        .output()
+        .unwrap();
+    assert!(remote.status.success(), "{}", stderr_of(&remote));
+    assert_eq!(remote.stdout, local.stdout);
+    assert!(
+        stderr_of(&remote).contains("list 1"),
+        "{}",
+        stderr_of(&remote)
+    );
+    leveltable()
+        .args(["db", "get", &url])
+        .arg(first_key())
+        .assert()
+        .success();
+    leveltable().args(["db", "verify", &url]).assert().success();
+    let local = leveltable()
+        .args(["db", "stats"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let remote = leveltable().args(["db", "stats", &url]).output().unwrap();
+    assert!(remote.status.success(), "{}", stderr_of(&remote));
+    let text = String::from_utf8_lossy(&remote.stdout).replace(&url, &db.display().to_string());
+    assert_eq!(text, String::from_utf8_lossy(&local.stdout));
+    // Built straight to a prefix: the same entries.
+    let out = tempfile::tempdir().unwrap();
+    let prefix = format!("file://{}/copy", out.path().display());
+    std::fs::create_dir(out.path().join("copy")).unwrap();
+    leveltable()
+        .args(["db", "build", &prefix])
+        .arg(&input)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("uploaded"));
+    let copied = leveltable().args(["db", "dump", &prefix]).output().unwrap();
+    let local = leveltable().args(["db", "dump"]).arg(&db).output().unwrap();
+    assert_eq!(copied.stdout, local.stdout);
+    leveltable()
+        .args(["db", "dump", "--salvage", &url])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("local directory"));
+}
+
+#[test]
+fn urls_with_credentials_are_refused_naming_the_variables_to_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.tsv");
+    std::fs::write(&input, sorted_tsv(10)).unwrap();
+    let input = input.display().to_string();
+    for (url, variable) in [
+        ("s3://AKIDLEAK:wJalrLEAK@bucket/db", "AWS_ACCESS_KEY_ID"),
+        ("gs://someone:pwLEAK@bucket/db", "GOOGLE_SERVICE_ACCOUNT"),
+        ("https://someone:pwLEAK@host.invalid/db", "presigned URL"),
+    ] {
+        let table = format!("{url}/t.ldb");
+        for args in [
+            vec!["get", table.as_str(), "k"],
+            vec!["dump", table.as_str()],
+            vec!["build", table.as_str(), input.as_str()],
+            vec!["db", "get", url, "k"],
+            vec!["db", "verify", url],
+            vec!["db", "build", url, input.as_str()],
+        ] {
+            let out = leveltable().args(&args).output().unwrap();
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains("credentials in a URL") && err.contains(variable),
+                "{args:?}: {err}"
+            );
+            assert!(
+                !err.contains("LEAK") && !err.contains("someone"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The integration tests of `leveltable-db`, one module per concern, built as one binary.
+
+mod common;
+
+mod block_cache;
+mod bulk;
+mod bulk_faults;
+mod chromium_follow;
+mod commit_checks;
+mod commit_lock;
+mod comparators;
+mod db_model;
+mod dbformat;
+mod env_faults;
+mod filters;
+mod follow;
+mod follow_faults;
+mod lies;
+mod lock;
+mod log_contract;
+mod log_durability;
+mod manifest_syncs;
+mod metamorphic;
+mod mojang;
+mod mojang_repair;
+mod pinned;
+mod progress;
+mod refresh;
+mod repair;
+mod repair_copy;
+mod repair_log_tail;
+mod repair_manifest;
+mod repair_memory;
+mod repair_order;
+mod special_files;
+mod table_budget;
+mod writable;
+mod writable_reads;
+mod writer_background_unlocked;
+mod writer_close_errors;
+mod writer_compaction;
+mod writer_faults;
+mod writer_guards;
+mod writer_hostile_files;
+mod writer_linearizable;
+mod zstd_golden;

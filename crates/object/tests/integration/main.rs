@@ -1,0 +1,10 @@
+//! The integration tests of `leveltable-object`, one module per concern, built as one binary.
+
+mod common;
+
+mod bounds;
+mod db;
+mod faults;
+mod redirects;
+mod servers;
+mod urls;
