@@ -78,7 +78,8 @@ def test_db_reads_what_mojang_reads(world):
 
 
 def test_tables_open_under_auto_and_mojang_only(world):
-    # (The tables' entries, internal keys, are compared in crates/db/tests/integration/mojang.rs.)
+    # (The tables' entries, internal keys, are compared in
+    # crates/db/tests/integration/mojang.rs.)
     path, _, _ = world
     for name in sorted(n for n in os.listdir(path) if n.endswith(".ldb")):
         stats = []
