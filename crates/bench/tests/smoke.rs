@@ -77,6 +77,8 @@ fn every_workload_runs_and_agrees() {
         "write readrandom:",
         "write readseq:",
         "write deleterandom:",
+        "write fillseq: time an operation takes beyond the kernel's floor",
+        "write deleterandom: time an operation takes beyond the kernel's floor",
         "write fillrandom, 2 writer threads",
         "write fillrandom: disk bytes per byte put",
         "write fillrandom: peak RSS",

@@ -35,6 +35,7 @@ mod threads;
 mod world;
 mod write;
 pub mod write_child;
+pub mod write_floor;
 
 use std::path::Path;
 

@@ -20,6 +20,11 @@
 //!   writer competes with the compaction thread for the second core, and neither system
 //!   gains from it (LevelDB's own: 0.54–0.85×).
 //!
+//! Beside each single-put fill and `deleterandom`, a row gives the time each system takes
+//! per operation beyond the kernel's floor: one `write(2)` of the operation's log record,
+//! measured in the same rounds ([`write_floor`](super::write_floor)). Every system must
+//! make that call before the put returns; the target is on the rest.
+//!
 //! Figures are operations per second, the best round; disk bytes and peak memory the
 //! highest round. Every count (keys found, entries scanned after each fill and after the
 //! deletes) must agree between the systems.
@@ -32,6 +37,7 @@ use std::process::Command;
 use super::config::{Config, Result, count};
 use super::harness::{check, leveldb_on};
 use super::write_child::{CHILD_COMMAND, sync_writes};
+use super::write_floor::{DELETE_RECORD, FLOOR_SCENARIO, FLOOR_SYSTEM, PUT_RECORD};
 use crate::report::{Row, System, Target, Unit, render_markdown};
 
 /// The systems, by their child-process names.
@@ -168,6 +174,52 @@ impl Tally {
     }
 }
 
+/// The time beyond the kernel's floor at most this fraction of LevelDB's: 1.5× faster.
+const BEYOND_FLOOR: f64 = 1.0 / 1.5;
+
+/// The kernel's floor under single writes ([`write_floor`](super::write_floor)), in
+/// nanoseconds per operation, the lowest of the rounds.
+#[derive(Default)]
+struct Floors {
+    put: Option<f64>,
+    delete: Option<f64>,
+}
+
+impl Floors {
+    fn add(&mut self, phases: &HashMap<String, Fields>) -> Result<()> {
+        for (name, slot) in [
+            ("floor-put", &mut self.put),
+            ("floor-delete", &mut self.delete),
+        ] {
+            let fields = phases
+                .get(name)
+                .ok_or_else(|| format!("the floor's child printed no {name}"))?;
+            let (Some(&ops), Some(&nanos)) = (fields.get("ops"), fields.get("nanos")) else {
+                return Err(format!("{name}: no ops or nanos").into());
+            };
+            check(ops > 0, || format!("{name}: no operations"))?;
+            let v = nanos as f64 / ops as f64;
+            *slot = Some(slot.map_or(v, |s: f64| s.min(v)));
+        }
+        Ok(())
+    }
+}
+
+/// Operations per second as nanoseconds per operation beyond `floor`, at least 1 ns so that
+/// a system at the floor reads as far faster rather than as no figure.
+/// LevelDB and leveltable only: the peers are held to their ratio in the rows of
+/// operations per second.
+fn beyond_floor(ops: [Option<f64>; 4], floor: f64) -> [Option<f64>; 4] {
+    let mut out = [None; 4];
+    for system in [System::Leveltable, System::LevelDb] {
+        let i = system.index();
+        out[i] = ops[i]
+            .filter(|&o| o > 0.0)
+            .map(|o| (1e9 / o - floor).max(1.0));
+    }
+    out
+}
+
 /// Which `/proc/self/io` counter measures disk writes here: `write_bytes` (bytes sent to the
 /// storage layer), or `wchar` (bytes passed to write calls) where `write_bytes` stays 0.
 fn disk_counter(tally: &Tally) -> &'static str {
@@ -191,6 +243,7 @@ fn disk_counter(tally: &Tally) -> &'static str {
 pub(super) fn rows(config: &Config, exe: &Path) -> Result<(Vec<Row>, String)> {
     let n = config.entries;
     let mut tally = Tally::default();
+    let mut floors = Floors::default();
     for _ in 0..config.rounds.max(1) {
         for scenario in SCENARIOS {
             for (system, name) in SYSTEMS {
@@ -204,6 +257,8 @@ pub(super) fn rows(config: &Config, exe: &Path) -> Result<(Vec<Row>, String)> {
                 tally.add(system, name, &phases)?;
             }
         }
+        eprintln!("  write {FLOOR_SCENARIO}: {FLOOR_SYSTEM}");
+        floors.add(&run_child(exe, config, FLOOR_SYSTEM, FLOOR_SCENARIO)?)?;
     }
     let seen = |phase: &str| tally.counts.get(phase).map_or(0, |c| c.0);
     check(seen("fillseq-count") == n, || {
@@ -264,8 +319,26 @@ pub(super) fn rows(config: &Config, exe: &Path) -> Result<(Vec<Row>, String)> {
     row(
         "deleterandom",
         format!("{} deletes after overwrite", count(n)),
-        Target::None,
+        Target::ThroughputAtLeast(1.5),
     );
+    for (phase, floor, record) in [
+        ("fillseq", floors.put, PUT_RECORD),
+        ("fillrandom", floors.put, PUT_RECORD),
+        ("overwrite", floors.put, PUT_RECORD),
+        ("deleterandom", floors.delete, DELETE_RECORD),
+    ] {
+        if let Some(floor) = floor {
+            rows.push(Row {
+                workload: format!(
+                    "write {phase}: time an operation takes beyond the kernel's floor (one \
+                     {record}-byte write(2), {floor:.0} ns, same run)"
+                ),
+                unit: Unit::NsPerOp,
+                figures: beyond_floor(tally.ops_figures(phase), floor),
+                target: Target::TimeAtMost(BEYOND_FLOOR),
+            });
+        }
+    }
     let one = tally.ops_figures("fillrandom");
     let mut two = tally.ops_figures("fill2");
     two[System::RustyLeveldb.index()] = None;
@@ -388,5 +461,37 @@ mod tests {
         tally.add(System::Leveltable, "leveltable", &a).unwrap();
         assert!(tally.add(System::LevelDb, "leveldb", &b).is_err());
         assert_eq!(tally.ops_figures("readseq")[0], Some(5e8));
+    }
+
+    #[test]
+    fn floors_keep_the_lowest_round() {
+        let mut floors = Floors::default();
+        let round = |put: u64| {
+            parse(&format!(
+                "phase=floor-put ops=10 nanos={put} count=10\n\
+                 phase=floor-delete ops=10 nanos=5000 count=10"
+            ))
+        };
+        floors.add(&round(20_000)).unwrap();
+        floors.add(&round(15_000)).unwrap();
+        floors.add(&round(18_000)).unwrap();
+        assert_eq!((floors.put, floors.delete), (Some(1500.0), Some(500.0)));
+        assert!(
+            floors
+                .add(&parse("phase=floor-put ops=1 nanos=1 count=1"))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn time_beyond_the_floor() {
+        let ops = [Some(500_000.0), Some(400_000.0), Some(1e9), Some(100.0)];
+        let beyond = beyond_floor(ops, 1_500.0);
+        assert_eq!(beyond[System::Leveltable.index()], Some(500.0));
+        assert_eq!(beyond[System::LevelDb.index()], Some(1_000.0));
+        assert_eq!(beyond[2], None);
+        assert_eq!(beyond[3], None);
+        let at_floor = beyond_floor([Some(1e9 / 1_400.0), None, None, None], 1_500.0);
+        assert_eq!(at_floor[0], Some(1.0));
     }
 }

@@ -18,6 +18,7 @@ use rusty_leveldb::{LdbIterator, compressor::CompressorId};
 use super::config::Result;
 use super::harness::check;
 use super::memory::status_kib;
+use super::write_floor::{self, FLOOR_SCENARIO, FLOOR_SYSTEM};
 use crate::leveldb::{self, Records};
 use crate::workload::{KEY_LEN, SplitMix64, VALUE_LEN, key, value_ring};
 
@@ -365,12 +366,16 @@ fn io_line(name: &str, before: (u64, u64), entries: u64) {
 }
 
 /// The child's work: `scenario` (`fillseq`, `random`, `fillsync`, `fill2`) on `system` in a
-/// new database at `dir`, `n` entries.
+/// new database at `dir`, `n` entries; or the kernel's floor under single puts and deletes
+/// ([`write_floor`]).
 ///
 /// # Errors
 ///
 /// From the system, or a scan finding entries of the wrong size.
 pub fn child(system: &str, scenario: &str, dir: &Path, n: u64) -> Result<()> {
+    if (system, scenario) == (FLOOR_SYSTEM, FLOOR_SCENARIO) {
+        return write_floor::child(dir, n);
+    }
     let ring = Ring(value_ring());
     let before = io_counters();
     let mut db = Store::open(system, dir)?;
