@@ -23,6 +23,11 @@ type Group = Box<[OnceLock<Block>]>;
 
 /// Words handed out one run at a time to one writer, readable by any thread.
 pub(crate) struct Arena {
+    /// The first group's blocks (64 MiB, every memtable of the usual sizes): a word there
+    /// is found from its block's slot alone, one load where a later group's takes two, on
+    /// the path of every step of a skip list's search.
+    first: Group,
+    /// The groups after the first (`groups[0]` stays empty).
     groups: Box<[OnceLock<Group>]>,
     /// Words handed out so far (the next free word).
     used: AtomicUsize,
@@ -84,10 +89,9 @@ impl Drop for Arena {
         let Some(pool) = &self.pool else {
             return;
         };
-        let blocks = self
-            .groups
-            .iter_mut()
-            .filter_map(OnceLock::take)
+        let first = std::mem::take(&mut self.first);
+        let blocks = std::iter::once(first)
+            .chain(self.groups.iter_mut().filter_map(OnceLock::take))
             .flat_map(|group| {
                 group
                     .into_vec()
@@ -116,6 +120,7 @@ impl Default for Arena {
 impl Arena {
     pub(crate) fn new() -> Arena {
         Arena {
+            first: new_group(),
             groups: (0..FANOUT).map(|_| OnceLock::new()).collect(),
             used: AtomicUsize::new(0),
             blocks: AtomicUsize::new(0),
@@ -145,8 +150,10 @@ impl Arena {
         if end > FANOUT * FANOUT * BLOCK_WORDS || u32::try_from(at).is_err() {
             return None;
         }
-        let group = self.groups[at / (FANOUT * BLOCK_WORDS)]
-            .get_or_init(|| (0..FANOUT).map(|_| OnceLock::new()).collect());
+        let group = match at / (FANOUT * BLOCK_WORDS) {
+            0 => &self.first,
+            g => self.groups[g].get_or_init(new_group),
+        };
         group[(at / BLOCK_WORDS) % FANOUT].get_or_init(|| {
             self.blocks.fetch_add(1, Ordering::Relaxed);
             self.pool
@@ -162,9 +169,11 @@ impl Arena {
     #[inline]
     pub(crate) fn words(&self, at: u32) -> &[AtomicU32] {
         let at = at as usize;
-        self.groups
-            .get(at / (FANOUT * BLOCK_WORDS))
-            .and_then(OnceLock::get)
+        let group = match at / (FANOUT * BLOCK_WORDS) {
+            0 => Some(&self.first),
+            g => self.groups.get(g).and_then(OnceLock::get),
+        };
+        group
             .and_then(|group| group[(at / BLOCK_WORDS) % FANOUT].get())
             .and_then(|block| block.get(at % BLOCK_WORDS..))
             .unwrap_or_default()
@@ -174,6 +183,11 @@ impl Arena {
     pub(crate) fn memory_usage(&self) -> usize {
         self.blocks.load(Ordering::Relaxed) * BLOCK_WORDS * 4
     }
+}
+
+/// A group of empty block slots.
+fn new_group() -> Group {
+    (0..FANOUT).map(|_| OnceLock::new()).collect()
 }
 
 /// Stores `bytes` into `words`, four to a word, little-endian, from byte `offset` of the
@@ -360,6 +374,30 @@ mod tests {
         assert_eq!(pool.memory_usage(), 2 * block_bytes);
         drop(Arena::new());
         assert_eq!(pool.memory_usage(), 2 * block_bytes);
+    }
+
+    #[test]
+    fn runs_past_the_first_group_read_back_and_return_to_the_pool() {
+        let blocks = FANOUT + 1;
+        let pool = BlockPool::new(blocks * BLOCK_WORDS * 4);
+        let a = Arena::with_pool(&pool);
+        for b in 0..blocks {
+            let at = a.allocate(BLOCK_WORDS).unwrap();
+            assert_eq!(at as usize, b * BLOCK_WORDS);
+            let words = a.words(at);
+            assert_eq!(words.len(), BLOCK_WORDS);
+            words[0].store(b as u32 + 1, Ordering::Relaxed);
+            words[BLOCK_WORDS - 1].store(!(b as u32), Ordering::Relaxed);
+        }
+        for b in [0, FANOUT - 1, FANOUT] {
+            let words = a.words((b * BLOCK_WORDS) as u32);
+            assert_eq!(words[0].load(Ordering::Relaxed), b as u32 + 1);
+            assert_eq!(words[BLOCK_WORDS - 1].load(Ordering::Relaxed), !(b as u32));
+        }
+        assert!(a.words(((FANOUT + 1) * BLOCK_WORDS) as u32).is_empty());
+        assert_eq!(a.memory_usage(), blocks * BLOCK_WORDS * 4);
+        drop(a);
+        assert_eq!(pool.memory_usage(), blocks * BLOCK_WORDS * 4);
     }
 
     #[test]

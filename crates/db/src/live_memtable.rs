@@ -251,7 +251,12 @@ impl LiveMemTable {
     /// The order of the node at `at` against `probe`.
     #[inline]
     fn compare(&self, at: u32, probe: &Probe<'_>, scratch: &mut Vec<u8>) -> Ordering {
-        let node = self.node(at);
+        self.compare_node(self.node(at), probe, scratch)
+    }
+
+    /// [`compare`](Self::compare) of a node already found in the arena.
+    #[inline]
+    fn compare_node(&self, node: Node<'_>, probe: &Probe<'_>, scratch: &mut Vec<u8>) -> Ordering {
         if let (Order::Bytewise, Some((offset, klen, tag))) = (&self.order, node.key_in_arena()) {
             // The usual node, compared where it lies.
             return compare_bytes(node.words, offset, klen, probe.user)

@@ -30,16 +30,19 @@ impl LiveMemTable {
     ) -> (u32, u32) {
         let mut scratch = Vec::new();
         let mut x = HEAD;
+        // `x`'s words, kept from its comparison: each step finds one node in the arena.
+        let mut x_node = self.node(HEAD);
         let mut level = self.top_level();
         loop {
-            let next = self.node(x).next(level);
-            let before = next != HEAD && {
-                let c = self.compare(next, probe, &mut scratch);
-                c == Ordering::Less || (inclusive && c == Ordering::Equal)
-            };
-            if before {
-                x = next;
-                continue;
+            let next = x_node.next(level);
+            if next != HEAD {
+                let next_node = self.node(next);
+                let c = self.compare_node(next_node, probe, &mut scratch);
+                if c == Ordering::Less || (inclusive && c == Ordering::Equal) {
+                    x = next;
+                    x_node = next_node;
+                    continue;
+                }
             }
             if let Some(prev) = prev.as_deref_mut() {
                 prev[level] = x;
@@ -67,22 +70,25 @@ impl LiveMemTable {
         prev: &mut [u32; MAX_HEIGHT],
     ) -> Option<u32> {
         let mut scratch = Vec::new();
-        let before = |at: u32, scratch: &mut Vec<u8>| {
-            at != HEAD && self.compare(at, probe, scratch) == Ordering::Less
-        };
         let mut level = self.bracketing_level(&splice.prev, probe)?;
         prev[level..].copy_from_slice(&splice.prev[level..]);
         let mut x = splice.prev[level];
+        let mut x_node = self.node(x);
         let mut moved = false;
         loop {
             if !moved {
                 x = splice.prev[level];
+                x_node = self.node(x);
             }
-            let next = self.node(x).next(level);
-            if before(next, &mut scratch) {
-                x = next;
-                moved = true;
-                continue;
+            let next = x_node.next(level);
+            if next != HEAD {
+                let next_node = self.node(next);
+                if self.compare_node(next_node, probe, &mut scratch) == Ordering::Less {
+                    x = next;
+                    x_node = next_node;
+                    moved = true;
+                    continue;
+                }
             }
             prev[level] = x;
             if level == 0 {
