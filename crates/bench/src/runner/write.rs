@@ -206,8 +206,8 @@ impl Floors {
 }
 
 /// Operations per second as nanoseconds per operation beyond `floor`, at least 1 ns so that
-/// a system at the floor reads as far faster rather than as no figure.
-/// LevelDB and leveltable only: the peers are held to their ratio in the rows of
+/// a system at the floor reads as far faster rather than as no figure; LevelDB's and
+/// leveltable's only: the peers are held to their ratio in the rows of
 /// operations per second.
 fn beyond_floor(ops: [Option<f64>; 4], floor: f64) -> [Option<f64>; 4] {
     let mut out = [None; 4];
