@@ -37,7 +37,7 @@ use std::process::Command;
 use super::config::{Config, Result, count};
 use super::harness::{check, leveldb_on};
 use super::write_child::{CHILD_COMMAND, sync_writes};
-use super::write_floor::{DELETE_RECORD, FLOOR_SCENARIO, FLOOR_SYSTEM, PUT_RECORD};
+use super::write_floor::{FLOOR_SCENARIO, FLOOR_SYSTEM, delete_record, put_record};
 use crate::report::{Row, System, Target, Unit, render_markdown};
 
 /// The systems, by their child-process names.
@@ -321,11 +321,12 @@ pub(super) fn rows(config: &Config, exe: &Path) -> Result<(Vec<Row>, String)> {
         format!("{} deletes after overwrite", count(n)),
         Target::ThroughputAtLeast(1.5),
     );
+    let (put, delete) = (put_record(), delete_record());
     for (phase, floor, record) in [
-        ("fillseq", floors.put, PUT_RECORD),
-        ("fillrandom", floors.put, PUT_RECORD),
-        ("overwrite", floors.put, PUT_RECORD),
-        ("deleterandom", floors.delete, DELETE_RECORD),
+        ("fillseq", floors.put, put),
+        ("fillrandom", floors.put, put),
+        ("overwrite", floors.put, put),
+        ("deleterandom", floors.delete, delete),
     ] {
         if let Some(floor) = floor {
             rows.push(Row {

@@ -16,8 +16,10 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use leveltable_db::{WriteBatchBuilder, log_format};
+
 use super::config::Result;
-use crate::workload::{KEY_LEN, VALUE_LEN};
+use crate::workload::{VALUE_LEN, key};
 
 /// The child's system name for the floor.
 pub const FLOOR_SYSTEM: &str = "kernel";
@@ -25,18 +27,20 @@ pub const FLOOR_SYSTEM: &str = "kernel";
 /// The floor's scenario.
 pub const FLOOR_SCENARIO: &str = "floor";
 
-/// A log's physical-record header: checksum, length, type.
-const RECORD_HEADER: usize = 7;
+/// The log record of a one-operation batch: the record header and the batch, encoded.
+fn record_of(batch: &WriteBatchBuilder) -> usize {
+    log_format::HEADER_SIZE + batch.as_bytes().len()
+}
 
-/// A write batch's header: sequence number and count.
-const BATCH_HEADER: usize = 12;
-
-/// The log record of a one-put batch: the tag, the key and the value, each with its
-/// one-byte length.
-pub const PUT_RECORD: usize = RECORD_HEADER + BATCH_HEADER + 1 + 1 + KEY_LEN + 1 + VALUE_LEN;
+/// The log record of a one-put batch of the workloads' key and value sizes.
+pub fn put_record() -> usize {
+    record_of(WriteBatchBuilder::new(0).put(&key(0), &[0; VALUE_LEN]))
+}
 
 /// The log record of a one-delete batch.
-pub const DELETE_RECORD: usize = RECORD_HEADER + BATCH_HEADER + 1 + 1 + KEY_LEN;
+pub fn delete_record() -> usize {
+    record_of(WriteBatchBuilder::new(0).delete(&key(0)))
+}
 
 /// The size at which a log is replaced by a new one (LevelDB's 4 MiB write buffer).
 const LOG_BYTES: u64 = 4 << 20;
@@ -81,19 +85,18 @@ fn appends(dir: &Path, record: usize, n: u64) -> Result<Duration> {
     Ok(elapsed)
 }
 
-/// The floor's child: prints `phase=floor-put` and `phase=floor-delete` lines as the
-/// systems' children print theirs.
+/// The floor's phases: `floor-put` and `floor-delete`, `n` appends each in `dir`, and the
+/// time each took.
 ///
 /// # Errors
 ///
 /// From the file system.
-pub fn child(dir: &Path, n: u64) -> Result<()> {
+pub fn phases(dir: &Path, n: u64) -> Result<[(&'static str, Duration); 2]> {
     fs::create_dir_all(dir)?;
-    for (phase, record) in [("floor-put", PUT_RECORD), ("floor-delete", DELETE_RECORD)] {
-        let t = appends(dir, record, n)?;
-        println!("phase={phase} ops={n} nanos={} count={n}", t.as_nanos());
-    }
-    Ok(())
+    Ok([
+        ("floor-put", appends(dir, put_record(), n)?),
+        ("floor-delete", appends(dir, delete_record(), n)?),
+    ])
 }
 
 #[cfg(test)]
@@ -102,15 +105,15 @@ mod tests {
 
     #[test]
     fn records_have_the_sizes_of_one_operation_batches() {
-        assert_eq!(PUT_RECORD, 138);
-        assert_eq!(DELETE_RECORD, 37);
+        assert_eq!(put_record(), 138);
+        assert_eq!(delete_record(), 37);
     }
 
     #[test]
     fn appends_replace_full_files_and_leave_none() {
         let dir = tempfile::tempdir().unwrap();
-        let n = (LOG_BYTES / PUT_RECORD as u64) * 2 + 5;
-        appends(dir.path(), PUT_RECORD, n).unwrap();
+        let n = (LOG_BYTES / put_record() as u64) * 2 + 5;
+        appends(dir.path(), put_record(), n).unwrap();
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
