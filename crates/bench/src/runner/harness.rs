@@ -23,15 +23,18 @@ pub(super) type Job<'a> = Box<dyn FnMut() -> Result<Sample> + 'a>;
 pub type Figures = [Option<f64>; 4];
 
 /// Runs each job `rounds` times, interleaving systems within each round, and keeps each
-/// system's best figure.
+/// system's best figure. Each round starts with the next system, so that none always runs
+/// first, on a machine the others have not yet warmed or loaded.
 pub(super) fn best_of(
     rounds: usize,
     unit: Unit,
     jobs: &mut [(System, Job<'_>)],
 ) -> Result<[Option<f64>; 4]> {
     let mut best: [Option<f64>; 4] = [None; 4];
-    for _ in 0..rounds.max(1) {
-        for (system, job) in jobs.iter_mut() {
+    let n = jobs.len();
+    for round in 0..rounds.max(1) {
+        for i in 0..n {
+            let (system, job) = &mut jobs[(round + i) % n];
             let sample = job()?;
             let value = unit.figure(sample.elapsed, sample.work);
             let slot = &mut best[system.index()];
@@ -109,5 +112,33 @@ mod tests {
         let best = best_of(3, Unit::NsPerOp, &mut jobs).unwrap();
         assert_eq!(best[System::Sstable.index()], Some(10.0));
         assert_eq!(best[System::Leveltable.index()], None);
+    }
+
+    #[test]
+    fn each_round_starts_with_the_next_system() {
+        let order = std::cell::RefCell::new(Vec::new());
+        let job = |system: System| -> (System, Job<'_>) {
+            let order = &order;
+            (
+                system,
+                Box::new(move || {
+                    order.borrow_mut().push(system);
+                    Ok(Sample {
+                        elapsed: Duration::from_millis(1),
+                        work: 1.0,
+                    })
+                }),
+            )
+        };
+        let mut jobs = vec![job(System::Leveltable), job(System::LevelDb)];
+        best_of(3, Unit::NsPerOp, &mut jobs).unwrap();
+        drop(jobs);
+        use System::{LevelDb, Leveltable};
+        assert_eq!(
+            order.into_inner(),
+            [
+                Leveltable, LevelDb, LevelDb, Leveltable, Leveltable, LevelDb
+            ]
+        );
     }
 }
