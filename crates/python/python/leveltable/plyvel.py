@@ -11,6 +11,10 @@ iterator raises ``RuntimeError``.
 
 Where they differ from plyvel:
 
+- Iterators keep to their range where plyvel 1.5's leave it: after ``seek()`` a step back
+  does not yield the entry before the start, and a seek to an excluded start does not
+  yield it; a step back from past the end yields the range's first key, included, where
+  plyvel stops; a seek past an included stop leaves the stop key behind the iterator.
 - ``compression`` also takes leveltable's other codecs (``"zlib"``, ``"zstd"``, ...).
 - A comparator that raises, or returns no integer, aborts the process after printing the
   error, as in plyvel.
