@@ -5,11 +5,13 @@
 //!
 //! A batch ends at `rows` rows, or once its keys or its values reach [`BATCH_BYTES`] (one
 //! entry more if it alone is larger): a `binary` column's 32-bit offsets cap its data below
-//! 2 GiB, and an entry that would pass that is refused ([`Columns::too_large`]).
+//! 2 GiB, and an entry that would pass that is refused ([`Columns::push`]).
+//!
+//! [`FilledBatches`] hands out the batches any [`FillBatch`] fills as an Arrow reader.
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, BinaryArray, RecordBatch};
+use arrow_array::{ArrayRef, BinaryArray, RecordBatch, RecordBatchReader};
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, SchemaRef};
 
@@ -101,7 +103,7 @@ impl Columns {
     }
 
     /// Appends an entry; `false` once the batch is full, or when the entry does not fit
-    /// (then it is not appended, and [`too_large`](Self::too_large) says so).
+    /// (then it is not appended, and [`into_batch`](Self::into_batch) is an error).
     #[inline(always)]
     pub fn push(&mut self, key: &[u8], value: &[u8]) -> bool {
         if !self.keys.fits(key.len()) || !self.values.fits(value.len()) {
@@ -116,11 +118,6 @@ impl Columns {
             && self.values.data.len() < BATCH_BYTES
     }
 
-    /// Rows appended so far.
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-
     /// The key of the last row, if there is one.
     pub fn last_key(&self) -> Option<&[u8]> {
         let n = self.keys.offsets.len();
@@ -132,13 +129,8 @@ impl Columns {
         self.keys.data.get(start as usize..end as usize)
     }
 
-    /// The key and value lengths of an entry refused for not fitting a `binary` column.
-    pub fn too_large(&self) -> Option<(usize, usize)> {
-        self.too_large
-    }
-
     /// What the batch holds, to size the next one.
-    pub fn sizes(&self) -> Sizes {
+    fn sizes(&self) -> Sizes {
         Sizes {
             rows: self.rows,
             key_bytes: self.keys.data.len(),
@@ -146,11 +138,31 @@ impl Columns {
         }
     }
 
+    /// The filled batch with `schema`'s columns, `like` set to what it holds: an error for
+    /// an entry refused (read from `path`), or `None`, and `exhausted` set, if it has no row.
+    pub fn into_batch(
+        self,
+        path: &std::path::Path,
+        schema: &SchemaRef,
+        like: &mut Sizes,
+        exhausted: &mut bool,
+    ) -> Filled {
+        if let Some(lengths) = self.too_large {
+            return Err(too_large_error(path, lengths));
+        }
+        if self.rows == 0 {
+            *exhausted = true;
+            return Ok(None);
+        }
+        *like = self.sizes();
+        self.finish(schema).map(Some)
+    }
+
     /// The record batch, with `schema`'s two `binary` columns.
     ///
     /// # Errors
     /// None in practice: the offsets ascend and end at the data's length by construction.
-    pub fn finish(self, schema: &SchemaRef) -> Result<RecordBatch, ArrowError> {
+    fn finish(self, schema: &SchemaRef) -> Result<RecordBatch, ArrowError> {
         let columns: Vec<ArrayRef> = vec![
             Arc::new(self.keys.finish()?),
             Arc::new(self.values.finish()?),
@@ -168,4 +180,61 @@ pub fn too_large_error(path: &std::path::Path, (key, value): (usize, usize)) -> 
         )
         .into(),
     )
+}
+
+/// The error for an entry that could not be read from `path`.
+pub fn read_error(path: &std::path::Path, e: impl std::fmt::Display) -> ArrowError {
+    ArrowError::ExternalError(format!("{}: {e}", path.display()).into())
+}
+
+/// The next record batch of a [`FillBatch`], `None` if no row is left.
+pub type Filled = Result<Option<RecordBatch>, ArrowError>;
+
+/// What a [`FilledBatches`] reads from: rows handed out one batch at a time.
+pub trait FillBatch {
+    /// Fills the next batch with `schema`'s columns, setting `exhausted` once the rows have
+    /// run out.
+    fn fill(&mut self, schema: &SchemaRef, exhausted: &mut bool) -> Filled;
+}
+
+/// Record batches filled by a [`FillBatch`], ending after the rows run out or at the first
+/// error.
+pub struct FilledBatches<F> {
+    rows: F,
+    schema: SchemaRef,
+    done: bool,
+}
+
+impl<F> FilledBatches<F> {
+    /// The batches `rows` fills, with the columns of `schema`.
+    pub fn new(rows: F, schema: SchemaRef) -> Self {
+        FilledBatches {
+            rows,
+            schema,
+            done: false,
+        }
+    }
+}
+
+impl<F: FillBatch> Iterator for FilledBatches<F> {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.rows.fill(&self.schema, &mut self.done) {
+            Ok(batch) => batch.map(Ok),
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl<F: FillBatch> RecordBatchReader for FilledBatches<F> {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
 }

@@ -15,20 +15,20 @@ use std::ops::Bound as Edge;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use arrow_array::RecordBatchReader;
 use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{RecordBatch, RecordBatchReader};
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use leveltable_db::{Db as RustDb, DbIter};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
-use crate::arrow_columns::{Columns, Sizes, too_large_error};
+use crate::arrow_columns::{Columns, FillBatch, Filled, FilledBatches, Sizes, read_error};
 use crate::closable::Closable;
 use crate::cursor::{Reader, as_ref};
 use crate::db_source::THE_DATABASE;
 use crate::errors::{Error, InvalidArgumentError};
-use crate::table_arrow::{TableBatches, TableScan};
+use crate::table_arrow::{TableRows, TableScan};
 
 /// The default rows per batch.
 pub const BATCH_ROWS: usize = 65_536;
@@ -41,56 +41,25 @@ pub fn schema() -> SchemaRef {
     ]))
 }
 
-/// Record batches read from a database iterator, each entry copied once, from the merge's
-/// batch into the columns (`DbIter::next_entries`).
-struct DbBatches {
+/// A database iterator's entries, filled into record batches, each entry copied once, from
+/// the merge's batch into the columns (`DbIter::next_entries`).
+struct DbRows {
     iter: DbIter,
     path: PathBuf,
-    schema: SchemaRef,
     rows: usize,
     /// What the batch before held.
     like: Sizes,
-    done: bool,
 }
 
-impl Iterator for DbBatches {
-    type Item = Result<RecordBatch, ArrowError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
+impl FillBatch for DbRows {
+    fn fill(&mut self, schema: &SchemaRef, exhausted: &mut bool) -> Filled {
         let mut columns = Columns::new(self.rows, self.like);
-        match self.iter.next_entries(|k, v| columns.push(k, v)) {
-            Ok(more) => self.done = !more,
-            Err(e) => {
-                self.done = true;
-                let message = format!("{}: {e}", self.path.display());
-                return Some(Err(ArrowError::ExternalError(message.into())));
-            }
-        }
-        if let Some(lengths) = columns.too_large() {
-            self.done = true;
-            return Some(Err(too_large_error(&self.path, lengths)));
-        }
-        if columns.rows() == 0 {
-            self.done = true;
-            return None;
-        }
-        self.like = columns.sizes();
-        Some(columns.finish(&self.schema))
-    }
-}
-
-impl RecordBatchReader for DbBatches {
-    fn schema(&self) -> SchemaRef {
-        Arc::clone(&self.schema)
-    }
-}
-
-impl RecordBatchReader for TableBatches {
-    fn schema(&self) -> SchemaRef {
-        self.schema()
+        let more = self
+            .iter
+            .next_entries(|k, v| columns.push(k, v))
+            .map_err(|e| read_error(&self.path, e))?;
+        *exhausted = !more;
+        columns.into_batch(&self.path, schema, &mut self.like, exhausted)
     }
 }
 
@@ -177,35 +146,51 @@ impl ArrowStream {
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
         let batches: Box<dyn RecordBatchReader + Send> = match &self.scan {
-            Scan::Db(reader) => Box::new(DbBatches {
-                // A bulk read: the blocks it reads would only evict the lookups' blocks
-                // from the cache.
-                iter: reader
-                    .range(as_ref(&reader.lo), as_ref(&reader.hi))?
-                    .fill_cache(false),
-                path: reader.path.clone(),
-                schema: schema(),
-                rows: self.batch_rows,
-                like: Sizes::default(),
-                done: false,
-            }),
+            Scan::Db(reader) => {
+                let rows = DbRows {
+                    // A bulk read: the blocks it reads would only evict the lookups' blocks
+                    // from the cache.
+                    iter: reader
+                        .range(as_ref(&reader.lo), as_ref(&reader.hi))?
+                        .fill_cache(false),
+                    path: reader.path.clone(),
+                    rows: self.batch_rows,
+                    like: Sizes::default(),
+                };
+                Box::new(FilledBatches::new(rows, schema()))
+            }
             Scan::Versions { db, lo, hi } => {
                 let db = db.get(THE_DATABASE)?;
                 Box::new(crate::versions_arrow::batches(&db, lo, hi, self.batch_rows))
             }
-            Scan::Table(scan) => Box::new(TableBatches::new(scan, schema(), self.batch_rows)),
+            Scan::Table(scan) => Box::new(FilledBatches::new(
+                TableRows::new(scan, self.batch_rows),
+                schema(),
+            )),
         };
-        let stream = FFI_ArrowArrayStream::new(batches);
-        let name = CString::new("arrow_array_stream").map_err(|e| Error::new_err(e.to_string()))?;
-        PyCapsule::new(py, stream, Some(name))
+        stream_capsule(py, batches)
     }
 
     /// The Arrow PyCapsule schema interface: a capsule named `arrow_schema` holding the
     /// batches' `ArrowSchema`.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let schema = FFI_ArrowSchema::try_from(self.schema().as_ref())
-            .map_err(|e| Error::new_err(e.to_string()))?;
-        let name = CString::new("arrow_schema").map_err(|e| Error::new_err(e.to_string()))?;
-        PyCapsule::new(py, schema, Some(name))
+        schema_capsule(py, &self.schema())
     }
+}
+
+/// A capsule named `arrow_array_stream` holding an `ArrowArrayStream` of `batches`.
+pub fn stream_capsule<'py>(
+    py: Python<'py>,
+    batches: Box<dyn RecordBatchReader + Send>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let stream = FFI_ArrowArrayStream::new(batches);
+    let name = CString::new("arrow_array_stream").map_err(|e| Error::new_err(e.to_string()))?;
+    PyCapsule::new(py, stream, Some(name))
+}
+
+/// A capsule named `arrow_schema` holding `schema` as an `ArrowSchema`.
+pub fn schema_capsule<'py>(py: Python<'py>, schema: &Schema) -> PyResult<Bound<'py, PyCapsule>> {
+    let schema = FFI_ArrowSchema::try_from(schema).map_err(|e| Error::new_err(e.to_string()))?;
+    let name = CString::new("arrow_schema").map_err(|e| Error::new_err(e.to_string()))?;
+    PyCapsule::new(py, schema, Some(name))
 }

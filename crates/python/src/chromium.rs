@@ -2,22 +2,20 @@
 //! Storage, Session Storage, IndexedDB) as dicts, one per record, or as Arrow record
 //! batches (`chromium_arrow`).
 
-use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use arrow_array::ffi::FFI_ArrowSchema;
-use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use leveltable_chromium::read::{self, Reading, indexeddb::Filter};
 use leveltable_db::{Db as RustDb, DbOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyCapsule, PyDict, PyList, PyString};
 use serde_json::Value;
 
-use crate::errors::{Error, db_error};
+use crate::errors::db_error;
 use crate::fs_path::FsPath;
 
-use crate::chromium_arrow::{RecordBatches, RecordIter};
+use crate::arrow_stream::{schema_capsule, stream_capsule};
+use crate::chromium_arrow::RecordIter;
 
 /// An iterator over the records of a Chromium LevelDB directory, each a dict.
 #[pyclass(frozen, module = "leveltable.chromium")]
@@ -63,18 +61,17 @@ impl Records {
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
             Box::new(std::iter::empty()),
         );
-        let batches = RecordBatches::new(iter, self.path.clone(), crate::arrow_stream::BATCH_ROWS);
-        let stream = FFI_ArrowArrayStream::new(Box::new(batches));
-        let name = CString::new("arrow_array_stream").map_err(|e| Error::new_err(e.to_string()))?;
-        PyCapsule::new(py, stream, Some(name))
+        let batches = crate::chromium_arrow::batches(
+            iter,
+            self.path.clone(),
+            crate::arrow_stream::BATCH_ROWS,
+        );
+        stream_capsule(py, Box::new(batches))
     }
 
     /// The Arrow PyCapsule schema interface: the batches' schema.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let schema = FFI_ArrowSchema::try_from(crate::chromium_arrow::schema().as_ref())
-            .map_err(|e| Error::new_err(e.to_string()))?;
-        let name = CString::new("arrow_schema").map_err(|e| Error::new_err(e.to_string()))?;
-        PyCapsule::new(py, schema, Some(name))
+        schema_capsule(py, &crate::chromium_arrow::schema())
     }
 }
 

@@ -7,11 +7,13 @@
 use std::sync::Arc;
 
 use arrow_array::builder::StringBuilder;
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use serde_json::Value;
 
-use crate::arrow_columns::BATCH_BYTES;
+use crate::arrow_columns::{
+    BATCH_BYTES, FillBatch, Filled, FilledBatches, read_error, too_large_error,
+};
 
 /// The records an iterator of `leveltable.chromium` yields.
 pub type RecordIter = Box<dyn Iterator<Item = leveltable_db::Result<Value>> + Send>;
@@ -24,28 +26,24 @@ pub fn schema() -> SchemaRef {
     ]))
 }
 
-/// Record batches of a Chromium directory's records.
-pub struct RecordBatches {
+/// A Chromium directory's records, filled into record batches.
+pub struct RecordRows {
     iter: RecordIter,
     path: std::path::PathBuf,
-    schema: SchemaRef,
     rows: usize,
-    done: bool,
 }
 
-impl RecordBatches {
-    /// The records `iter` yields (read from `path`), `rows` per batch at most.
-    pub fn new(iter: RecordIter, path: std::path::PathBuf, rows: usize) -> Self {
-        RecordBatches {
-            iter,
-            path,
-            schema: schema(),
-            rows,
-            done: false,
-        }
-    }
+/// Record batches of the records `iter` yields (read from `path`), `rows` per batch at most.
+pub fn batches(
+    iter: RecordIter,
+    path: std::path::PathBuf,
+    rows: usize,
+) -> FilledBatches<RecordRows> {
+    FilledBatches::new(RecordRows { iter, path, rows }, schema())
+}
 
-    fn fill(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
+impl FillBatch for RecordRows {
+    fn fill(&mut self, schema: &SchemaRef, exhausted: &mut bool) -> Filled {
         let capacity = self.rows.min(4096);
         let mut keys = StringBuilder::with_capacity(capacity, 0);
         let mut records = StringBuilder::with_capacity(capacity, 0);
@@ -53,22 +51,17 @@ impl RecordBatches {
         let mut text = String::new();
         while rows < self.rows && key_bytes < BATCH_BYTES && bytes < BATCH_BYTES {
             let Some(record) = self.iter.next() else {
-                self.done = true;
+                *exhausted = true;
                 break;
             };
-            let record = record.map_err(|e| {
-                ArrowError::ExternalError(format!("{}: {e}", self.path.display()).into())
-            })?;
+            let record = record.map_err(|e| read_error(&self.path, e))?;
             text.clear();
             // Writing JSON into a String cannot fail for a `Value` (its map keys are strings).
             let key = record.get("key").map(Value::to_string);
             text.push_str(&record.to_string());
             let key_len = key.as_ref().map_or(0, String::len);
             if key_len >= i32::MAX as usize - key_bytes || text.len() >= i32::MAX as usize - bytes {
-                return Err(crate::arrow_columns::too_large_error(
-                    &self.path,
-                    (key_len, text.len()),
-                ));
+                return Err(too_large_error(&self.path, (key_len, text.len())));
             }
             keys.append_option(key);
             records.append_value(&text);
@@ -80,29 +73,6 @@ impl RecordBatches {
             return Ok(None);
         }
         let columns: Vec<ArrayRef> = vec![Arc::new(keys.finish()), Arc::new(records.finish())];
-        RecordBatch::try_new(Arc::clone(&self.schema), columns).map(Some)
-    }
-}
-
-impl Iterator for RecordBatches {
-    type Item = Result<RecordBatch, ArrowError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        match self.fill() {
-            Ok(batch) => batch.map(Ok),
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
-    }
-}
-
-impl RecordBatchReader for RecordBatches {
-    fn schema(&self) -> SchemaRef {
-        Arc::clone(&self.schema)
+        RecordBatch::try_new(Arc::clone(schema), columns).map(Some)
     }
 }

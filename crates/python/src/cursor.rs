@@ -98,22 +98,22 @@ struct State {
 
 /// The tighter of two lower bounds.
 fn max_lower<'a>(cmp: &dyn Comparator, a: Edge<&'a [u8]>, b: Edge<&'a [u8]>) -> Edge<&'a [u8]> {
-    let (ka, kb) = match (a, b) {
-        (Edge::Unbounded, x) | (x, Edge::Unbounded) => return x,
-        (Edge::Included(ka) | Edge::Excluded(ka), Edge::Included(kb) | Edge::Excluded(kb)) => {
-            (ka, kb)
-        }
-    };
-    match cmp.compare(ka, kb) {
-        Ordering::Greater => a,
-        Ordering::Less => b,
-        Ordering::Equal if matches!(a, Edge::Excluded(_)) => a,
-        Ordering::Equal => b,
-    }
+    tighter(cmp, a, b, Ordering::Greater)
 }
 
 /// The tighter of two upper bounds.
 fn min_upper<'a>(cmp: &dyn Comparator, a: Edge<&'a [u8]>, b: Edge<&'a [u8]>) -> Edge<&'a [u8]> {
+    tighter(cmp, a, b, Ordering::Less)
+}
+
+/// The tighter of two bounds on one side: `a` if its key is `inward` of `b`'s (or the same
+/// key, excluded), else `b`.
+fn tighter<'a>(
+    cmp: &dyn Comparator,
+    a: Edge<&'a [u8]>,
+    b: Edge<&'a [u8]>,
+    inward: Ordering,
+) -> Edge<&'a [u8]> {
     let (ka, kb) = match (a, b) {
         (Edge::Unbounded, x) | (x, Edge::Unbounded) => return x,
         (Edge::Included(ka) | Edge::Excluded(ka), Edge::Included(kb) | Edge::Excluded(kb)) => {
@@ -121,10 +121,9 @@ fn min_upper<'a>(cmp: &dyn Comparator, a: Edge<&'a [u8]>, b: Edge<&'a [u8]>) -> 
         }
     };
     match cmp.compare(ka, kb) {
-        Ordering::Less => a,
-        Ordering::Greater => b,
         Ordering::Equal if matches!(a, Edge::Excluded(_)) => a,
-        Ordering::Equal => b,
+        order if order == inward => a,
+        _ => b,
     }
 }
 

@@ -16,7 +16,7 @@ use crate::db_write::{self, WriteBatch, WriteKeywords};
 use crate::entries::{Entries, Mode, iterate};
 use crate::errors::{InvalidArgumentError, db_error, open_error};
 use crate::fs_path::FsPath;
-use crate::iterator_keywords::{IteratorKeywords, bound};
+use crate::iterator_keywords::IteratorKeywords;
 use crate::snapshot::Snapshot;
 
 /// A LevelDB database directory, opened read-only: nothing in it is created, changed,
@@ -171,8 +171,7 @@ impl Db {
         fill_cache: Option<bool>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let _ = (verify_checksums, fill_cache);
-        let found = self.view()?.get(py, key)?;
-        Ok(found.map(Bound::into_any).or(default))
+        self.view()?.get_or(py, key, default)
     }
 
     /// The values of `keys`, in order, `None` for each absent key.
@@ -207,8 +206,7 @@ impl Db {
         start: Option<&Bound<'_, PyAny>>,
         stop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Entries> {
-        let (start, stop) = (bound(start, "start")?, bound(stop, "stop")?);
-        self.view()?.entries(start, stop, Mode::Items)
+        self.view()?.range_items(start, stop)
     }
 
     /// plyvel's `iterator()`: the entries from `start` to `stop` (`include_start`,

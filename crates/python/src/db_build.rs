@@ -260,19 +260,26 @@ impl PartFeed {
     }
 }
 
-/// The builder and feed of one part in `staging`, with `options` and keys given twice
-/// resolved as `dedup` says.
-fn part_feed(
+/// Builds the part in `staging` with `options`, keys given twice resolved as `dedup` says,
+/// from the rows `add` hands to its builder.
+fn build_part_with(
+    py: Python<'_>,
     staging: &std::path::Path,
     dedup: Option<&str>,
     options: BulkOptions,
-) -> PyResult<PartFeed> {
+    add: impl FnOnce(&mut PartFeed, &std::path::Path) -> PyResult<()>,
+) -> PyResult<Part> {
     let duplicates = duplicates(dedup)?;
     let builder = PartBuilder::create(staging, options).map_err(|e| db_error(staging, e))?;
-    Ok(PartFeed {
+    let mut part = PartFeed {
         builder,
         feed: SortedFeed::new(duplicates),
-    })
+    };
+    add(&mut part, staging)?;
+    let inner = py
+        .detach(|| part.finish())
+        .map_err(|e| db_error(staging, e))?;
+    Ok(Part { inner })
 }
 
 /// Builds one part of a database in `staging` (a new or empty directory) from `items` in
@@ -295,7 +302,6 @@ pub fn build_part(
     bloom_bits: usize,
     extra_filter: Option<&str>,
 ) -> PyResult<Part> {
-    let staging = staging.0;
     let options = TableKeywords {
         block_size,
         restart_interval,
@@ -304,21 +310,18 @@ pub fn build_part(
         extra_filter,
     }
     .bulk_options(threads, max_file_size)?;
-    let mut part = part_feed(&staging, dedup, options)?;
-    feed(
-        py,
-        items,
-        |batch| {
-            part.add_rows(batch.len(), |i| {
-                (batch[i].0.as_slice(), batch[i].1.as_slice())
-            })
-        },
-        &staging,
-    )?;
-    let inner = py
-        .detach(|| part.finish())
-        .map_err(|e| db_error(&staging, e))?;
-    Ok(Part { inner })
+    build_part_with(py, &staging.0, dedup, options, |part, staging| {
+        feed(
+            py,
+            items,
+            |batch| {
+                part.add_rows(batch.len(), |i| {
+                    (batch[i].0.as_slice(), batch[i].1.as_slice())
+                })
+            },
+            staging,
+        )
+    })
 }
 
 /// Builds one part of a database in `staging` from `batches`, an iterable of pyarrow
@@ -344,7 +347,6 @@ pub fn build_part_arrow(
     bloom_bits: usize,
     extra_filter: Option<&str>,
 ) -> PyResult<Part> {
-    let staging = staging.0;
     let options = TableKeywords {
         block_size,
         restart_interval,
@@ -353,25 +355,23 @@ pub fn build_part_arrow(
         extra_filter,
     }
     .bulk_options(threads, max_file_size)?;
-    let mut part = part_feed(&staging, dedup, options)?;
-    for batch in batches.try_iter()? {
-        let batch = batch?;
-        let keys = BinaryColumn::of(&batch, key_column)?;
-        let values = BinaryColumn::of(&batch, value_column)?;
-        if keys.len() != values.len() {
-            return Err(InvalidArgumentError::new_err(format!(
-                "columns {key_column:?} and {value_column:?} differ in length"
-            )));
+    build_part_with(py, &staging.0, dedup, options, |part, staging| {
+        for batch in batches.try_iter()? {
+            let batch = batch?;
+            let keys = BinaryColumn::of(&batch, key_column)?;
+            let values = BinaryColumn::of(&batch, value_column)?;
+            if keys.len() != values.len() {
+                return Err(InvalidArgumentError::new_err(format!(
+                    "columns {key_column:?} and {value_column:?} differ in length"
+                )));
+            }
+            let n = keys.len();
+            let (keys, values) = (keys.rows(), values.rows());
+            py.detach(|| part.add_rows(n, |i| (keys.get(i), values.get(i))))
+                .map_err(|e| db_error(staging, e))?;
         }
-        let n = keys.len();
-        let (keys, values) = (keys.rows(), values.rows());
-        py.detach(|| part.add_rows(n, |i| (keys.get(i), values.get(i))))
-            .map_err(|e| db_error(&staging, e))?;
-    }
-    let inner = py
-        .detach(|| part.finish())
-        .map_err(|e| db_error(&staging, e))?;
-    Ok(Part { inner })
+        Ok(())
+    })
 }
 
 /// Commits `parts` (in key order, not overlapping) as the database `path` and removes their

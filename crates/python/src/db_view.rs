@@ -18,7 +18,7 @@ use crate::cursor::{Cursor, Reader, as_ref};
 use crate::db_source::{At, Pin, Source, THE_DATABASE, THE_SNAPSHOT};
 use crate::entries::{Chunk, ChunkSource, Entries, Mode};
 use crate::errors::{InvalidArgumentError, db_error};
-use crate::iterator_keywords::{IteratorKeywords, Key};
+use crate::iterator_keywords::{IteratorKeywords, Key, bound, scan_bounds};
 
 /// Reads of one database at one point in time: the methods `Db` and `Snapshot` share.
 /// Each read takes the database from the `Db`'s own hold on it, so once the `Db` is
@@ -188,6 +188,16 @@ impl View {
         )
     }
 
+    /// The value of `key`, or `default` if it is absent or deleted.
+    pub fn get_or<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        Ok(self.get(py, key)?.map(Bound::into_any).or(default))
+    }
+
     pub fn getitem<'py>(
         &self,
         py: Python<'py>,
@@ -210,6 +220,16 @@ impl View {
         let start = start.map_or(Edge::Unbounded, Edge::Included);
         let stop = stop.map_or(Edge::Unbounded, Edge::Excluded);
         self.entries_within(&start, &stop, mode, false)
+    }
+
+    /// The `(key, value)` pairs with `start <= key < stop` (`None` leaves a side open).
+    pub fn range_items(
+        &self,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Entries> {
+        let (start, stop) = (bound(start, "start")?, bound(stop, "stop")?);
+        self.entries(start, stop, Mode::Items)
     }
 
     /// plyvel's `iterator()`.
@@ -299,17 +319,7 @@ impl View {
         batch_rows: usize,
         versions: bool,
     ) -> PyResult<ArrowStream> {
-        let (start, stop, _) = IteratorKeywords {
-            reverse: false,
-            start,
-            stop,
-            include_start: true,
-            include_stop: false,
-            prefix,
-            include_key: true,
-            include_value: true,
-        }
-        .read()?;
+        let (start, stop) = scan_bounds(start, stop, prefix)?;
         if versions {
             return match (&self.source, &self.at) {
                 (Source::Read(db), At::Now) => {

@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError};
@@ -275,6 +275,15 @@ impl Entries {
             state.chunk.clear();
         })
     }
+
+    /// The state, locked, checked and refilled: its chunk holds the next entries, empty at
+    /// the end.
+    fn ready(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, State>> {
+        let mut guard = gil_lock::lock(py, &self.state);
+        self.check(&mut guard)?;
+        guard.refill(py)?;
+        Ok(guard)
+    }
 }
 
 #[pymethods]
@@ -284,10 +293,7 @@ impl Entries {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let mut guard = gil_lock::lock(py, &self.state);
-        let state = &mut *guard;
-        self.check(state)?;
-        state.refill(py)?;
+        let mut state = self.ready(py)?;
         let Some((key, value)) = state.chunk.pop() else {
             return Ok(None);
         };
@@ -319,11 +325,8 @@ impl Entries {
     /// The entries not handed out yet of the current chunk (a new chunk if it is used up),
     /// as a list; empty at the end.
     fn next_chunk<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut guard = gil_lock::lock(py, &self.state);
-        let state = &mut *guard;
-        self.check(state)?;
-        state.refill(py)?;
-        let chunk = &mut state.chunk;
+        let mut guard = self.ready(py)?;
+        let chunk = &mut guard.chunk;
         let rest = chunk.take_rest();
         let items = chunk
             .entries(rest)
@@ -341,11 +344,8 @@ impl Entries {
     fn _next_run<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         static ZIP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         static REPEAT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-        let mut guard = gil_lock::lock(py, &self.state);
-        let state = &mut *guard;
-        self.check(state)?;
-        state.refill(py)?;
-        let chunk = &mut state.chunk;
+        let mut guard = self.ready(py)?;
+        let chunk = &mut guard.chunk;
         let rest = chunk.take_rest();
         if rest.is_empty() {
             if let Some((runs, id)) = &self.runs {

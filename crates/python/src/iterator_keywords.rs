@@ -69,3 +69,24 @@ impl IteratorKeywords<'_, '_> {
         Ok((start, stop, mode))
     }
 }
+
+/// The bounds of a scan (`scan_arrow()`): from `start` to `stop` (`stop` excluded), or the
+/// keys starting with `prefix`.
+pub fn scan_bounds(
+    start: Option<&Bound<'_, PyAny>>,
+    stop: Option<&Bound<'_, PyAny>>,
+    prefix: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Key, Key)> {
+    let (start, stop, _) = IteratorKeywords {
+        reverse: false,
+        start,
+        stop,
+        include_start: true,
+        include_stop: false,
+        prefix,
+        include_key: true,
+        include_value: true,
+    }
+    .read()?;
+    Ok((start, stop))
+}

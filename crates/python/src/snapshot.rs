@@ -7,7 +7,7 @@ use crate::arrow_stream::ArrowStream;
 use crate::cursor::Cursor;
 use crate::db_view::View;
 use crate::entries::{Entries, Mode, iterate};
-use crate::iterator_keywords::{IteratorKeywords, bound};
+use crate::iterator_keywords::IteratorKeywords;
 
 /// A database as it was at one sequence number: later writes are invisible to it.
 #[pyclass(frozen, module = "leveltable")]
@@ -95,8 +95,7 @@ impl Snapshot {
         fill_cache: Option<bool>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let _ = (verify_checksums, fill_cache);
-        let found = self.view.get(py, key)?;
-        Ok(found.map(Bound::into_any).or(default))
+        self.view.get_or(py, key, default)
     }
 
     /// The entries with `start <= key < stop` (or those starting with `prefix`) in key
@@ -147,8 +146,7 @@ impl Snapshot {
         start: Option<&Bound<'_, PyAny>>,
         stop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Entries> {
-        let (start, stop) = (bound(start, "start")?, bound(stop, "stop")?);
-        self.view.entries(start, stop, Mode::Items)
+        self.view.range_items(start, stop)
     }
 
     /// plyvel's `iterator()`: the entries from `start` to `stop` (`include_start`,

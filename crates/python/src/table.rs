@@ -14,7 +14,7 @@ use crate::closable::Closable;
 use crate::entries::{Chunk, ChunkSource, Entries, Mode, fill_from, iterate};
 use crate::errors::{CorruptionError, os_error, table_error};
 use crate::fs_path::FsPath;
-use crate::iterator_keywords::IteratorKeywords;
+use crate::iterator_keywords::{bound, scan_bounds};
 use crate::open_table::OpenTable;
 use crate::table_arrow::TableScan;
 
@@ -194,12 +194,7 @@ impl Table {
         start: Option<&Bound<'_, PyAny>>,
         stop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Entries> {
-        let start = start
-            .map(|s| bytes_of(s, "start").map(|b| b.into_owned()))
-            .transpose()?;
-        let stop = stop
-            .map(|s| bytes_of(s, "stop").map(|b| b.into_owned()))
-            .transpose()?;
+        let (start, stop) = (bound(start, "start")?, bound(stop, "stop")?);
         self.range_of(start, stop, Mode::Items)
     }
 
@@ -214,17 +209,7 @@ impl Table {
         prefix: Option<&Bound<'_, PyAny>>,
         batch_rows: usize,
     ) -> PyResult<ArrowStream> {
-        let (start, stop, _) = IteratorKeywords {
-            reverse: false,
-            start,
-            stop,
-            include_start: true,
-            include_stop: false,
-            prefix,
-            include_key: true,
-            include_value: true,
-        }
-        .read()?;
+        let (start, stop) = scan_bounds(start, stop, prefix)?;
         let table = self.open_table()?;
         ArrowStream::of_table(TableScan { table, start, stop }, batch_rows)
     }

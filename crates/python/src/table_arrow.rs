@@ -9,10 +9,9 @@ use std::cmp::Ordering;
 use std::ops::Bound as Edge;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 
-use crate::arrow_columns::{Columns, Sizes, too_large_error};
+use crate::arrow_columns::{Columns, FillBatch, Filled, Sizes, read_error};
 use crate::open_table::OpenTable;
 
 /// What a table scan reads: a table, within a key range.
@@ -22,43 +21,34 @@ pub struct TableScan {
     pub stop: Edge<Vec<u8>>,
 }
 
-/// Record batches read from a table.
-pub struct TableBatches {
+/// A table's entries, filled into record batches.
+pub struct TableRows {
     table: Arc<OpenTable>,
     /// Where the next batch starts: past the last key handed out, after the first batch.
     start: Edge<Vec<u8>>,
     stop: Edge<Vec<u8>>,
-    schema: SchemaRef,
     rows: usize,
     like: Sizes,
-    done: bool,
 }
 
-impl TableBatches {
-    /// The batches of `scan`, `rows` rows each at most.
-    pub fn new(scan: &TableScan, schema: SchemaRef, rows: usize) -> Self {
-        TableBatches {
+impl TableRows {
+    /// The entries of `scan`, `rows` rows per batch at most.
+    pub fn new(scan: &TableScan, rows: usize) -> Self {
+        TableRows {
             table: Arc::clone(&scan.table),
             start: scan.start.clone(),
             stop: scan.stop.clone(),
-            schema,
             rows,
             like: Sizes::default(),
-            done: false,
         }
     }
 
-    /// The batches' schema.
-    pub fn schema(&self) -> SchemaRef {
-        Arc::clone(&self.schema)
-    }
-
     fn error(&self, what: impl std::fmt::Display) -> ArrowError {
-        ArrowError::ExternalError(format!("{}: {what}", self.table.path.display()).into())
+        read_error(&self.table.path, what)
     }
 
     /// Fills `columns` from the table; `Ok(true)` when the table (or the range) ends.
-    fn fill(&self, columns: &mut Columns) -> Result<bool, ArrowError> {
+    fn fill_columns(&self, columns: &mut Columns) -> Result<bool, ArrowError> {
         let table = &self.table.table;
         let cmp = table.comparator();
         let mut it = table.iter();
@@ -115,31 +105,13 @@ impl TableBatches {
     }
 }
 
-impl Iterator for TableBatches {
-    type Item = Result<RecordBatch, ArrowError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
+impl FillBatch for TableRows {
+    fn fill(&mut self, schema: &SchemaRef, exhausted: &mut bool) -> Filled {
         let mut columns = Columns::new(self.rows, self.like);
-        match self.fill(&mut columns) {
-            Ok(ended) => self.done = ended,
-            Err(e) => {
-                self.done = true;
-                return Some(Err(e));
-            }
+        *exhausted = self.fill_columns(&mut columns)?;
+        if let Some(last) = columns.last_key() {
+            self.start = Edge::Excluded(last.to_vec());
         }
-        if let Some(lengths) = columns.too_large() {
-            self.done = true;
-            return Some(Err(too_large_error(&self.table.path, lengths)));
-        }
-        let Some(last) = columns.last_key() else {
-            self.done = true;
-            return None;
-        };
-        self.start = Edge::Excluded(last.to_vec());
-        self.like = columns.sizes();
-        Some(columns.finish(&self.schema))
+        columns.into_batch(&self.table.path, schema, &mut self.like, exhausted)
     }
 }

@@ -13,12 +13,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::builder::{BinaryBuilder, StringBuilder, UInt64Builder};
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use leveltable_db::dbformat::ValueType;
 use leveltable_db::{Db as RustDb, VersionStatus, Versions};
 
-use crate::arrow_columns::{BATCH_BYTES, too_large_error};
+use crate::arrow_columns::{
+    BATCH_BYTES, FillBatch, Filled, FilledBatches, read_error, too_large_error,
+};
 
 /// The schema of the batches of versions.
 pub fn schema() -> SchemaRef {
@@ -40,28 +42,30 @@ fn state_name(status: VersionStatus) -> &'static str {
 }
 
 /// The versions of one database's keys in a range.
-pub fn batches(db: &RustDb, lo: &Edge<Vec<u8>>, hi: &Edge<Vec<u8>>, rows: usize) -> VersionBatches {
+pub fn batches(
+    db: &RustDb,
+    lo: &Edge<Vec<u8>>,
+    hi: &Edge<Vec<u8>>,
+    rows: usize,
+) -> FilledBatches<VersionRows> {
     let range = (crate::cursor::as_ref(lo), crate::cursor::as_ref(hi));
-    VersionBatches {
+    let versions = VersionRows {
         versions: db.versions_range::<[u8]>(range),
         path: db.path().to_owned(),
-        schema: schema(),
         rows,
-        done: false,
-    }
+    };
+    FilledBatches::new(versions, schema())
 }
 
-/// Record batches of a database's stored versions.
-pub struct VersionBatches {
+/// A database's stored versions, filled into record batches.
+pub struct VersionRows {
     versions: Versions,
     path: PathBuf,
-    schema: SchemaRef,
     rows: usize,
-    done: bool,
 }
 
-impl VersionBatches {
-    fn fill(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
+impl FillBatch for VersionRows {
+    fn fill(&mut self, schema: &SchemaRef, exhausted: &mut bool) -> Filled {
         let capacity = self.rows.min(4096);
         let mut keys = BinaryBuilder::with_capacity(capacity, 0);
         let mut values = BinaryBuilder::with_capacity(capacity, 0);
@@ -70,12 +74,10 @@ impl VersionBatches {
         let (mut rows, mut key_bytes, mut value_bytes) = (0usize, 0usize, 0usize);
         while rows < self.rows && key_bytes < BATCH_BYTES && value_bytes < BATCH_BYTES {
             let Some(version) = self.versions.next() else {
-                self.done = true;
+                *exhausted = true;
                 break;
             };
-            let v = version.map_err(|e| {
-                ArrowError::ExternalError(format!("{}: {e}", self.path.display()).into())
-            })?;
+            let v = version.map_err(|e| read_error(&self.path, e))?;
             if v.user_key.len() >= i32::MAX as usize - key_bytes
                 || v.value.len() >= i32::MAX as usize - value_bytes
             {
@@ -104,29 +106,6 @@ impl VersionBatches {
             Arc::new(sequences.finish()),
             Arc::new(states.finish()),
         ];
-        RecordBatch::try_new(Arc::clone(&self.schema), columns).map(Some)
-    }
-}
-
-impl Iterator for VersionBatches {
-    type Item = Result<RecordBatch, ArrowError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        match self.fill() {
-            Ok(batch) => batch.map(Ok),
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
-    }
-}
-
-impl RecordBatchReader for VersionBatches {
-    fn schema(&self) -> SchemaRef {
-        Arc::clone(&self.schema)
+        RecordBatch::try_new(Arc::clone(schema), columns).map(Some)
     }
 }
