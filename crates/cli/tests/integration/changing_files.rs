@@ -7,7 +7,7 @@ use crate::common;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
@@ -45,20 +45,19 @@ fn a_table_truncated_while_read_says_it_changed() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
     let mut asleep = 0;
-    while asleep < 5 {
-        asleep = if has_open(child.id(), &table) && sleeping(child.id()) {
-            asleep + 1
-        } else {
-            0
-        };
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "get never opened the table"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(
+        Duration::from_millis(20),
+        || {
+            asleep = if has_open(child.id(), &table) && sleeping(child.id()) {
+                asleep + 1
+            } else {
+                0
+            };
+            asleep >= 5
+        },
+        || "get never opened the table".to_owned(),
+    );
     let len = std::fs::metadata(&table).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)

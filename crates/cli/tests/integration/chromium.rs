@@ -459,11 +459,7 @@ fn local_storage_watch_prints_the_items_then_each_change_decoded() {
                    "key": first_key, "value": null}),
         ]
     );
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    send_signal(child.id(), "INT");
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     drop(db);

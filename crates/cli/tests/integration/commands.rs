@@ -10,6 +10,17 @@ use common::*;
 use predicates::prelude::*;
 use serde_json::Value;
 
+/// `leveltable dump TABLE ARGS...`, asserted to succeed; check its output on the result.
+fn dump(table: &std::path::Path, args: &[&str]) -> assert_cmd::assert::Assert {
+    leveltable()
+        .arg("dump")
+        .arg(table)
+        .args(args)
+        .assert()
+        .success()
+}
+
+/// `leveltable stats TABLE --json`, asserting success: the parsed report.
 fn stats_json(table: &std::path::Path) -> Value {
     let out = leveltable()
         .arg("stats")
@@ -209,13 +220,7 @@ fn dump_prints_every_entry_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let tsv = sorted_tsv(1000);
     let table = build(dir.path(), "t.ldb", &tsv, &["--block-size", "512"]);
-    leveltable()
-        .arg("dump")
-        .arg(&table)
-        .assert()
-        .success()
-        .stdout(tsv.clone())
-        .stderr("");
+    dump(&table, &[]).stdout(tsv.clone()).stderr("");
     let hexed: String = tsv
         .lines()
         .map(|l| {
@@ -223,13 +228,7 @@ fn dump_prints_every_entry_in_order() {
             format!("{}\t{}\n", hex(k), hex(v))
         })
         .collect();
-    leveltable()
-        .arg("dump")
-        .arg(&table)
-        .arg("--hex")
-        .assert()
-        .success()
-        .stdout(hexed);
+    dump(&table, &["--hex"]).stdout(hexed);
 }
 
 /// Builds from `input` with `options`, dumps, builds the dump again with the same options,
@@ -456,12 +455,7 @@ fn verify_reports_what_it_checked() {
 fn empty_input_makes_an_empty_table() {
     let dir = tempfile::tempdir().unwrap();
     let table = build(dir.path(), "t.ldb", "", &[]);
-    leveltable()
-        .arg("dump")
-        .arg(&table)
-        .assert()
-        .success()
-        .stdout("");
+    dump(&table, &[]).stdout("");
     leveltable().arg("verify").arg(&table).assert().success();
     let v = stats_json(&table);
     assert_eq!(v["entries"], 0);
@@ -488,12 +482,7 @@ fn force_replaces_an_existing_table() {
         .write_stdin("b\t2\n")
         .assert()
         .success();
-    leveltable()
-        .arg("dump")
-        .arg(&table)
-        .assert()
-        .success()
-        .stdout("b\t2\n");
+    dump(&table, &[]).stdout("b\t2\n");
     assert_eq!(files_in(dir.path()), ["t.ldb"]);
 }
 
@@ -514,26 +503,14 @@ fn hex_mode_takes_either_case_and_prints_lowercase() {
         .code(1)
         .stdout("0a09\tff00\nab\t0d0a\n00\t\n")
         .stderr("not found: 01\n");
-    leveltable()
-        .arg("dump")
-        .arg(&table)
-        .arg("--hex")
-        .assert()
-        .success()
-        .stdout("00\t\n0a09\tff00\nab\t0d0a\n");
+    dump(&table, &["--hex"]).stdout("00\t\n0a09\tff00\nab\t0d0a\n");
 }
 
 #[test]
 fn tables_written_by_leveldb_dump_and_rebuild_byte_for_byte() {
     let entries = std::fs::read_to_string(testdata("entries.tsv")).unwrap();
     for name in ["table_none.ldb", "table_snappy.ldb"] {
-        leveltable()
-            .arg("dump")
-            .arg(testdata(name))
-            .arg("--hex")
-            .assert()
-            .success()
-            .stdout(entries.clone());
+        dump(&testdata(name), &["--hex"]).stdout(entries.clone());
         leveltable()
             .arg("verify")
             .arg(testdata(name))

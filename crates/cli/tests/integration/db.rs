@@ -24,16 +24,6 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-fn db_build(dir: &Path, tsv: &str, args: &[&str]) {
-    leveltable()
-        .args(["db", "build"])
-        .arg(dir)
-        .args(args)
-        .write_stdin(tsv.to_owned())
-        .assert()
-        .success();
-}
-
 #[test]
 fn build_then_read_and_nothing_changes() {
     let tmp = tempfile::tempdir().unwrap();
@@ -136,17 +126,10 @@ fn sort_with_a_memory_budget_and_duplicates() {
     let mut lines: Vec<&str> = tsv.lines().collect();
     lines.reverse();
     let reversed = lines.join("\n") + "\n";
-    let out = leveltable()
-        .args(["db", "build"])
-        .arg(tmp.path().join("unsorted"))
-        .write_stdin(reversed.clone())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let err = db_error(&["build"], &tmp.path().join("unsorted"), &[], &reversed);
     assert!(
-        stderr_of(&out).contains("line 2: key \"key003998\" does not sort after"),
-        "{}",
-        stderr_of(&out)
+        err.contains("line 2: key \"key003998\" does not sort after"),
+        "{err}"
     );
     assert!(!tmp.path().join("unsorted").exists());
     db_build(
@@ -156,18 +139,8 @@ fn sort_with_a_memory_budget_and_duplicates() {
     );
     assert_eq!(db_dump(&tmp.path().join("sorted"), &[]), tsv);
     let twice = format!("{reversed}key000007\tnewer\n");
-    let out = leveltable()
-        .args(["db", "build", "--sort"])
-        .arg(tmp.path().join("dup"))
-        .write_stdin(twice.clone())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr_of(&out).contains("duplicate key \"key000007\""),
-        "{}",
-        stderr_of(&out)
-    );
+    let err = db_error(&["build", "--sort"], &tmp.path().join("dup"), &[], &twice);
+    assert!(err.contains("duplicate key \"key000007\""), "{err}");
     assert!(!tmp.path().join("dup").exists());
     db_build(
         &tmp.path().join("last"),
@@ -209,18 +182,8 @@ fn parts_and_commit() {
         part("p3", 1000..3000),
     );
     let db = tmp.path().join("db");
-    let out = leveltable()
-        .args(["db", "commit"])
-        .arg(&db)
-        .args([&p3, &p1])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr_of(&out).contains("out of order or overlap"),
-        "{}",
-        stderr_of(&out)
-    );
+    let err = db_error(&["commit"], &db, &[path_str(&p3), path_str(&p1)], "");
+    assert!(err.contains("out of order or overlap"), "{err}");
     assert!(!db.exists());
     leveltable()
         .args(["db", "commit"])
@@ -231,14 +194,14 @@ fn parts_and_commit() {
         .stderr(predicates::str::contains("3000 entries"));
     assert_eq!(db_dump(&db, &[]), tsv);
     assert_eq!(files_in(tmp.path()), ["db"]);
-    let out = leveltable()
-        .args(["db", "commit"])
-        .arg(tmp.path().join("x"))
-        .arg(tmp.path().join("nowhere"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr_of(&out).contains("PART"), "{}", stderr_of(&out));
+    let nowhere = tmp.path().join("nowhere");
+    let err = db_error(
+        &["commit"],
+        &tmp.path().join("x"),
+        &[path_str(&nowhere)],
+        "",
+    );
+    assert!(err.contains("PART"), "{err}");
 }
 
 #[test]
@@ -247,18 +210,8 @@ fn targets_must_be_new_or_empty() {
     let full = tmp.path().join("full");
     fs::create_dir(&full).unwrap();
     fs::write(full.join("keep"), b"x").unwrap();
-    let out = leveltable()
-        .args(["db", "build"])
-        .arg(&full)
-        .write_stdin("a\t1\n")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr_of(&out).contains("is not empty"),
-        "{}",
-        stderr_of(&out)
-    );
+    let err = db_error(&["build"], &full, &[], "a\t1\n");
+    assert!(err.contains("is not empty"), "{err}");
     assert_eq!(files_in(&full), ["keep"]);
 }
 
@@ -274,14 +227,12 @@ fn broken_databases_name_the_file() {
     };
     let check = |db: &Path, expect: &str| {
         for command in ["get", "dump", "verify", "stats"] {
-            let mut cmd = leveltable();
-            cmd.args(["db", command]).arg(db);
-            if command == "get" {
-                cmd.arg("key000001");
-            }
-            let out = cmd.output().unwrap();
-            let stderr = stderr_of(&out);
-            assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+            let args: &[&str] = if command == "get" {
+                &["key000001"]
+            } else {
+                &[]
+            };
+            let stderr = db_error(&[command], db, args, "");
             assert!(stderr.starts_with("error: "), "{command}: {stderr}");
             assert!(
                 stderr.contains(expect),
@@ -308,17 +259,8 @@ fn broken_databases_name_the_file() {
     let (_d, db) = fresh();
     fs::remove_file(db.join("000003.ldb")).unwrap();
     for command in ["dump", "verify", "stats"] {
-        let out = leveltable()
-            .args(["db", command])
-            .arg(&db)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{command}");
-        assert!(
-            stderr_of(&out).contains("000003.ldb"),
-            "{command}: {}",
-            stderr_of(&out)
-        );
+        let err = db_error(&[command], &db, &[], "");
+        assert!(err.contains("000003.ldb"), "{command}: {err}");
     }
 
     let (_d, db) = fresh();
@@ -326,27 +268,12 @@ fn broken_databases_name_the_file() {
     let mut bytes = fs::read(&table).unwrap();
     bytes[100] ^= 0x01;
     fs::write(&table, bytes).unwrap();
-    let out = leveltable()
-        .args(["db", "verify"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = stderr_of(&out);
+    let stderr = db_error(&["verify"], &db, &[], "");
     assert!(stderr.starts_with("error: corruption: "), "{stderr}");
     assert!(stderr.contains("000002.ldb"), "{stderr}");
 
     let file = tmp.path().join("plain-file");
     fs::write(&file, b"x").unwrap();
-    let out = leveltable()
-        .args(["db", "dump"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr_of(&out).contains("not a directory"),
-        "{}",
-        stderr_of(&out)
-    );
+    let err = db_error(&["dump"], &file, &[], "");
+    assert!(err.contains("not a directory"), "{err}");
 }

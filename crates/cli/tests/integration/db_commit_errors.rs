@@ -10,6 +10,7 @@ use crate::tmpfs;
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use common::*;
@@ -40,6 +41,7 @@ fn noisy_tsv(first: usize, n: usize) -> String {
         .collect()
 }
 
+/// Stages `tsv` as a part in `staging`, asserting success.
 fn build_part(staging: &Path, tsv: &str) {
     leveltable()
         .args(["db", "build-part", "-q", "--max-file-size", "1048576"])
@@ -49,32 +51,54 @@ fn build_part(staging: &Path, tsv: &str) {
         .success();
 }
 
+/// Parts `a` and `b` staged in `dir` from the lines `lines_a` and `lines_b` of
+/// `sorted_tsv(n)`.
+fn two_parts(dir: &Path, n: usize, lines_a: Range<usize>, lines_b: Range<usize>) -> [PathBuf; 2] {
+    let tsv = sorted_tsv(n);
+    let lines: Vec<&str> = tsv.lines().collect();
+    let text = |r: Range<usize>| -> String { lines[r].iter().map(|l| format!("{l}\n")).collect() };
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    build_part(&a, &text(lines_a));
+    build_part(&b, &text(lines_b));
+    [a, b]
+}
+
+/// `leveltable db commit DB PARTS...`, asserting that it fails with status 2: its standard
+/// error.
+fn failed_commit(db: &Path, parts: &[PathBuf]) -> String {
+    let out = leveltable()
+        .args(["db", "commit"])
+        .arg(db)
+        .args(parts)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
+/// Commits `parts` into `db`, asserting that it fails, makes no `db` and leaves every part
+/// byte-identical: its standard error.
+fn refused_commit(db: &Path, parts: &[PathBuf]) -> String {
+    let before: Vec<_> = parts.iter().map(|p| snapshot(p)).collect();
+    let err = failed_commit(db, parts);
+    assert!(!db.exists());
+    let after: Vec<_> = parts.iter().map(|p| snapshot(p)).collect();
+    assert!(before == after, "the staging directories changed");
+    err
+}
+
 #[test]
 fn commit_refuses_tables_that_overlap_under_disjoint_records() {
     let tmp = tempfile::tempdir().unwrap();
-    let tsv = sorted_tsv(1000);
-    let lines: Vec<&str> = tsv.lines().collect();
-    let text = |r: std::ops::Range<usize>| -> String {
-        lines[r].iter().map(|l| format!("{l}\n")).collect()
-    };
-    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    build_part(&a, &text(0..600));
-    build_part(&b, &text(500..1000));
+    let parts = two_parts(tmp.path(), 1000, 0..600, 500..1000);
+    let b = &parts[1];
     // b's record claims keys after a's: its first key is a's 500th.
     let record = fs::read_to_string(b.join("PART")).unwrap();
     let edited = record.replace(&hex("key000500"), &hex("key000700"));
     assert_ne!(edited, record);
     fs::write(b.join("PART"), edited).unwrap();
-    let before = (snapshot(&a), snapshot(&b));
-    let db = tmp.path().join("db");
-    let out = leveltable()
-        .args(["db", "commit"])
-        .arg(&db)
-        .args([&a, &b])
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused_commit(&tmp.path().join("db"), &parts);
     for wanted in [
         "part 1",
         &b.display().to_string(),
@@ -84,8 +108,6 @@ fn commit_refuses_tables_that_overlap_under_disjoint_records() {
     ] {
         assert!(err.contains(wanted), "{wanted:?} not in {err}");
     }
-    assert!(!db.exists());
-    assert!(before == (snapshot(&a), snapshot(&b)));
 }
 
 #[test]
@@ -97,15 +119,8 @@ fn errors_say_what_failed_and_name_the_path() {
     build_part(&part, &sorted_tsv(10));
 
     let target = file.join("db");
-    let out = leveltable()
-        .args(["db", "commit"])
-        .arg(&target)
-        .arg(&part)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
-        stderr_of(&out),
+        failed_commit(&target, std::slice::from_ref(&part)),
         format!(
             "error: cannot create {}: not a directory\n",
             target.display()
@@ -142,24 +157,14 @@ fn a_commit_onto_a_full_disk_says_what_failed_and_can_be_retried() {
             s
         })
         .collect();
-    let before: Vec<_> = staging.iter().map(|s| snapshot(s)).collect();
     let db = mount.0.join("db");
-    let out = leveltable()
-        .args(["db", "commit"])
-        .arg(&db)
-        .args(&staging)
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused_commit(&db, &staging);
     assert!(err.starts_with("error: cannot copy "), "{err}");
     assert!(
         err.contains(&format!(" to {}/", db.display())),
         "names the target file: {err}"
     );
     assert!(err.ends_with(": no space left on device\n"), "{err}");
-    let after: Vec<_> = staging.iter().map(|s| snapshot(s)).collect();
-    assert!(before == after, "the staging directories changed");
     assert_eq!(files_in(&mount.0), Vec::<String>::new());
 
     mount.resize("64m");
@@ -169,9 +174,7 @@ fn a_commit_onto_a_full_disk_says_what_failed_and_can_be_retried() {
         .args(&staging)
         .assert()
         .success();
-    let dump = leveltable().args(["db", "dump"]).arg(&db).output().unwrap();
-    assert!(dump.status.success());
-    assert_eq!(stdout_of(&dump), noisy_tsv(0, 30_000));
+    assert_eq!(db_dump(&db, &[]), noisy_tsv(0, 30_000));
     for s in &staging {
         assert!(!s.exists());
     }
@@ -252,38 +255,20 @@ fn a_commit_of_more_files_than_open_descriptors() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let dump = leveltable().args(["db", "dump"]).arg(&db).output().unwrap();
-    assert_eq!(stdout_of(&dump), tsv);
+    assert_eq!(db_dump(&db, &[]), tsv);
 }
 
 #[test]
 fn a_malformed_part_record_is_named_with_its_part() {
     let tmp = tempfile::tempdir().unwrap();
-    let tsv = sorted_tsv(100);
-    let lines: Vec<&str> = tsv.lines().collect();
-    let text = |r: std::ops::Range<usize>| -> String {
-        lines[r].iter().map(|l| format!("{l}\n")).collect()
-    };
-    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    build_part(&a, &text(0..50));
-    build_part(&b, &text(50..100));
+    let parts = two_parts(tmp.path(), 100, 0..50, 50..100);
+    let b = &parts[1];
     // b's record has a line that names no file.
     let record = fs::read_to_string(b.join("PART")).unwrap();
     fs::write(b.join("PART"), record.replacen("\nfile ", "\nfiel ", 1)).unwrap();
-    let before = (snapshot(&a), snapshot(&b));
-    let db = tmp.path().join("db");
-    let out = leveltable()
-        .args(["db", "commit"])
-        .arg(&db)
-        .args([&a, &b])
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused_commit(&tmp.path().join("db"), &parts);
     let wanted = format!("{}: not a part record: line 3", b.join("PART").display());
     assert!(err.contains(&wanted), "{wanted:?} not in {err}");
-    assert!(!db.exists());
-    assert!(before == (snapshot(&a), snapshot(&b)));
 }
 
 #[test]
@@ -294,14 +279,6 @@ fn build_and_commit_into_a_dangling_link_blame_the_link() {
     let missing = tmp.path().join("missing");
     let link = tmp.path().join("db");
     std::os::unix::fs::symlink(&missing, &link).unwrap();
-    let names = || {
-        let mut names: Vec<String> = fs::read_dir(tmp.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    };
     let wanted = format!(
         "error: {} is a symbolic link to {}, which does not exist",
         link.display(),
@@ -325,6 +302,6 @@ fn build_and_commit_into_a_dangling_link_blame_the_link() {
         assert!(err.starts_with(&wanted), "{wanted:?} not in {err}");
         // Nothing made through the link, nothing left beside it.
         assert!(!missing.exists());
-        assert_eq!(names(), ["db", "part"]);
+        assert_eq!(files_in(tmp.path()), ["db", "part"]);
     }
 }

@@ -8,23 +8,9 @@ use arrow_array::{Array, BinaryArray};
 use arrow_ipc::reader::StreamReader;
 use common::*;
 
-fn db_build(dir: &Path, tsv: &str, args: &[&str]) {
-    leveltable()
-        .args(["db", "build"])
-        .arg(dir)
-        .args(args)
-        .write_stdin(tsv.to_owned())
-        .assert()
-        .success();
-}
-
+/// `leveltable db export DIR ARGS...`: its output.
 fn export(dir: &Path, args: &[&str]) -> std::process::Output {
-    leveltable()
-        .args(["db", "export"])
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap()
+    db_output("export", dir, args)
 }
 
 #[test]

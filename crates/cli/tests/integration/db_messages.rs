@@ -5,7 +5,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{leveltable, sorted_tsv, stderr_of};
+use common::{db_output, leveltable, sorted_tsv, stderr_of};
 
 /// The read commands, each with the arguments after the directory.
 const COMMANDS: [(&str, &[&str]); 4] = [
@@ -35,12 +35,7 @@ fn database(root: &Path) -> (PathBuf, PathBuf) {
 
 /// The exit code and standard error of `leveltable db COMMAND DIR ARGS`.
 fn run(command: &str, dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = leveltable()
-        .args(["db", command])
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = db_output(command, dir, args);
     (out.status.code(), stderr_of(&out))
 }
 

@@ -50,10 +50,17 @@ fn left_behind(root: &Path) -> PathBuf {
     src
 }
 
-fn dump(dir: &Path) -> String {
-    let out = leveltable().args(["db", "dump"]).arg(dir).output().unwrap();
+/// `leveltable db repair SRC DEST --report REPORT`, asserting success: its output and the
+/// report it wrote.
+fn repair_with_report(src: &Path, dest: &Path, report: &Path) -> (std::process::Output, Value) {
+    let out = db_output(
+        "repair",
+        src,
+        &[path_str(dest), "--report", path_str(report)],
+    );
     assert!(out.status.success(), "{}", stderr_of(&out));
-    stdout_of(&out)
+    let json = serde_json::from_slice(&fs::read(report).unwrap()).unwrap();
+    (out, json)
 }
 
 fn dir_state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -78,15 +85,7 @@ fn repair_leaves_deleted_keys_out_and_reports() {
     let before = dir_state(&src);
     let dest = tmp.path().join("dest");
     let report = tmp.path().join("report.json");
-    let out = leveltable()
-        .args(["db", "repair"])
-        .arg(&src)
-        .arg(&dest)
-        .arg("--report")
-        .arg(&report)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (out, json) = repair_with_report(&src, &dest, &report);
     assert_eq!(stdout_of(&out), "");
     let err = stderr_of(&out);
     assert!(err.contains("100 keys"), "{err}");
@@ -95,7 +94,7 @@ fn repair_leaves_deleted_keys_out_and_reports() {
         "{err}"
     );
     let want: String = (100..200u32).map(|i| format!("key{i:04}\tv\n")).collect();
-    assert_eq!(dump(&dest), want);
+    assert_eq!(db_dump(&dest, &[]), want);
     // What LevelDB's RepairDB recovers brings the deleted keys back.
     let salvage = leveltable()
         .args(["db", "dump", "--salvage"])
@@ -104,7 +103,6 @@ fn repair_leaves_deleted_keys_out_and_reports() {
         .unwrap();
     assert_eq!(stdout_of(&salvage).lines().count(), 200);
 
-    let json: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
     assert_eq!(json["keys"], 100);
     assert!(
         json["manifest"].as_str().unwrap().starts_with("MANIFEST-"),
@@ -144,16 +142,7 @@ fn uncertain_keys_are_kept_or_dropped() {
     fs::write(&newest, bytes).unwrap();
 
     let report = tmp.path().join("r.json");
-    let out = leveltable()
-        .args(["db", "repair"])
-        .arg(&src)
-        .arg(tmp.path().join("kept"))
-        .arg("--report")
-        .arg(&report)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    let json: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    let (_, json) = repair_with_report(&src, &tmp.path().join("kept"), &report);
     let uncertain = json["uncertain_keys"].as_u64().unwrap();
     assert!(uncertain > 0, "{json}");
     let lost = &json["lost"][0];
@@ -165,7 +154,7 @@ fn uncertain_keys_are_kept_or_dropped() {
             .unwrap()
             .is_empty()
     );
-    let kept = dump(&tmp.path().join("kept"));
+    let kept = db_dump(&tmp.path().join("kept"), &[]);
     assert_eq!(kept.lines().count(), 2000);
 
     let out = leveltable()
@@ -176,7 +165,7 @@ fn uncertain_keys_are_kept_or_dropped() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(stderr_of(&out), "");
-    let dropped = dump(&tmp.path().join("dropped"));
+    let dropped = db_dump(&tmp.path().join("dropped"), &[]);
     assert_eq!(dropped.lines().count() as u64, 2000 - uncertain);
     assert!(
         dropped.lines().all(|l| l.ends_with("\tnew")),
@@ -217,15 +206,7 @@ fn a_log_cut_short_is_reported_as_its_tail() {
         .unwrap();
 
     let report = tmp.path().join("r.json");
-    let out = leveltable()
-        .args(["db", "repair"])
-        .arg(&src)
-        .arg(tmp.path().join("dest"))
-        .arg("--report")
-        .arg(&report)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (out, json) = repair_with_report(&src, &tmp.path().join("dest"), &report);
     let offset = len - record;
     let err = stderr_of(&out);
     assert!(
@@ -236,7 +217,6 @@ fn a_log_cut_short_is_reported_as_its_tail() {
         )),
         "{err}"
     );
-    let json: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
     let lost = json["lost"].as_array().unwrap();
     assert_eq!(lost.len(), 1, "{json}");
     assert_eq!(lost[0]["kind"], "log-tail");
@@ -245,7 +225,7 @@ fn a_log_cut_short_is_reported_as_its_tail() {
     assert_eq!(lost[0]["length"], record - 10);
     assert!(lost[0]["range"].is_null(), "{json}");
     let want: String = (0..9u32).map(|i| format!("key{i:02}\tvalue\n")).collect();
-    assert_eq!(dump(&tmp.path().join("dest")), want);
+    assert_eq!(db_dump(&tmp.path().join("dest"), &[]), want);
 }
 
 #[test]
@@ -254,35 +234,18 @@ fn refusals_leave_everything_as_it_was() {
     let src = left_behind(tmp.path());
     let before = dir_state(&src);
     // DEST inside SRC.
-    let out = leveltable()
-        .args(["db", "repair"])
-        .arg(&src)
-        .arg(src.join("inside"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr_of(&out).contains("inside"), "{}", stderr_of(&out));
+    let err = db_error(&["repair"], &src, &[path_str(&src.join("inside"))], "");
+    assert!(err.contains("inside"), "{err}");
     assert_eq!(dir_state(&src), before);
     // A DEST that is not empty.
     let full = tmp.path().join("full");
     fs::create_dir(&full).unwrap();
     fs::write(full.join("x"), b"x").unwrap();
-    let out = leveltable()
-        .args(["db", "repair"])
-        .arg(&src)
-        .arg(&full)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr_of(&out).contains("not empty"), "{}", stderr_of(&out));
+    let err = db_error(&["repair"], &src, &[path_str(&full)], "");
+    assert!(err.contains("not empty"), "{err}");
     assert_eq!(fs::read_dir(&full).unwrap().count(), 1);
     // No DEST and no --in-place.
-    let out = leveltable()
-        .args(["db", "repair"])
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    db_error(&["repair"], &src, &[], "");
     // Nothing left beside them.
     let names: Vec<String> = fs::read_dir(tmp.path())
         .unwrap()
@@ -304,7 +267,7 @@ fn in_place_keeps_the_original_in_lost() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let want: String = (100..200u32).map(|i| format!("key{i:04}\tv\n")).collect();
-    assert_eq!(dump(&src), want);
+    assert_eq!(db_dump(&src, &[]), want);
     let kept = dir_state(&src.join("lost"));
     for (name, bytes) in &before {
         if name != "LOCK" {
@@ -382,10 +345,10 @@ fn in_place_killed_at_any_moment_leaves_a_whole_database() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let want = dump(&reference);
+    let want = db_dump(&reference, &[]);
     // 18,000 keys and the 21 deleted keys the log writes again.
     assert_eq!(want.lines().count(), 18_021);
-    assert_eq!(dump(&template), want);
+    assert_eq!(db_dump(&template, &[]), want);
     let mut run = std::time::Duration::MAX;
     for i in 0..3 {
         let dir = tmp.path().join(format!("timed{i}"));
@@ -401,7 +364,7 @@ fn in_place_killed_at_any_moment_leaves_a_whole_database() {
             .unwrap();
         run = run.min(start.elapsed());
         assert!(out.status.success(), "{}", stderr_of(&out));
-        assert_eq!(dump(&dir), want);
+        assert_eq!(db_dump(&dir, &[]), want);
     }
     // 40 kills spread over the run, and then on past it (a loaded machine runs slower
     // than it timed) until 5 kills have come after the swap, at most 200.
@@ -455,7 +418,7 @@ fn in_place_killed_at_any_moment_leaves_a_whole_database() {
                 let db = Db::open(&dir, DbOptions::default()).unwrap();
                 db.verify().unwrap();
                 drop(db);
-                assert_eq!(dump(&dir), want, "round {round}");
+                assert_eq!(db_dump(&dir, &[]), want, "round {round}");
             }
             // Not swapped: the original, every file as it was, nothing added but LOCK.
             None => {
@@ -465,7 +428,7 @@ fn in_place_killed_at_any_moment_leaves_a_whole_database() {
                     without_lock(&original),
                     "round {round}: not the original"
                 );
-                assert_eq!(dump(&dir), want, "round {round}");
+                assert_eq!(db_dump(&dir, &[]), want, "round {round}");
             }
         }
     }
@@ -489,7 +452,7 @@ fn a_source_ordered_by_idb_cmp1_is_repaired_in_its_order() {
     for (name, bytes) in dir_state(&golden) {
         fs::write(src.join(name), bytes).unwrap();
     }
-    let want = dump_hex(&src);
+    let want = db_dump(&src, &["--hex"]);
     let dest = tmp.path().join("dest");
     let out = leveltable()
         .args(["db", "repair", "--quiet"])
@@ -498,7 +461,7 @@ fn a_source_ordered_by_idb_cmp1_is_repaired_in_its_order() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    assert_eq!(dump_hex(&dest), want);
+    assert_eq!(db_dump(&dest, &["--hex"]), want);
     let stats = leveltable()
         .args(["db", "stats"])
         .arg(&dest)
@@ -516,15 +479,5 @@ fn a_source_ordered_by_idb_cmp1_is_repaired_in_its_order() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    assert_eq!(dump_hex(&src), want);
-}
-
-fn dump_hex(dir: &Path) -> String {
-    let out = leveltable()
-        .args(["db", "dump", "--hex"])
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    stdout_of(&out)
+    assert_eq!(db_dump(&src, &["--hex"]), want);
 }

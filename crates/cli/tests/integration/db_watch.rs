@@ -23,12 +23,23 @@ fn watch(dir: &Path, args: &[&str]) -> Child {
         .unwrap()
 }
 
-fn interrupt(child: &Child) {
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
+/// `db watch DIR --from-seq 1`, asserting that it fails with status 2: its standard error.
+fn failed_watch_from_seq_1(dir: &Path) -> String {
+    let out = common::leveltable()
+        .args(["db", "watch"])
+        .arg(dir)
+        .args(["--from-seq", "1"])
+        .timeout(Duration::from_secs(30))
+        .output()
         .unwrap();
-    assert!(sent.success());
+    let err = common::stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
+/// Sends SIGINT to `child`.
+fn interrupt(child: &Child) {
+    common::send_signal(child.id(), "INT");
 }
 
 /// Reads lines from `child` until `n` have come or a minute has passed.
@@ -137,28 +148,12 @@ fn watch_from_a_sequence_in_hex_and_a_gap_is_named() {
     assert_eq!(child.wait().unwrap().code(), Some(0));
 
     // Text mode refuses what is not UTF-8, naming the key.
-    let text = common::leveltable()
-        .args(["db", "watch"])
-        .arg(&dir)
-        .args(["--from-seq", "1"])
-        .timeout(Duration::from_secs(30))
-        .output()
-        .unwrap();
-    assert_eq!(text.status.code(), Some(2));
-    assert!(common::stderr_of(&text).contains("is not UTF-8; use --hex"));
+    assert!(failed_watch_from_seq_1(&dir).contains("is not UTF-8; use --hex"));
 
     // Flushed into a table: sequence 1 is in no log.
     db.compact_range(None, None).unwrap();
     drop(db);
-    let gap = common::leveltable()
-        .args(["db", "watch"])
-        .arg(&dir)
-        .args(["--from-seq", "1"])
-        .timeout(Duration::from_secs(30))
-        .output()
-        .unwrap();
-    assert_eq!(gap.status.code(), Some(2));
-    let message = common::stderr_of(&gap);
+    let message = failed_watch_from_seq_1(&dir);
     assert!(
         message.contains("sequences 1..2 are no longer in any log"),
         "{message}"

@@ -13,20 +13,11 @@ use leveltable_db::{WritableDb, WritableOptions, WriteOptions};
 /// Whether strace can trace here; without it, the test is skipped with one line (or fails,
 /// with `LEVELTABLE_REQUIRE_SERVERS=1`, as CI runs it).
 fn strace_runs() -> bool {
-    let runs = Command::new("strace")
-        .args(["-f", "-qq", "-o", "/dev/null", "true"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if runs {
-        return true;
-    }
-    if std::env::var("LEVELTABLE_REQUIRE_SERVERS").as_deref() == Ok("1") {
-        panic!("strace cannot run, and LEVELTABLE_REQUIRE_SERVERS=1");
-    }
-    println!("skipped: strace is not installed (or cannot trace here)");
-    false
+    crate::common::tool_runs(
+        "strace",
+        &["-f", "-qq", "-o", "/dev/null", "true"],
+        "strace is not installed (or cannot trace here)",
+    )
 }
 
 /// The system calls that change a directory or a file in it, or lock one.

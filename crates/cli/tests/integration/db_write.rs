@@ -15,12 +15,7 @@ use serde_json::Value;
 
 /// `leveltable db COMMAND DIR ARGS...`, asserting success with nothing on standard output.
 fn db_ok(command: &str, dir: &Path, args: &[&str]) {
-    let out = leveltable()
-        .args(["db", command])
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = db_output(command, dir, args);
     assert!(out.status.success(), "db {command}: {}", stderr_of(&out));
     assert_eq!(
         stdout_of(&out),
@@ -31,11 +26,7 @@ fn db_ok(command: &str, dir: &Path, args: &[&str]) {
 
 /// The table files of each level, as `db stats --json` counts them.
 fn files_per_level(dir: &Path) -> Vec<u64> {
-    let out = leveltable()
-        .args(["db", "stats", "--json"])
-        .arg(dir)
-        .output()
-        .unwrap();
+    let out = db_output("stats", dir, &["--json"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     json["levels"]
@@ -71,15 +62,9 @@ fn put_then_get_reads_it_and_a_second_put_replaces_it() {
     db_ok("put", &db, &["--", "-k", ""]);
     assert_eq!(db_dump(&db, &[]), "-k\t\napple\tgreen\nbanana\tyellow\n");
     // Text mode refuses what the read commands could not print back; nothing is written.
-    leveltable()
-        .args(["db", "put"])
-        .arg(&db)
-        .args(["k", "a\tb"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "the value contains a tab or a newline; use --hex",
-        ));
+    db_refused(&["put"], &db, &["k", "a\tb"]).stderr(predicate::str::contains(
+        "the value contains a tab or a newline; use --hex",
+    ));
     assert_eq!(db_dump(&db, &[]), "-k\t\napple\tgreen\nbanana\tyellow\n");
 }
 
@@ -87,33 +72,16 @@ fn put_then_get_reads_it_and_a_second_put_replaces_it() {
 fn delete_removes_several_keys_in_one_batch() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
-    leveltable()
-        .args(["db", "write", "--create-if-missing", "-q"])
-        .arg(&db)
-        .write_stdin(puts(5, "v"))
-        .assert()
-        .success()
-        .stdout("")
-        .stderr("");
+    db_write_quietly(&db, &puts(5, "v"));
     // An absent key is no error.
     db_ok("delete", &db, &["k01", "k03", "k04", "absent"]);
     assert_eq!(db_dump(&db, &[]), "k00\tv-0\nk02\tv-2\n");
     // A key that does not decode deletes nothing, not even the keys before it.
-    leveltable()
-        .args(["db", "delete", "--hex"])
-        .arg(&db)
-        .args(["6b3030", "zz"])
-        .assert()
-        .code(2)
+    db_refused(&["delete", "--hex"], &db, &["6b3030", "zz"])
         .stdout("")
         .stderr("error: key argument 2 is not hex: \"z\" at position 1\n");
     assert_eq!(db_dump(&db, &[]), "k00\tv-0\nk02\tv-2\n");
-    leveltable()
-        .args(["db", "delete"])
-        .arg(&db)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("<KEY>..."));
+    db_refused(&["delete"], &db, &[]).stderr(predicate::str::contains("<KEY>..."));
 }
 
 #[test]
@@ -248,13 +216,7 @@ fn hex_keys_and_values_round_trip() {
         .code(0)
         .stdout("6b090aff00\t760a0900\n");
     // The text commands refuse what only hex can spell.
-    leveltable()
-        .args(["db", "put"])
-        .arg(&db)
-        .args(["a\nb", "v"])
-        .assert()
-        .code(2)
-        .stderr("error: the key contains a tab or a newline; use --hex for keys and values with tabs or newlines\n");
+    db_refused(&["put"], &db, &["a\nb", "v"]).stderr("error: the key contains a tab or a newline; use --hex for keys and values with tabs or newlines\n");
 }
 
 #[test]
@@ -269,12 +231,7 @@ fn compact_empties_level_0_in_its_range_and_keeps_the_data() {
         puts(5, "c"),
     ];
     for ops in &runs {
-        leveltable()
-            .args(["db", "write", "--create-if-missing", "-q"])
-            .arg(&db)
-            .write_stdin(ops.clone())
-            .assert()
-            .success();
+        db_write_quietly(&db, ops);
     }
     let data = db_dump(&db, &[]);
     let want: String = (0..9)
@@ -332,11 +289,7 @@ fn a_database_another_process_holds_is_refused_naming_its_lock() {
         &["write", "-"],
         &["compact"],
     ] {
-        leveltable()
-            .arg("db")
-            .arg(args[0])
-            .arg(&db)
-            .args(&args[1..])
+        db_command(&args[..1], &db, &args[1..])
             .write_stdin("put\tk\tw\n")
             .assert()
             .code(2)
@@ -372,11 +325,7 @@ fn a_missing_database_is_an_error_that_creates_nothing() {
         &["write"],
         &["compact"],
     ] {
-        leveltable()
-            .arg("db")
-            .arg(args[0])
-            .arg(&missing)
-            .args(&args[1..])
+        db_command(&args[..1], &missing, &args[1..])
             .write_stdin("put\tk\tv\n")
             .assert()
             .code(2)
@@ -392,11 +341,7 @@ fn a_missing_database_is_an_error_that_creates_nothing() {
             args[0],
             missing.display()
         );
-        leveltable()
-            .arg("db")
-            .arg(args[0])
-            .arg(&empty)
-            .args(&args[1..])
+        db_command(&args[..1], &empty, &args[1..])
             .write_stdin("put\tk\tv\n")
             .assert()
             .code(2)
@@ -442,12 +387,7 @@ fn a_missing_database_is_an_error_that_creates_nothing() {
     // A file is not a database directory.
     let file = tmp.path().join("file");
     fs::write(&file, "x").unwrap();
-    leveltable()
-        .args(["db", "put", "--create-if-missing"])
-        .arg(&file)
-        .args(["k", "v"])
-        .assert()
-        .code(2)
+    db_refused(&["put", "--create-if-missing"], &file, &["k", "v"])
         .stderr(predicate::str::contains("is not a directory"));
     assert_eq!(fs::read(&file).unwrap(), b"x");
 }
@@ -456,35 +396,17 @@ fn a_missing_database_is_an_error_that_creates_nothing() {
 fn create_if_missing_does_not_start_over_a_database_that_lost_its_current() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
-    leveltable()
-        .args(["db", "write", "--create-if-missing", "-q"])
-        .arg(&db)
-        .write_stdin(puts(3, "v"))
-        .assert()
-        .success();
+    db_write_quietly(&db, &puts(3, "v"));
     db_ok("compact", &db, &["-q"]);
     fs::remove_file(db.join("CURRENT")).unwrap();
-    let before: BTreeMap<String, Vec<u8>> = files_in(&db)
-        .into_iter()
-        .map(|name| {
-            let bytes = fs::read(db.join(&name)).unwrap();
-            (name, bytes)
-        })
-        .collect();
-    leveltable()
-        .args(["db", "put", "--create-if-missing"])
-        .arg(&db)
-        .args(["k", "v"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!(
+    let before = contents(&db);
+    db_refused(&["put", "--create-if-missing"], &db, &["k", "v"]).stderr(predicate::str::contains(
+        format!(
             "error: corruption: {}: no CURRENT file, though it holds a database's files",
             db.display()
-        )));
-    for (name, bytes) in &before {
-        assert_eq!(&fs::read(db.join(name)).unwrap(), bytes, "{name} changed");
-    }
-    assert_eq!(files_in(&db).len(), before.len());
+        ),
+    ));
+    assert_eq!(contents(&db), before);
 }
 
 #[test]
@@ -538,12 +460,7 @@ fn leveldb_reads_what_db_write_wrote_and_the_lock_excludes_it() {
         "LevelDB reads other contents than were written"
     );
     // While LevelDB has it open, the write commands are refused.
-    leveltable()
-        .args(["db", "put"])
-        .arg(&db)
-        .args(["k", "v"])
-        .assert()
-        .code(2)
+    db_refused(&["put"], &db, &["k", "v"])
         .stderr(predicate::str::contains("LOCK: locked by another process"));
     leveldb.put(b"from leveldb", b"1").unwrap();
     leveldb.close();
@@ -603,11 +520,6 @@ fn compression_and_filters_of_new_tables_are_chosen() {
         .assert()
         .code(0);
     assert_eq!(db_dump(&db, &[]).lines().count(), 200);
-    leveltable()
-        .args(["db", "put", "--compression", "lz4"])
-        .arg(&db)
-        .args(["k", "v"])
-        .assert()
-        .code(2)
+    db_refused(&["put", "--compression", "lz4"], &db, &["k", "v"])
         .stderr(predicate::str::contains("lz4"));
 }

@@ -7,46 +7,20 @@
 
 use crate::common;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use leveltable_db::{Db, DbLock, DbOptions};
-
-/// Every file of `dir` with its bytes; LOCK only by name (a close of a handle of it would
-/// release the lock this process may hold).
-fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    files_in(dir)
-        .into_iter()
-        .map(|name| {
-            if name == "LOCK" {
-                return (name, Vec::new());
-            }
-            let bytes = fs::read(dir.join(&name)).unwrap();
-            (name, bytes)
-        })
-        .collect()
-}
-
-fn write(dir: &Path, lines: &str) {
-    leveltable()
-        .args(["db", "write", "--create-if-missing", "-q"])
-        .arg(dir)
-        .write_stdin(lines.to_owned())
-        .assert()
-        .success();
-}
 
 #[test]
 fn a_log_numbered_near_the_last_file_number_is_refused_and_nothing_written() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
-    write(&db, "put\ta\t1\nput\tb\t2\n");
+    db_write_quietly(&db, "put\ta\t1\nput\tb\t2\n");
     let log = files_in(&db)
         .into_iter()
         .find(|n| n.ends_with(".log"))
@@ -54,17 +28,11 @@ fn a_log_numbered_near_the_last_file_number_is_refused_and_nothing_written() {
     fs::rename(db.join(&log), db.join(format!("{}.log", u64::MAX - 1))).unwrap();
     let before = contents(&db);
     for _ in 0..3 {
-        leveltable()
-            .args(["db", "put"])
-            .arg(&db)
-            .args(["k", "v"])
-            .assert()
-            .code(2)
-            .stderr(format!(
-                "error: {}: the database has used every file number: the next would be \
+        db_refused(&["put"], &db, &["k", "v"]).stderr(format!(
+            "error: {}: the database has used every file number: the next would be \
                  18446744073709551615, past the last, 18446744073709551614\n",
-                db.display()
-            ));
+            db.display()
+        ));
         assert_eq!(contents(&db), before);
     }
     assert_eq!(db_dump(&db, &[]), "a\t1\nb\t2\n");
@@ -77,17 +45,11 @@ fn create_if_missing_deletes_no_temporary_file_of_a_directory_without_current() 
     fs::create_dir(&db).unwrap();
     fs::write(db.join("000042.dbtmp"), "the user's").unwrap();
     let before = contents(&db);
-    leveltable()
-        .args(["db", "put", "--create-if-missing"])
-        .arg(&db)
-        .args(["k", "v"])
-        .assert()
-        .code(2)
-        .stderr(format!(
-            "error: corruption: {}: no CURRENT file, though it holds a database's files \
+    db_refused(&["put", "--create-if-missing"], &db, &["k", "v"]).stderr(format!(
+        "error: corruption: {}: no CURRENT file, though it holds a database's files \
              (000042.dbtmp); `leveltable db dump --salvage` reads what they hold\n",
-            db.display()
-        ));
+        db.display()
+    ));
     assert_eq!(contents(&db), before);
 }
 
@@ -102,12 +64,12 @@ fn an_open_racing_a_creation_names_the_lock() {
     fs::write(db.join("MANIFEST-000001"), b"").unwrap();
     let before = contents(&db);
     for create in [true, false] {
-        let mut cmd = leveltable();
-        cmd.args(["db", "put"]).arg(&db).args(["k", "v"]);
-        if create {
-            cmd.arg("--create-if-missing");
-        }
-        cmd.assert().code(2).stderr(format!(
+        let flags: &[&str] = if create {
+            &["put", "--create-if-missing"]
+        } else {
+            &["put"]
+        };
+        db_refused(flags, &db, &["k", "v"]).stderr(format!(
             "error: {}: locked by another process: the database is open in LevelDB or \
              another program; close it and try again\n",
             db.join("LOCK").display()
@@ -127,18 +89,12 @@ fn a_creation_interrupted_before_current_is_started_afresh() {
     fs::write(db.join("000001.dbtmp"), b"MANIFEST-000001\n").unwrap();
     fs::write(db.join("LOCK"), b"").unwrap();
     // Without --create-if-missing there is no database.
-    leveltable()
-        .args(["db", "put"])
-        .arg(&db)
-        .args(["k", "v"])
-        .assert()
-        .code(2)
-        .stderr(format!(
-            "error: {}: not a LevelDB database: no CURRENT file (--create-if-missing \
+    db_refused(&["put"], &db, &["k", "v"]).stderr(format!(
+        "error: {}: not a LevelDB database: no CURRENT file (--create-if-missing \
              creates one)\n",
-            db.display()
-        ));
-    write(&db, "put\tk\tv\n");
+        db.display()
+    ));
+    db_write_quietly(&db, "put\tk\tv\n");
     assert_eq!(db_dump(&db, &[]), "k\tv\n");
 }
 
@@ -146,43 +102,28 @@ fn a_creation_interrupted_before_current_is_started_afresh() {
 /// database holds line 4 (two batches), sends `signal` and returns the exit status and
 /// standard error.
 fn interrupted_write(dir: &Path, signal: &str, sync: bool) -> (std::process::ExitStatus, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_leveltable"));
-    cmd.args(["db", "write", "--create-if-missing", "--batch", "2"])
-        .arg(dir);
+    let mut args = vec!["db", "write", "--create-if-missing", "--batch", "2"];
+    args.push(path_str(dir));
     if sync {
-        cmd.arg("--sync");
+        args.push("--sync");
     }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(args);
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(b"put\tk1\tv\nput\tk2\tv\nput\tk3\tv\ndel\tk1\nput\tk5\tv\n")
         .unwrap();
     stdin.flush().unwrap();
-    let started = Instant::now();
-    loop {
-        let seen = Db::open(dir, DbOptions::default())
-            .ok()
-            .and_then(|db| db.get(b"k3").ok().flatten());
-        if seen.is_some() {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the batches were not written"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let killed = Command::new("kill")
-        .args(["-s", signal])
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    wait_until(
+        Duration::from_millis(10),
+        || {
+            Db::open(dir, DbOptions::default())
+                .ok()
+                .and_then(|db| db.get(b"k3").ok().flatten())
+                .is_some()
+        },
+        || "the batches were not written".to_owned(),
+    );
+    send_signal(child.id(), signal);
     let out = child.wait_with_output().unwrap();
     drop(stdin);
     (

@@ -7,6 +7,7 @@ use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,19 @@ fn gets_in(stderr: &str) -> u64 {
         .expect("a stats line");
     let after = line.split("(get ").nth(1).unwrap();
     after.split(',').next().unwrap().parse().unwrap()
+}
+
+/// Builds `local.ldb` in `dir` from the file `input`: its path and what `dump` prints of it.
+fn local_table(dir: &Path, input: &Path) -> (PathBuf, Vec<u8>) {
+    let local = dir.join("local.ldb");
+    leveltable()
+        .arg("build")
+        .arg(&local)
+        .arg(input)
+        .assert()
+        .success();
+    let dump = leveltable().arg("dump").arg(&local).output().unwrap();
+    (local, dump.stdout)
 }
 
 #[test]
@@ -39,21 +53,14 @@ fn file_urls_build_get_dump_and_count_requests() {
                 .and(predicate::str::contains("stats: requests 1 (get 0, put 1")),
         );
     // The same bytes as a local build.
-    let local = dir.path().join("local.ldb");
-    leveltable()
-        .arg("build")
-        .arg(&local)
-        .arg(&input)
-        .assert()
-        .success();
+    let (local, local_dump) = local_table(dir.path(), &input);
     assert_eq!(
         std::fs::read(dir.path().join("t.ldb")).unwrap(),
         std::fs::read(&local).unwrap()
     );
     let dumped = leveltable().args(["dump", &url]).output().unwrap();
-    let local_dump = leveltable().arg("dump").arg(&local).output().unwrap();
     assert!(dumped.status.success());
-    assert_eq!(dumped.stdout, local_dump.stdout);
+    assert_eq!(dumped.stdout, local_dump);
     // A small table: open and get in one request (the tail holds it all).
     let out = leveltable()
         .args(["get", &url, "--stats"])
@@ -152,20 +159,13 @@ fn s3_urls_through_moto() {
         .arg(&input)
         .assert()
         .success();
-    let local = dir.path().join("local.ldb");
-    leveltable()
-        .arg("build")
-        .arg(&local)
-        .arg(&input)
-        .assert()
-        .success();
+    let (_, local_dump) = local_table(dir.path(), &input);
     let out = cmd()
         .args(["--stats", "dump", "s3://bkt/t.ldb"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let local_dump = leveltable().arg("dump").arg(&local).output().unwrap();
-    assert_eq!(out.stdout, local_dump.stdout);
+    assert_eq!(out.stdout, local_dump);
     // A scan reads ahead: far fewer requests than the table's data blocks.
     let gets = gets_in(&stderr_of(&out));
     assert!(gets < 15, "dump took {gets} requests");

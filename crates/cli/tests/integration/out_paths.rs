@@ -74,13 +74,7 @@ fn force_refuses_a_symbolic_link_and_keeps_link_and_target() {
 fn force_refuses_a_fifo() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.ldb");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     refused(
         &fifo,
         &format!(

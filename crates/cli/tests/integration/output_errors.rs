@@ -6,6 +6,7 @@
 
 use crate::common;
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,8 +15,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use common::*;
 
-/// The command with `args`, `stdin` as input.
-fn command(args: &[&std::ffi::OsStr]) -> Command {
+/// The command with `args`, without standard input.
+fn command(args: &[OsString]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_leveltable"));
     cmd.args(args).stdin(Stdio::null());
     cmd
@@ -36,13 +37,7 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
 fn closed_pipe() -> File {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     let both = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -53,10 +48,12 @@ fn closed_pipe() -> File {
     writer
 }
 
+/// A handle of `/dev/full`: every write to it fails with ENOSPC.
 fn full() -> File {
     File::create("/dev/full").expect("/dev/full")
 }
 
+/// Runs `cmd` with `stdin` as its standard input: its output.
 fn run(mut cmd: Command, stdin: &[u8]) -> Output {
     cmd.stdin(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
@@ -67,12 +64,13 @@ fn run(mut cmd: Command, stdin: &[u8]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// A table of 2000 entries, `t.ldb` in `dir`.
 fn table(dir: &Path) -> PathBuf {
     build(dir, "t.ldb", &sorted_tsv(2000), &["--quiet"])
 }
 
 /// Every command, with arguments that make it print on standard output.
-fn printing_commands(table: &Path) -> Vec<Vec<std::ffi::OsString>> {
+fn printing_commands(table: &Path) -> Vec<Vec<OsString>> {
     let t = table.as_os_str().to_owned();
     vec![
         vec!["verify".into(), t.clone()],
@@ -84,8 +82,43 @@ fn printing_commands(table: &Path) -> Vec<Vec<std::ffi::OsString>> {
     ]
 }
 
-fn args(v: &[std::ffi::OsString]) -> Vec<&std::ffi::OsStr> {
-    v.iter().map(|s| s.as_os_str()).collect()
+/// The message of a write to a full standard output.
+const FULL_STDOUT: &str = "error: cannot write to standard output: no space left on device\n";
+
+/// Runs the command with `argv`, its standard output to a pipe whose reader is gone, and
+/// checks that it succeeds quietly.
+fn assert_quiet_on_a_closed_stdout(argv: &[OsString]) {
+    let mut cmd = command(argv);
+    cmd.stdout(closed_pipe()).stderr(Stdio::piped());
+    let out = run(cmd, b"");
+    assert_eq!(out.status.code(), Some(0), "{argv:?}: {}", stderr_of(&out));
+    assert_eq!(stderr_of(&out), "", "{argv:?}");
+}
+
+/// Runs the command with `argv`, its standard output to a full disk, and checks that it
+/// fails with status 2 and says so.
+fn assert_fails_on_a_full_stdout(argv: &[OsString]) {
+    let mut cmd = command(argv);
+    cmd.stdout(full()).stderr(Stdio::piped());
+    let out = run(cmd, b"");
+    assert_eq!(out.status.code(), Some(2), "{argv:?}: {}", stderr_of(&out));
+    assert_eq!(stderr_of(&out), FULL_STDOUT, "{argv:?}");
+}
+
+/// Runs `get --stats TABLE KEY` and then a build of `out` from 100 lines, both with their
+/// standard error to `stderr()`: their outputs.
+fn get_and_build_with_stderr(
+    table: &Path,
+    key: &str,
+    out: &Path,
+    stderr: impl Fn() -> File,
+) -> (Output, Output) {
+    let mut get = command(&["get".into(), "--stats".into(), table.into(), key.into()]);
+    get.stdout(Stdio::piped()).stderr(stderr());
+    let got = run(get, b"");
+    let mut build = command(&["build".into(), out.into()]);
+    build.stdout(Stdio::piped()).stderr(stderr());
+    (got, run(build, sorted_tsv(100).as_bytes()))
 }
 
 #[test]
@@ -94,11 +127,7 @@ fn a_closed_standard_output_is_a_quiet_success_for_every_command() {
     let dir = tempfile::tempdir().unwrap();
     let table = table(dir.path());
     for argv in printing_commands(&table) {
-        let mut cmd = command(&args(&argv));
-        cmd.stdout(closed_pipe()).stderr(Stdio::piped());
-        let out = run(cmd, b"");
-        assert_eq!(out.status.code(), Some(0), "{argv:?}: {}", stderr_of(&out));
-        assert_eq!(stderr_of(&out), "", "{argv:?}");
+        assert_quiet_on_a_closed_stdout(&argv);
     }
 }
 
@@ -107,22 +136,12 @@ fn a_closed_standard_error_is_a_quiet_success_too() {
     let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let table = table(dir.path());
-    // get: `not found:` lines and the counters go to standard error.
-    let mut cmd = command(&args(&[
-        "get".into(),
-        "--stats".into(),
-        table.clone().into_os_string(),
-        "absent".into(),
-    ]));
-    cmd.stdout(Stdio::piped()).stderr(closed_pipe());
-    let out = run(cmd, b"");
-    assert_eq!(out.status.code(), Some(0));
-    // build: the summary goes to standard error, after the table is complete.
+    // get: `not found:` lines and the counters go to standard error; build: the summary
+    // goes to standard error, after the table is complete.
     let out_path = dir.path().join("u.ldb");
-    let mut cmd = command(&args(&["build".into(), out_path.clone().into_os_string()]));
-    cmd.stdout(Stdio::piped()).stderr(closed_pipe());
-    let out = run(cmd, sorted_tsv(100).as_bytes());
-    assert_eq!(out.status.code(), Some(0));
+    let (get, build) = get_and_build_with_stderr(&table, "absent", &out_path, closed_pipe);
+    assert_eq!(get.status.code(), Some(0));
+    assert_eq!(build.status.code(), Some(0));
     leveltable().arg("verify").arg(&out_path).assert().success();
 }
 
@@ -132,15 +151,7 @@ fn a_full_standard_output_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let table = table(dir.path());
     for argv in printing_commands(&table) {
-        let mut cmd = command(&args(&argv));
-        cmd.stdout(full()).stderr(Stdio::piped());
-        let out = run(cmd, b"");
-        assert_eq!(out.status.code(), Some(2), "{argv:?}: {}", stderr_of(&out));
-        assert_eq!(
-            stderr_of(&out),
-            "error: cannot write to standard output: no space left on device\n",
-            "{argv:?}"
-        );
+        assert_fails_on_a_full_stdout(&argv);
     }
 }
 
@@ -149,22 +160,11 @@ fn a_full_standard_error_is_an_error_and_a_written_table_stays() {
     let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let table = table(dir.path());
-    let mut cmd = command(&args(&[
-        "get".into(),
-        "--stats".into(),
-        table.clone().into_os_string(),
-        "key000001".into(),
-    ]));
-    cmd.stdout(Stdio::piped()).stderr(full());
-    let out = run(cmd, b"");
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(stdout_of(&out), "key000001\tvalue-1-x\n");
-
     let out_path = dir.path().join("u.ldb");
-    let mut cmd = command(&args(&["build".into(), out_path.clone().into_os_string()]));
-    cmd.stdout(Stdio::piped()).stderr(full());
-    let out = run(cmd, sorted_tsv(100).as_bytes());
-    assert_eq!(out.status.code(), Some(2));
+    let (get, build) = get_and_build_with_stderr(&table, "key000001", &out_path, full);
+    assert_eq!(get.status.code(), Some(2));
+    assert_eq!(stdout_of(&get), "key000001\tvalue-1-x\n");
+    assert_eq!(build.status.code(), Some(2));
     leveltable()
         .arg("verify")
         .arg(&out_path)
@@ -237,24 +237,11 @@ fn missing_keys_take_few_writes() {
 fn help_and_version_follow_the_same_rules() {
     let _one = one_at_a_time();
     for flag in ["--help", "--version", "-h"] {
-        let mut cmd = command(&[flag.as_ref()]);
-        cmd.stdout(closed_pipe()).stderr(Stdio::piped());
-        let out = run(cmd, b"");
-        assert_eq!(out.status.code(), Some(0), "{flag}");
-        assert_eq!(stderr_of(&out), "", "{flag}");
-
-        let mut cmd = command(&[flag.as_ref()]);
-        cmd.stdout(full()).stderr(Stdio::piped());
-        let out = run(cmd, b"");
-        assert_eq!(out.status.code(), Some(2), "{flag}");
-        assert_eq!(
-            stderr_of(&out),
-            "error: cannot write to standard output: no space left on device\n",
-            "{flag}"
-        );
+        assert_quiet_on_a_closed_stdout(&[flag.into()]);
+        assert_fails_on_a_full_stdout(&[flag.into()]);
     }
     // A usage error whose message cannot be written still exits with 2.
-    let mut cmd = command(&["build".as_ref()]);
+    let mut cmd = command(&["build".into()]);
     cmd.stdout(Stdio::piped()).stderr(full());
     assert_eq!(run(cmd, b"").status.code(), Some(2));
 }

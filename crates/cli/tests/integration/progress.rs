@@ -18,21 +18,11 @@ const BAR: [char; 2] = ['█', '░'];
 /// Whether `script` can run a command on a pseudo-terminal here; `false` (with one printed
 /// line) if not and the environment allows skipping.
 fn script_available() -> bool {
-    let runs = Command::new("script")
-        .args(["-qec", "true", "/dev/null"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if runs {
-        return true;
-    }
-    if std::env::var("LEVELTABLE_REQUIRE_SERVERS").as_deref() == Ok("1") {
-        panic!("util-linux script cannot run, and LEVELTABLE_REQUIRE_SERVERS=1");
-    }
-    println!("skipped: util-linux `script` (to run a command on a terminal) cannot run here");
-    false
+    common::tool_runs(
+        "script",
+        &["-qec", "true", "/dev/null"],
+        "util-linux `script` (to run a command on a terminal) cannot run here",
+    )
 }
 
 /// A word of a shell command line, quoted.

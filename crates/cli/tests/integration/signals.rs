@@ -8,13 +8,13 @@ use crate::common;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
 const TEMP_PREFIX: &str = ".leveltable-tmp-";
 
+/// The names of the build's temporary files in `dir`.
 fn temporaries(dir: &Path) -> Vec<String> {
     files_in(dir)
         .into_iter()
@@ -27,41 +27,21 @@ fn temporaries(dir: &Path) -> Vec<String> {
 fn interrupted_build(signal: &str, number: i32) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("t.ldb");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_leveltable"))
-        .arg("build")
-        .arg(&out)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(["build", path_str(&out)]);
     let mut stdin = child.stdin.take().unwrap();
     // Part of the input: enough for blocks to reach the temporary file; more never comes.
     stdin.write_all(sorted_tsv(50_000).as_bytes()).unwrap();
     stdin.flush().unwrap();
-    let started = Instant::now();
-    loop {
-        let temps = temporaries(dir.path());
-        let written = temps
-            .iter()
-            .any(|t| std::fs::metadata(dir.path().join(t)).is_ok_and(|m| m.len() > 0));
-        if written {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no temporary file appeared: {:?}",
-            files_in(dir.path())
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let killed = Command::new("kill")
-        .arg("-s")
-        .arg(signal)
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    wait_until(
+        Duration::from_millis(10),
+        || {
+            temporaries(dir.path())
+                .iter()
+                .any(|t| std::fs::metadata(dir.path().join(t)).is_ok_and(|m| m.len() > 0))
+        },
+        || format!("no temporary file appeared: {:?}", files_in(dir.path())),
+    );
+    send_signal(child.id(), signal);
     let status = child.wait().unwrap();
     drop(stdin);
     assert_eq!(status.signal(), Some(number), "{signal}: {status:?}");
@@ -69,16 +49,8 @@ fn interrupted_build(signal: &str, number: i32) {
 }
 
 #[test]
-fn sigint_removes_the_temporary_file() {
-    interrupted_build("INT", 2);
-}
-
-#[test]
-fn sigterm_removes_the_temporary_file() {
-    interrupted_build("TERM", 15);
-}
-
-#[test]
-fn sighup_removes_the_temporary_file() {
-    interrupted_build("HUP", 1);
+fn signals_remove_the_temporary_file() {
+    for (signal, number) in SIGNALS {
+        interrupted_build(signal, number);
+    }
 }

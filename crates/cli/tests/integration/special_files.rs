@@ -8,17 +8,11 @@ use crate::common;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use common::*;
 
 const PROMPTLY: Duration = Duration::from_secs(10);
-
-fn mkfifo(path: &Path) {
-    let _ = std::fs::remove_file(path);
-    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
-}
 
 /// A database of 100 entries in one table, 000002.ldb.
 fn database(tmp: &Path) -> std::path::PathBuf {

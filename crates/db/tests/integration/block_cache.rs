@@ -2,6 +2,7 @@
 //! filling it once it has read a quarter of its capacity, so it does not evict what the
 //! lookups use. Compactions never fill it.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use leveltable_db::{
@@ -30,20 +31,42 @@ fn value(i: u64) -> Vec<u8> {
         .collect()
 }
 
-#[test]
-fn long_scans_leave_the_cache_to_lookups() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut builder = DbBuilder::create(dir.path(), BulkOptions::default()).unwrap();
-    for i in 0..ENTRIES {
+/// Bulk-builds the database `dir` of entries 0 to `n` - 1.
+fn bulk_build(dir: &Path, n: u64) {
+    let mut builder = DbBuilder::create(dir, BulkOptions::default()).unwrap();
+    for i in 0..n {
         builder.add(&key(i), &value(i)).unwrap();
     }
     builder.finish().unwrap();
+}
+
+/// Opens the database `dir` with a block cache of its own of `capacity` bytes.
+fn open_with_cache(dir: &Path, capacity: u64) -> (Db, Arc<Cache>) {
+    let cache = Cache::shared(capacity);
+    let db = Db::open(dir, DbOptions::default().block_cache(Arc::clone(&cache))).unwrap();
+    (db, cache)
+}
+
+/// Reads `db` entry by entry, checking that it holds entries 0 to `n` - 1 in order.
+fn assert_entry_by_entry(db: &Db, n: u64) {
+    let mut i = 0;
+    let mut iter = db.iter();
+    while let Some(entry) = iter.next_entry() {
+        let (k, v) = entry.unwrap();
+        assert_eq!((k, v), (&key(i)[..], &value(i)[..]));
+        i += 1;
+    }
+    assert_eq!(i, n);
+}
+
+#[test]
+fn long_scans_leave_the_cache_to_lookups() {
+    let dir = tempfile::tempdir().unwrap();
+    bulk_build(dir.path(), ENTRIES);
     // About 8.6 MB of entries against a 4 MiB cache: a scan that filled the cache would
     // leave it full.
     let capacity = 4u64 << 20;
-    let cache = Cache::shared(capacity);
-    let options = DbOptions::default().block_cache(Arc::clone(&cache));
-    let db = Db::open(dir.path(), options).unwrap();
+    let (db, cache) = open_with_cache(dir.path(), capacity);
 
     // A short scan fills the cache as gets do.
     let short: Vec<_> = db
@@ -54,14 +77,7 @@ fn long_scans_leave_the_cache_to_lookups() {
     let after_short = cache.weight();
     assert!(after_short > 0, "a short scan fills the cache");
 
-    let mut n = 0;
-    let mut iter = db.iter();
-    while let Some(entry) = iter.next_entry() {
-        let (k, v) = entry.unwrap();
-        assert_eq!((k, v), (&key(n)[..], &value(n)[..]));
-        n += 1;
-    }
-    assert_eq!(n, ENTRIES);
+    assert_entry_by_entry(&db, ENTRIES);
     // Filled up to a quarter of the capacity, and at most one batch (256 KiB) past it.
     let weight = cache.weight();
     assert!(
@@ -74,14 +90,8 @@ fn long_scans_leave_the_cache_to_lookups() {
 #[test]
 fn a_scan_that_does_not_fill_the_cache_leaves_it_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let mut builder = DbBuilder::create(dir.path(), BulkOptions::default()).unwrap();
-    for i in 0..ENTRIES {
-        builder.add(&key(i), &value(i)).unwrap();
-    }
-    builder.finish().unwrap();
-    let cache = Cache::shared(4 << 20);
-    let options = DbOptions::default().block_cache(Arc::clone(&cache));
-    let db = Db::open(dir.path(), options).unwrap();
+    bulk_build(dir.path(), ENTRIES);
+    let (db, cache) = open_with_cache(dir.path(), 4 << 20);
 
     // Short and long, by entries and by batches of entries: all of them, in order.
     let short: Vec<_> = db
@@ -113,29 +123,16 @@ fn a_scan_that_does_not_fill_the_cache_leaves_it_alone() {
 #[test]
 fn a_cache_of_no_bytes_is_no_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let mut builder = DbBuilder::create(dir.path(), BulkOptions::default()).unwrap();
-    for i in 0..ENTRIES / 4 {
-        builder.add(&key(i), &value(i)).unwrap();
-    }
-    builder.finish().unwrap();
+    bulk_build(dir.path(), ENTRIES / 4);
     let db = Db::open(dir.path(), DbOptions::default()).unwrap();
     assert_eq!(db.block_cache_bytes(), 8 << 20);
     drop(db);
 
-    let cache = Cache::shared(0);
-    let options = DbOptions::default().block_cache(Arc::clone(&cache));
-    let db = Db::open(dir.path(), options).unwrap();
+    let (db, cache) = open_with_cache(dir.path(), 0);
     assert_eq!(db.block_cache_bytes(), 0);
     // Every read works, each block read from its file: the scans in batches, entry by
     // entry and straight from the blocks, and lookups.
-    let mut n = 0;
-    let mut iter = db.iter();
-    while let Some(entry) = iter.next_entry() {
-        let (k, v) = entry.unwrap();
-        assert_eq!((k, v), (&key(n)[..], &value(n)[..]));
-        n += 1;
-    }
-    assert_eq!(n, ENTRIES / 4);
+    assert_entry_by_entry(&db, ENTRIES / 4);
     let mut n = 0;
     let mut iter = db.range(key(7)..key(9000));
     while iter

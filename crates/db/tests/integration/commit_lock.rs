@@ -10,6 +10,8 @@ use leveltable_db::{
     BulkOptions, Db, DbLock, DbOptions, Error, Part, PartBuilder, commit, commit_with_progress,
 };
 
+use crate::common::names;
+
 fn entries(n: u32) -> Vec<(Vec<u8>, Vec<u8>)> {
     (0..n)
         .map(|i| {
@@ -39,15 +41,6 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             (path, bytes)
         })
         .collect()
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 fn read_back(dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {

@@ -1,49 +1,11 @@
 //! Comparators chosen by the name a MANIFEST records ([`DbOptions::comparators`]).
 
-use std::cmp::Ordering;
-use std::path::Path;
 use std::sync::Arc;
 
-use leveltable_db::log_writer::LogWriter;
-use leveltable_db::version_edit::VersionEdit;
-use leveltable_db::write_batch::WriteBatchBuilder;
 use leveltable_db::{ComparatorRegistry, Db, DbOptions, Error};
-use leveltable_table::{BytewiseComparator, Comparator};
+use leveltable_table::BytewiseComparator;
 
-/// Reverse byte order, under a name only this test knows.
-struct Reverse;
-
-impl Comparator for Reverse {
-    fn name(&self) -> &str {
-        "test.Reverse"
-    }
-    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        b.cmp(a)
-    }
-    fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
-    fn find_short_successor(&self, _: &mut Vec<u8>) {}
-}
-
-/// A database whose MANIFEST names `comparator` (none if `None`), with keys a, c, b in its
-/// log.
-fn write_db(dir: &Path, comparator: Option<&str>) {
-    let edit = VersionEdit {
-        comparator: comparator.map(str::to_string),
-        log_number: Some(3),
-        next_file_number: Some(4),
-        last_sequence: Some(0),
-        ..VersionEdit::default()
-    };
-    let mut w = LogWriter::new(Vec::new());
-    w.add_record(&edit.encode()).unwrap();
-    std::fs::write(dir.join("MANIFEST-000002"), w.into_inner()).unwrap();
-    std::fs::write(dir.join("CURRENT"), b"MANIFEST-000002\n").unwrap();
-    let mut batch = WriteBatchBuilder::new(1);
-    batch.put(b"a", b"1").put(b"c", b"3").put(b"b", b"2");
-    let mut log = LogWriter::new(Vec::new());
-    log.add_record(batch.as_bytes()).unwrap();
-    std::fs::write(dir.join("000003.log"), log.into_inner()).unwrap();
-}
+use crate::common::comparators::{Reverse, write_db};
 
 fn keys(db: &Db) -> Vec<Vec<u8>> {
     db.iter().map(|e| e.unwrap().0).collect()

@@ -12,8 +12,9 @@ use leveltable_db::write_batch::WriteBatchBuilder;
 use leveltable_db::{Db, DbIter, DbOptions, Error, VersionStatus};
 use leveltable_table::{BytewiseComparator, Cache, Comparator, TableBuilder};
 use proptest::prelude::*;
-use std::cmp::Ordering;
 use std::sync::Arc;
+
+use crate::common::comparators::Reverse;
 
 /// An internal key and its value.
 type Entry = (Vec<u8>, Vec<u8>);
@@ -422,20 +423,6 @@ fn gets_from_many_threads() {
     });
 }
 
-/// Bytewise order reversed: an application's comparator.
-struct Reverse;
-
-impl Comparator for Reverse {
-    fn name(&self) -> &str {
-        "app.Reverse"
-    }
-    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        b.cmp(a)
-    }
-    fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
-    fn find_short_successor(&self, _: &mut Vec<u8>) {}
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
@@ -451,7 +438,7 @@ proptest! {
         build_with(dir.path(), &ops, cuts, &user, 3);
         let refused = Db::open(dir.path(), DbOptions::default()).unwrap_err();
         let refused_by_name =
-            matches!(refused, Error::UnknownComparator { ref name, .. } if name == "app.Reverse");
+            matches!(refused, Error::UnknownComparator { ref name, .. } if name == "test.Reverse");
         prop_assert!(refused_by_name);
         let db = Db::open(dir.path(), DbOptions::default().comparator(Arc::clone(&user))).unwrap();
         let mut model: Vec<_> = visible(&ops, n as u64).into_iter().collect();

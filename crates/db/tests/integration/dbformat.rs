@@ -18,20 +18,7 @@ use leveltable_table::{
 };
 use proptest::prelude::*;
 
-/// Bytewise order reversed: a user comparator that is not LevelDB's default, so tests take
-/// the non-bytewise paths. It keeps index keys whole (no shortening).
-struct Reverse;
-
-impl Comparator for Reverse {
-    fn name(&self) -> &str {
-        "test.Reverse"
-    }
-    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        b.cmp(a)
-    }
-    fn find_shortest_separator(&self, _start: &mut Vec<u8>, _limit: &[u8]) {}
-    fn find_short_successor(&self, _key: &mut Vec<u8>) {}
-}
+use crate::common::comparators::Reverse;
 
 /// A user key's versions: sequence → (type, value). Newest last in the map's order.
 type Versions = BTreeMap<u64, (ValueType, Vec<u8>)>;

@@ -10,7 +10,7 @@ use leveltable_db::{DbLock, Error};
 use crate::common;
 
 #[cfg(unix)]
-use common::mkfifo;
+use common::{mkfifo, names};
 
 fn locked_by_this_process(result: leveltable_db::Result<DbLock>, lock: &Path) {
     match result {
@@ -114,7 +114,7 @@ fn a_missing_directory_is_an_error_naming_the_lock_file() {
 /// Refuses what stands at `dir/LOCK`, saying `what` and naming it, with the directory's
 /// entries unchanged.
 fn refused(dir: &Path, what: &str) {
-    let before: Vec<_> = entries(dir);
+    let before: Vec<_> = names(dir);
     let e = DbLock::acquire(dir).unwrap_err();
     assert!(matches!(e, Error::FileOp { .. }), "{e:?}");
     let message = e.to_string();
@@ -123,16 +123,7 @@ fn refused(dir: &Path, what: &str) {
         message.contains(&dir.join("LOCK").display().to_string()),
         "{message}"
     );
-    assert_eq!(entries(dir), before, "nothing made");
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+    assert_eq!(names(dir), before, "nothing made");
 }
 
 #[cfg(unix)]

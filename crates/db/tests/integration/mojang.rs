@@ -9,32 +9,15 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::path::Path;
 
 use leveltable_db::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
 use leveltable_db::{Db, DbOptions};
-use leveltable_interop::mojang::{mojang_view, python, run};
+use leveltable_interop::mojang::{mojang_view, python};
 use leveltable_table::{Profile, Table};
 
+use crate::common::dbs::{assert_raw_deflate, files, mojang_world};
+
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-    }
-}
-
-fn tables(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut tables: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ldb"))
-        .collect();
-    tables.sort();
-    tables
-}
 
 #[test]
 fn mojang_worlds_read_as_mojang_reads_them() {
@@ -43,23 +26,11 @@ fn mojang_worlds_read_as_mojang_reads_them() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let world = tmp.path().join("db");
-    run(
-        &python,
-        &[
-            "write",
-            world.to_str().unwrap(),
-            "--megabytes",
-            "10",
-            "--seed",
-            "3",
-        ],
-    );
     let copy = tmp.path().join("copy");
-    copy_dir(&world, &copy);
     // Mojang's view, from the copy (opening it recovers the log into a table).
-    let want: Entries = mojang_view(&python, &copy);
+    let want: Entries = mojang_world(&python, &world, 10, 3, &copy);
     assert!(want.len() > 1000);
-    assert!(tables(&world).len() >= 2);
+    assert!(files(&world, "ldb").len() >= 2);
 
     // The database view: the world as Mojang left it, and the reopened copy.
     for dir in [&world, &copy] {
@@ -86,7 +57,7 @@ fn mojang_worlds_read_as_mojang_reads_them() {
     // The table view: in the reopened copy every version is in a table; the newest of each
     // user key, deletions dropped, is Mojang's view.
     let mut newest: BTreeMap<Vec<u8>, (u64, Option<Vec<u8>>)> = BTreeMap::new();
-    for path in tables(&copy) {
+    for path in files(&copy, "ldb") {
         let options = ldb_read_options().profile(Profile::Auto);
         let table = Table::open(File::open(&path).unwrap(), options).unwrap();
         table.verify().unwrap();
@@ -124,17 +95,9 @@ fn a_world_we_edit_opens_in_mojangs_leveldb() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let world = tmp.path().join("db");
-    let world_str = world.to_str().unwrap();
-    run(
-        &python,
-        &["write", world_str, "--megabytes", "4", "--seed", "5"],
-    );
-    let before: BTreeMap<Vec<u8>, Vec<u8>> = {
-        let copy = tmp.path().join("before");
-        copy_dir(&world, &copy);
-        mojang_view(&python, &copy)
-    };
-    let old_tables: Vec<_> = tables(&world);
+    let before: BTreeMap<Vec<u8>, Vec<u8>> =
+        mojang_world(&python, &world, 4, 5, &tmp.path().join("before"));
+    let old_tables: Vec<_> = files(&world, "ldb");
     let options = WritableOptions::default()
         .table(TableOptions::default().compression(Compression::RawDeflate))
         .write_buffer_size(256 << 10);
@@ -165,22 +128,13 @@ fn a_world_we_edit_opens_in_mojangs_leveldb() {
     db.compact_range(None, None).unwrap();
     db.close().unwrap();
 
-    let ours: Vec<_> = tables(&world)
+    let ours: Vec<_> = files(&world, "ldb")
         .into_iter()
         .filter(|t| !old_tables.contains(t))
         .collect();
     assert!(!ours.is_empty());
     for path in &ours {
-        let options = ldb_read_options().profile(Profile::LevelDb);
-        let err = Table::open(File::open(path).unwrap(), options)
-            .and_then(|t| t.verify().map(drop))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("compression type 4"),
-            "{}: {err}",
-            path.display()
-        );
+        assert_raw_deflate(path);
     }
     let got: Entries = mojang_view(&python, &world);
     let want: Entries = expected.into_iter().collect();

@@ -10,39 +10,16 @@
 //! one the test prints one `skipped:` line, unless `LEVELTABLE_MOJANG_PYTHON` or
 //! `LEVELTABLE_REQUIRE_SERVERS=1` is set.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use leveltable_db::dbformat::ldb_read_options;
-use leveltable_db::{Db, DbOptions, LostKind, RepairOptions, RepairReport, repair};
-use leveltable_interop::mojang::{mojang_view, python, run};
-use leveltable_table::{Profile, Table};
+use leveltable_db::{LostKind, RepairOptions, repair};
+use leveltable_interop::mojang::{mojang_view, python};
 
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn our_view(dir: &Path) -> Model {
-    let db = Db::open(dir, DbOptions::default()).unwrap();
-    db.iter().collect::<Result<_, _>>().unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-    }
-}
-
-fn tables(dir: &Path) -> Vec<PathBuf> {
-    let mut tables: Vec<_> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ldb"))
-        .collect();
-    tables.sort();
-    tables
-}
+use crate::common::dbs::{
+    Model, assert_raw_deflate, files, in_lost_range, mojang_world, uncertain, view,
+};
 
 /// Flips one byte of `path` at `at` of its length (inside its data blocks: the index,
 /// metaindex and footer are its last few kilobytes).
@@ -54,23 +31,6 @@ fn flip(path: &Path, at: f64) -> String {
     path.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-fn in_lost_range(report: &RepairReport, key: &[u8]) -> bool {
-    report.lost.iter().any(|l| match &l.range {
-        None => false,
-        Some((first, last)) => {
-            first.as_deref().is_none_or(|f| f <= key) && last.as_deref().is_none_or(|l| key <= l)
-        }
-    })
-}
-
-fn uncertain(report: &RepairReport) -> BTreeSet<Vec<u8>> {
-    report
-        .uncertain
-        .iter()
-        .flat_map(|u| u.sample.iter().cloned())
-        .collect()
-}
-
 #[test]
 fn a_damaged_world_repaired_opens_in_mojangs_leveldb_as_the_report_says() {
     let Some(python) = python() else {
@@ -78,26 +38,13 @@ fn a_damaged_world_repaired_opens_in_mojangs_leveldb_as_the_report_says() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let world = tmp.path().join("world");
-    run(
-        &python,
-        &[
-            "write",
-            world.to_str().unwrap(),
-            "--megabytes",
-            "10",
-            "--seed",
-            "11",
-        ],
-    );
     // The truth: Mojang's view of the undamaged world (read from a copy).
-    let truth = tmp.path().join("truth");
-    copy_dir(&world, &truth);
-    let want: Model = mojang_view(&python, &truth);
+    let want: Model = mojang_world(&python, &world, 10, 11, &tmp.path().join("truth"));
     assert!(want.len() > 1000);
 
     // A data block of the newest table (its keys' older versions survive: stale) and of the
     // oldest (keys only it held: lost).
-    let all = tables(&world);
+    let all = files(&world, "ldb");
     assert!(all.len() >= 2, "{all:?}");
     let newest = flip(all.last().unwrap(), 0.3);
     let oldest = flip(&all[0], 0.5);
@@ -115,7 +62,7 @@ fn a_damaged_world_repaired_opens_in_mojangs_leveldb_as_the_report_says() {
             report.lost
         );
     }
-    let got = our_view(&dest);
+    let got = view(&dest);
     let uncertain = uncertain(&report);
     assert_eq!(uncertain.len() as u64, report.uncertain_keys);
     let (mut lost, mut stale, mut resurrected) = (0, 0, 0);
@@ -155,13 +102,8 @@ fn a_damaged_world_repaired_opens_in_mojangs_leveldb_as_the_report_says() {
     assert_eq!(report.keys as usize, got.len());
 
     // The repaired tables are raw deflate, which LevelDB 1.23 does not know.
-    for path in tables(&dest) {
-        let options = ldb_read_options().profile(Profile::LevelDb);
-        let err = Table::open(fs::File::open(&path).unwrap(), options)
-            .and_then(|t| t.verify().map(drop))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("compression type 4"), "{err}");
+    for path in files(&dest, "ldb") {
+        assert_raw_deflate(&path);
     }
     // Mojang's LevelDB opens the repair and reads what we read.
     let mojang: Model = mojang_view(&python, &dest);
@@ -171,7 +113,7 @@ fn a_damaged_world_repaired_opens_in_mojangs_leveldb_as_the_report_says() {
     // Without the uncertain keys: only the world's own values.
     let dropped = tmp.path().join("dropped");
     let report = repair(&world, &dropped, &options.drop_uncertain(true)).unwrap();
-    let got_dropped = our_view(&dropped);
+    let got_dropped = view(&dropped);
     assert_eq!(got_dropped.len() + uncertain.len(), got.len());
     for (k, v) in &got_dropped {
         assert_eq!(want.get(k), Some(v), "{k:02x?}");

@@ -10,36 +10,20 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use leveltable_db::{
-    BulkOptions, Db, DbOptions, LostKind, RepairOptions, RepairReport, TableOptions, WritableDb,
-    WriteOptions, repair, repair_in_place,
+    BulkOptions, Db, DbOptions, LostKind, RepairOptions, TableOptions, WritableDb, WriteOptions,
+    repair, repair_in_place,
 };
 
 use crate::common;
 
-use common::dbs::{Model, files, table_left_behind, view, writable};
+use common::Rng;
+use common::dbs::{
+    Model, assert_raw_deflate, files, in_lost_range, table_left_behind, uncertain, view, writable,
+};
 
 fn salvage_view(dir: &Path) -> Model {
     let db = Db::salvage(dir, DbOptions::default()).unwrap();
     db.iter().collect::<Result<_, _>>().unwrap()
-}
-
-/// Whether a lost range of `report` covers `key` (the report keeps every uncertain key
-/// when sampled without limit; lost ranges are checked directly here).
-fn in_lost_range(report: &RepairReport, key: &[u8]) -> bool {
-    report.lost.iter().any(|l| match &l.range {
-        None => false,
-        Some((first, last)) => {
-            first.as_deref().is_none_or(|f| f <= key) && last.as_deref().is_none_or(|l| key <= l)
-        }
-    })
-}
-
-fn uncertain(report: &RepairReport) -> std::collections::BTreeSet<Vec<u8>> {
-    report
-        .uncertain
-        .iter()
-        .flat_map(|u| u.sample.iter().cloned())
-        .collect()
 }
 
 /// A compaction's inputs left behind (as a crash between the new version and the deletes
@@ -147,23 +131,6 @@ fn a_lost_block_makes_older_versions_uncertain() {
         repaired.len() as u64 + report.uncertain_keys,
         model.len() as u64
     );
-}
-
-/// A small deterministic generator for the random histories.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
 }
 
 /// What one damaged history's repair got wrong against the model.
@@ -388,8 +355,7 @@ fn in_place_keeps_the_original_under_lost() {
 /// raw deflate tables, which Mojang's LevelDB reads (LevelDB 1.23 does not know type 4).
 #[test]
 fn the_source_compression_is_kept() {
-    use leveltable_db::dbformat::ldb_read_options;
-    use leveltable_table::{Compression, Profile, Table};
+    use leveltable_table::Compression;
 
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");
@@ -411,16 +377,7 @@ fn the_source_compression_is_kept() {
     assert_eq!(report.keys, 500);
     assert_eq!(view(&dest).len(), 500);
     for path in files(&dest, "ldb") {
-        let options = ldb_read_options().profile(Profile::LevelDb);
-        let err = Table::open(fs::File::open(&path).unwrap(), options)
-            .and_then(|t| t.verify().map(drop))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("compression type 4"),
-            "{}: {err}",
-            path.display()
-        );
+        assert_raw_deflate(&path);
     }
 }
 

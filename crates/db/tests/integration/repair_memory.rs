@@ -13,7 +13,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::dbs::{Model, Noise, budgeted, bulk_build, damaged_history, files, view};
+use common::dbs::{
+    Model, Noise, budgeted, bulk_build, damaged_history, files, table_numbers, view,
+};
 use leveltable_db::{Db, DbOptions, RepairOptions, RepairReport, repair};
 
 /// Set in the child: `SRC DEST` to repair, then print the peak resident memory.
@@ -140,13 +142,7 @@ fn a_lost_block_repairs_under_the_budget_as_without_it() {
     damaged_history(&src, &tmp.path().join("saved"));
     // The largest live table: garble its second data block.
     let db = Db::open(&src, DbOptions::default()).unwrap();
-    let live: Vec<u64> = db
-        .properties()
-        .levels
-        .iter()
-        .flatten()
-        .map(|t| t.number)
-        .collect();
+    let live = table_numbers(&db);
     drop(db);
     let target = files(&src, "ldb")
         .into_iter()

@@ -4,55 +4,16 @@
 //! MANIFEST and the comparator, before anything is written: no DEST, and for a repair in
 //! place the directory exactly as it was (not even a `LOCK` file added).
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use leveltable_db::log_writer::LogWriter;
-use leveltable_db::version_edit::VersionEdit;
-use leveltable_db::write_batch::WriteBatchBuilder;
 use leveltable_db::{
     ComparatorRegistry, Db, DbOptions, Error, RepairOptions, repair, repair_in_place,
 };
-use leveltable_table::Comparator;
 
-/// Reverse byte order, under a name the registry of one case knows.
-struct Reverse;
-
-impl Comparator for Reverse {
-    fn name(&self) -> &str {
-        "test.Reverse"
-    }
-    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        b.cmp(a)
-    }
-    fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
-    fn find_short_successor(&self, _: &mut Vec<u8>) {}
-}
-
-/// A database in `dir` whose MANIFEST-000002 names `comparator` (none if `None`), with
-/// keys in its log.
-fn write_db(dir: &Path, comparator: Option<&str>) {
-    fs::create_dir_all(dir).unwrap();
-    let edit = VersionEdit {
-        comparator: comparator.map(str::to_string),
-        log_number: Some(3),
-        next_file_number: Some(4),
-        last_sequence: Some(0),
-        ..VersionEdit::default()
-    };
-    let mut w = LogWriter::new(Vec::new());
-    w.add_record(&edit.encode()).unwrap();
-    fs::write(dir.join("MANIFEST-000002"), w.into_inner()).unwrap();
-    fs::write(dir.join("CURRENT"), b"MANIFEST-000002\n").unwrap();
-    let mut batch = WriteBatchBuilder::new(1);
-    batch.put(b"a", b"1").put(b"c", b"3").put(b"b", b"2");
-    let mut log = LogWriter::new(Vec::new());
-    log.add_record(batch.as_bytes()).unwrap();
-    fs::write(dir.join("000003.log"), log.into_inner()).unwrap();
-}
+use crate::common::comparators::{Reverse, write_db};
 
 /// Every entry of `dir` with its bytes (directories as empty).
 fn state(dir: &Path) -> BTreeMap<String, Vec<u8>> {

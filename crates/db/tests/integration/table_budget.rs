@@ -6,24 +6,11 @@ use crate::common;
 
 use std::path::Path;
 
-use common::dbs::bulk_build;
+use common::dbs::{bulk_build, table_numbers};
 use leveltable_db::dbformat::ldb_read_options;
 use leveltable_db::filename::table_file_name;
 use leveltable_db::table_cache::TableCache;
 use leveltable_db::{Db, DbOptions, Error};
-
-/// Tables of the database `dir`, by number.
-fn table_numbers(db: &Db) -> Vec<u64> {
-    let mut numbers: Vec<u64> = db
-        .properties()
-        .levels
-        .iter()
-        .flatten()
-        .map(|t| t.number)
-        .collect();
-    numbers.sort_unstable();
-    numbers
-}
 
 /// A database of `n` keys in tables of about 16 KiB (each with a Bloom filter).
 fn build(dir: &Path, n: u32) -> Db {

@@ -78,6 +78,15 @@ fn is_lost_current(e: &Error) -> bool {
     matches!(e, Error::LostCurrent { .. })
 }
 
+/// Checks that a creating open of `dir` is refused as a database that lost its CURRENT,
+/// leaving `dir` as it was.
+fn assert_refused_as_lost_current(dir: &Path) {
+    let before = snapshot(dir);
+    let e = WritableDb::open(dir, create()).unwrap_err();
+    assert!(is_lost_current(&e), "{e:?}");
+    assert_eq!(snapshot(dir), before);
+}
+
 #[test]
 fn a_log_numbered_near_the_last_file_number_is_refused_before_anything_is_written() {
     let tmp = tempfile::tempdir().unwrap();
@@ -320,27 +329,17 @@ fn a_first_manifest_that_records_data_is_a_lost_current() {
     let mut edit = new_db_edit();
     edit.last_sequence = Some(5);
     manifest(&dir.join("MANIFEST-000001"), &[new_db_edit(), edit]);
-    let before = snapshot(dir);
-    assert!(is_lost_current(
-        &WritableDb::open(dir, create()).unwrap_err()
-    ));
-    assert_eq!(snapshot(dir), before);
+    assert_refused_as_lost_current(dir);
     // A log holding a record beside the first MANIFEST: not a creation either.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     manifest(&dir.join("MANIFEST-000001"), &[new_db_edit()]);
     fs::write(dir.join("000002.log"), b"\x01\x02\x03").unwrap();
-    let before = snapshot(dir);
-    assert!(is_lost_current(
-        &WritableDb::open(dir, create()).unwrap_err()
-    ));
-    assert_eq!(snapshot(dir), before);
+    assert_refused_as_lost_current(dir);
     // A second MANIFEST: not a creation.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     manifest(&dir.join("MANIFEST-000001"), &[new_db_edit()]);
     manifest(&dir.join("MANIFEST-000003"), &[new_db_edit()]);
-    assert!(is_lost_current(
-        &WritableDb::open(dir, create()).unwrap_err()
-    ));
+    assert_refused_as_lost_current(dir);
 }

@@ -77,6 +77,13 @@ fn holds_all(db: &WritableDb, n: u32) {
     }
 }
 
+/// Opens the database `dir` and checks that it holds keys 0 to `n` - 1.
+fn reopened_holds_all(dir: &Path, n: u32) {
+    let db = open(dir).unwrap();
+    holds_all(&db, n);
+    db.close().unwrap();
+}
+
 /// The bytes of the file outside the database that a link points to.
 const OUTSIDE: &[u8] = b"a file outside the database, not to be changed";
 
@@ -154,6 +161,15 @@ impl Scene {
         }
     }
 
+    /// Puts `what` at `db/name` and checks that the open is refused as [`refused`] says.
+    ///
+    /// [`refused`]: Scene::refused
+    fn open_refuses(&self, what: Hostile, name: &str) {
+        self.place(what, name);
+        let e = open(&self.db).unwrap_err();
+        self.refused(&e, what, name);
+    }
+
     /// Checks that `e` names `db/name` and says `what` is there, that `what` is still
     /// there, and that nothing outside the database changed; then removes `what`.
     fn refused(&self, e: &Error, what: Hostile, name: &str) {
@@ -196,16 +212,22 @@ fn read_first_at_open(name: &str) -> bool {
     name.ends_with(".log")
 }
 
-/// The names a new database's open creates, in order (its first MANIFEST, the temporary
-/// file that replaces CURRENT, the first log, ...).
-fn names_a_new_database_creates() -> Vec<String> {
-    let probe = Scene::new(None);
+/// The names an open and close of a copy of `from` (a new database if `None`) create, in
+/// order.
+fn names_an_open_creates(from: Option<&Path>) -> Vec<String> {
+    let probe = Scene::new(from);
     let fs = Arc::new(Wrapped(Recording::default()));
     WritableDb::open(&probe.db, recording(&fs))
         .unwrap()
         .close()
         .unwrap();
-    let names = fs.0.created();
+    fs.0.created()
+}
+
+/// The names a new database's open creates, in order (its first MANIFEST, the temporary
+/// file that replaces CURRENT, the first log, ...).
+fn names_a_new_database_creates() -> Vec<String> {
+    let names = names_an_open_creates(None);
     assert!(names.iter().any(|n| n.ends_with(".log")), "{names:?}");
     assert!(
         names.iter().any(|n| n.starts_with("MANIFEST-")),
@@ -221,9 +243,7 @@ fn names_a_new_database_creates() -> Vec<String> {
 fn a_new_database_whose_first_file_is_a_fifo_is_refused_at_once() {
     let first = &names_a_new_database_creates()[0];
     let scene = Scene::new(None);
-    scene.place(Hostile::Fifo, first);
-    let e = open(&scene.db).unwrap_err();
-    scene.refused(&e, Hostile::Fifo, first);
+    scene.open_refuses(Hostile::Fifo, first);
     let db = open(&scene.db).unwrap();
     put_range(&db, 0..10);
     db.close().unwrap();
@@ -235,9 +255,7 @@ fn a_new_database_whose_first_file_is_a_fifo_is_refused_at_once() {
 fn a_new_database_whose_first_file_is_a_link_leaves_its_target_alone() {
     let first = &names_a_new_database_creates()[0];
     let scene = Scene::new(None);
-    scene.place(Hostile::LinkOutside, first);
-    let e = open(&scene.db).unwrap_err();
-    scene.refused(&e, Hostile::LinkOutside, first);
+    scene.open_refuses(Hostile::LinkOutside, first);
 }
 
 /// Each file a new database creates (MANIFESTs, the temporary file replacing CURRENT; not
@@ -251,9 +269,7 @@ fn every_file_of_a_new_database_refuses_what_is_not_a_regular_file() {
         }
         for what in HOSTILE {
             let scene = Scene::new(None);
-            scene.place(what, &name);
-            let e = open(&scene.db).unwrap_err();
-            scene.refused(&e, what, &name);
+            scene.open_refuses(what, &name);
             let db = open(&scene.db).unwrap();
             put_range(&db, 0..10);
             holds_all(&db, 10);
@@ -280,13 +296,7 @@ fn database_with_data() -> Scene {
 #[test]
 fn a_reopen_refuses_what_is_at_the_next_names_and_loses_nothing() {
     let data = database_with_data();
-    let probe = Scene::new(Some(&data.db));
-    let fs = Arc::new(Wrapped(Recording::default()));
-    WritableDb::open(&probe.db, recording(&fs))
-        .unwrap()
-        .close()
-        .unwrap();
-    let names = fs.0.created();
+    let names = names_an_open_creates(Some(&data.db));
     for suffix in [".ldb", ".log", ".dbtmp"] {
         assert!(names.iter().any(|n| n.ends_with(suffix)), "{names:?}");
     }
@@ -297,12 +307,8 @@ fn a_reopen_refuses_what_is_at_the_next_names_and_loses_nothing() {
     for name in names.iter().filter(|n| !read_first_at_open(n)) {
         for what in HOSTILE {
             let scene = Scene::new(Some(&data.db));
-            scene.place(what, name);
-            let e = open(&scene.db).unwrap_err();
-            scene.refused(&e, what, name);
-            let db = open(&scene.db).unwrap();
-            holds_all(&db, 200);
-            db.close().unwrap();
+            scene.open_refuses(what, name);
+            reopened_holds_all(&scene.db, 200);
         }
     }
 }
@@ -337,9 +343,7 @@ fn a_flush_refuses_what_is_at_the_next_names_and_loses_nothing() {
             scene.refused(&flushed.unwrap_err(), what, name);
             // A failed table write stops writes until the database is reopened.
             drop(db);
-            let db = open(&scene.db).unwrap();
-            holds_all(&db, 300);
-            db.close().unwrap();
+            reopened_holds_all(&scene.db, 300);
         }
     }
 }
@@ -366,8 +370,6 @@ fn a_file_linked_from_outside_is_replaced_not_emptied() {
         put_range(&db, 0..10);
         db.close().unwrap();
         assert_eq!(fs::read(scene.outside.join("target")).unwrap(), OUTSIDE);
-        let db = open(&scene.db).unwrap();
-        holds_all(&db, 10);
-        db.close().unwrap();
+        reopened_holds_all(&scene.db, 10);
     }
 }

@@ -21,14 +21,9 @@ use leveltable_interop::db::{Db, DbOptions, SplitMix};
 use leveltable_interop::require_leveldb;
 use leveltable_table::Compression;
 
-type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+use crate::common::count;
 
-fn count(var: &str, default: u64) -> u64 {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Sorted distinct entries: mostly short keys, now and then a 10 KiB key or a 1 MiB value.
 fn input(rng: &mut SplitMix, n: u64) -> Pairs {

@@ -5,7 +5,6 @@
 //!
 //! `LEVELTABLE_DB_HISTORIES` sets the number of histories (default 120; CI runs 500).
 
-use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
@@ -18,37 +17,9 @@ use leveltable_interop::table::Compression;
 
 use crate::common;
 
-use common::{count, same};
+use common::{copy_files, count, dir_state, same, scratch_dir};
 
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
-
-/// Copies a directory's regular files (flat: a LevelDB directory has no subdirectories
-/// until a repair makes `lost/`).
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
-}
-
-/// Every name and the bytes of every file, sorted.
-pub fn dir_state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            let bytes = if e.file_type().unwrap().is_file() {
-                std::fs::read(e.path()).unwrap()
-            } else {
-                Vec::new()
-            };
-            (e.file_name().to_string_lossy().into_owned(), bytes)
-        })
-        .collect()
-}
 
 fn ours_all(db: &OurDb) -> Result<Pairs, leveltable_db::Error> {
     db.iter().collect()
@@ -257,7 +228,7 @@ fn compare_closed(
     let ours = OurDb::open(path, OurOptions::default().max_open_tables(max_open))
         .unwrap_or_else(|e| panic!("{ctx}: open: {e}"));
     let copy = work.join(format!("copy{}", rng.next_u64()));
-    copy_dir(path, &copy);
+    copy_files(path, &copy);
     let reopen = DbOptions {
         create_if_missing: false,
         ..options.clone()
@@ -322,7 +293,7 @@ fn compare_closed(
     // Salvage against RepairDB.
     let salvaged = OurDb::salvage(path, OurOptions::default()).unwrap();
     let repaired = work.join(format!("repair{}", rng.next_u64()));
-    copy_dir(path, &repaired);
+    copy_files(path, &repaired);
     repair(&repaired, &reopen).unwrap();
     let theirs = Db::open(&repaired, &reopen).unwrap();
     let expected = theirs.scan(None, false).unwrap();
@@ -476,16 +447,4 @@ fn random_histories_match_leveldb() {
             });
         }
     });
-}
-
-/// A scratch directory in memory when the system has one: LevelDB syncs its MANIFEST on
-/// every new file, which dominates the run time on a disk.
-pub fn scratch_dir() -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir()
-        && let Ok(dir) = tempfile::tempdir_in(shm)
-    {
-        return dir;
-    }
-    tempfile::tempdir().unwrap()
 }

@@ -4,7 +4,6 @@
 //!
 //! `LEVELTABLE_DB_KILLS` sets the number of killed writers (default 12).
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,48 +12,29 @@ use leveltable_db::{Db as OurDb, DbOptions as OurOptions, Error as OurError};
 use leveltable_interop::db::{BatchOp, Db, DbOptions, SplitMix, random_writer, repair};
 use leveltable_interop::require_leveldb;
 
+use crate::common;
+
+use common::{
+    child_test, copy_files, count, dir_state, flipped_copy, log_file, manifest_file, scratch_dir,
+    table_file,
+};
+
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
-fn count(var: &str, default: u64) -> u64 {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+/// Every entry of our view of a database.
+fn entries(db: &OurDb) -> Pairs {
+    db.iter().collect::<Result<_, _>>().unwrap()
 }
 
-fn scratch_dir() -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir()
-        && let Ok(dir) = tempfile::tempdir_in(shm)
-    {
-        return dir;
-    }
-    tempfile::tempdir().unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
+/// Checks that our gets of the probed keys answer as LevelDB's did; `what` starts each
+/// message.
+fn assert_probes(db: &OurDb, probes: Probes, what: &str) {
+    for (k, v) in probes {
+        assert_eq!(db.get(&k).unwrap(), v, "{what}get {k:?}");
     }
 }
 
-fn dir_state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap_or_default(),
-            )
-        })
-        .collect()
-}
-
+/// LevelDB's options to open an existing database.
 fn reopen_options() -> DbOptions {
     DbOptions {
         create_if_missing: false,
@@ -69,6 +49,11 @@ fn leveldb_view(dir: &Path, work: &Path, tag: &str) -> Result<(Pairs, Probes), S
 
 type Probes = Vec<(Vec<u8>, Option<Vec<u8>>)>;
 
+/// `RepairDB`'s view of a copy of `dir`, or its error.
+fn repairdb_view(dir: &Path, work: &Path) -> Result<(Pairs, Probes), String> {
+    leveldb_view_with(dir, work, "repair", &reopen_options(), true)
+}
+
 /// LevelDB's view of a copy of `dir` opened with `options`, after `RepairDB` if `repaired`.
 fn leveldb_view_with(
     dir: &Path,
@@ -79,7 +64,7 @@ fn leveldb_view_with(
 ) -> Result<(Pairs, Probes), String> {
     let copy = work.join(format!("leveldb-{tag}"));
     let _ = std::fs::remove_dir_all(&copy);
-    copy_dir(dir, &copy);
+    copy_files(dir, &copy);
     if repaired {
         repair(&copy, options).map_err(|e| e.to_string())?;
     }
@@ -110,14 +95,7 @@ fn writer_command(dir: &Path, seed: u64, writes: u64) -> Command {
             c
         }
         None => {
-            let mut c = Command::new(exe);
-            c.args([
-                "--exact",
-                "db_faults::writer_child",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ]);
+            let mut c = child_test("db_faults::writer_child");
             c.env(
                 "LEVELTABLE_DB_WRITER",
                 format!("{}|{seed}|{writes}", dir.display()),
@@ -173,23 +151,18 @@ fn killed_writers_leave_what_leveldb_recovers() {
         let before = dir_state(&dir);
         let ours =
             OurDb::open(&dir, OurOptions::default()).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-        let got: Pairs = ours.iter().collect::<Result<_, _>>().unwrap();
+        let got = entries(&ours);
         let (expected, probes) = leveldb_view(&dir, work.path(), "kill").unwrap();
         assert_eq!(got, expected, "{ctx}");
         seen += got.len();
-        for (k, v) in probes {
-            assert_eq!(ours.get(&k).unwrap(), v, "{ctx}: get {k:?}");
-        }
+        assert_probes(&ours, probes, &format!("{ctx}: "));
         ours.verify().unwrap();
         drop(ours);
         let salvaged = OurDb::salvage(&dir, OurOptions::default()).unwrap();
-        let got: Pairs = salvaged.iter().collect::<Result<_, _>>().unwrap();
-        let (expected, probes) =
-            leveldb_view_with(&dir, work.path(), "repair", &reopen_options(), true).unwrap();
+        let got = entries(&salvaged);
+        let (expected, probes) = repairdb_view(&dir, work.path()).unwrap();
         assert_eq!(got, expected, "{ctx}: salvage vs RepairDB");
-        for (k, v) in probes {
-            assert_eq!(salvaged.get(&k).unwrap(), v, "{ctx}: salvage get {k:?}");
-        }
+        assert_probes(&salvaged, probes, &format!("{ctx}: salvage "));
         drop(salvaged);
         assert!(
             dir_state(&dir) == before,
@@ -269,12 +242,12 @@ fn small_database(work: &Path) -> PathBuf {
     path
 }
 
-fn file_named(dir: &Path, pred: impl Fn(&str) -> bool) -> PathBuf {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| pred(&p.file_name().unwrap().to_string_lossy()))
-        .unwrap()
+/// Entries with their keys as text, for messages.
+fn readable(pairs: Pairs) -> Vec<(String, Vec<u8>)> {
+    pairs
+        .into_iter()
+        .map(|(k, v)| (String::from_utf8_lossy(&k).into_owned(), v))
+        .collect()
 }
 
 /// Flipping each bit of `target(dir)`: our open fails, or gives LevelDB's view.
@@ -282,20 +255,10 @@ fn flip_every_bit(target: impl Fn(&Path) -> PathBuf, what: &str, refusals: bool,
     let work = scratch_dir();
     let original = small_database(work.path());
     let len = std::fs::metadata(target(&original)).unwrap().len() as usize;
-    let unflipped: Pairs = OurDb::open(&original, OurOptions::default())
-        .unwrap()
-        .iter()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let unflipped = entries(&OurDb::open(&original, OurOptions::default()).unwrap());
     let (mut agreed, mut refused, mut changed) = (0, 0, 0);
     for bit in 0..len * 8 {
-        let dir = work.path().join("flipped");
-        let _ = std::fs::remove_dir_all(&dir);
-        copy_dir(&original, &dir);
-        let file = target(&dir);
-        let mut bytes = std::fs::read(&file).unwrap();
-        bytes[bit / 8] ^= 1 << (bit % 8);
-        std::fs::write(&file, &bytes).unwrap();
+        let dir = flipped_copy(&original, work.path(), &target, bit);
         let ours = OurDb::open(&dir, OurOptions::default().paranoid_checks(paranoid))
             .and_then(|db| db.iter().collect::<Result<Pairs, _>>().map(|p| (db, p)));
         match ours {
@@ -311,9 +274,7 @@ fn flip_every_bit(target: impl Fn(&Path) -> PathBuf, what: &str, refusals: bool,
                     );
                 assert_eq!(pairs, expected, "{what} bit {bit}");
                 changed += usize::from(pairs != unflipped);
-                for (k, v) in probes {
-                    assert_eq!(db.get(&k).unwrap(), v, "{what} bit {bit}: get {k:?}");
-                }
+                assert_probes(&db, probes, &format!("{what} bit {bit}: "));
                 agreed += 1;
             }
         }
@@ -332,12 +293,7 @@ fn every_bit_of_a_manifest_flipped() {
     if !require_leveldb() {
         return;
     }
-    flip_every_bit(
-        |d| file_named(d, |n| n.starts_with("MANIFEST-")),
-        "MANIFEST",
-        true,
-        false,
-    );
+    flip_every_bit(manifest_file, "MANIFEST", true, false);
 }
 
 #[test]
@@ -345,18 +301,8 @@ fn every_bit_of_a_log_flipped() {
     if !require_leveldb() {
         return;
     }
-    flip_every_bit(
-        |d| file_named(d, |n| n.ends_with(".log")),
-        "log",
-        false,
-        false,
-    );
-    flip_every_bit(
-        |d| file_named(d, |n| n.ends_with(".log")),
-        "paranoid log",
-        true,
-        true,
-    );
+    flip_every_bit(log_file, "log", false, false);
+    flip_every_bit(log_file, "paranoid log", true, true);
 }
 
 #[test]
@@ -366,12 +312,7 @@ fn every_bit_of_a_table_flipped() {
     }
     // Our reads check every block's checksum: a flipped table is an error (or, for a bit
     // LevelDB ignores too, the same answer), never another value.
-    flip_every_bit(
-        |d| file_named(d, |n| n.ends_with(".ldb")),
-        "table",
-        true,
-        false,
-    );
+    flip_every_bit(table_file, "table", true, false);
 }
 
 #[test]
@@ -383,7 +324,7 @@ fn errors_name_the_file() {
     let original = small_database(work.path());
     let fresh = |name: &str| {
         let dir = work.path().join(name);
-        copy_dir(&original, &dir);
+        copy_files(&original, &dir);
         dir
     };
     let message = |dir: &Path| {
@@ -401,7 +342,7 @@ fn errors_name_the_file() {
     );
 
     let dir = fresh("no-manifest");
-    let manifest = file_named(&dir, |n| n.starts_with("MANIFEST-"));
+    let manifest = manifest_file(&dir);
     let manifest_name = manifest.file_name().unwrap().to_string_lossy().into_owned();
     std::fs::remove_file(&manifest).unwrap();
     assert_eq!(
@@ -425,7 +366,7 @@ fn errors_name_the_file() {
     );
 
     let dir = fresh("no-table");
-    let table = file_named(&dir, |n| n.ends_with(".ldb"));
+    let table = table_file(&dir);
     let table_name = table.file_name().unwrap().to_string_lossy().into_owned();
     std::fs::remove_file(&table).unwrap();
     assert_eq!(
@@ -483,7 +424,7 @@ fn another_comparator_is_refused_by_name() {
         OurOptions::default().comparator(Arc::new(Renamed)),
     )
     .unwrap_err();
-    let manifest = file_named(&original, |n| n.starts_with("MANIFEST-"));
+    let manifest = manifest_file(&original);
     assert_eq!(
         e.to_string(),
         format!(
@@ -510,7 +451,7 @@ fn sst_names_are_read() {
         }
     }
     let ours = OurDb::open(&dir, OurOptions::default()).unwrap();
-    let got: Pairs = ours.iter().collect::<Result<_, _>>().unwrap();
+    let got = entries(&ours);
     assert_eq!(got, expected);
     assert_eq!(ours.get(b"k00007").unwrap(), Some(b"seven".to_vec()));
     let props = ours.properties();
@@ -530,7 +471,7 @@ fn salvage_labels_unlisted_tables() {
     }
     let work = scratch_dir();
     let dir = small_database(work.path());
-    let table = file_named(&dir, |n| n.ends_with(".ldb"));
+    let table = table_file(&dir);
     std::fs::copy(&table, dir.join("000999.ldb")).unwrap();
     std::fs::write(dir.join("000998.ldb"), b"not a table").unwrap();
     let salvaged = OurDb::salvage(&dir, OurOptions::default()).unwrap();
@@ -559,9 +500,8 @@ fn salvage_labels_unlisted_tables() {
     let skipped = &salvaged.properties().skipped;
     assert_eq!(skipped.len(), 1, "{skipped:?}");
     assert_eq!(skipped[0].0, "000998.ldb");
-    let got: Pairs = salvaged.iter().collect::<Result<_, _>>().unwrap();
-    let (expected, _) =
-        leveldb_view_with(&dir, work.path(), "repair", &reopen_options(), true).unwrap();
+    let got = entries(&salvaged);
+    let (expected, _) = repairdb_view(&dir, work.path()).unwrap();
     assert_eq!(got, expected);
 }
 
@@ -589,7 +529,7 @@ fn salvage_skips_a_damaged_block_like_repairdb() {
         db.compact_range(None, None);
         db.put(b"key00001", b"newer, in the log").unwrap();
     }
-    let table = file_named(&path, |n| n.ends_with(".ldb"));
+    let table = table_file(&path);
     let bytes = std::fs::read(&table).unwrap();
     // Find two consecutive data blocks through the index; break the first one's trailer.
     let t =
@@ -612,9 +552,8 @@ fn salvage_skips_a_damaged_block_like_repairdb() {
         "the open reports the damage"
     );
     let salvaged = OurDb::salvage(&path, OurOptions::default()).unwrap();
-    let got: Pairs = salvaged.iter().collect::<Result<_, _>>().unwrap();
-    let (expected, probes) =
-        leveldb_view_with(&path, work.path(), "repair", &reopen_options(), true).unwrap();
+    let got = entries(&salvaged);
+    let (expected, probes) = repairdb_view(&path, work.path()).unwrap();
     assert_eq!(got.len(), expected.len());
     assert_eq!(got, expected);
     assert!(got.len() < 300 && got.len() > 250, "{}", got.len());
@@ -622,9 +561,7 @@ fn salvage_skips_a_damaged_block_like_repairdb() {
         got.iter().any(|(k, _)| k == b"key00299"),
         "blocks after the damage are kept"
     );
-    for (k, v) in probes {
-        assert_eq!(salvaged.get(&k).unwrap(), v, "get {k:?}");
-    }
+    assert_probes(&salvaged, probes, "");
     let skipped = &salvaged.properties().skipped;
     assert!(
         skipped[0]
@@ -642,31 +579,18 @@ fn salvage_flips(target: impl Fn(&Path) -> PathBuf) -> (usize, Vec<(usize, Strin
     let len = std::fs::metadata(target(&original)).unwrap().len() as usize;
     let mut differ = Vec::new();
     for bit in 0..len * 8 {
-        let dir = work.path().join("flipped");
-        let _ = std::fs::remove_dir_all(&dir);
-        copy_dir(&original, &dir);
-        let file = target(&dir);
-        let mut bytes = std::fs::read(&file).unwrap();
-        bytes[bit / 8] ^= 1 << (bit % 8);
-        std::fs::write(&file, &bytes).unwrap();
+        let dir = flipped_copy(&original, work.path(), &target, bit);
         let ours = OurDb::salvage(&dir, OurOptions::default())
             .and_then(|db| db.iter().collect::<Result<Pairs, _>>());
-        let theirs = leveldb_view_with(&dir, work.path(), "repair", &reopen_options(), true);
+        let theirs = repairdb_view(&dir, work.path());
         match (ours, theirs) {
             (Ok(a), Ok((b, _))) if a == b => {}
             (a, b) => differ.push((
                 bit,
                 format!(
                     "ours {:?} / RepairDB {:?}",
-                    a.map(|p| p
-                        .into_iter()
-                        .map(|(k, v)| (String::from_utf8_lossy(&k).into_owned(), v))
-                        .collect::<Vec<_>>()),
-                    b.map(|p| p
-                        .0
-                        .into_iter()
-                        .map(|(k, v)| (String::from_utf8_lossy(&k).into_owned(), v))
-                        .collect::<Vec<_>>())
+                    a.map(readable),
+                    b.map(|(p, _)| readable(p))
                 ),
             )),
         }
@@ -683,7 +607,7 @@ fn salvage_of_a_flipped_log_matches_repairdb() {
     if !require_leveldb() {
         return;
     }
-    let (bits, differ) = salvage_flips(|d| file_named(d, |n| n.ends_with(".log")));
+    let (bits, differ) = salvage_flips(log_file);
     assert!(bits > 400);
     assert!(
         differ.is_empty(),
@@ -703,9 +627,8 @@ fn repair_child() {
     let dir = PathBuf::from(dir);
     repair(&dir, &reopen_options()).unwrap();
     let db = Db::open(&dir, &reopen_options()).unwrap();
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     for (k, v) in db.scan(None, false).unwrap() {
-        println!("ENTRY {} {}", hex(&k), hex(&v));
+        println!("ENTRY {} {}", common::hex(&k), common::hex(&v));
     }
     println!("END");
 }
@@ -715,15 +638,8 @@ fn repair_child() {
 fn repaired_in_child(dir: &Path, work: &Path) -> Option<Pairs> {
     let copy = work.join("child-repair");
     let _ = std::fs::remove_dir_all(&copy);
-    copy_dir(dir, &copy);
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "db_faults::repair_child",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
+    copy_files(dir, &copy);
+    let out = child_test("db_faults::repair_child")
         .env("LEVELTABLE_DB_REPAIR", &copy)
         .stderr(Stdio::null())
         .output()
@@ -732,18 +648,13 @@ fn repaired_in_child(dir: &Path, work: &Path) -> Option<Pairs> {
     if !out.status.success() || !text.lines().any(|l| l.ends_with("END")) {
         return None;
     }
-    let unhex = |s: &str| {
-        (0..s.len() / 2)
-            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-            .collect::<Vec<u8>>()
-    };
     Some(
         text.lines()
             // libtest prints `test repair_child ... ` before the first line of output.
             .filter_map(|l| l.split_once("ENTRY ").map(|(_, rest)| rest))
             .map(|l| {
                 let (k, v) = l.split_once(' ').unwrap();
-                (unhex(k), unhex(v))
+                (common::unhex(k), common::unhex(v))
             })
             .collect(),
     )
@@ -758,18 +669,11 @@ fn salvage_of_a_flipped_table_matches_repairdb() {
     }
     let work = scratch_dir();
     let original = small_database(work.path());
-    let table = |d: &Path| file_named(d, |n| n.ends_with(".ldb"));
-    let len = std::fs::metadata(table(&original)).unwrap().len() as usize;
+    let len = std::fs::metadata(table_file(&original)).unwrap().len() as usize;
     let (mut agreed, mut aborted) = (0, 0);
     let step = count("LEVELTABLE_DB_TABLE_FLIP_STEP", 13) as usize;
     for bit in (0..len * 8).step_by(step.max(1)) {
-        let dir = work.path().join("flipped");
-        let _ = std::fs::remove_dir_all(&dir);
-        copy_dir(&original, &dir);
-        let file = table(&dir);
-        let mut bytes = std::fs::read(&file).unwrap();
-        bytes[bit / 8] ^= 1 << (bit % 8);
-        std::fs::write(&file, &bytes).unwrap();
+        let dir = flipped_copy(&original, work.path(), &table_file, bit);
         let Some(expected) = repaired_in_child(&dir, work.path()) else {
             aborted += 1;
             continue;

@@ -6,8 +6,8 @@
 //! run again with `LEVELTABLE_LOCK_CHILD` set (see `leveldb_child`).
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Stdio};
 
 use leveltable_db::{
     BulkOptions, Db as OurDb, DbLock, DbOptions as OurOptions, Error, PartBuilder,
@@ -15,6 +15,8 @@ use leveltable_db::{
 use leveltable_db::{commit, commit_with_progress};
 use leveltable_interop::db::{Db, DbOptions};
 use leveltable_interop::require_leveldb;
+
+use crate::common::child_test;
 
 /// Runs as the child when this binary is its own child: opens the database in
 /// `LEVELTABLE_LOCK_CHILD` (`hold:DIR` or `try:DIR`) with LevelDB and `create_if_missing`
@@ -49,14 +51,7 @@ fn leveldb_child() {
 }
 
 fn child(mode: &str, dir: &Path) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "db_lock::leveldb_child",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
+    child_test("db_lock::leveldb_child")
         .env("LEVELTABLE_LOCK_CHILD", format!("{mode}:{}", dir.display()))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -218,6 +213,26 @@ fn part(staging: &Path, n: u32) -> leveltable_db::Part {
     builder.finish().unwrap()
 }
 
+/// A part of 50 entries staged in `dir/part`: its staging directory, the part, and the
+/// path `dir/db` to commit it to.
+fn staged_part(dir: &Path) -> (PathBuf, leveltable_db::Part, PathBuf) {
+    let staging = dir.join("part");
+    let part = part(&staging, 50);
+    (staging, part, dir.join("db"))
+}
+
+/// Commits `part` (staged in `staging`) into `db`, checks that it is refused because another
+/// process holds `db`'s LOCK and that the part stays staged, and returns the error.
+fn assert_commit_locked_elsewhere(db: &Path, staging: &Path, part: &leveltable_db::Part) -> Error {
+    let err = commit(db, std::slice::from_ref(part)).unwrap_err();
+    assert!(
+        matches!(&err, Error::Locked { path, by_this_process: false } if *path == db.join("LOCK")),
+        "{err:?}"
+    );
+    assert!(staging.join("PART").is_file(), "the part is still staged");
+    err
+}
+
 #[test]
 fn leveldb_cannot_open_a_database_while_it_is_committed() {
     if !require_leveldb() {
@@ -260,18 +275,11 @@ fn a_commit_into_a_directory_another_process_holds_is_refused() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let staging = tmp.path().join("part");
-    let part = part(&staging, 50);
-    let db = tmp.path().join("db");
+    let (staging, part, db) = staged_part(tmp.path());
     std::fs::create_dir(&db).unwrap();
     // An empty directory whose LOCK another process holds.
     let other = Holder::ours(&db);
-    let err = commit(&db, std::slice::from_ref(&part)).unwrap_err();
-    assert!(
-        matches!(&err, Error::Locked { path, by_this_process: false } if *path == db.join("LOCK")),
-        "{err:?}"
-    );
-    assert!(staging.join("PART").is_file(), "the part is still staged");
+    assert_commit_locked_elsewhere(&db, &staging, &part);
     other.close();
     commit(&db, &[part]).unwrap();
     assert_eq!(leveldb_opens(&db), "OPENED");
@@ -283,18 +291,10 @@ fn a_commit_into_a_database_leveldb_has_open_says_it_is_locked() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let staging = tmp.path().join("part");
-    let part = part(&staging, 50);
-    let db = tmp.path().join("db");
+    let (staging, part, db) = staged_part(tmp.path());
     let holder = Holder::open(&db);
-    let err = commit(&db, std::slice::from_ref(&part)).unwrap_err();
-    let text = err.to_string();
-    assert!(
-        matches!(&err, Error::Locked { path, by_this_process: false } if *path == db.join("LOCK")),
-        "{err:?}"
-    );
+    let text = assert_commit_locked_elsewhere(&db, &staging, &part).to_string();
     assert!(text.contains("locked by another process"), "{text}");
-    assert!(staging.join("PART").is_file(), "the part is still staged");
     holder.close();
     // Closed, the database is refused as not empty, as before.
     let err = commit(&db, &[part]).unwrap_err();

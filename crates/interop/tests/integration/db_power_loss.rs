@@ -44,7 +44,7 @@ use leveltable_powerloss::{Event, Image, PowerLossFs, Trace, Variant};
 
 use crate::common;
 
-use common::count;
+use common::{count, scratch_dir};
 
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 type Op = (Vec<u8>, Option<Vec<u8>>);
@@ -65,16 +65,6 @@ struct Run {
     dir: PathBuf,
     trace: Trace,
     batches: Vec<Batch>,
-}
-
-fn scratch_dir() -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir()
-        && let Ok(dir) = tempfile::tempdir_in(shm)
-    {
-        return dir;
-    }
-    tempfile::tempdir().unwrap()
 }
 
 fn writer_options(fs: Option<Arc<PowerLossFs>>) -> WritableOptions {

@@ -27,7 +27,7 @@ use leveltable_interop::require_leveldb;
 
 use crate::common;
 
-use common::count;
+use common::{copy_files, count};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -68,16 +68,6 @@ fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
         .collect();
     found.sort();
     found
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
 }
 
 /// A random history written by LevelDB with small buffers (flushes and compactions all
@@ -262,7 +252,7 @@ fn repair_against_repairdb_on_damaged_histories() {
 
         // Theirs, on a copy.
         let copy = tmp.path().join("copy");
-        copy_dir(&src, &copy);
+        copy_files(&src, &copy);
         let theirs = repair_in_child(&copy)
             .then(|| Db::open(&copy, &DbOptions::default()).and_then(|db| db.scan(None, false)));
         let theirs = match theirs {

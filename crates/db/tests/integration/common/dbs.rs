@@ -2,14 +2,17 @@
 //! writes whose compaction's inputs are put back (as a crash leaves them), with what each
 //! should read as.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use leveltable_db::dbformat::ldb_read_options;
 use leveltable_db::{
-    BulkOptions, CommitSummary, Db, DbBuilder, DbOptions, RepairOptions, WritableDb,
+    BulkOptions, CommitSummary, Db, DbBuilder, DbOptions, RepairOptions, RepairReport, WritableDb,
     WritableOptions, WriteOptions,
 };
+use leveltable_interop::mojang::{mojang_view, run};
+use leveltable_table::{Profile, Table};
 
 /// Keys and values, as a database should read.
 pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -27,6 +30,19 @@ pub fn writable(buffer: usize) -> WritableOptions {
         .write_buffer_size(buffer)
 }
 
+/// The numbers of the tables of `db`, sorted.
+pub fn table_numbers(db: &Db) -> Vec<u64> {
+    let mut numbers: Vec<u64> = db
+        .properties()
+        .levels
+        .iter()
+        .flatten()
+        .map(|t| t.number)
+        .collect();
+    numbers.sort_unstable();
+    numbers
+}
+
 /// The files of `dir` named `*.ext`, sorted.
 pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = fs::read_dir(dir)
@@ -36,6 +52,67 @@ pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
         .collect();
     found.sort();
     found
+}
+
+/// Copies the files of `from` into `to` (created if missing).
+pub fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// Writes a Minecraft world of `megabytes` MB seeded by `seed` to `world` with Mojang's
+/// LevelDB (run by `python`), and returns Mojang's view of it, read from a copy at `copy`
+/// (opening recovers the log into a table; the world stays as Mojang left it).
+pub fn mojang_world<C: FromIterator<(Vec<u8>, Vec<u8>)>>(
+    python: &str,
+    world: &Path,
+    megabytes: u32,
+    seed: u64,
+    copy: &Path,
+) -> C {
+    let (megabytes, seed) = (megabytes.to_string(), seed.to_string());
+    let args = ["write", world.to_str().unwrap(), "--megabytes", &megabytes];
+    run(python, &[&args[..], &["--seed", &seed]].concat());
+    copy_dir(world, copy);
+    mojang_view(python, copy)
+}
+
+/// Checks that LevelDB 1.23's profile cannot read the table `path`: its blocks are raw
+/// deflate (compression type 4), as Mojang's are.
+pub fn assert_raw_deflate(path: &Path) {
+    let options = ldb_read_options().profile(Profile::LevelDb);
+    let err = Table::open(fs::File::open(path).unwrap(), options)
+        .and_then(|t| t.verify().map(drop))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("compression type 4"),
+        "{}: {err}",
+        path.display()
+    );
+}
+
+/// Whether a lost range of `report` covers `key` (the report keeps every uncertain key
+/// when sampled without limit; lost ranges are checked directly).
+pub fn in_lost_range(report: &RepairReport, key: &[u8]) -> bool {
+    report.lost.iter().any(|l| match &l.range {
+        None => false,
+        Some((first, last)) => {
+            first.as_deref().is_none_or(|f| f <= key) && last.as_deref().is_none_or(|l| key <= l)
+        }
+    })
+}
+
+/// The keys `report` lists as uncertain (all of them when sampled without limit).
+pub fn uncertain(report: &RepairReport) -> BTreeSet<Vec<u8>> {
+    report
+        .uncertain
+        .iter()
+        .flat_map(|u| u.sample.iter().cloned())
+        .collect()
 }
 
 /// A repair's options under a table memory budget of `budget` bytes (the options' default

@@ -2,6 +2,8 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+use std::path::{Path, PathBuf};
+
 use proptest::test_runner::{Config, FileFailurePersistence};
 
 /// Proptest configuration for one property file: the case count comes from
@@ -78,9 +80,8 @@ pub fn same(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], what: &str)
 /// of standard output (what it had acknowledged; 0 if nothing).
 pub fn kill_child(child: &str, env: (&str, &str), after: std::time::Duration) -> u64 {
     use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
-    let mut process = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", child, "--nocapture", "--test-threads", "1"])
+    use std::process::Stdio;
+    let mut process = child_test(child)
         .env(env.0, env.1)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -101,7 +102,7 @@ pub fn kill_child(child: &str, env: (&str, &str), after: std::time::Duration) ->
 }
 
 /// Copies the regular files of `from` into `to` (created if missing).
-pub fn copy_files(from: &std::path::Path, to: &std::path::Path) {
+pub fn copy_files(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
@@ -109,4 +110,80 @@ pub fn copy_files(from: &std::path::Path, to: &std::path::Path) {
             std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
         }
     }
+}
+
+/// A command running only the test `name` of this test binary, printing its output.
+pub fn child_test(name: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command.args(["--exact", name, "--nocapture", "--test-threads", "1"]);
+    command
+}
+
+/// A scratch directory in memory when the system has one: LevelDB syncs its MANIFEST on
+/// every new file, which dominates the run time on a disk.
+pub fn scratch_dir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::tempdir_in(shm)
+    {
+        return dir;
+    }
+    tempfile::tempdir().unwrap()
+}
+
+/// Every name in `dir` and the bytes of every regular file (empty for others), sorted.
+pub fn dir_state(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let bytes = if e.file_type().unwrap().is_file() {
+                std::fs::read(e.path()).unwrap()
+            } else {
+                Vec::new()
+            };
+            (e.file_name().to_string_lossy().into_owned(), bytes)
+        })
+        .collect()
+}
+
+/// The first file of `dir` whose name satisfies `pred`.
+pub fn file_named(dir: &Path, pred: impl Fn(&str) -> bool) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| pred(&p.file_name().unwrap().to_string_lossy()))
+        .unwrap()
+}
+
+/// The MANIFEST of the database `dir`.
+pub fn manifest_file(dir: &Path) -> PathBuf {
+    file_named(dir, |n| n.starts_with("MANIFEST-"))
+}
+
+/// The (first) log of the database `dir`.
+pub fn log_file(dir: &Path) -> PathBuf {
+    file_named(dir, |n| n.ends_with(".log"))
+}
+
+/// The (first) `.ldb` table of the database `dir`.
+pub fn table_file(dir: &Path) -> PathBuf {
+    file_named(dir, |n| n.ends_with(".ldb"))
+}
+
+/// A fresh copy of `original` in `work/flipped` with bit `bit` of `target(copy)` flipped.
+pub fn flipped_copy(
+    original: &Path,
+    work: &Path,
+    target: &impl Fn(&Path) -> PathBuf,
+    bit: usize,
+) -> PathBuf {
+    let dir = work.join("flipped");
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_files(original, &dir);
+    let file = target(&dir);
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[bit / 8] ^= 1 << (bit % 8);
+    std::fs::write(&file, &bytes).unwrap();
+    dir
 }
