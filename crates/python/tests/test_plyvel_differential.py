@@ -171,6 +171,14 @@ def outside(key, options):
     return high is not None and (key > high or (key == high and not high_in))
 
 
+def yielded_key(result):
+    """The key of the entry a move yielded, or None where it yielded none (a seek, an end,
+    an exception)."""
+    if result[0] == "ok" and isinstance(result[1], tuple):
+        return result[1][0]
+    return None
+
+
 def is_low(key, options):
     """Whether ``key`` is the first key of the range, included."""
     low, low_in, _, _ = bounds(options)
@@ -203,8 +211,7 @@ def moves_errs(theirs, ours, options, db_prefix, moves, keys):
             continue
         if their_keys[i] == our_keys[i]:
             return False
-        theirs_key = their_keys[i][1][0] if their_keys[i][0] == "ok" else None
-        ours_key = our_keys[i][1][0] if our_keys[i][0] == "ok" else None
+        theirs_key, ours_key = yielded_key(their_keys[i]), yielded_key(our_keys[i])
         if ours_key is not None and outside(ours_key, options):
             return False
         yielded_outside = theirs_key is not None and outside(theirs_key, options)
@@ -301,15 +308,8 @@ class State:
 
     def raw_moves(self, target, prefix, moves, keys):
         """What each move or read of a raw iterator gives; ``keys`` are the seeks' targets."""
-        it = self.reader(target, prefix).raw_iterator()
-        seen = []
-        for move, k in zip(moves, keys):
-            if move == "seek":
-                seen.append(outcome(lambda: it.seek(k)))
-            else:
-                seen.append(outcome(getattr(it, move)))
-        it.close()
-        return seen
+        raw = self.reader(target, prefix).raw_iterator()
+        return run_moves(raw, moves, keys, lambda it: it.next())
 
     def close(self):
         if self.snapshot is not None:
@@ -317,14 +317,15 @@ class State:
         self.db.close()
 
 
-def run_moves(it, moves, keys):
-    """What each move of iterator ``it`` gives; ``keys`` are the seeks' targets."""
+def run_moves(it, moves, keys, step=next):
+    """What each move of iterator ``it`` gives; ``keys`` are the seeks' targets, ``step`` makes
+    a "next" move (a raw iterator's is its method ``next``)."""
     seen = []
     for move, k in zip(moves, keys):
         if move == "seek":
             seen.append(outcome(lambda: it.seek(k)))
         elif move == "next":
-            seen.append(outcome(lambda: next(it)))
+            seen.append(outcome(lambda: step(it)))
         else:
             seen.append(outcome(getattr(it, move)))
     it.close()
