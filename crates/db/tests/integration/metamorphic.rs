@@ -17,9 +17,8 @@ use leveltable_db::{
     Db, DbOptions, TableOptions, WritableDb, WritableOptions, WriteBatchBuilder, WriteOptions,
 };
 use leveltable_filter_policy::BloomFilterPolicy;
+use leveltable_interop::db::SplitMix;
 use leveltable_table::Compression;
-
-use crate::common::Rng;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
@@ -46,14 +45,14 @@ enum Step {
 /// A history: keys in 8 regions, each written in bursts, so that flushes land at
 /// different levels and deletions meet older versions deep down.
 fn history(seed: u64, steps: u64) -> Vec<Step> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix(seed);
     let mut out = Vec::new();
     let mut region = 0;
     for i in 0..steps {
         if rng.below(40) == 0 {
             region = rng.below(8);
         }
-        let key = |rng: &mut Rng| format!("{region}-{:04}", rng.below(300)).into_bytes();
+        let key = |rng: &mut SplitMix| format!("{region}-{:04}", rng.below(300)).into_bytes();
         let step = match rng.below(100) {
             0..=79 => {
                 let n = 1 + rng.below(3);
@@ -93,7 +92,7 @@ fn history(seed: u64, steps: u64) -> Vec<Step> {
 
 /// Random options: every knob that changes the shape of the files, not their meaning.
 fn random_options(seed: u64) -> (WritableOptions, bool, String) {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix(seed);
     let buffer = [64 << 10, 100 << 10, 256 << 10, 1 << 20][rng.below(4) as usize];
     let file = [1 << 20, 2 << 20][rng.below(2) as usize];
     let block = [1024, 2048, 4096, 16 << 10][rng.below(4) as usize];
@@ -129,7 +128,7 @@ fn replay(
     paranoid: bool,
     skip: u64,
 ) -> Vec<Pairs> {
-    let mut rng = Rng(skip);
+    let mut rng = SplitMix(skip);
     let open = || WritableDb::open(dir, options.clone()).unwrap();
     let mut db = open();
     let mut views = Vec::new();

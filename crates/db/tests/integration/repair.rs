@@ -13,10 +13,10 @@ use leveltable_db::{
     BulkOptions, Db, DbOptions, LostKind, RepairOptions, TableOptions, WritableDb, WriteOptions,
     repair, repair_in_place,
 };
+use leveltable_interop::db::SplitMix;
 
 use crate::common;
 
-use common::Rng;
 use common::dbs::{
     Model, assert_raw_deflate, files, in_lost_range, table_left_behind, uncertain, view, writable,
 };
@@ -143,7 +143,7 @@ struct Counts {
 
 /// A random history written through `WritableDb` with small buffers (flushes and
 /// compactions throughout), with copies of tables saved along the way; returns the model.
-fn history(rng: &mut Rng, src: &Path, saved: &Path) -> Model {
+fn history(rng: &mut SplitMix, src: &Path, saved: &Path) -> Model {
     let db = WritableDb::open(src, writable(16 << 10)).unwrap();
     let w = WriteOptions::default();
     let keys = [50, 400, 3000][rng.below(3) as usize];
@@ -172,7 +172,7 @@ fn history(rng: &mut Rng, src: &Path, saved: &Path) -> Model {
 }
 
 /// Damages `src` at random; returns whether the MANIFEST was damaged.
-fn damage(rng: &mut Rng, src: &Path, saved: &Path) -> bool {
+fn damage(rng: &mut SplitMix, src: &Path, saved: &Path) -> bool {
     // Tables a crash left behind: copies of tables since compacted away.
     for t in files(saved, "ldb") {
         let back = src.join(t.file_name().unwrap());
@@ -259,7 +259,7 @@ fn random_histories_with_random_damage() {
     let mut total = Counts::default();
     let mut repairdb = Counts::default();
     for seed in 0..histories {
-        let mut rng = Rng(seed.wrapping_mul(0x1234_5678_9abc_def1));
+        let mut rng = SplitMix(seed.wrapping_mul(0x1234_5678_9abc_def1));
         let tmp = tempfile::tempdir().unwrap();
         let (src, saved) = (tmp.path().join("src"), tmp.path().join("saved"));
         fs::create_dir(&saved).unwrap();
