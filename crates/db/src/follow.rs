@@ -5,7 +5,9 @@
 //! one logical record before it acknowledges the write. A [`Follower`] reads the log from the
 //! end of the last record it returned, reading only bytes added since, and returns every
 //! complete record as a [`Change`]. What lies past the last complete record — a record the
-//! writer is still writing, or reserved zeros — is not read as anything until it is complete.
+//! writer is still writing, or reserved zeros — is not read as anything until it is complete,
+//! unless the open counted batches past it as committed: LevelDB's reader, as the open's,
+//! then reads on past a damaged record, and so does the follower.
 //! When a newer log appears the writer is done with the current one: its rest is read as
 //! LevelDB reads a log ([`LogReader`]) and the follower moves on.
 //!
@@ -30,7 +32,7 @@ use std::time::{Duration, Instant};
 use crate::dbformat::ValueType;
 use crate::dir_watch::{Waiter, Wake};
 use crate::filename::{FileType, log_file_name, parse_file_name};
-use crate::log_tail::LogTail;
+use crate::log_tail::{LogTail, RestRecord};
 use crate::storage::{LocalDir, Storage};
 use crate::write_batch::WriteBatch;
 use crate::{Error, Result};
@@ -99,6 +101,10 @@ pub struct Follower {
     queued: VecDeque<LogTail>,
     /// The number of the newest log opened (a listing looks for larger numbers).
     last_log: u64,
+    /// Records read from a log by LevelDB's rules and not yet taken, oldest first, and the
+    /// log's path: each is taken once, a record that is not a write batch included.
+    by_rules: VecDeque<RestRecord>,
+    by_rules_path: PathBuf,
     /// When the directory was last listed.
     listed: Option<Instant>,
     ready: VecDeque<FollowEvent>,
@@ -136,6 +142,8 @@ impl Follower {
             log: None,
             queued: VecDeque::new(),
             last_log: 0,
+            by_rules: VecDeque::new(),
+            by_rules_path: PathBuf::new(),
             listed: None,
             ready: VecDeque::new(),
             poll: DEFAULT_POLL_INTERVAL,
@@ -223,6 +231,11 @@ impl Follower {
             if let Some(event) = self.ready.pop_front() {
                 return Ok(Some(event));
             }
+            if let Some(record) = self.by_rules.pop_front() {
+                let path = self.by_rules_path.clone();
+                self.take_batch(&record.data, &path, record.offset)?;
+                continue;
+            }
             // Every poll interval, new logs are opened while the writer still has them.
             if self.listed.is_none_or(|at| at.elapsed() >= self.poll) {
                 self.open_new_logs()?;
@@ -243,8 +256,12 @@ impl Follower {
                     self.open_new_logs()?;
                     if self.queued.is_empty() {
                         // Every log read to its end: what was committed at the start and
-                        // not found is in tables now.
+                        // not found is past a damaged record (LevelDB's reader, as the
+                        // open that counted it, reads on after it) or in tables now.
                         if self.log.as_ref().is_some_and(|log| log.read_all) {
+                            if self.next_sequence <= self.committed && self.read_committed()? {
+                                continue;
+                            }
                             self.gap_before_any_log();
                         }
                         return Ok(self.ready.pop_front());
@@ -266,12 +283,6 @@ impl Follower {
         if last < self.next_sequence {
             return Ok(());
         }
-        if first > self.next_sequence {
-            self.ready.push_back(FollowEvent::Gap {
-                first: self.next_sequence,
-                last: first - 1,
-            });
-        }
         let skip = self.next_sequence.saturating_sub(first);
         let mut ops = Vec::new();
         let mut index = 0u64;
@@ -291,6 +302,13 @@ impl Follower {
                 index += 1;
             })
             .map_err(|reason| corrupt(path, offset, reason))?;
+        // Only a batch read whole is an event: a record that is not one leaves no trace.
+        if first > self.next_sequence {
+            self.ready.push_back(FollowEvent::Gap {
+                first: self.next_sequence,
+                last: first - 1,
+            });
+        }
         self.ready.push_back(FollowEvent::Batch(Change {
             sequence: first + skip,
             ops,
@@ -345,26 +363,40 @@ impl Follower {
     }
 
     /// Reads the rest of a log the writer is done with, as LevelDB's reader reads a log:
-    /// a torn tail ends it, a damaged block is skipped.
+    /// a torn tail ends it, a damaged block is skipped. Its records are taken one at a
+    /// time, before any of the next log's: one that is not a write batch is reported once
+    /// and passed, as LevelDB's recovery passes it.
     ///
-    /// The log stays the one being read until all of its rest is taken: a read or a record
-    /// that fails leaves it where it was, so that the next call reads the same records again
-    /// (and returns none twice) instead of moving on to the next log without them.
+    /// A read that fails leaves the log where it was, so that the next call reads the same
+    /// records again instead of moving on to the next log without them.
     fn finish_log(&mut self) -> Result<()> {
         let log = self.log.as_mut().expect("a log is open");
-        let start = log.pos;
-        let records = log.rest()?;
-        let path = log.path.clone();
-        for (data, offset) in records {
-            if let Err(e) = self.take_batch(&data, &path, offset) {
-                if let Some(log) = self.log.as_mut() {
-                    log.pos = start;
-                }
-                return Err(e);
-            }
-        }
-        self.log = None;
+        let records = log.read_rest()?;
+        let log = self.log.take().expect("a log is open");
+        self.by_rules = records.into();
+        self.by_rules_path = log.path;
         Ok(())
+    }
+
+    /// With the newest log read to where its records stop being whole, and sequences up to
+    /// `committed` not yet found: reads the log's rest as LevelDB's reader (and so the open
+    /// that counted them) reads it, past a damaged block, and takes the records up to the
+    /// last that holds a committed sequence. What follows it is left to be read as the
+    /// writer completes it. Returns whether it took any.
+    fn read_committed(&mut self) -> Result<bool> {
+        let log = self.log.as_mut().expect("a log is open");
+        let mut records = log.read_rest()?;
+        let committed = self.committed;
+        let Some(last) = records.iter().rposition(|r| {
+            WriteBatch::new(&r.data).is_ok_and(|b| b.count() > 0 && b.sequence() <= committed)
+        }) else {
+            return Ok(false);
+        };
+        records.truncate(last + 1);
+        log.skip_to(records[last].end);
+        self.by_rules = records.into();
+        self.by_rules_path = log.path.clone();
+        Ok(true)
     }
 }
 

@@ -144,10 +144,25 @@ impl LogTail {
 
     /// The records of the rest of a log the writer is done with, each with its offset, read
     /// as LevelDB's reader reads a log: a torn tail ends it, a damaged block is skipped.
+    /// The tail moves past them.
     ///
     /// # Errors
     /// Reading the file fails.
     pub(crate) fn rest(&mut self) -> Result<Vec<(Vec<u8>, u64)>> {
+        let records = self.read_rest()?;
+        if let Some(last) = records.last() {
+            self.pos = self.pos.max(last.end);
+        }
+        self.pending.clear();
+        Ok(records.into_iter().map(|r| (r.data, r.offset)).collect())
+    }
+
+    /// The records from `pos` on, read as [`rest`](Self::rest) reads them, without moving
+    /// past them: [`skip_to`](Self::skip_to) takes them.
+    ///
+    /// # Errors
+    /// Reading the file fails.
+    pub(crate) fn read_rest(&mut self) -> Result<Vec<RestRecord>> {
         let block_start = self.pos - self.pos % BLOCK_SIZE as u64;
         self.file
             .seek(SeekFrom::Start(block_start))
@@ -157,17 +172,36 @@ impl LogTail {
         while let Some(record) = reader.read_record() {
             let offset = block_start + record.offset;
             if offset >= self.pos {
-                records.push((record.data, offset));
+                records.push(RestRecord {
+                    data: record.data,
+                    offset,
+                    end: block_start + reader.last_record_end(),
+                });
             }
         }
         if let Some(e) = reader.take_error() {
             return Err(io_error(&self.path, e));
         }
-        let end = block_start + reader.last_record_end();
-        self.pos = self.pos.max(end);
-        self.pending.clear();
         Ok(records)
     }
+
+    /// Moves the tail to `end`, the end of a record [`read_rest`](Self::read_rest) returned:
+    /// what lies before it is taken.
+    pub(crate) fn skip_to(&mut self, end: u64) {
+        if end > self.pos {
+            self.pos = end;
+            self.pending.clear();
+        }
+    }
+}
+
+/// A record read by [`LogTail::read_rest`].
+pub(crate) struct RestRecord {
+    pub(crate) data: Vec<u8>,
+    /// Where it begins in the file.
+    pub(crate) offset: u64,
+    /// The offset just past it.
+    pub(crate) end: u64,
 }
 
 /// Reads into `buf` until it is full or the file ends; the bytes read.

@@ -14,6 +14,7 @@ mod dbformat;
 mod env_faults;
 mod filters;
 mod follow;
+mod follow_damaged;
 mod follow_faults;
 mod lies;
 mod lock;
