@@ -34,6 +34,7 @@ mod recovery;
 mod refresh;
 mod regular_file;
 mod repair;
+mod reused_sequences;
 mod salvage;
 pub mod storage;
 mod syncer;

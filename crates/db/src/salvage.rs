@@ -24,9 +24,11 @@ use crate::live_memtable::LiveMemTable;
 use crate::manifest::{comparator_name, manifests_newest_first, read_manifest_in, user_comparator};
 use crate::options::{DbOptions, DbProperties, LogInfo, TableInfo};
 use crate::recovery::replay_log;
+use crate::reused_sequences::reused_by;
 use crate::storage::Storage;
+use crate::table_cache::TableCache;
 use crate::table_scan::{Scan, scan_table};
-use crate::torn_tail::read_torn_tail;
+use crate::torn_tail::{TornTail, read_torn_tail};
 use crate::version::{Origin, Source};
 use crate::version_edit::FileMetaData;
 use crate::{Error, Result};
@@ -178,6 +180,8 @@ impl Db {
         let mut log_infos: Vec<LogInfo> = Vec::new();
         let mut damage = Damage::default();
         let mut max_sequence = 0u64;
+        // Torn tails read again: taken once every file is read.
+        let mut tails = Vec::new();
         for (&number, &size) in logs.iter().zip(&log_sizes) {
             file_done(size, progress);
             let data = match read_bounded(&*storage, &log_file_name(number)) {
@@ -228,20 +232,7 @@ impl Db {
                     read_torn_tail(&data, &replayed.info, replayed.max_sequence, &user)
             {
                 max_sequence = max_sequence.max(tail.max_sequence);
-                if let Some(table) = tail.table {
-                    sources.push(Source::Mem {
-                        origin: Origin::Log { number },
-                        table: Arc::new(table),
-                    });
-                }
-                if let Some((offset, bytes)) = tail.lost {
-                    damage.tails.push(LogTailDamage {
-                        number,
-                        offset,
-                        bytes,
-                        batches: tail.batches,
-                    });
-                }
+                tails.push((number, replayed.max_sequence, data.len() as u64, tail));
             }
             // RepairDB takes the newest sequence from the entries it keeps, so an empty
             // batch (whose numbering the log's `max_sequence` counts) raises nothing here.
@@ -377,9 +368,8 @@ impl Db {
                             scan.damaged_blocks
                         ),
                     ));
-                    let size = std::fs::metadata(path).map_or(0, |m| m.len());
                     let (smallest, largest) = (first.0, last.0);
-                    (size, smallest, largest, Some(mem))
+                    (scan.file_size, smallest, largest, Some(mem))
                 }
             };
             infos.push(TableInfo {
@@ -405,6 +395,17 @@ impl Db {
                 },
             });
         }
+        for (number, recovered, size, tail) in tails {
+            take_torn_tail(
+                number,
+                recovered,
+                size,
+                tail,
+                &mut sources,
+                &cache,
+                &mut damage,
+            );
+        }
         progress(total, total);
         let sources = lanes(sources, &icmp);
         let mut properties = DbProperties {
@@ -422,6 +423,44 @@ impl Db {
         properties.count_logs();
         let db = Db::assemble(dir, user, sources, cache, max_sequence, true, properties);
         Ok((db, damage))
+    }
+}
+
+/// Takes the write batches a torn tail of log `number` held (its readable part's newest
+/// sequence `recovered`, its size `size`) as a source, and reports what of it is lost;
+/// unless a later file shows that the tail's numbers were given again to other writes:
+/// the whole tail is then lost, older than those writes (`reused_sequences.rs`).
+fn take_torn_tail(
+    number: u64,
+    recovered: Option<u64>,
+    size: u64,
+    tail: TornTail,
+    sources: &mut Vec<Source>,
+    tables: &TableCache,
+    damage: &mut Damage,
+) {
+    let mut lost = tail.lost;
+    let mut reused = None;
+    if let Some(table) = tail.table {
+        let first = recovered.map_or(tail.first_sequence, |r| r.saturating_add(1));
+        reused = reused_by(sources, tables, number, &(first..=tail.max_sequence));
+        if reused.is_some() {
+            lost = Some((tail.start, size.saturating_sub(tail.start)));
+        } else {
+            sources.push(Source::Mem {
+                origin: Origin::Log { number },
+                table: Arc::new(table),
+            });
+        }
+    }
+    if let Some((offset, bytes)) = lost {
+        damage.tails.push(LogTailDamage {
+            number,
+            offset,
+            bytes,
+            batches: tail.batches,
+            reused_by: reused,
+        });
     }
 }
 
@@ -530,8 +569,12 @@ pub(crate) struct LogTailDamage {
     pub(crate) offset: u64,
     /// Its bytes, to the end of the log.
     pub(crate) bytes: u64,
-    /// The write batches read again before it, past a damaged record length.
+    /// The write batches read again before it, past a damaged record length (in it, when
+    /// `reused_by`).
     pub(crate) batches: u64,
+    /// The later file that holds writes numbered as the tail's batches, which are then
+    /// lost with the tail.
+    pub(crate) reused_by: Option<String>,
 }
 
 /// A log with records that failed their checksum.

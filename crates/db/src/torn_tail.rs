@@ -38,8 +38,12 @@ pub(crate) struct TornTail {
     pub(crate) table: Option<LiveMemTable>,
     /// How many.
     pub(crate) batches: u64,
+    /// The sequence number of the first (0 for none).
+    pub(crate) first_sequence: u64,
     /// The newest sequence number among their versions (0 for none).
     pub(crate) max_sequence: u64,
+    /// Where the torn tail begins.
+    pub(crate) start: u64,
     /// Where the bytes that could not be read begin and how many they are, when they hold
     /// a record header or more.
     pub(crate) lost: Option<(u64, u64)>,
@@ -70,6 +74,7 @@ pub(crate) fn read_torn_tail(
     let mut next = after.map(|last| last.saturating_add(1));
     let mem = LiveMemTable::new(comparator);
     let mut max_sequence = 0u64;
+    let mut first_sequence = 0u64;
     let mut batches = 0u64;
     let mut records = Strict { data, pos: torn };
     let stop = loop {
@@ -94,6 +99,9 @@ pub(crate) fn read_torn_tail(
             break start;
         }
         next = Some(end);
+        if batches == 0 {
+            first_sequence = batch.sequence();
+        }
         if batch.count() > 0 {
             max_sequence = max_sequence.max(end - 1);
         }
@@ -106,7 +114,9 @@ pub(crate) fn read_torn_tail(
     Some(TornTail {
         table,
         batches,
+        first_sequence,
         max_sequence,
+        start: torn as u64,
         lost: (lost_bytes >= HEADER_SIZE).then_some((stop as u64, lost_bytes as u64)),
     })
 }

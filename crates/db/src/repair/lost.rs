@@ -276,7 +276,14 @@ pub(crate) fn collect_lost(
             }
         }
         for t in damage.tails.iter().filter(|t| t.number == log.number) {
-            let read_again = if t.batches > 0 {
+            let read_again = if let Some(file) = &t.reused_by {
+                format!(
+                    "; it held {} write batches, not taken: {file} holds writes numbered as \
+                     they are, made after them by a writer that went on without them (the \
+                     log ends where they begin, to LevelDB's reader), so they are older",
+                    t.batches
+                )
+            } else if t.batches > 0 {
                 format!(
                     "; {} write batches before it were read past a damaged record length",
                     t.batches

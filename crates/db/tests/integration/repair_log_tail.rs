@@ -133,3 +133,71 @@ fn a_write_cut_short_is_reported_as_a_tail() {
     assert!(report.lost.is_empty(), "{:?}", report.lost);
     assert_eq!(view(&dest), models[22]);
 }
+
+/// After the damage, the writer reopened the database: LevelDB's reader ended the log at
+/// the damaged length, and the writes after the reopen took the numbers the batches after
+/// it hold. With the old log left behind and the MANIFEST lost, a repair must not let those
+/// batches, read again, shadow the later writes (in a log, or flushed into a table): the
+/// tail is lost, and reported, as LevelDB's `RepairDB` reads the same files.
+#[test]
+fn a_tail_whose_numbers_were_given_again_is_not_taken() {
+    for flushed in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        let (models, log, offsets) = history(&src);
+        let at = damage_length(&log, &offsets);
+        let kept = fs::read(&log).unwrap();
+        let db = WritableDb::open(&src, writable(4 << 20)).unwrap();
+        let mut model = models[7].clone();
+        // Keys the tail holds newer versions of, and one it deletes (key09, by batch 12).
+        for i in [8u32, 9, 12, 16, 20] {
+            let (k, v) = (format!("key{i:02}").into_bytes(), b"after".to_vec());
+            db.put(&k, &v, WriteOptions::default()).unwrap();
+            model.insert(k, v);
+        }
+        if flushed {
+            db.flush().unwrap();
+        }
+        db.close().unwrap();
+        // The old log left behind (its deletion failed), the MANIFEST and CURRENT lost.
+        fs::write(&log, &kept).unwrap();
+        for f in fs::read_dir(&src).unwrap() {
+            let path = f.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with("MANIFEST") || name == "CURRENT" {
+                fs::remove_file(path).unwrap();
+            }
+        }
+        let dest = tmp.path().join("dest");
+        let report = repair(&src, &dest, &RepairOptions::default()).unwrap();
+        assert_eq!(
+            view(&dest),
+            model,
+            "flushed: {flushed}; {}",
+            report.summary()
+        );
+        let name = log.file_name().unwrap().to_string_lossy().into_owned();
+        let tail = report
+            .lost
+            .iter()
+            .find(|l| l.kind == LostKind::LogTail && l.file == name)
+            .unwrap_or_else(|| panic!("{:?}", report.lost));
+        assert_eq!(tail.offset, Some(at as u64));
+        assert_eq!(tail.length, Some((kept.len() - at) as u64));
+        assert!(
+            tail.reason.contains("16 write batches, not taken"),
+            "{}",
+            tail.reason
+        );
+
+        if leveltable_interop::require_leveldb() {
+            let copy = tmp.path().join("leveldb");
+            common::dbs::copy_dir(&src, &copy);
+            leveltable_interop::db::repair(&copy, &Default::default()).unwrap();
+            let ldb = leveltable_interop::db::Db::open(&copy, &Default::default()).unwrap();
+            let theirs: Model = ldb.scan(None, false).unwrap().into_iter().collect();
+            ldb.close();
+            assert_eq!(theirs, model, "LevelDB's RepairDB, flushed: {flushed}");
+        }
+    }
+}
