@@ -26,6 +26,8 @@ pub(crate) struct Scan {
     /// With checksums checked: the entries of the blocks whose checksum failed, read
     /// without it (they may be garbled).
     pub(crate) suspect: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The size of the table's file.
+    pub(crate) file_size: u64,
 }
 
 /// One data block of a scan.
@@ -70,6 +72,7 @@ pub(crate) fn scan_table(
         damaged_blocks: 0,
         blocks: Vec::new(),
         suspect: Vec::new(),
+        file_size: table.properties().file_size,
     };
     for handle in table.data_blocks() {
         let start = scan.entries.len();

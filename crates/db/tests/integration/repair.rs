@@ -415,3 +415,34 @@ fn progress_rises_with_the_merge_to_every_table() {
     // Counted as the merge passes the tables, not all at once at the end.
     assert!(calls.iter().any(|&(d, _)| 0 < d && d < total), "{calls:?}");
 }
+
+/// A table read in part is listed with its own file's size, as every other table is.
+#[test]
+fn a_table_read_in_part_is_listed_with_its_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let db = WritableDb::open(&src, writable(4 << 20)).unwrap();
+    for i in 0..2000u32 {
+        let key = format!("key{i:05}");
+        db.put(key.as_bytes(), b"value", WriteOptions::default())
+            .unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let table = files(&src, "ldb").pop().unwrap();
+    let mut bytes = fs::read(&table).unwrap();
+    bytes[5000..7000].fill(0x55);
+    fs::write(&table, &bytes).unwrap();
+    let salvaged = Db::salvage(&src, DbOptions::default()).unwrap();
+    let properties = salvaged.properties();
+    assert!(
+        properties
+            .skipped
+            .iter()
+            .any(|(_, why)| why.contains("read in part")),
+        "{:?}",
+        properties.skipped
+    );
+    let info = properties.levels.iter().flatten().next().unwrap();
+    assert_eq!(info.size, bytes.len() as u64, "{}", table.display());
+}
