@@ -40,7 +40,28 @@ pub fn follow(data: &[u8]) {
             batches.push((batch.sequence(), ops));
         }
     }
-    let mut follower = Follower::new(dir.path(), 1, 0);
+    // Started from nothing known, then from what an open reads as committed (the newest
+    // sequence of a batch the reader reads): a follower then reads past damage, by the
+    // reader's rules, up to it.
+    let committed = batches
+        .iter()
+        .map(|(sequence, ops)| sequence.saturating_add(ops.len() as u64).saturating_sub(1))
+        .max()
+        .unwrap_or(0);
+    for committed in [0, committed] {
+        follow_from(dir.path(), data, &batches, committed);
+    }
+}
+
+/// Follows the log in `dir` (`data`, holding `batches`) as a follower told that sequences
+/// up to `committed` are committed.
+fn follow_from(
+    dir: &std::path::Path,
+    data: &[u8],
+    batches: &[(u64, Vec<ChangeOp>)],
+    committed: u64,
+) {
+    let mut follower = Follower::new(dir, 1, committed);
     let mut ops = 0usize;
     for _ in 0..call_bound(data) {
         let event = match follower.try_next_event() {
