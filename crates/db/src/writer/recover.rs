@@ -174,6 +174,8 @@ pub(crate) fn open(dir: &Path, options: &WritableOptions) -> Result<Arc<Shared>>
         log: Mutex::new(log),
         options,
         _lock: lock,
+        #[cfg(test)]
+        read_view_pause: Mutex::new(None),
     });
     drop(shared.remove_obsolete_files(shared.state()));
     Ok(shared)

@@ -117,6 +117,10 @@ pub(crate) struct Shared {
     /// The log; only the writer at the front of the queue appends to it.
     pub(crate) log: Mutex<LogFile>,
     pub(crate) _lock: DbLock,
+    /// Run once by the next [`read_view`](Shared::read_view), holding the view's lock: a
+    /// test's pause there.
+    #[cfg(test)]
+    pub(crate) read_view_pause: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 /// Locks `m`, ignoring poisoning: the state stays consistent between steps.
@@ -129,12 +133,20 @@ impl Shared {
         lock(&self.state)
     }
 
-    /// The view reads start from, with the sequence number they read at.
+    /// The view reads start from, with the sequence number they read at, both taken under
+    /// the view's lock. A compaction keeps the versions the newest sequence at its start
+    /// sees, and installs its view under that lock: a sequence read with the view it
+    /// installed is at least that one (a sequence read before it, with its view, could
+    /// miss a version the compaction dropped). Every write at or below the sequence is in
+    /// the view: a new memtable takes no write before the view holding it is installed.
     pub(crate) fn read_view(&self) -> (Arc<Version>, u64) {
-        // The sequence first: every write at or below it is in the view taken after it.
+        let view = self.view.read().unwrap_or_else(PoisonError::into_inner);
+        #[cfg(test)]
+        if let Some(pause) = lock(&self.read_view_pause).take() {
+            pause();
+        }
         let sequence = self.visible_sequence.load(AtomicOrdering::Acquire);
-        let view = Arc::clone(&self.view.read().unwrap_or_else(PoisonError::into_inner));
-        (view, sequence)
+        (Arc::clone(&view), sequence)
     }
 
     /// Records `edit` in the MANIFEST and applies it (LevelDB's `LogAndApply`), with the
@@ -365,4 +377,55 @@ pub(crate) fn finish_output(
         smallest: finished.smallest,
         largest: finished.largest,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use crate::{WritableDb, WritableOptions, WriteOptions};
+
+    /// A get paused inside `read_view` while a newer value is written and everything is
+    /// compacted (which drops the versions only older sequences see) reads the value of
+    /// its own sequence or the newest, never nothing: the key always held a value.
+    #[test]
+    fn a_read_racing_a_compaction_sees_a_value_the_key_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = WritableOptions::default().create_if_missing(true);
+        let db = WritableDb::open(dir.path(), options).unwrap();
+        let w = WriteOptions::default();
+        for value in [&b"old"[..], b"mid"] {
+            db.put(b"k", value, w).unwrap();
+            db.flush().unwrap();
+        }
+        let (paused_tx, paused) = mpsc::channel();
+        let (go, go_rx) = mpsc::channel::<()>();
+        *super::lock(&db.shared.read_view_pause) = Some(Box::new(move || {
+            paused_tx.send(()).unwrap();
+            go_rx.recv().unwrap();
+        }));
+        let db = &db;
+        std::thread::scope(|s| {
+            let reader = s.spawn(|| db.get(b"k").unwrap());
+            paused.recv().unwrap();
+            let (done_tx, done) = mpsc::channel();
+            let compactor = s.spawn(move || {
+                db.put(b"k", b"new", w).unwrap();
+                db.compact_range(None, None).unwrap();
+                done_tx.send(()).unwrap();
+            });
+            // The compaction cannot install its view while the read holds the lock; were
+            // the lock not held, it would be done well within this.
+            let _ = done.recv_timeout(Duration::from_secs(1));
+            go.send(()).unwrap();
+            let got = reader.join().unwrap();
+            compactor.join().unwrap();
+            assert!(
+                matches!(got.as_deref(), Some(b"mid" | b"new")),
+                "the get read {:?}",
+                got.map(|v| String::from_utf8_lossy(&v).into_owned())
+            );
+        });
+    }
 }
