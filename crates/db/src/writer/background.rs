@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::{Arc, MutexGuard};
 use std::time::Instant;
 
-use crate::levels::user_key;
+use crate::levels::{total_size, user_key};
 use crate::merger::Merger;
 use crate::syncer::Syncer;
 use crate::table_writer::{Durability, TableWriter};
@@ -177,8 +177,14 @@ fn compact<'a>(
         &mut numbers,
         &mut flushing,
     );
-    let read = c.inputs.iter().flatten().map(|f| f.file_size).sum();
-    let written = outputs.iter().map(|f| f.file_size).sum();
+    let read = c
+        .inputs
+        .iter()
+        .map(|files| total_size(files))
+        .fold(0, u64::saturating_add);
+    let written = outputs
+        .iter()
+        .fold(0u64, |sum, f| sum.saturating_add(f.file_size));
     let mut st = shared.state();
     st.stats[c.level + 1].add(CompactionStats::since(start, flushing, read, written));
     let result = match result {

@@ -9,6 +9,7 @@ use leveltable_table::Comparator;
 
 use crate::Result;
 use crate::dbformat::ParsedInternalKey;
+use crate::levels::total_size;
 use crate::version_edit::NUM_LEVELS;
 use crate::writer::compaction_stats::stats_table;
 use crate::writer::writable_db::WritableDb;
@@ -43,7 +44,7 @@ impl WritableDb {
             "leveldb.stats" => {
                 let mut sizes = [(0, 0); NUM_LEVELS];
                 for (size, files) in sizes.iter_mut().zip(levels) {
-                    *size = (files.len(), files.iter().map(|f| f.file_size).sum());
+                    *size = (files.len(), total_size(files));
                 }
                 Some(stats_table(&sizes, &st.stats))
             }

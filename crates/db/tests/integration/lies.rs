@@ -435,3 +435,35 @@ fn a_bulk_read_meets_lies_far_past_its_first_batch() {
     let db = Db::open(dir.path(), small_cache()).unwrap();
     assert_eq!(bulk_read(&db, 3000).unwrap(), 3000);
 }
+
+/// Table sizes whose sum passes `u64::MAX`: the writer's compaction scores, its stats and
+/// the read-only open's properties add them without overflowing (a panic in a build with
+/// overflow checks), and the writer's compaction of the tables fails naming one, or runs.
+#[test]
+fn table_sizes_past_u64_in_sum_are_added_without_overflow() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (low, high) = (entries(20), entries(40).split_off(20));
+    write_table(dir, 5, &low);
+    write_table(dir, 6, &high);
+    let huge = u64::MAX / 2 + 1;
+    write_manifest(
+        dir,
+        vec![
+            (1, meta(5, huge, &low[0].0, &low[19].0)),
+            (1, meta(6, huge, &high[0].0, &high[19].0)),
+        ],
+        40,
+    );
+    let db = Db::open(dir, DbOptions::default()).unwrap();
+    let _ = db.properties();
+    drop(db);
+    let path = dir.to_owned();
+    let opened = std::thread::spawn(move || {
+        let db = leveltable_db::WritableDb::open(&path, Default::default())?;
+        let _ = db.property("leveldb.stats");
+        db.wait_for_compactions()
+    })
+    .join();
+    assert!(opened.is_ok(), "the writer panicked");
+}
