@@ -182,14 +182,13 @@ impl WritableDb {
     }
 
     /// Applies the puts and deletes of `batch` atomically: a read sees all or none of them,
-    /// and after a crash the database holds all or none of them.
+    /// and after a crash the database holds all or none of them. An empty batch is logged
+    /// as LevelDB logs it, an empty record: with `sync`, a barrier that makes every write
+    /// before it durable.
     ///
     /// # Errors
     /// As [`put`](Self::put).
     pub fn write(&self, batch: &WriteBatchBuilder, options: WriteOptions) -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
         // Before the copy, so that a batch too large costs no second copy.
         write_queue::check_batch_size(batch)?;
         self.commit(Some(batch.clone()), options.sync)
@@ -200,9 +199,6 @@ impl WritableDb {
     /// # Errors
     /// As [`put`](Self::put).
     pub fn write_owned(&self, batch: WriteBatchBuilder, options: WriteOptions) -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
         self.commit(Some(batch), options.sync)
     }
 

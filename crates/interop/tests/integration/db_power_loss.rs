@@ -615,3 +615,34 @@ fn a_synced_write_to_a_new_log_keeps_the_old_logs_writes() {
         assert_eq!(view.len(), 71, "{:?}", view.first().map(|(k, _)| k));
     }
 }
+
+/// An empty batch written with `sync` is a barrier, as LevelDB's is (it logs an empty
+/// record and syncs): every write before it survives a power loss right after it.
+#[test]
+fn an_empty_synced_batch_makes_the_writes_before_it_durable() {
+    let work = scratch_dir();
+    let dir = work.path().join("db");
+    let fs = Arc::new(PowerLossFs::new());
+    let db = WritableDb::open(&dir, writer_options(Some(Arc::clone(&fs)))).unwrap();
+    for i in 0..10u32 {
+        let key = format!("k{i:04}");
+        db.put(key.as_bytes(), b"v", WriteOptions::default())
+            .unwrap();
+    }
+    let before = fs.trace();
+    db.write(&WriteBatchBuilder::new(0), WriteOptions::SYNC)
+        .unwrap();
+    let trace = fs.trace();
+    drop(db);
+    for (trace, want) in [(before, 0), (trace, 10)] {
+        let image = trace.image(trace.len(), Variant::Durable);
+        let at = work.path().join(format!("image{want}"));
+        copy_image(&image, &at);
+        assert_eq!(ours(&at, true).unwrap().len(), want);
+        if require_leveldb() {
+            let at = work.path().join(format!("leveldb{want}"));
+            copy_image(&image, &at);
+            assert_eq!(leveldb(&at, true).unwrap().len(), want);
+        }
+    }
+}
