@@ -354,7 +354,8 @@ impl Db {
     }
 
     /// The value of `key` at the snapshot `sequence`: the newest version with a sequence
-    /// number at or below it, `None` if that is a deletion or there is none.
+    /// number at or below it, `None` if that is a deletion or there is none. A sequence
+    /// past [`snapshot`](Self::snapshot) reads at it.
     ///
     /// # Errors
     /// As [`get`](Self::get); an invalid-argument error for a sequence beyond 2^56 - 1.
@@ -367,7 +368,20 @@ impl Db {
     /// # Errors
     /// As [`get_at`](Self::get_at).
     pub fn lookup(&self, key: &[u8], sequence: u64) -> Result<LookupResult> {
+        let sequence = self.read_sequence(sequence);
         self.version.get(&LookupKey::new(key, sequence)?)
+    }
+
+    /// The sequence a read at `sequence` reads at: none newer than the handle's own. Its
+    /// memtables may be shared with a handle that adds to them (the writer of a
+    /// `WritableDb::view`, the handles refreshed from this one), and what is added after
+    /// the handle was taken is not in it. A sequence past 2^56 - 1 stays, to be refused.
+    pub(crate) fn read_sequence(&self, sequence: u64) -> u64 {
+        if sequence > MAX_SEQUENCE {
+            sequence
+        } else {
+            sequence.min(self.last_sequence)
+        }
     }
 
     /// Every live key and value in key order, double-ended.
@@ -375,8 +389,10 @@ impl Db {
         self.iter_at(self.last_sequence)
     }
 
-    /// Every key and value visible at the snapshot `sequence`.
+    /// Every key and value visible at the snapshot `sequence` (at most
+    /// [`snapshot`](Self::snapshot)).
     pub fn iter_at(&self, sequence: u64) -> DbIter {
+        let sequence = sequence.min(self.last_sequence);
         let merger = Merger::new(
             Arc::clone(&self.version),
             Bound::Unbounded,
@@ -401,7 +417,11 @@ impl Db {
         // and these bounds use 0 and MAX_SEQUENCE.
         let (lo, hi) = internal_bounds(&range).unwrap_or((Bound::Unbounded, Bound::Unbounded));
         let merger = Merger::new(Arc::clone(&self.version), lo, hi);
-        DbIter::new(merger, sequence, Arc::clone(&self.user))
+        DbIter::new(
+            merger,
+            sequence.min(self.last_sequence),
+            Arc::clone(&self.user),
+        )
     }
 
     /// Every stored version of every key, in key order (newest first per key), labelled

@@ -156,6 +156,7 @@ impl Db {
         keys: &[K],
         sequence: u64,
     ) -> Result<Vec<LookupResult>> {
+        let sequence = self.read_sequence(sequence);
         let threads = self
             .cores
             .min(GET_MANY_MAX_THREADS)

@@ -198,3 +198,37 @@ fn memory_kept_from_flushed_memtables_is_counted() {
         assert_eq!(db.get(&key(i)).unwrap(), Some(value(i, 2)));
     }
 }
+
+/// A view shares the writer's memtable, which grows on: a read at a sequence past the
+/// view's own (a get, a batched get, an iterator, a range) reads at the view's, and shows
+/// none of the writes made after it was taken.
+#[test]
+fn a_view_read_past_its_sequence_shows_no_later_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = WritableOptions::default().create_if_missing(true);
+    let db = WritableDb::open(dir.path(), options).unwrap();
+    let w = WriteOptions::default();
+    db.put(b"k", b"old", w).unwrap();
+    let view = db.view().unwrap();
+    db.put(b"k", b"new", w).unwrap();
+    db.put(b"later", b"x", w).unwrap();
+    let past = view.snapshot() + 2;
+    let old = Some(b"old".to_vec());
+    assert_eq!(view.get_at(b"k", past).unwrap(), old);
+    assert_eq!(
+        view.get_many_at(&[b"k"], past).unwrap(),
+        std::slice::from_ref(&old)
+    );
+    let only = vec![(b"k".to_vec(), b"old".to_vec())];
+    let all: Vec<_> = view.iter_at(past).map(Result::unwrap).collect();
+    assert_eq!(all, only);
+    let ranged: Vec<_> = view
+        .range_at::<[u8]>(.., past)
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(ranged, only);
+    assert!(
+        view.get_at(b"k", u64::MAX).is_err(),
+        "past 2^56 - 1: refused"
+    );
+}
