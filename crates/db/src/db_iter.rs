@@ -185,6 +185,13 @@ impl DbIter {
         match ParsedInternalKey::parse(key) {
             Ok(p) if p.sequence <= self.sequence => {
                 *chosen = Some(p.value_type);
+                // The key shown is the deciding version's own, as LevelDB's: under a
+                // comparator that holds different bytes equal (idb_cmp1's 0 and -0), the
+                // versions of one user key may differ in their bytes.
+                if !first && !self.bytewise {
+                    self.current.clear();
+                    self.current.extend_from_slice(p.user_key);
+                }
                 self.value.clear();
                 self.value.extend_from_slice(value);
             }
