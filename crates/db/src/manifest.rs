@@ -159,43 +159,7 @@ impl Manifest {
             });
             files
         });
-        // A file listed twice would be read twice: more entries out than the files hold.
-        let mut seen = BTreeMap::new();
-        for (level, files) in levels.iter().enumerate() {
-            for f in files {
-                if let Some(other) = seen.insert(f.number, level) {
-                    return Err(Error::corruption(
-                        file,
-                        format!(
-                            "descriptor ({} is listed twice, at levels {other} and {level})",
-                            table_file_name(f.number)
-                        ),
-                        data.len() as u64,
-                    ));
-                }
-            }
-        }
-        for (level, files) in levels.iter().enumerate().skip(1) {
-            if let Some(w) = files
-                .windows(2)
-                .find(|w| icmp.compare(&w[0].largest, &w[1].smallest) != Ordering::Less)
-            {
-                return Err(Error::corruption(
-                    file,
-                    format!(
-                        "level {level} (its files {} with keys {} ..= {} and {} with keys \
-                         {} ..= {} overlap)",
-                        table_file_name(w[0].number),
-                        show_key(&w[0].smallest),
-                        show_key(&w[0].largest),
-                        table_file_name(w[1].number),
-                        show_key(&w[1].smallest),
-                        show_key(&w[1].largest),
-                    ),
-                    data.len() as u64,
-                ));
-            }
-        }
+        check_levels(file, &levels, &icmp, data.len() as u64)?;
         Ok(Manifest {
             file: file.to_string(),
             comparator: comparator_name,
@@ -240,7 +204,9 @@ fn edit_comparator<'e>(
 ///
 /// # Errors
 /// As [`Manifest::replay`] for the edit: [`Error::UnknownComparator`], or
-/// [`Error::Corruption`] for a file whose smallest key is above its largest.
+/// [`Error::Corruption`] for a file whose smallest key is above its largest, or for levels
+/// the replay refuses (a file listed twice, files overlapping past level 0). `manifest` is
+/// then unchanged.
 pub(crate) fn apply_edit(
     manifest: &mut Manifest,
     edit: &VersionEdit,
@@ -249,21 +215,74 @@ pub(crate) fn apply_edit(
     offset: u64,
 ) -> Result<()> {
     let file = manifest.file.clone();
-    if let Some(name) = edit_comparator(&file, edit, comparator)? {
+    let named = edit_comparator(&file, edit, comparator)?;
+    for (_, meta) in &edit.new_files {
+        check_file_range(&file, meta, icmp, offset)?;
+    }
+    // Checked as the replay checks the levels it ends with, before anything changes.
+    let mut files = manifest.levels.files.clone();
+    apply_files(&mut files, edit, icmp);
+    check_levels(&file, &files, icmp, offset)?;
+    manifest.levels.files = files;
+    if let Some(name) = named {
         manifest.comparator = Some(name.clone());
     }
     for (level, key) in &edit.compact_pointers {
         manifest.compact_pointers[*level].clone_from(key);
     }
-    for (_, meta) in &edit.new_files {
-        check_file_range(&file, meta, icmp, offset)?;
-    }
-    apply_files(&mut manifest.levels.files, edit, icmp);
     manifest.log_number = edit.log_number.unwrap_or(manifest.log_number);
     manifest.prev_log_number = edit.prev_log_number.unwrap_or(manifest.prev_log_number);
     manifest.next_file_number = edit.next_file_number.unwrap_or(manifest.next_file_number);
     manifest.last_sequence = edit.last_sequence.unwrap_or(manifest.last_sequence);
     manifest.records += 1;
+    Ok(())
+}
+
+/// Refuses levels (of the MANIFEST `file`, as replayed to `offset`) that list a file
+/// twice, which would be read twice (more entries out than the files hold), or whose files
+/// overlap on a level past 0.
+fn check_levels(
+    file: &str,
+    levels: &[Vec<Arc<FileMetaData>>; NUM_LEVELS],
+    icmp: &InternalKeyComparator,
+    offset: u64,
+) -> Result<()> {
+    let mut seen = BTreeMap::new();
+    for (level, files) in levels.iter().enumerate() {
+        for f in files {
+            if let Some(other) = seen.insert(f.number, level) {
+                return Err(Error::corruption(
+                    file,
+                    format!(
+                        "descriptor ({} is listed twice, at levels {other} and {level})",
+                        table_file_name(f.number)
+                    ),
+                    offset,
+                ));
+            }
+        }
+    }
+    for (level, files) in levels.iter().enumerate().skip(1) {
+        if let Some(w) = files
+            .windows(2)
+            .find(|w| icmp.compare(&w[0].largest, &w[1].smallest) != Ordering::Less)
+        {
+            return Err(Error::corruption(
+                file,
+                format!(
+                    "level {level} (its files {} with keys {} ..= {} and {} with keys \
+                     {} ..= {} overlap)",
+                    table_file_name(w[0].number),
+                    show_key(&w[0].smallest),
+                    show_key(&w[0].largest),
+                    table_file_name(w[1].number),
+                    show_key(&w[1].smallest),
+                    show_key(&w[1].largest),
+                ),
+                offset,
+            ));
+        }
+    }
     Ok(())
 }
 

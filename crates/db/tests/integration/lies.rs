@@ -467,3 +467,57 @@ fn table_sizes_past_u64_in_sum_are_added_without_overflow() {
     .join();
     assert!(opened.is_ok(), "the writer panicked");
 }
+
+/// An edit appended after the open that lists a table at a second level, or makes level
+/// 1's tables overlap: an open refuses the MANIFEST, and so does a refresh of a handle
+/// opened before it, which keeps the view it had.
+#[test]
+fn a_refresh_refuses_an_edit_an_open_refuses() {
+    for overlap in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let low = entries(3);
+        let size = write_table(dir, 10, &low);
+        write_manifest(dir, vec![(1, meta(10, size, &low[0].0, &low[2].0))], 3);
+        let mut db = Db::open(dir, DbOptions::default()).unwrap();
+        let before: Vec<_> = db.iter().map(Result::unwrap).collect();
+        let added = if overlap {
+            let more = vec![
+                (ikey(b"k001", 4), b"x".to_vec()),
+                (ikey(b"k009", 5), b"y".to_vec()),
+            ];
+            let size = write_table(dir, 11, &more);
+            (1, meta(11, size, &more[0].0, &more[1].0))
+        } else {
+            (2, meta(10, size, &low[0].0, &low[2].0))
+        };
+        let edit = VersionEdit {
+            last_sequence: Some(5),
+            new_files: vec![added],
+            ..VersionEdit::default()
+        };
+        let path = dir.join("MANIFEST-000001");
+        let len = std::fs::metadata(&path).unwrap().len();
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        let mut w = LogWriter::with_offset(file, len);
+        w.add_record(&edit.encode()).unwrap();
+        drop(w);
+        let refused = |e: &Error| matches!(e, Error::Corruption { file, .. } if file.to_string_lossy() == "MANIFEST-000001");
+        let opened = Db::open(dir, DbOptions::default());
+        assert!(
+            opened.as_ref().is_err_and(refused),
+            "overlap {overlap}: {opened:?}"
+        );
+        let refreshed = db.refresh();
+        assert!(
+            refreshed.as_ref().is_err_and(refused),
+            "overlap {overlap}: {refreshed:?}"
+        );
+        let after: Vec<_> = db.iter().map(Result::unwrap).collect();
+        assert_eq!(after, before);
+        assert_eq!(db.versions().count(), 3);
+    }
+}
