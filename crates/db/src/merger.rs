@@ -209,8 +209,12 @@ impl Merger {
         }
     }
 
-    /// Whether cursor `a`'s next entry on side `side` comes before cursor `b`'s (ties go
-    /// to the lower source index). Both must have one.
+    /// Whether cursor `a`'s next entry on side `side` comes before cursor `b`'s. Equal
+    /// internal keys (the same version in two sources: reused sequence numbers) are taken
+    /// newer source first from the front, so from the back in the reverse order: the
+    /// lower source index, the newer, goes first from the front, last from the back, and
+    /// both ways the newer source's version decides the key, as a get finds it. Both must
+    /// have one.
     #[inline(always)]
     fn before(&self, a: usize, b: usize, side: usize) -> bool {
         let (Some(ka), Some(kb)) = (self.key(a, side), self.key(b, side)) else {
@@ -220,8 +224,12 @@ impl Merger {
             Some(icmp) => icmp.compare(ka, kb),
             None => self.version.icmp.compare(ka, kb),
         };
-        let o = if side == FRONT { o } else { o.reverse() };
-        o.then(a.cmp(&b)) == Ordering::Less
+        let o = if side == FRONT {
+            o.then(a.cmp(&b))
+        } else {
+            o.reverse().then(b.cmp(&a))
+        };
+        o == Ordering::Less
     }
 
     /// Whether key `a` of cursor `ca` comes before key `b` of cursor `cb` from the front
