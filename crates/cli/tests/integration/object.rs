@@ -118,22 +118,31 @@ fn moto() -> Option<Moto> {
             return None;
         }
     };
-    let m = Moto(child, port);
+    let mut m = Moto(child, port);
+    // The bucket is made once the server answers: a server that accepts connections
+    // before it serves may close one unanswered, so the request is made again until then.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "moto_server did not start");
+    loop {
+        if let Ok(Some(status)) = m.0.try_wait() {
+            panic!("moto_server exited ({status}) before it served");
+        }
+        let answer = TcpStream::connect(("127.0.0.1", port)).map(|mut s| {
+            let _ = write!(
+                s,
+                "PUT /bkt HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let mut answer = String::new();
+            let _ = s.read_to_string(&mut answer);
+            answer
+        });
+        match answer {
+            Ok(a) if a.starts_with("HTTP/1.1 200") => return Some(m),
+            Ok(a) if !a.is_empty() => panic!("making the bucket: {a}"),
+            _ => {}
+        }
+        assert!(Instant::now() < deadline, "moto_server did not serve");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "PUT /bkt HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    Some(m)
 }
 
 #[test]
