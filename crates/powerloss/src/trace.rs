@@ -1,7 +1,8 @@
 //! The record of a run: every file operation in the order the system saw it, and the bytes
 //! of every file written.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 /// One operation. Files are numbered in the order they were created (their inodes); names
 /// are paths.
@@ -89,6 +90,33 @@ impl Trace {
     /// Whether nothing happened.
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
+    }
+
+    /// The file `path` names after the last event, if one of those recorded.
+    pub fn inode_named(&self, path: &Path) -> Option<usize> {
+        let mut names: HashMap<&Path, usize> = HashMap::new();
+        for e in &self.events {
+            match e {
+                Event::Create { path, inode } => {
+                    names.insert(path, *inode);
+                }
+                Event::Rename { from, to } => {
+                    if let Some(inode) = names.remove(from.as_path()) {
+                        names.insert(to, inode);
+                    }
+                }
+                Event::Remove { path } => {
+                    names.remove(path.as_path());
+                }
+                Event::Link { from, to } => {
+                    if let Some(&inode) = names.get(from.as_path()) {
+                        names.insert(to, inode);
+                    }
+                }
+                _ => {}
+            }
+        }
+        names.get(path).copied()
     }
 
     /// The marks made before crash point `at`.

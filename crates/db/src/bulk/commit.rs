@@ -457,8 +457,8 @@ fn place(
 }
 
 /// Gives the staged `file` the name `to` (which must not exist): a hard link when
-/// `same_device` and the file system allows it, else a copy, synced. The staged file is
-/// neither moved nor changed.
+/// `same_device` and the file system allows it, else a copy; synced either way. The staged
+/// file is neither moved nor changed.
 fn place_file(
     fsys: &dyn FileSystem,
     file: &Staged,
@@ -472,6 +472,10 @@ fn place_file(
         if !linked.is_file() || dev_ino(&linked) != (file.dev, file.ino) {
             return Err(changed(&file.path));
         }
+        // Whoever staged it (a copy from another machine, say) may never have synced it:
+        // durable before the MANIFEST that lists it.
+        fsys.sync_file(to)
+            .map_err(|e| Error::op("cannot sync", to, e))?;
         return Ok(());
     }
     copy_file(fsys, file, to, made)

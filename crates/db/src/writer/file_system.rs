@@ -238,6 +238,16 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
         std::fs::hard_link(from, to)
     }
 
+    /// Makes the bytes of the existing file `path` durable (a staged table given a second
+    /// name by a commit, written by whoever staged it, maybe never synced). By default the
+    /// local file system's: opened for reading, following no symbolic link, and synced.
+    ///
+    /// # Errors
+    /// The system's.
+    fn sync_file(&self, path: &Path) -> io::Result<()> {
+        open_no_follow(path)?.sync_data()
+    }
+
     /// Locks the file `path` for this process, creating it if missing (its directory must
     /// exist), without waiting (LevelDB's `Env::LockFile`): a database's `LOCK`. By default
     /// the local file system's POSIX record lock, as LevelDB takes it (see [`DbLock`]).
