@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use leveltable_process::describe_file_type;
 
+use crate::filename::table_file_name;
 use crate::storage::open_no_follow;
 use crate::{Error, Result};
 
@@ -211,11 +212,14 @@ impl Part {
     }
 }
 
-/// Whether `name` is a part's table file name, `NNNNNN.ldb`: no path, nothing else.
+/// Whether `name` is a part's table file name, `NNNNNN.ldb` as LevelDB names table `N`
+/// (six digits at least, more from the millionth on): no path, nothing else.
 pub(crate) fn plain_file_name(name: &str) -> bool {
-    name.len() == 10
-        && name.ends_with(".ldb")
-        && name.as_bytes()[..6].iter().all(u8::is_ascii_digit)
+    name.strip_suffix(".ldb")
+        .filter(|digits| (6..=20).contains(&digits.len()))
+        .filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|digits| digits.parse::<u64>().ok())
+        .is_some_and(|n| table_file_name(n) == name)
 }
 
 /// A `file …` line of a record of `version`.
@@ -279,5 +283,30 @@ fn path_from_bytes(bytes: Vec<u8>) -> Option<PathBuf> {
     #[cfg(not(unix))]
     {
         String::from_utf8(bytes).ok().map(PathBuf::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_file_name;
+    use crate::bulk::chunk::file_name;
+
+    #[test]
+    fn every_name_a_part_gives_its_files_is_a_part_file_name() {
+        for index in [0, 1, 999_998, 999_999, 1_000_000, u64::MAX - 1] {
+            let name = file_name(index);
+            assert!(plain_file_name(&name), "{name}");
+        }
+        for name in [
+            "00001.ldb",
+            "0000001.ldb",
+            "000001.sst",
+            "00000a.ldb",
+            "../000001.ldb",
+            "000001.ldb ",
+            "99999999999999999999.ldb",
+        ] {
+            assert!(!plain_file_name(name), "{name}");
+        }
     }
 }
