@@ -9,13 +9,34 @@
 //! NNNNNN.dbtmp        a temporary file
 //! ```
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The directory `path` is named in: its parent, or `.` for a bare name.
 pub(crate) fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
+    }
+}
+
+/// `path` as a name in its parent directory: `.`, `..` or `x/..` (no last name of their
+/// own) resolved to the directory they name, so that what is staged beside a target, in
+/// its parent, is not staged inside it. An error if even that has no name (`/`).
+pub(crate) fn named(path: &Path) -> crate::Result<PathBuf> {
+    if path.file_name().is_some() {
+        return Ok(path.to_owned());
+    }
+    let resolved = std::fs::canonicalize(path).or_else(|_| std::path::absolute(path));
+    match resolved {
+        Ok(p) if p.file_name().is_some() => Ok(p),
+        Ok(_) => Err(crate::Error::InvalidArgument(
+            format!(
+                "{}: names no directory a database can be put in",
+                path.display()
+            )
+            .into(),
+        )),
+        Err(e) => Err(crate::Error::io(path, e)),
     }
 }
 

@@ -30,7 +30,7 @@ use leveltable_table::{BytewiseComparator, Comparator};
 use crate::db::Db;
 use crate::dbformat::{ParsedInternalKey, ValueType, extract_user_key};
 use crate::durable::sync_dir;
-use crate::filename::{log_file_name, parent_dir, table_file_name};
+use crate::filename::{log_file_name, named, parent_dir, table_file_name};
 use crate::manifest::{Manifest, read_manifest, recorded_comparator};
 use crate::merger::Merger;
 use crate::options::DbOptions;
@@ -189,15 +189,16 @@ pub fn repair_with_progress(
 ) -> Result<RepairReport> {
     let (src, dest) = (src.as_ref(), dest.as_ref());
     check_order(src, options)?;
-    check_dest(src, dest)?;
-    let parent = parent_dir(dest);
+    let resolved = named(dest)?;
+    check_dest(src, &resolved)?;
+    let parent = parent_dir(&resolved);
     let staging = TemporaryDir::new_in(parent, ".leveltable-repair-")
         .map_err(|e| Error::op("cannot create a directory in", parent, e))?;
     let built = staging.path().join("db");
     let mut report = build(src, &built, options, progress)?;
     report.dest = dest.to_owned();
     // Whole: under its final name in one rename (onto nothing, or an empty directory).
-    std::fs::rename(&built, dest)
+    std::fs::rename(&built, &resolved)
         .map_err(|e| Error::op(format!("cannot rename {} to", built.display()), dest, e))?;
     sync_dir(parent)?;
     drop(staging);

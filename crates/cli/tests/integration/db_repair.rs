@@ -481,3 +481,42 @@ fn a_source_ordered_by_idb_cmp1_is_repaired_in_its_order() {
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(db_dump(&src, &["--hex"]), want);
 }
+
+/// `.` as the target, run from inside it: the build, the repair into it and the repair in
+/// place stage beside the directory, not inside it, and each leaves a database there.
+#[test]
+fn the_current_directory_is_a_target_like_any_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let built = tmp.path().join("built");
+    fs::create_dir(&built).unwrap();
+    db_command(&["build"], Path::new("."), &[])
+        .current_dir(&built)
+        .write_stdin("a\t1\nb\t2\n")
+        .assert()
+        .success();
+    let dest = tmp.path().join("dest");
+    fs::create_dir(&dest).unwrap();
+    db_command(&["repair"], &built, &["."])
+        .current_dir(&dest)
+        .assert()
+        .success();
+    db_command(&["repair", "--in-place"], Path::new("."), &[])
+        .current_dir(&dest)
+        .assert()
+        .success();
+    for dir in [&built, &dest] {
+        assert!(dir.join("CURRENT").is_file(), "{}", dir.display());
+        assert!(
+            files_in(dir).iter().all(|n| !n.starts_with('.')),
+            "nothing staged inside {}: {:?}",
+            dir.display(),
+            files_in(dir)
+        );
+        assert_eq!(db_dump(dir, &[]).lines().count(), 2, "{}", dir.display());
+    }
+    assert!(
+        files_in(tmp.path()).iter().all(|n| !n.starts_with('.')),
+        "{:?}",
+        files_in(tmp.path())
+    );
+}

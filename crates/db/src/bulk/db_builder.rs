@@ -10,7 +10,7 @@ use leveltable_table::Comparator;
 use super::commit::{CommitSummary, commit_built, refuse_dangling_link};
 use super::options::BulkOptions;
 use super::part_builder::PartBuilder;
-use crate::filename::parent_dir;
+use crate::filename::{named, parent_dir};
 use crate::writer::file_system::{FileSystem, LocalFileSystem};
 use crate::{Error, Result};
 
@@ -92,7 +92,7 @@ impl DbBuilder {
         options: BulkOptions,
         order: Option<Arc<dyn Comparator>>,
     ) -> Result<DbBuilder> {
-        let dir = dir.as_ref().to_owned();
+        let dir = named(dir.as_ref())?;
         check_target(&dir)?;
         let parent = parent_dir(&dir).to_owned();
         let name = dir

@@ -15,7 +15,7 @@ use leveltable_process::TemporaryDir;
 
 use super::{RepairOptions, RepairReport, build, check_order};
 use crate::durable::sync_dir;
-use crate::filename::parent_dir;
+use crate::filename::{named, parent_dir};
 use crate::lock::DbLock;
 use crate::{Error, Result};
 
@@ -50,6 +50,8 @@ pub fn repair_in_place(dir: impl AsRef<Path>, options: &RepairOptions) -> Result
             .into(),
         ));
     }
+    let given = dir;
+    let dir = &named(dir)?;
     // Before the lock (which may create `LOCK`): a refused source is left as it was.
     check_order(dir, options)?;
     let lock = DbLock::acquire(dir)?;
@@ -61,7 +63,7 @@ pub fn repair_in_place(dir: impl AsRef<Path>, options: &RepairOptions) -> Result
         .map_err(|e| Error::op("cannot create a directory in", parent, e))?;
     let built = staging.path().join("db");
     let mut report = build(dir, &built, options, &mut |_, _| {})?;
-    report.dest = dir.to_owned();
+    report.dest = given.to_owned();
     // Out of the staging directory (which a signal removes whole) before the swap: after it,
     // this name holds the original.
     let swap = parent.join(format!(
