@@ -310,7 +310,8 @@ impl Db {
         }
     }
 
-    /// `approximate_size` of each `(start, stop)` pair given, as a list.
+    /// `approximate_size` of each `(start, stop)` pair given (any iterable of two), as a
+    /// list.
     #[pyo3(signature = (*ranges))]
     fn approximate_sizes(
         &self,
@@ -319,7 +320,14 @@ impl Db {
     ) -> PyResult<Vec<u64>> {
         let mut sizes = Vec::with_capacity(ranges.len());
         for range in ranges.iter() {
-            let (start, stop): (Bound<'_, PyAny>, Bound<'_, PyAny>) = range.extract()?;
+            // Unpacked as Python unpacks `start, stop = range`.
+            let pair: Vec<Bound<'_, PyAny>> = range.try_iter()?.collect::<PyResult<_>>()?;
+            let [start, stop] = <[_; 2]>::try_from(pair).map_err(|pair| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "a range is a start and a stop: {} items given",
+                    pair.len()
+                ))
+            })?;
             sizes.push(self.approximate_size(py, &start, &stop)?);
         }
         self.inner.check_open()?;

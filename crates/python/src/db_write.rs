@@ -290,6 +290,7 @@ impl WriteBatch {
 
     /// Adds the operations of `other`, after this batch's own (plyvel's `append`).
     fn append(&self, other: &Bound<'_, WriteBatch>) -> PyResult<()> {
+        self.source.check_open()?;
         let ops = other.get().batch().ops.clone();
         let mut batch = self.batch();
         if batch.ops.count().checked_add(ops.count()).is_none() {
@@ -302,8 +303,10 @@ impl WriteBatch {
     }
 
     /// Drops the batch's operations.
-    fn clear(&self) {
+    fn clear(&self) -> PyResult<()> {
+        self.source.check_open()?;
         self.batch().ops.clear();
+        Ok(())
     }
 
     /// The number of operations in the batch.
@@ -312,12 +315,14 @@ impl WriteBatch {
     }
 
     /// The size of the encoded batch in bytes (LevelDB's `ApproximateSize`).
-    fn approximate_size(&self) -> usize {
-        self.batch().ops.approximate_size()
+    fn approximate_size(&self) -> PyResult<usize> {
+        self.source.check_open()?;
+        Ok(self.batch().ops.approximate_size())
     }
 
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
+    fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        slf.get().source.check_open()?;
+        Ok(slf)
     }
 
     /// Writes the batch unless the block raised (and `transaction` is true), then clears it.
@@ -328,6 +333,7 @@ impl WriteBatch {
         exc_type: &Bound<'_, PyAny>,
         _rest: &Bound<'_, PyTuple>,
     ) -> PyResult<bool> {
+        self.source.check_open()?;
         let raised = !exc_type.is_none();
         // The operations are taken out (no copy): the batch is cleared either way.
         let ops = std::mem::take(&mut self.batch().ops);

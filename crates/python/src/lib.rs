@@ -19,6 +19,7 @@ mod db_place;
 mod db_source;
 mod db_view;
 mod db_write;
+mod destroy;
 mod entries;
 mod errors;
 mod fs_path;
@@ -55,6 +56,7 @@ fn _leveltable(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(db_build::build_part_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(db_build::commit_db, m)?)?;
     m.add_function(wrap_pyfunction!(repair::repair_db, m)?)?;
+    m.add_function(wrap_pyfunction!(destroy::destroy_db, m)?)?;
     m.add_class::<version_scan::VersionScan>()?;
     m.add_function(wrap_pyfunction!(version_scan::plan_version, m)?)?;
     m.add_function(wrap_pyfunction!(db_place::find_databases, m)?)?;

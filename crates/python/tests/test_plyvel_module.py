@@ -133,6 +133,52 @@ def test_destroy_db_refuses_a_database_open_in_leveldb(tmp_path):
     assert not os.path.exists(path)
 
 
+def test_destroy_db_refuses_a_database_this_process_holds_open(tmp_path):
+    path = str(tmp_path / "db")
+    db = lt_plyvel.DB(path, create_if_missing=True)
+    db.put(b"k", b"v")
+    with pytest.raises(lt_plyvel.IOError):
+        lt_plyvel.destroy_db(path)
+    db.put(b"after", b"v")
+    db.close()
+    with lt_plyvel.DB(path) as db:
+        assert db.get(b"k") == b"v" and db.get(b"after") == b"v"
+    # A file, or nothing, where the directory would be: nothing to destroy.
+    a_file = tmp_path / "a-file"
+    a_file.write_bytes(b"x")
+    assert lt_plyvel.destroy_db(str(a_file)) is None
+    assert lt_plyvel.destroy_db(str(tmp_path / "missing")) is None
+    assert a_file.read_bytes() == b"x"
+
+
+def test_plyvel_shapes_of_batches_sizes_snapshots_and_properties(tmp_path):
+    db = lt_plyvel.DB(str(tmp_path / "db"), create_if_missing=True)
+    fill(db)
+    assert db.approximate_sizes([b"a", b"z"], (b"k", b"l")) == db.approximate_sizes(
+        (b"a", b"z"), (b"k", b"l"))
+    with pytest.raises(ValueError):
+        db.approximate_sizes((b"a",))
+    assert db.get_property(b"leveldb.num-files-at-level+1") is None
+    assert db.get_property(b"leveldb.num-files-at-level1") is not None
+    prefixed = db.prefixed_db(b"k00")
+    with prefixed.snapshot() as snapshot:
+        raw = snapshot.raw_iterator()
+        raw.seek_to_first()
+        assert raw.key() == b"k0000"
+    batch = db.write_batch()
+    db.close()
+    for use in (batch.clear, batch.approximate_size, batch.__enter__,
+                lambda: batch.append(batch)):
+        with pytest.raises(RuntimeError):
+            use()
+
+
+def test_repair_db_returns_none(tmp_path):
+    with lt_plyvel.DB(str(tmp_path), create_if_missing=True) as db:
+        fill(db, 10)
+    assert lt_plyvel.repair_db(str(tmp_path)) is None
+
+
 @pytest.mark.skipif(real_plyvel is None, reason="plyvel is not installed")
 def test_databases_pass_between_plyvel_and_leveltable_plyvel(tmp_path):
     path = str(tmp_path)

@@ -35,6 +35,10 @@ impl WritableDb {
     ///   from flushed memtables for the next ones, and of the block cache.
     pub fn property(&self, name: &str) -> Option<String> {
         if let Some(level) = name.strip_prefix(FILES_AT_LEVEL) {
+            // Digits only, as LevelDB's `ConsumeDecimalNumber` reads them: no sign.
+            if level.is_empty() || !level.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
             let level: usize = level.parse().ok()?;
             return (level < NUM_LEVELS).then(|| self.files_at_level(level).to_string());
         }

@@ -573,6 +573,11 @@ def build_part_arrow(
 def commit_db(path: StrPath, parts: Sequence[Part]) -> dict[str, int]:
     """Commits parts (in key order, not overlapping) as the database ``path``."""
 
+def destroy_db(name: StrPath) -> None:
+    """Deletes the database in ``name`` under its lock, as LevelDB's ``DestroyDB``
+    (``leveltable.plyvel.destroy_db``): ``OSError`` if a process, this one included, holds
+    it open; a directory that is missing or not a directory is no error."""
+
 def repair_db(
     src: StrPath,
     dest: Optional[StrPath] = None,

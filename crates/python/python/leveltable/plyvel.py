@@ -30,11 +30,7 @@ repair would recover without changing a file.
 """
 
 import builtins as _builtins
-import errno as _errno
-import fcntl as _fcntl
 import os as _os
-import re as _re
-import shutil as _shutil
 
 import leveltable as _leveltable
 from leveltable import _leveltable as _native
@@ -68,11 +64,6 @@ class IteratorInvalidError(Error):
 
 
 _ClosedError = _leveltable.ClosedError
-
-# The names of the files of a LevelDB database (LevelDB's `ParseFileName`).
-_DB_FILE = _re.compile(
-    r"^(CURRENT|LOCK|LOG|LOG\.old|MANIFEST-[0-9]+|[0-9]+\.(log|ldb|sst|dbtmp))$"
-)
 
 
 class DB(_native.Db):
@@ -438,6 +429,10 @@ class PrefixedSnapshot:
     def __iter__(self):
         return self.iterator()
 
+    def raw_iterator(self, verify_checksums=None, fill_cache=None):
+        """The snapshot's raw iterator, over every key (as plyvel's, not prefixed)."""
+        return self._snapshot.raw_iterator()
+
     def close(self):
         self._snapshot.close()
 
@@ -486,51 +481,14 @@ class PrefixedWriteBatch:
 def destroy_db(name):
     """Deletes the database in ``name``, as LevelDB's ``DestroyDB``: under its lock, the
     files of a database are deleted, then the directory if nothing else is left in it.
-    A missing directory is no error; a database open in a process raises ``IOError``."""
+    A directory that is missing (or not a directory) is no error; a database open in
+    this process or another raises ``IOError`` and loses nothing."""
     try:
-        entries = _os.listdir(name)
-    except FileNotFoundError:
-        return
+        _native.destroy_db(name)
     except OSError as e:
+        if isinstance(e, IOError):
+            raise
         raise IOError(*e.args) from e
-    with _locked(name):
-        for entry in entries:
-            if _DB_FILE.match(entry) and entry != "LOCK":
-                _os.unlink(_os.path.join(name, entry))
-    _os.unlink(_os.path.join(name, "LOCK"))
-    try:
-        _os.rmdir(name)
-    except OSError:
-        pass  # Other files are left in it, as LevelDB leaves them.
-
-
-class _locked:
-    """Holds the lock LevelDB takes on ``name/LOCK`` (fcntl ``F_SETLK`` on the whole
-    file); ``IOError`` if a process holds it."""
-
-    def __init__(self, name):
-        self._path = _os.path.join(name, "LOCK")
-        self._fd = None
-
-    def __enter__(self):
-        try:
-            self._fd = _os.open(self._path, _os.O_RDWR | _os.O_CREAT, 0o644)
-        except OSError as e:
-            raise IOError(*e.args) from e
-        try:
-            _fcntl.lockf(self._fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
-        except OSError as e:
-            _os.close(self._fd)
-            if e.errno in (_errno.EACCES, _errno.EAGAIN):
-                raise IOError(
-                    e.errno, "the database is open in a process (lock held)", self._path
-                ) from e
-            raise IOError(*e.args) from e
-        return self
-
-    def __exit__(self, *args):
-        _os.close(self._fd)
-        return False
 
 
 def repair_db(
@@ -550,79 +508,11 @@ def repair_db(
     """Rebuilds the database in ``name`` from what its tables and logs hold, as LevelDB's
     ``RepairDB``: the newest version of each key is kept, a database whose MANIFEST is lost
     or damaged opens again. The files it replaces are moved to ``name/lost/``."""
-    repair = getattr(_leveltable, "repair_db", None)
-    if repair is not None:
-        try:
-            return repair(name)
-        except OSError as e:
-            if isinstance(e, IOError):
-                raise
-            raise IOError(*e.args) from e
-    return _rebuild(
-        name,
-        dict(
-            write_buffer_size=write_buffer_size,
-            max_open_files=max_open_files,
-            lru_cache_size=lru_cache_size,
-            block_size=block_size,
-            block_restart_interval=block_restart_interval,
-            max_file_size=max_file_size,
-            compression=compression,
-            bloom_filter_bits=bloom_filter_bits,
-            comparator=comparator,
-            comparator_name=comparator_name,
-        ),
-    )
-
-
-def _rebuild(name, options):
-    """Writes what ``leveltable.Db.salvage`` recovers into a new database beside ``name``,
-    then moves the old files to ``name/lost/`` and the new ones in, ``CURRENT`` last."""
-    if options.pop("comparator") is not None or options.pop("comparator_name") is not None:
-        raise Error(
-            "repair_db with a Python comparator: leveltable.Db.salvage reads databases "
-            "in bytewise and idb_cmp1 order only"
-        )
-    name = _os.fspath(name)
-    with _locked(name):
-        _rebuild_locked(name, options)
-
-
-def _rebuild_locked(name, options):
-    salvaged = _native.Db.salvage(name)
-    work = _os.path.join(_os.path.dirname(_os.path.abspath(name)),
-                         "." + _os.path.basename(_os.path.abspath(name)) + ".repair")
-    if _os.path.lexists(work):
-        _shutil.rmtree(work)
     try:
-        fresh = _native.Db(work, writable=True, create_if_missing=True,
-                           error_if_exists=True, **options)
-        try:
-            batch = fresh.write_batch()
-            for key, value in salvaged:
-                batch.put(key, value)
-                if len(batch) >= 10000:
-                    batch.write()
-                    batch.clear()
-            batch.write()
-            fresh.compact_range()
-        finally:
-            fresh.close()
-            salvaged.close()
-        _os.unlink(_os.path.join(work, "LOCK"))
-        lost = _os.path.join(name, "lost")
-        _os.makedirs(lost, exist_ok=True)
-        for entry in _os.listdir(name):
-            if _DB_FILE.match(entry) and entry not in ("LOCK", "LOG", "LOG.old"):
-                _os.replace(_os.path.join(name, entry), _os.path.join(lost, entry))
-        new_files = sorted(_os.listdir(work), key=lambda e: e == "CURRENT")
-        for entry in new_files:
-            _os.replace(_os.path.join(work, entry), _os.path.join(name, entry))
-        dir_fd = _os.open(name, _os.O_RDONLY)
-        try:
-            _os.fsync(dir_fd)
-        finally:
-            _os.close(dir_fd)
-    finally:
-        if _os.path.lexists(work):
-            _shutil.rmtree(work)
+        _leveltable.repair_db(name)
+    except OSError as e:
+        if isinstance(e, IOError):
+            raise
+        raise IOError(*e.args) from e
+
+
