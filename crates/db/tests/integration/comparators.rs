@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use leveltable_db::{ComparatorRegistry, Db, DbOptions, Error};
+use leveltable_db::{ComparatorRegistry, Db, DbOptions, Error, WriteBatchBuilder};
 use leveltable_table::BytewiseComparator;
 
-use crate::common::comparators::{Reverse, write_db};
+use crate::common::comparators::{FirstByte, Reverse, write_db, write_db_with};
 
 fn keys(db: &Db) -> Vec<Vec<u8>> {
     db.iter().map(|e| e.unwrap().0).collect()
@@ -91,52 +91,24 @@ fn salvage_finds_the_name_in_a_manifest_current_does_not_name() {
     assert!(refused.to_string().contains("test.Reverse"), "{refused}");
 }
 
-/// A comparator under which different bytes can be equal (only the first byte counts), as
-/// idb_cmp1 holds the encodings of 0 and -0 equal.
-struct FirstByte;
-
-impl leveltable_table::Comparator for FirstByte {
-    fn name(&self) -> &str {
-        "test.FirstByte"
-    }
-    fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-        a.first().cmp(&b.first())
-    }
-    fn find_shortest_separator(&self, _: &mut Vec<u8>, _: &[u8]) {}
-    fn find_short_successor(&self, _: &mut Vec<u8>) {}
-}
-
 /// Versions of one user key written under different bytes: an iterator, either way and at
 /// any snapshot, shows the deciding version's own key with its value, as LevelDB's does.
 #[test]
 fn the_key_shown_is_the_deciding_versions_own() {
-    use leveltable_db::log_writer::LogWriter;
-    use leveltable_db::version_edit::VersionEdit;
-    use leveltable_db::write_batch::WriteBatchBuilder;
-
     let dir = tempfile::tempdir().unwrap();
-    let edit = VersionEdit {
-        comparator: Some("test.FirstByte".to_string()),
-        log_number: Some(5),
-        next_file_number: Some(100),
-        last_sequence: Some(0),
-        ..VersionEdit::default()
-    };
-    let mut manifest = LogWriter::new(Vec::new());
-    manifest.add_record(&edit.encode()).unwrap();
-    std::fs::write(dir.path().join("MANIFEST-000003"), manifest.into_inner()).unwrap();
-    std::fs::write(dir.path().join("CURRENT"), "MANIFEST-000003\n").unwrap();
-    let mut log = LogWriter::new(Vec::new());
-    for (sequence, k, v) in [
+    let batches: Vec<WriteBatchBuilder> = [
         (1, &b"aX"[..], &b"1"[..]),
         (2, b"aY", b"2"),
         (3, b"b", b"3"),
-    ] {
+    ]
+    .into_iter()
+    .map(|(sequence, k, v)| {
         let mut batch = WriteBatchBuilder::new(sequence);
         batch.put(k, v);
-        log.add_record(batch.as_bytes()).unwrap();
-    }
-    std::fs::write(dir.path().join("000005.log"), log.into_inner()).unwrap();
+        batch
+    })
+    .collect();
+    write_db_with(dir.path(), Some("test.FirstByte"), &batches);
     let registry = ComparatorRegistry::default().with(Arc::new(FirstByte));
     let db = Db::open(dir.path(), DbOptions::default().comparators(registry)).unwrap();
     let both = |sequence: u64| {

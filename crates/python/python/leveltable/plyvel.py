@@ -483,12 +483,7 @@ def destroy_db(name):
     files of a database are deleted, then the directory if nothing else is left in it.
     A directory that is missing (or not a directory) is no error; a database open in
     this process or another raises ``IOError`` and loses nothing."""
-    try:
-        _native.destroy_db(name)
-    except OSError as e:
-        if isinstance(e, IOError):
-            raise
-        raise IOError(*e.args) from e
+    _io_errors(_native.destroy_db, name)
 
 
 def repair_db(
@@ -508,8 +503,13 @@ def repair_db(
     """Rebuilds the database in ``name`` from what its tables and logs hold, as LevelDB's
     ``RepairDB``: the newest version of each key is kept, a database whose MANIFEST is lost
     or damaged opens again. The files it replaces are moved to ``name/lost/``."""
+    _io_errors(_leveltable.repair_db, name)
+
+
+def _io_errors(call, *args):
+    """``call(*args)``, its ``OSError`` raised as plyvel's ``IOError``."""
     try:
-        _leveltable.repair_db(name)
+        return call(*args)
     except OSError as e:
         if isinstance(e, IOError):
             raise
