@@ -392,13 +392,7 @@ impl Db {
     /// Every key and value visible at the snapshot `sequence` (at most
     /// [`snapshot`](Self::snapshot)).
     pub fn iter_at(&self, sequence: u64) -> DbIter {
-        let sequence = sequence.min(self.last_sequence);
-        let merger = Merger::new(
-            Arc::clone(&self.version),
-            Bound::Unbounded,
-            Bound::Unbounded,
-        );
-        DbIter::new(merger, sequence, Arc::clone(&self.user))
+        self.range_at::<[u8]>(.., sequence)
     }
 
     /// The live keys within `range` (user-key bounds), double-ended:

@@ -126,7 +126,7 @@ fn keyword_of(option: &'static str) -> &'static str {
 /// A locked database as `OSError` whose message names the `LOCK` file, as LevelDB reports
 /// it as an I/O error. (No `filename` attribute: `OSError` then prints an errno, and a lock
 /// this process holds has none.)
-fn locked_error(e: &leveltable_db::Error) -> PyErr {
+pub fn locked_error(e: &leveltable_db::Error) -> PyErr {
     let message = e.to_string();
     PyOSError::new_err(message.trim_start_matches("db: ").to_owned())
 }

@@ -4,9 +4,9 @@ use std::path::Path;
 
 use leveltable_db::filename::{FileType, parse_file_name};
 use leveltable_db::{DbLock, Error};
-use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
+use crate::db_write::locked_error;
 use crate::errors::db_error;
 use crate::fs_path::FsPath;
 
@@ -19,7 +19,7 @@ use crate::fs_path::FsPath;
 pub fn destroy_db(py: Python<'_>, name: FsPath) -> PyResult<()> {
     let dir = name.0;
     py.detach(|| destroy(&dir)).map_err(|e| match e {
-        Error::Locked { .. } => PyOSError::new_err(e.to_string()),
+        Error::Locked { .. } => locked_error(&e),
         e => db_error(&dir, e),
     })
 }

@@ -89,7 +89,8 @@ class DB(_native.Db):
         if compression is not None and not isinstance(compression, str):
             raise TypeError("compression must be None or a str such as 'snappy'")
         try:
-            db = _native.Db.__new__(
+            db = _io_errors(
+                _native.Db.__new__,
                 cls,
                 name,
                 writable=True,
@@ -111,10 +112,6 @@ class DB(_native.Db):
             if str(e).startswith("compression"):
                 raise ValueError(str(e)) from None
             raise
-        except OSError as e:
-            if isinstance(e, IOError):
-                raise
-            raise IOError(*e.args) from e
         db._name = name
         return db
 
@@ -506,10 +503,10 @@ def repair_db(
     _io_errors(_leveltable.repair_db, name)
 
 
-def _io_errors(call, *args):
-    """``call(*args)``, its ``OSError`` raised as plyvel's ``IOError``."""
+def _io_errors(call, *args, **kwargs):
+    """``call(*args, **kwargs)``, its ``OSError`` raised as plyvel's ``IOError``."""
     try:
-        return call(*args)
+        return call(*args, **kwargs)
     except OSError as e:
         if isinstance(e, IOError):
             raise
