@@ -255,7 +255,7 @@ impl LiveMemTable {
     }
 
     /// [`compare`](Self::compare) of a node already found in the arena.
-    #[inline]
+    #[inline(always)]
     fn compare_node(&self, node: Node<'_>, probe: &Probe<'_>, scratch: &mut Vec<u8>) -> Ordering {
         if let (Order::Bytewise, Some((offset, klen, tag))) = (&self.order, node.key_in_arena()) {
             // The usual node, compared where it lies.
