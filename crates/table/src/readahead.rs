@@ -395,6 +395,46 @@ mod tests {
         }
     }
 
+    /// Blocks decoded ahead have their checksums checked even when the read that handed
+    /// them out was of a block already checked: gets of blocks 0, 1, 0, 1 (the second two
+    /// of blocks checked before), then of block 2, whose stored checksum is wrong.
+    #[test]
+    fn blocks_decoded_ahead_are_checked() {
+        for compression in [Compression::RawDeflate, Compression::Zstd] {
+            if !compression.is_available() {
+                continue;
+            }
+            let intact = table(compression, 4).into_source();
+            let plain = Table::open(&intact[..], ReadOptions::default()).unwrap();
+            let handles = data_handles(&plain.index.bytes);
+            let first_key = |i: usize| {
+                let mut it = plain.iter();
+                it.seek_to_first();
+                while it.block_offset() != Some(handles[i].offset) {
+                    it.next();
+                }
+                it.key().to_vec()
+            };
+            let mut damaged = intact.clone();
+            let crc_at = (handles[2].offset + handles[2].size + 1) as usize;
+            damaged[crc_at] ^= 1;
+            let options = ReadOptions::default().readahead_blocks(4);
+            let t = Table::open(damaged, options).unwrap();
+            let keys: Vec<Vec<u8>> = (0..3).map(first_key).collect();
+            for i in [0, 1, 0, 1] {
+                assert!(
+                    t.get(&keys[i]).unwrap().is_some(),
+                    "{compression:?} block {i}"
+                );
+            }
+            let got = t.get(&keys[2]);
+            assert!(
+                matches!(got, Err(Error::ChecksumMismatch { .. })),
+                "{compression:?}: {got:?}"
+            );
+        }
+    }
+
     trait Entries {
         fn iter_entries(&self) -> Vec<(Vec<u8>, Vec<u8>)>;
     }

@@ -501,10 +501,9 @@ impl<R: ReadAt> Table<R> {
             _ => Check::With(&self.reading.decode),
         };
         let ahead = self.reading.readahead.as_deref().and_then(|ahead| {
-            let decode = match &check {
-                Check::Checked(d) => (false, d.profile),
-                _ => (self.reading.decode.verify, self.reading.decode.profile),
-            };
+            // The decode is for the blocks this read hands out ahead, whose checksums no
+            // read has checked yet: the table's, whatever this block's own check is.
+            let decode = (self.reading.decode.verify, self.reading.decode.profile);
             ahead.block(
                 &self.source,
                 self.file_size,
