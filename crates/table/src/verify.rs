@@ -116,6 +116,9 @@ impl<R: ReadAt> Table<R> {
         let mut entries = index_block.iter(cmp);
         entries.seek_to_first();
         let mut previous_key: Option<Vec<u8>> = None;
+        // The index key of the block before: a separator below every key of this block, or
+        // a get of such a key would be sent to the block before.
+        let mut previous_index_key: Option<Vec<u8>> = None;
         let mut previous_end = 0u64;
         while entries.valid() {
             let index_key = entries.key().to_vec();
@@ -143,9 +146,10 @@ impl<R: ReadAt> Table<R> {
             it.seek_to_first();
             while it.valid() {
                 let key = it.key();
-                let after_previous = previous_key
-                    .as_deref()
-                    .is_none_or(|p| cmp.compare(p, key) == Ordering::Less);
+                let after_previous = [&previous_key, &previous_index_key]
+                    .into_iter()
+                    .flatten()
+                    .all(|p| cmp.compare(p, key) == Ordering::Less);
                 if !after_previous || cmp.compare(key, &index_key) == Ordering::Greater {
                     return Err(in_block(Error::corrupt(
                         "key order",
@@ -167,6 +171,7 @@ impl<R: ReadAt> Table<R> {
                 it.next();
             }
             it.status().map_err(in_block)?;
+            previous_index_key = Some(index_key);
             progress(previous_end.min(self.file_size), self.file_size);
             entries.next();
         }

@@ -305,3 +305,41 @@ fn bytewise_table_read_with_wrong_comparator_fails_verify() {
     let err = table.verify().unwrap_err();
     assert!(err.to_string().contains("key order"), "{err}");
 }
+
+/// Bytewise order whose separators reach the next block's first key (`[start, limit]`
+/// instead of `[start, limit)`): the index then sends a get of that key to the block before.
+struct OverreachingSeparator;
+
+impl Comparator for OverreachingSeparator {
+    fn name(&self) -> &str {
+        "test.OverreachingSeparator"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        a.cmp(b)
+    }
+    fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        start.clear();
+        start.extend_from_slice(limit);
+    }
+    fn find_short_successor(&self, _key: &mut Vec<u8>) {}
+}
+
+#[test]
+fn separator_at_the_next_blocks_first_key_fails_verify() {
+    let cmp: Arc<dyn Comparator> = Arc::new(OverreachingSeparator);
+    let options = BuildOptions::default()
+        .comparator(Arc::clone(&cmp))
+        .block_size(64);
+    let mut builder = TableBuilder::new(Vec::new(), options).unwrap();
+    for i in 0..100u32 {
+        builder.add(format!("{i:03}").as_bytes(), b"value").unwrap();
+    }
+    builder.finish().unwrap();
+    let table = Table::open(builder.into_inner(), ReadOptions::default().comparator(cmp)).unwrap();
+    let missed = (0..100u32)
+        .filter(|i| table.get(format!("{i:03}").as_bytes()).unwrap().is_none())
+        .count();
+    assert!(missed > 0, "every key found: the table is not malformed");
+    let err = table.verify().unwrap_err();
+    assert!(err.to_string().contains("key order"), "{err}");
+}
