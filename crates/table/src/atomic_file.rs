@@ -230,7 +230,9 @@ impl AtomicTableFile {
                 temp.persist_noclobber(&path)
             };
             // On error, the PersistError owns the temporary file and removes it when dropped.
-            persisted.map(drop).map_err(|e| e.error)
+            persisted
+                .map(drop)
+                .map_err(|e| rename_error(&path, e.error))
         })?;
         let dir_sync_error = sync_dir(parent_dir(&path)).err();
         Ok(Finished {
@@ -271,6 +273,20 @@ pub fn create_table(
     let mut file = AtomicTableFile::create(path, options)?;
     build(&mut file)?;
     file.finish()
+}
+
+/// The error of moving the finished table to `path`, naming it: the rename's own error
+/// names neither file.
+fn rename_error(path: &Path, e: io::Error) -> io::Error {
+    let message = if e.kind() == io::ErrorKind::AlreadyExists {
+        format!("{} already exists", path.display())
+    } else {
+        format!(
+            "the finished table cannot be moved to {}: {e}",
+            path.display()
+        )
+    };
+    io::Error::new(e.kind(), message)
 }
 
 /// Refuses a path holding anything but a regular file: replacing a link, a FIFO or a device
@@ -375,6 +391,22 @@ mod tests {
         create_table(&path, BuildOptions::default(), |t| t.add(b"k", b"v")).unwrap();
         let table = Table::open(File::open(&path).unwrap(), ReadOptions::default()).unwrap();
         assert_eq!(table.get(b"k").unwrap(), Some(b"v".to_vec()));
+    }
+
+    /// A rename refused at the end names the path, as the refusal at the start does.
+    #[test]
+    fn refused_rename_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.ldb");
+        let file = AtomicTableFile::create_new(&path, BuildOptions::default()).unwrap();
+        std::fs::write(&path, b"raced").unwrap();
+        let err = file.finish().unwrap_err();
+        assert!(matches!(&err, Error::Io(e) if e.kind() == io::ErrorKind::AlreadyExists));
+        let at_start = AtomicTableFile::create_new(&path, BuildOptions::default())
+            .err()
+            .unwrap();
+        assert_eq!(err.to_string(), at_start.to_string());
+        assert!(err.to_string().contains(&*path.to_string_lossy()), "{err}");
     }
 
     #[test]
