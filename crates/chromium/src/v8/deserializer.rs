@@ -217,13 +217,14 @@ impl<'a> Deserializer<'a> {
 
     #[inline(never)]
     fn read_internal(&mut self) -> Result<Read> {
-        let tag = self.read_tag()?;
+        let mut tag = self.read_tag()?;
+        // Object counts before the value are read and ignored, however many there are.
+        while tag == b'?' {
+            self.varint32("V8 object count")?;
+            tag = self.read_tag()?;
+        }
         let tag_at = self.pos - 1;
         let node = match tag {
-            b'?' => {
-                self.varint32("V8 object count")?;
-                return self.read_internal();
-            }
             b'_' => Rc::new(Node::Tagged("undefined", Vec::new())),
             b'0' => Node::leaf(Value::Null),
             b'T' => Node::leaf(true),

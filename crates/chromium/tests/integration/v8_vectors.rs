@@ -158,6 +158,17 @@ fn references_that_fan_out_are_bounded() {
 }
 
 #[test]
+fn object_counts_one_after_another_do_not_overflow_the_stack() {
+    // V8 writes `?` with an object count before a value; a million of them before `null`.
+    let mut b = vec![0xff, 0x0f];
+    for _ in 0..1_000_000 {
+        b.extend_from_slice(&[b'?', 0]);
+    }
+    b.push(b'0');
+    assert_eq!(deserialize_v8(&b).unwrap(), Value::Null);
+}
+
+#[test]
 fn random_bytes_never_panic() {
     // A small xorshift generator: reproducible without a dependency.
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
