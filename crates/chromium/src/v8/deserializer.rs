@@ -31,9 +31,14 @@ pub(crate) struct Deserializer<'a> {
     pub(crate) blink_version: u32,
     /// Every object by V8 id; `None` while it is being decoded.
     objects: Vec<Option<Rc<Node>>>,
+    /// How many levels each finished object nests, written out (references included).
+    heights: Vec<usize>,
     /// The bytes of the array buffers among them.
     buffers: HashMap<u32, Rc<[u8]>>,
     depth: usize,
+    /// The deepest level the value being read reaches, written out: a reference to an
+    /// object reaches as deep as the object nests below it.
+    deepest: usize,
     max_depth: usize,
 }
 
@@ -52,8 +57,10 @@ impl<'a> Deserializer<'a> {
             version: 0,
             blink_version,
             objects: Vec::new(),
+            heights: Vec::new(),
             buffers: HashMap::new(),
             depth: 0,
+            deepest: 0,
             max_depth,
         }
     }
@@ -176,12 +183,27 @@ impl<'a> Deserializer<'a> {
     /// Reserves the next object id.
     pub(crate) fn new_id(&mut self) -> u32 {
         self.objects.push(None);
+        self.heights.push(1);
         (self.objects.len() - 1) as u32
     }
 
     pub(crate) fn finish(&mut self, id: u32, node: Rc<Node>) -> Rc<Node> {
         self.objects[id as usize] = Some(Rc::clone(&node));
+        self.heights[id as usize] = self.deepest + 1 - self.depth;
         node
+    }
+
+    /// Notes that the value being read reaches `level`, which must be within the limit.
+    fn reach(&mut self, level: usize) -> Result<()> {
+        if level > self.max_depth {
+            return Err(Error::TooDeep {
+                what: WHAT,
+                offset: self.offset(),
+                limit: self.max_depth,
+            });
+        }
+        self.deepest = self.deepest.max(level);
+        Ok(())
     }
 
     pub(crate) fn read_value(&mut self) -> Result<Rc<Node>> {
@@ -193,7 +215,9 @@ impl<'a> Deserializer<'a> {
             });
         }
         self.depth += 1;
+        let outer = std::mem::replace(&mut self.deepest, self.depth);
         let out = self.read_value_and_view();
+        self.deepest = self.deepest.max(outer);
         self.depth -= 1;
         out
     }
@@ -253,6 +277,8 @@ impl<'a> Deserializer<'a> {
                     Some(None) => Rc::new(Node::Cycle(id)),
                     Some(Some(n)) => Rc::clone(n),
                 };
+                // Written out, the object nests below the reference as deep as it does.
+                self.reach(self.depth + self.heights[id as usize] - 1)?;
                 if self.buffers.contains_key(&id) {
                     return Ok(Read::Buffer(id, node));
                 }

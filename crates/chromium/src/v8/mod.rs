@@ -25,7 +25,8 @@
 //! | a plain object with a `type` property | `{"type":"object","value":{…}}` |
 //! | an object reached again | a copy; inside itself, `{"type":"cycle","id":n}` |
 //!
-//! Limits: values nest at most [`MAX_DEPTH`] deep (values nested more than 150 deep are
+//! Limits: values nest at most [`MAX_DEPTH`] deep, written out with the objects they reach
+//! again (values nested more than 150 deep are
 //! decoded on a thread of their own with a 64 MiB stack); the JSON written (copies of objects
 //! reached again included) is at most about one million values plus 64 bytes per input
 //! byte; BigInts longer than 4 KiB are written in hexadecimal (`{"type":"bigint","hex":"0x…"}`)

@@ -168,6 +168,59 @@ fn object_counts_one_after_another_do_not_overflow_the_stack() {
     assert_eq!(deserialize_v8(&b).unwrap(), Value::Null);
 }
 
+/// A varint as V8 writes it.
+fn varint(mut n: usize, into: &mut Vec<u8>) {
+    while n >= 0x80 {
+        into.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    into.push(n as u8);
+}
+
+/// An array of `chains` values: the first `[[...[null]...]]` nested `deep` times, each
+/// later one the same with a reference to the one before it innermost.
+fn chained_references(chains: usize, deep: usize) -> Vec<u8> {
+    let mut b = vec![0xff, 0x0f, b'A'];
+    varint(chains, &mut b);
+    let mut next_id = 1; // the root is object 0
+    for k in 0..chains {
+        for _ in 0..deep {
+            b.extend_from_slice(&[b'A', 1]);
+        }
+        next_id += deep;
+        if k == 0 {
+            b.push(b'0');
+        } else {
+            // The outermost array of the chain before.
+            b.push(b'^');
+            varint(next_id - 2 * deep, &mut b);
+        }
+        for _ in 0..deep {
+            b.extend_from_slice(&[b'$', 0, 1]);
+        }
+    }
+    b.extend_from_slice(&[b'$', 0]);
+    varint(chains, &mut b);
+    b
+}
+
+#[test]
+fn references_that_nest_deeper_than_the_limit_are_refused() {
+    // No value is decoded more than 141 deep, but the last chain written out nests 42,000
+    // deep.
+    let b = chained_references(300, 140);
+    assert!(matches!(deserialize_v8(&b), Err(Error::TooDeep { .. })));
+    // Within the limit written out: decodes, the last chain 1,400 deep.
+    let v = deserialize_v8(&chained_references(10, 140)).unwrap();
+    let mut last = &v[9];
+    let mut levels = 0;
+    while let Some(inner) = last.get(0) {
+        last = inner;
+        levels += 1;
+    }
+    assert_eq!((levels, last), (1400, &Value::Null));
+}
+
 #[test]
 fn random_bytes_never_panic() {
     // A small xorshift generator: reproducible without a dependency.
