@@ -226,7 +226,8 @@ impl<'a> Deserializer<'a> {
         match self.read_internal()? {
             Read::Value(v) => Ok(v),
             Read::Buffer(id, buffer_node) => {
-                if self.pos < self.data.len() && self.peek_tag()? == b'V' {
+                // Padding may end the input after a buffer: then no view follows.
+                if matches!(self.peek_tag(), Ok(b'V')) {
                     self.pos += 1;
                     let bytes = self.buffers.get(&id).cloned().ok_or_else(|| {
                         self.invalid_at(self.pos - 1, "a view of an unknown buffer")

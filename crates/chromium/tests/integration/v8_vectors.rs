@@ -222,6 +222,21 @@ fn references_that_nest_deeper_than_the_limit_are_refused() {
 }
 
 #[test]
+fn an_array_buffer_may_end_with_padding() {
+    // Padding after the value, as after any other; V8 reads these bytes as the buffer.
+    let padded = [0xff, 0x0f, b'B', 1, 0x41, 0];
+    assert_eq!(
+        deserialize_v8(&padded).unwrap(),
+        json!({"type": "ArrayBuffer", "base64": "QQ=="})
+    );
+    let blink = [0xff, 0x11, 0xff, 0x0f, b'B', 1, 0x41, 0];
+    assert_eq!(
+        v8::deserialize_blink(&blink).unwrap(),
+        json!({"type": "ArrayBuffer", "base64": "QQ=="})
+    );
+}
+
+#[test]
 fn random_bytes_never_panic() {
     // A small xorshift generator: reproducible without a dependency.
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
