@@ -31,6 +31,8 @@ pub struct ObjectWriter {
     upload: Option<Upload>,
     written: u64,
     done: bool,
+    /// A part or the completion failed: the upload was aborted and no object appears.
+    failed: bool,
 }
 
 /// An upload under way.
@@ -71,6 +73,7 @@ impl ObjectWriter {
             upload: None,
             written: 0,
             done: false,
+            failed: false,
         }
     }
 
@@ -158,9 +161,17 @@ impl ObjectWriter {
     /// Sends what is buffered and completes the object: from now on it is visible, whole.
     ///
     /// # Errors
-    /// [`Error::Request`] if a part or the completion fails after retries; the upload is
-    /// then aborted and no object appears.
+    /// [`Error::Request`] if a part or the completion fails after retries, now or in an
+    /// earlier write; the upload is then aborted and no object appears.
     pub fn finish(&mut self) -> Result<()> {
+        if self.failed {
+            return Err(Error::Request {
+                object: self.location.name.clone(),
+                range: None,
+                attempts: 0,
+                message: "an earlier part failed; the upload was aborted".into(),
+            });
+        }
         if self.done {
             return Ok(());
         }
@@ -186,6 +197,7 @@ impl ObjectWriter {
             }
             Err(e) => {
                 self.abort();
+                self.failed = true;
                 Err(e)
             }
         }
@@ -259,7 +271,12 @@ impl Write for ObjectWriter {
         while self.buf.len() >= self.part_size {
             let rest = self.buf.split_off(self.part_size);
             let part = Bytes::from(std::mem::replace(&mut self.buf, rest));
-            self.send_part(part).map_err(io::Error::other)?;
+            if let Err(e) = self.send_part(part) {
+                // The part's bytes are gone: the object can no longer be whole.
+                self.abort();
+                self.failed = true;
+                return Err(io::Error::other(e));
+            }
         }
         Ok(data.len())
     }
@@ -340,5 +357,108 @@ impl ObjectTableBuilder {
     pub fn abandon(mut self) {
         self.builder.abandon();
         self.builder.get_mut().abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use async_trait::async_trait;
+    use futures::stream::BoxStream;
+    use object_store::memory::InMemory;
+    use object_store::path::Path;
+    use object_store::{
+        GetOptions, GetResult, ListResult, ObjectMeta, ObjectStore, PutMultipartOptions,
+        PutOptions, PutResult, UploadPart,
+    };
+
+    use super::*;
+
+    /// An in-memory store whose uploads fail their second part.
+    #[derive(Debug)]
+    struct SecondPartFails(InMemory);
+
+    impl std::fmt::Display for SecondPartFails {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("SecondPartFails")
+        }
+    }
+
+    #[derive(Debug)]
+    struct Failing(Box<dyn MultipartUpload>, usize);
+
+    #[async_trait]
+    impl MultipartUpload for Failing {
+        fn put_part(&mut self, data: PutPayload) -> UploadPart {
+            self.1 += 1;
+            if self.1 == 2 {
+                return Box::pin(async { Err(object_store::Error::NotImplemented) });
+            }
+            self.0.put_part(data)
+        }
+        async fn complete(&mut self) -> object_store::Result<PutResult> {
+            self.0.complete().await
+        }
+        async fn abort(&mut self) -> object_store::Result<()> {
+            self.0.abort().await
+        }
+    }
+
+    #[async_trait]
+    impl ObjectStore for SecondPartFails {
+        async fn put_opts(
+            &self,
+            l: &Path,
+            p: PutPayload,
+            o: PutOptions,
+        ) -> object_store::Result<PutResult> {
+            self.0.put_opts(l, p, o).await
+        }
+        async fn put_multipart_opts(
+            &self,
+            l: &Path,
+            o: PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn MultipartUpload>> {
+            Ok(Box::new(Failing(self.0.put_multipart_opts(l, o).await?, 0)))
+        }
+        async fn get_opts(&self, l: &Path, o: GetOptions) -> object_store::Result<GetResult> {
+            self.0.get_opts(l, o).await
+        }
+        async fn delete(&self, l: &Path) -> object_store::Result<()> {
+            self.0.delete(l).await
+        }
+        fn list(&self, p: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+            self.0.list(p)
+        }
+        async fn list_with_delimiter(&self, p: Option<&Path>) -> object_store::Result<ListResult> {
+            self.0.list_with_delimiter(p).await
+        }
+        async fn copy(&self, f: &Path, t: &Path) -> object_store::Result<()> {
+            self.0.copy(f, t).await
+        }
+        async fn copy_if_not_exists(&self, f: &Path, t: &Path) -> object_store::Result<()> {
+            self.0.copy_if_not_exists(f, t).await
+        }
+    }
+
+    #[test]
+    fn a_writer_whose_part_failed_does_not_finish_a_short_object() {
+        let store = Arc::new(SecondPartFails(InMemory::new()));
+        let path = Path::from("t.ldb");
+        let loc = Location::from_store(
+            Arc::clone(&store) as Arc<dyn ObjectStore>,
+            path.clone(),
+            "mem://t.ldb",
+        );
+        let mut w = ObjectWriter::with_part_size(&loc, 4);
+        assert!(w.write_all(b"aaaabbbbcccc").is_err());
+        assert!(w.finish().is_err());
+        let head = block_on(store.head(&path)).unwrap();
+        assert!(
+            head.is_err(),
+            "an object of {:?} bytes appeared",
+            head.map(|m| m.size)
+        );
     }
 }
