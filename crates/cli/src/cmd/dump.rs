@@ -1,6 +1,6 @@
 //! `leveltable dump TABLE`: every entry, in order, as `build` reads them.
 
-use std::io::{self, BufWriter, Write};
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use leveltable_db::dbformat::{ParsedInternalKey, ValueType, ldb_read_options};
@@ -38,7 +38,7 @@ const FLUSH_AT: usize = 64 * 1024;
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let encoding = Encoding::from_hex_flag(args.hex);
     if args.internal {
-        return dump_internal(&args, encoding);
+        return dump_internal(&args, encoding, output);
     }
     let file = TableFile::open(&args.table)?;
     let mut buf = Vec::with_capacity(FLUSH_AT * 2);
@@ -73,57 +73,61 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
 }
 
 /// `dump --internal`: one line per entry of a database file, its internal key taken apart.
-fn dump_internal(args: &Args, encoding: Encoding) -> Result<Outcome> {
+fn dump_internal(args: &Args, encoding: Encoding, output: &mut Output) -> Result<Outcome> {
     let file = TableFile::open_with(&args.table, ldb_read_options())?;
     file.check_internal_keys()?;
-    let mut out = BufWriter::new(io::stdout().lock());
     let mut buf = Vec::with_capacity(FLUSH_AT * 2);
     let mut it = file.table.iter();
     it.seek_to_first();
     let mut number = 0u64;
     while it.valid() {
         number += 1;
-        let key = ParsedInternalKey::parse(it.key()).map_err(|e| {
-            CliError::new(format!("entry {number}: not a LevelDB internal key: {e}"))
-        })?;
-        let deleted = key.value_type == ValueType::Deletion;
-        let value: &[u8] = if deleted { b"" } else { it.value() };
-        let unprintable = |field: &str| {
-            CliError::new(format!(
-                "entry {number} (key {}): the {field} contains a tab or a newline{}",
-                encoding.show(key.user_key),
-                encoding.hex_hint()
-            ))
-        };
-        encoding
-            .encode(key.user_key, &mut buf)
-            .map_err(|_| unprintable("key"))?;
-        let kind = if deleted { "del" } else { "put" };
-        // Writing into a Vec cannot fail.
-        let _ = write!(buf, "\t{}\t{kind}\t", key.sequence);
-        encoding
-            .encode(value, &mut buf)
-            .map_err(|_| unprintable("value"))?;
-        buf.push(b'\n');
-        flush_if_full(&mut out, &mut buf)?;
+        let start = buf.len();
+        if let Err(e) = internal_line(number, it.key(), it.value(), encoding, &mut buf) {
+            // The entries before this one are shown first, as `dump` shows them.
+            buf.truncate(start);
+            output.out(&buf)?;
+            return Err(e);
+        }
+        if buf.len() >= FLUSH_AT {
+            output.out(&buf)?;
+            buf.clear();
+        }
         it.next();
     }
-    finish_output(&mut out, &buf)?;
+    output.out(&buf)?;
     it.status().map_err(|e| file.error(e))?;
     Ok(Outcome::Success)
 }
 
-/// Writes out `buf` once it holds [`FLUSH_AT`] bytes or more.
-fn flush_if_full(out: &mut impl Write, buf: &mut Vec<u8>) -> Result<()> {
-    if buf.len() >= FLUSH_AT {
-        out.write_all(buf).map_err(|e| CliError::stdout(&e))?;
-        buf.clear();
-    }
+/// Appends the line of entry `number` (`key`, `value`) to `buf`.
+fn internal_line(
+    number: u64,
+    key: &[u8],
+    value: &[u8],
+    encoding: Encoding,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    let key = ParsedInternalKey::parse(key)
+        .map_err(|e| CliError::new(format!("entry {number}: not a LevelDB internal key: {e}")))?;
+    let deleted = key.value_type == ValueType::Deletion;
+    let value: &[u8] = if deleted { b"" } else { value };
+    let unprintable = |field: &str| {
+        CliError::new(format!(
+            "entry {number} (key {}): the {field} contains a tab or a newline{}",
+            encoding.show(key.user_key),
+            encoding.hex_hint()
+        ))
+    };
+    encoding
+        .encode(key.user_key, buf)
+        .map_err(|_| unprintable("key"))?;
+    let kind = if deleted { "del" } else { "put" };
+    // Writing into a Vec cannot fail.
+    let _ = write!(buf, "\t{}\t{kind}\t", key.sequence);
+    encoding
+        .encode(value, buf)
+        .map_err(|_| unprintable("value"))?;
+    buf.push(b'\n');
     Ok(())
-}
-
-/// Writes out what `buf` still holds and flushes.
-fn finish_output(out: &mut impl Write, buf: &[u8]) -> Result<()> {
-    out.write_all(buf).map_err(|e| CliError::stdout(&e))?;
-    out.flush().map_err(|e| CliError::stdout(&e))
 }

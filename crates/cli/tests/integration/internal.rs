@@ -110,3 +110,32 @@ fn internal_on_plain_keys_says_to_drop_the_flag() {
         assert!(!stderr.contains("table: "), "{args:?}: {stderr}");
     }
 }
+
+/// An entry text mode cannot print ends `dump --internal` with the entries before it
+/// printed, as `dump` does: the buffering is never seen.
+#[test]
+fn dump_internal_prints_the_entries_before_an_unprintable_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    leveltable()
+        .args(["db", "build", "--hex"])
+        .arg(&db)
+        .write_stdin("61\t31\n62\t32\n6309\t33\n64\t34\n")
+        .assert()
+        .success();
+    let table = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "ldb"))
+        .unwrap();
+    leveltable()
+        .args(["dump", "--internal"])
+        .arg(&table)
+        .assert()
+        .code(2)
+        .stdout("a\t0\tput\t1\nb\t0\tput\t2\n")
+        .stderr(
+            "error: entry 3 (key \"c\\t\"): the key contains a tab or a newline; use --hex \
+             for keys and values with tabs or newlines\n",
+        );
+}
