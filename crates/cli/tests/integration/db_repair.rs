@@ -255,6 +255,41 @@ fn refusals_leave_everything_as_it_was() {
     assert!(names.is_empty(), "{names:?}");
 }
 
+/// A report that could not be written once the repair is done would fail a repair that
+/// succeeded: a report in a directory that does not exist is refused before any work.
+#[test]
+fn a_report_in_a_missing_directory_is_refused_before_the_repair() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = left_behind(tmp.path());
+    let before = dir_state(&src);
+    let dest = tmp.path().join("dest");
+    let report = tmp.path().join("missing").join("report.json");
+    let err = db_error(
+        &["repair"],
+        &src,
+        &[path_str(&dest), "--report", path_str(&report)],
+        "",
+    );
+    assert_eq!(
+        err,
+        format!(
+            "error: cannot write {}: the directory {} does not exist\n",
+            report.display(),
+            tmp.path().join("missing").display()
+        )
+    );
+    assert!(!dest.exists());
+    // Nor is SRC repaired in place.
+    let err = db_error(
+        &["repair"],
+        &src,
+        &["--in-place", "--report", path_str(&report)],
+        "",
+    );
+    assert!(err.contains("does not exist"), "{err}");
+    assert_eq!(dir_state(&src), before);
+}
+
 #[test]
 fn in_place_keeps_the_original_in_lost() {
     let tmp = tempfile::tempdir().unwrap();

@@ -135,7 +135,8 @@ fn repair_error(dir: &Path, e: Error) -> CliError {
     }
 }
 
-/// Refuses a report path that is a directory, before any work.
+/// Refuses a report path that is a directory, or whose directory does not exist, before
+/// any work.
 fn check_report_path(path: &Path) -> Result<()> {
     if path.is_dir() {
         return Err(CliError::new(format!(
@@ -143,15 +144,34 @@ fn check_report_path(path: &Path) -> Result<()> {
             path.display()
         )));
     }
-    Ok(())
+    let parent = report_dir(path);
+    match std::fs::metadata(&parent) {
+        Ok(m) if !m.is_dir() => Err(CliError::new(format!(
+            "cannot write {}: {} is not a directory",
+            path.display(),
+            parent.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CliError::new(format!(
+            "cannot write {}: the directory {} does not exist",
+            path.display(),
+            parent.display()
+        ))),
+        // Unreadable or unsearchable: creating the file will say what is wrong.
+        _ => Ok(()),
+    }
+}
+
+/// The directory the report at `path` is written in.
+fn report_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// Writes the report to `path` whole: a temporary file beside it, synced, then renamed.
 fn write_report(path: &Path, report: &RepairReport) -> Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    };
+    let parent = report_dir(path);
     let mut temp = tempfile::Builder::new()
         .prefix(".leveltable-report-")
         .tempfile_in(&parent)
