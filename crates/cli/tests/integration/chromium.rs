@@ -339,6 +339,46 @@ fn db_commands_open_an_indexeddb_database_by_its_comparators_name() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
 }
 
+/// `db stats` gives each level's key range in the database's order: for an IndexedDB
+/// database spread over many tables of one level, the first and last keys `db dump` prints.
+#[test]
+fn db_stats_key_ranges_follow_the_databases_comparator() {
+    let (tmp, idb) = copy(IDB);
+    let spread = tmp.path().join("spread");
+    let out = leveltable()
+        .args(["db", "repair", "-q", "--max-file-size", "1"])
+        .arg(&idb)
+        .arg(&spread)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let d = spread.to_str().unwrap();
+    let out = leveltable()
+        .args(["db", "dump", d, "--hex"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let dump = stdout_of(&out);
+    let keys: Vec<&str> = dump
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    let out = leveltable()
+        .args(["db", "stats", d, "--hex", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let stats: Value = serde_json::from_str(&stdout_of(&out)).unwrap();
+    let level = stats["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["files"].as_u64() > Some(1))
+        .expect("a level of many tables");
+    assert_eq!(level["smallest"], keys[0]);
+    assert_eq!(level["largest"], keys[keys.len() - 1]);
+}
+
 #[test]
 fn a_directory_of_the_other_kind_is_refused() {
     let (_tmp, idb) = copy(IDB);

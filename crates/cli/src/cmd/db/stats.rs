@@ -80,6 +80,7 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let p = db.properties();
     let user_key = |internal: &[u8]| extract_user_key(internal).unwrap_or(internal).to_vec();
     let show = |key: Vec<u8>| encoding.show(&key).to_string();
+    let order = db.comparator();
     let mut levels = Vec::new();
     for (level, tables) in p.levels.iter().enumerate() {
         let mut stats = LevelStats {
@@ -87,8 +88,17 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
             files: tables.len() as u64,
             bytes: tables.iter().map(|t| t.size).sum(),
             entries: 0,
-            smallest: tables.iter().map(|t| user_key(&t.smallest)).min().map(show),
-            largest: tables.iter().map(|t| user_key(&t.largest)).max().map(show),
+            // In the database's order (Chromium's idb_cmp1 is not bytewise).
+            smallest: tables
+                .iter()
+                .map(|t| user_key(&t.smallest))
+                .min_by(|a, b| order.compare(a, b))
+                .map(show),
+            largest: tables
+                .iter()
+                .map(|t| user_key(&t.largest))
+                .max_by(|a, b| order.compare(a, b))
+                .map(show),
         };
         for table in tables {
             stats.entries += count_entries(&args.dir, table.number, args.open.table_memory)?;
