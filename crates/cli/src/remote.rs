@@ -62,6 +62,30 @@ pub fn open(url: &Path) -> Result<(Box<dyn ReadAt>, String)> {
     Ok((Box::new(source), location.name().to_owned()))
 }
 
+/// Opens the object `name` under the prefix `url` (a table of a database), as [`open`]
+/// does: the prefix's query, if any, goes with the request, as for the database's other
+/// files.
+///
+/// # Errors
+/// As [`open`].
+#[cfg(feature = "object")]
+pub fn open_in(url: &Path, name: &str) -> Result<(Box<dyn ReadAt>, String)> {
+    let url = url
+        .to_str()
+        .ok_or_else(|| CliError::new("a URL must be valid Unicode"))?;
+    let location = location(url)?.child(name);
+    let source = leveltable_object::ObjectReadAt::open_with_tail(&location, TAIL)
+        .map_err(|e| CliError::new(e.to_string()))?
+        .sequential_readahead();
+    Ok((Box::new(source), location.name().to_owned()))
+}
+
+/// Without the `object` feature, a URL is refused.
+#[cfg(not(feature = "object"))]
+pub fn open_in(url: &Path, _name: &str) -> Result<(Box<dyn ReadAt>, String)> {
+    open(url)
+}
+
 /// Without the `object` feature, a URL is refused.
 #[cfg(not(feature = "object"))]
 pub fn open(url: &Path) -> Result<(Box<dyn ReadAt>, String)> {

@@ -287,3 +287,112 @@ fn urls_with_credentials_are_refused_naming_the_variables_to_set() {
         }
     }
 }
+
+/// nginx with its WebDAV extension (listing by PROPFIND) serving `root`, or `None` when
+/// either is missing.
+struct Nginx {
+    child: Child,
+    port: u16,
+    /// Its configuration and temporary files.
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn nginx_dav(root: &Path) -> Option<Nginx> {
+    let program = std::env::var("NGINX").unwrap_or_else(|_| "/usr/sbin/nginx".into());
+    let module = ["/usr/lib/nginx/modules", "/usr/lib64/nginx/modules"]
+        .iter()
+        .map(|d| Path::new(d).join("ngx_http_dav_ext_module.so"))
+        .find(|m| m.is_file());
+    let (true, Some(module)) = (Path::new(&program).is_file(), module) else {
+        if std::env::var("LEVELTABLE_REQUIRE_SERVERS").is_ok_and(|v| v == "1") {
+            panic!("nginx or its WebDAV extension is missing and LEVELTABLE_REQUIRE_SERVERS=1");
+        }
+        println!("skipping: nginx (apt-get install nginx libnginx-mod-http-dav-ext) is missing");
+        return None;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let conf = format!(
+        "load_module {m};\ndaemon off;\nmaster_process off;\nworker_processes 1;\n\
+         error_log {d}/error.log;\npid {d}/nginx.pid;\nevents {{ worker_connections 64; }}\n\
+         http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n\
+         proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n\
+         uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+         server {{\n    listen 127.0.0.1:{port};\n    root {r};\n\
+         location / {{ dav_ext_methods PROPFIND OPTIONS; }}\n  }}\n}}\n",
+        m = module.display(),
+        r = root.display()
+    );
+    let conf_path = dir.path().join("nginx.conf");
+    std::fs::write(&conf_path, conf).unwrap();
+    let child = Command::new(&program)
+        .arg("-p")
+        .arg(dir.path())
+        .arg("-c")
+        .arg(&conf_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start nginx");
+    let server = Nginx {
+        child,
+        port,
+        _dir: dir,
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nginx did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(server)
+}
+
+/// A database prefix on an HTTP server named with a query (a presigned URL's signature):
+/// `db stats` reads its tables with the query, as `db dump` reads them.
+#[test]
+fn db_stats_reads_the_tables_of_a_prefix_with_a_query() {
+    let root = tempfile::tempdir().unwrap();
+    let db = root.path().join("db");
+    leveltable()
+        .args(["db", "build", "--max-file-size", "20000"])
+        .arg(&db)
+        .write_stdin(sorted_tsv(3000))
+        .assert()
+        .success();
+    let Some(server) = nginx_dav(root.path()) else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{}/db?sig=abc", server.port);
+    let dump = leveltable().args(["db", "dump", &url]).output().unwrap();
+    assert!(dump.status.success(), "{}", stderr_of(&dump));
+    assert_eq!(dump.stdout, sorted_tsv(3000).into_bytes());
+    let local = leveltable()
+        .args(["db", "stats", "--json"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let remote = leveltable()
+        .args(["db", "stats", "--json", &url])
+        .output()
+        .unwrap();
+    assert!(remote.status.success(), "{}", stderr_of(&remote));
+    let json = |out: &std::process::Output| {
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["dir"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(json(&remote), json(&local));
+}

@@ -141,7 +141,7 @@ fn count_entries(dir: &Path, number: u64, budget: u64) -> Result<u64> {
         )
     };
     let source: Box<dyn leveltable_table::ReadAt> = if crate::remote::is_url(dir) {
-        crate::remote::open(&path)?.0
+        crate::remote::open_in(dir, &name)?.0
     } else {
         if let Some(problem) = table_path_problem(&path) {
             return Err(problem);
