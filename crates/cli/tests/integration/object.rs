@@ -396,3 +396,34 @@ fn db_stats_reads_the_tables_of_a_prefix_with_a_query() {
     };
     assert_eq!(json(&remote), json(&local));
 }
+
+/// A database whose tables are named `NNNNNN.sst` (LevelDB before 1.14) under a prefix:
+/// `db stats` finds them as LevelDB does, trying `.sst` after `.ldb`.
+#[test]
+fn db_stats_reads_sst_tables_under_a_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    leveltable()
+        .args(["db", "build", "--max-file-size", "20000"])
+        .arg(&db)
+        .write_stdin(sorted_tsv(3000))
+        .assert()
+        .success();
+    for e in std::fs::read_dir(&db).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "ldb") {
+            std::fs::rename(&path, path.with_extension("sst")).unwrap();
+        }
+    }
+    let url = format!("file://{}", db.display());
+    let local = leveltable()
+        .args(["db", "stats"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(local.status.success(), "{}", stderr_of(&local));
+    let remote = leveltable().args(["db", "stats", &url]).output().unwrap();
+    assert!(remote.status.success(), "{}", stderr_of(&remote));
+    let text = String::from_utf8_lossy(&remote.stdout).replace(&url, &db.display().to_string());
+    assert_eq!(text, String::from_utf8_lossy(&local.stdout));
+}

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use leveltable_db::InternalTable;
 use leveltable_db::dbformat::extract_user_key;
+use leveltable_db::filename::{sst_table_file_name, table_file_name};
 use serde::Serialize;
 
 use crate::cmd::Outcome;
@@ -128,7 +129,20 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
 /// The entries of table `number`, read straight from its file (one table open at a time,
 /// refused if it alone keeps more than `budget` bytes in memory).
 fn count_entries(dir: &Path, number: u64, budget: u64) -> Result<u64> {
-    let name = table_name(dir, number);
+    let (name, remote) = if crate::remote::is_url(dir) {
+        let ldb = table_file_name(number);
+        match crate::remote::open_in(dir, &ldb) {
+            Ok((source, _)) => (ldb, Some(source)),
+            // As LevelDB does: the name tables had before 1.14 next, else the first error.
+            Err(e) => {
+                let sst = sst_table_file_name(number);
+                let (source, _) = crate::remote::open_in(dir, &sst).map_err(|_| e)?;
+                (sst, Some(source))
+            }
+        }
+    } else {
+        (table_name(dir, number), None)
+    };
     let path = dir.join(&name);
     // Errors of the table's contents name it, as `db verify` does.
     let named = |e: leveltable_table::Error| {
@@ -140,8 +154,8 @@ fn count_entries(dir: &Path, number: u64, budget: u64) -> Result<u64> {
             },
         )
     };
-    let source: Box<dyn leveltable_table::ReadAt> = if crate::remote::is_url(dir) {
-        crate::remote::open_in(dir, &name)?.0
+    let source: Box<dyn leveltable_table::ReadAt> = if let Some(source) = remote {
+        source
     } else {
         if let Some(problem) = table_path_problem(&path) {
             return Err(problem);
