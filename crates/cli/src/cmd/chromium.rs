@@ -12,7 +12,7 @@ use leveltable_table::Comparator;
 use serde_json::Value;
 
 use crate::cmd::Outcome;
-use crate::cmd::db::{OpenArgs, db_error, open};
+use crate::cmd::db::{OpenArgs, db_error, local_to_follow, open};
 use crate::error::{CliError, Result};
 use crate::output::Output;
 
@@ -145,6 +145,9 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
             poll_ms,
             poll_only,
         }) => {
+            if watch {
+                local_to_follow(&a.dir)?;
+            }
             let stop = watch
                 .then(leveltable_process::stop_flag_on_signals)
                 .transpose()

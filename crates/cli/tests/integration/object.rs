@@ -427,3 +427,33 @@ fn db_stats_reads_sst_tables_under_a_prefix() {
     let text = String::from_utf8_lossy(&remote.stdout).replace(&url, &db.display().to_string());
     assert_eq!(text, String::from_utf8_lossy(&local.stdout));
 }
+
+/// Following reads a local directory only: `db watch` and `chromium local-storage --watch`
+/// given a URL say so, rather than that an existing prefix does not exist.
+#[test]
+fn watching_a_url_is_refused_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    leveltable()
+        .args(["db", "build"])
+        .arg(&db)
+        .write_stdin(sorted_tsv(10))
+        .assert()
+        .success();
+    let url = format!("file://{}", db.display());
+    for args in [
+        &["db", "watch", &url][..],
+        &["chromium", "local-storage", "--watch", &url],
+    ] {
+        leveltable()
+            .args(args)
+            .timeout(Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(format!(
+                "error: {url}: following a database reads a local directory only; copy the \
+                 database first\n"
+            ));
+    }
+}

@@ -184,6 +184,21 @@ pub(crate) fn open_with_progress(
     opened.map_err(|e| db_error(dir, e))
 }
 
+/// Refuses a URL given to a command that follows a database (`db watch`, `chromium
+/// local-storage --watch`): a follower reads a local directory only.
+///
+/// # Errors
+/// A message saying so, for a URL.
+pub(crate) fn local_to_follow(dir: &Path) -> Result<()> {
+    if crate::remote::is_url(dir) {
+        return Err(CliError::new(format!(
+            "{}: following a database reads a local directory only; copy the database first",
+            crate::remote::shown(&dir.to_string_lossy())
+        )));
+    }
+    Ok(())
+}
+
 /// The name of table `number` in `dir`: `NNNNNN.ldb`, or `NNNNNN.sst` when only that file
 /// exists (LevelDB before 1.14 named tables so).
 fn table_name(dir: &Path, number: u64) -> String {

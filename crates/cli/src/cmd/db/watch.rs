@@ -8,7 +8,7 @@ use std::time::Duration;
 use leveltable_db::{ChangeOp, FollowEvent};
 
 use crate::cmd::Outcome;
-use crate::cmd::db::{OpenArgs, db_error, open};
+use crate::cmd::db::{OpenArgs, db_error, local_to_follow, open};
 use crate::error::{CliError, Result};
 use crate::lines::Encoding;
 use crate::output::Output;
@@ -58,6 +58,7 @@ pub struct Args {
 /// A database that cannot be opened or followed, a key or value that is not UTF-8 without
 /// --hex, writes no log holds any more, or a failed write of the output.
 pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
+    local_to_follow(&args.dir)?;
     let stop = leveltable_process::stop_flag_on_signals()
         .map_err(|e| CliError::new(format!("cannot handle signals: {e}")))?;
     let encoding = Encoding::from_hex_flag(args.hex);
