@@ -457,3 +457,33 @@ fn watching_a_url_is_refused_as_such() {
             ));
     }
 }
+
+/// A URL's query (a presigned URL's signature) is sent, never shown: `db stats` names the
+/// database by its URL without it, as `stats` names a table.
+#[test]
+fn db_stats_shows_a_url_without_its_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    leveltable()
+        .args(["db", "build"])
+        .arg(&db)
+        .write_stdin(sorted_tsv(10))
+        .assert()
+        .success();
+    let url = format!("file://{}", db.display());
+    let signed = format!("{url}?sig=SECRET");
+    let out = leveltable()
+        .args(["db", "stats", &signed])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    assert!(text.starts_with(&format!("database: {url}\n")), "{text}");
+    let out = leveltable()
+        .args(["db", "stats", "--json", &signed])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["dir"], url);
+}

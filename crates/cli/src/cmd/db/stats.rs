@@ -107,7 +107,12 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         levels.push(stats);
     }
     let stats = Stats {
-        dir: args.dir.display().to_string(),
+        // A URL without its credentials or query (a presigned URL's signature).
+        dir: if crate::remote::is_url(&args.dir) {
+            crate::remote::shown(&args.dir.to_string_lossy())
+        } else {
+            args.dir.display().to_string()
+        },
         comparator: p.comparator.clone(),
         manifest: p.manifest.clone(),
         last_sequence: p.last_sequence,
