@@ -305,3 +305,28 @@ fn build_and_commit_into_a_dangling_link_blame_the_link() {
         assert_eq!(files_in(tmp.path()), ["db", "part"]);
     }
 }
+
+/// A commit to a URL whose upload fails keeps the parts staged, as any failed commit does;
+/// committed again to a URL that can be written, the parts are uploaded and then removed.
+#[cfg(feature = "object")]
+#[test]
+fn a_commit_to_a_url_that_cannot_be_written_keeps_the_parts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parts = two_parts(tmp.path(), 1000, 0..500, 500..1000);
+    // A prefix under a regular file: no object can be written there.
+    fs::write(tmp.path().join("file"), b"x").unwrap();
+    let bad = format!("file://{}/file/db", tmp.path().display());
+    let err = refused_commit(Path::new(&bad), &parts);
+    assert!(err.contains("file/db"), "{err}");
+    let url = format!("file://{}/db", tmp.path().display());
+    leveltable()
+        .args(["db", "commit", "-q", &url])
+        .args(&parts)
+        .assert()
+        .success();
+    let out = leveltable().args(["db", "dump", &url]).output().unwrap();
+    assert_eq!(stdout_of(&out), sorted_tsv(1000));
+    for part in &parts {
+        assert!(!part.exists(), "{} is still staged", part.display());
+    }
+}

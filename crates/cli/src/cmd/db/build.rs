@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use leveltable_db::{
     BulkOptions, CommitSummary, DEFAULT_MAX_FILE_SIZE, DbBuilder, Duplicates, Error,
-    ExternalSorter, Part, PartBuilder, SortedFeed, commit_with_progress,
+    ExternalSorter, FileSystem, LocalFileSystem, PART_RECORD, Part, PartBuilder, SortedFeed,
+    WritableFile, commit_on,
 };
 
 use crate::cmd::Outcome;
@@ -336,6 +337,26 @@ pub fn run_part(args: PartArgs, output: &mut Output) -> Result<Outcome> {
 /// parts out of order or overlapping, a DIR that is not new or empty, or a failed copy or
 /// write; the parts stay staged, unchanged.
 pub fn run_commit(args: CommitArgs, output: &mut Output) -> Result<Outcome> {
+    commit_parts(args, &LocalFileSystem, output).map(|_| Outcome::Success)
+}
+
+/// Runs `db commit` into a directory that is then uploaded: the staging directories are
+/// left as they were, so that a failed upload can be run again; [`remove_staging`] removes
+/// them once the upload is complete. Returns the parts.
+///
+/// # Errors
+/// As [`run_commit`].
+pub fn run_commit_keeping_parts(args: CommitArgs, output: &mut Output) -> Result<Vec<Part>> {
+    let keep = KeepStaging(args.staging.clone());
+    commit_parts(args, &keep, output)
+}
+
+/// Commits the parts of `args` through `file_system`; returns them.
+fn commit_parts(
+    args: CommitArgs,
+    file_system: &dyn FileSystem,
+    output: &mut Output,
+) -> Result<Vec<Part>> {
     // Until CURRENT is in place, what the commit made in DIR is registered: the signal
     // handler removes it, and the parts stay staged.
     clean_up_on_signals(|| {})?;
@@ -346,7 +367,7 @@ pub fn run_commit(args: CommitArgs, output: &mut Output) -> Result<Outcome> {
         .collect::<Result<Vec<Part>>>()?;
     output.flush()?;
     let progress = Progress::counting(args.quiet);
-    let summary = commit_with_progress(&args.dir, &parts, &mut |done, total| {
+    let summary = commit_on(file_system, &args.dir, &parts, &mut |done, total| {
         progress.report(done, total);
     })
     .map_err(|e| build_error(&args.dir, e))?;
@@ -354,7 +375,49 @@ pub fn run_commit(args: CommitArgs, output: &mut Output) -> Result<Outcome> {
     if !args.quiet {
         output.err_line(summary_line("committed", &args.dir, &summary, None))?;
     }
-    Ok(Outcome::Success)
+    Ok(parts)
+}
+
+/// The local file system, but for the removal of the files in the staging directories
+/// given: a commit leaves them staged.
+#[derive(Debug)]
+struct KeepStaging(Vec<PathBuf>);
+
+impl FileSystem for KeepStaging {
+    fn create(&self, path: &Path) -> std::io::Result<Box<dyn WritableFile>> {
+        LocalFileSystem.create(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        LocalFileSystem.rename(from, to)
+    }
+
+    fn remove(&self, path: &Path) -> std::io::Result<()> {
+        if path
+            .parent()
+            .is_some_and(|dir| self.0.iter().any(|s| s == dir))
+        {
+            return Ok(());
+        }
+        LocalFileSystem.remove(path)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+        LocalFileSystem.sync_dir(dir)
+    }
+}
+
+/// Empties and removes the staging directories of committed parts, as a commit does: each
+/// record first, so that a directory left half-emptied is no finished part. Errors are
+/// ignored: the database is complete.
+pub fn remove_staging(parts: &[Part]) {
+    for part in parts {
+        let _ = std::fs::remove_file(part.staging.join(PART_RECORD));
+        for file in &part.files {
+            let _ = std::fs::remove_file(part.staging.join(&file.name));
+        }
+        let _ = std::fs::remove_dir(&part.staging);
+    }
 }
 
 fn part_summary(part: &Part) -> CommitSummary {

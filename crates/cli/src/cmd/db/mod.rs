@@ -83,10 +83,16 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         Command::Commit(mut args) if crate::remote::is_url(&args.dir) => {
             let url = args.dir.clone();
             let quiet = args.quiet;
-            to_url(&url, quiet, output, |dir, output| {
+            // The parts stay staged until the upload is complete: a failed one can be run
+            // again.
+            let mut parts = Vec::new();
+            let outcome = to_url(&url, quiet, output, |dir, output| {
                 args.dir = dir;
-                build::run_commit(args, output)
-            })
+                parts = build::run_commit_keeping_parts(args, output)?;
+                Ok(Outcome::Success)
+            })?;
+            build::remove_staging(&parts);
+            Ok(outcome)
         }
         Command::Commit(args) => build::run_commit(args, output),
         Command::Put(args) => put::run(args),
