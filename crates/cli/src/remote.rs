@@ -136,6 +136,36 @@ pub fn upload_db(_dir: &Path, url: &str) -> Result<u64> {
     )))
 }
 
+/// Refuses a prefix `url` that holds objects: a database is built only under a new or empty
+/// prefix, as in a new or empty directory.
+///
+/// # Errors
+/// A message for a prefix that is not empty, a bad URL or a failed listing.
+#[cfg(feature = "object")]
+pub fn check_empty_prefix(url: &str) -> Result<()> {
+    use leveltable_db::storage::Storage as _;
+    let location = location(url)?;
+    let names = leveltable_object::PrefixStorage::new(&location)
+        .list()
+        .map_err(|e| CliError::new(format!("cannot list {}: {e}", location.name())))?;
+    if !names.is_empty() {
+        return Err(CliError::new(format!(
+            "{} is not empty: a database is built only under a new or empty prefix",
+            location.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Without the `object` feature, a URL is refused.
+#[cfg(not(feature = "object"))]
+pub fn check_empty_prefix(url: &str) -> Result<()> {
+    Err(CliError::new(format!(
+        "{}: this build writes no URLs (built without the `object` feature)",
+        without_credentials(url)
+    )))
+}
+
 /// Uploads the local file `from` to `url` in parts; the object appears only when complete.
 ///
 /// # Errors

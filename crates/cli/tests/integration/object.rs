@@ -487,3 +487,38 @@ fn db_stats_shows_a_url_without_its_query() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["dir"], url);
 }
+
+/// `db build` and `db commit` to a prefix that holds objects are refused, as a directory that
+/// is not empty is: an upload there would mix the new database's files with another's.
+#[test]
+fn building_to_a_prefix_that_is_not_empty_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("db");
+    std::fs::create_dir(&prefix).unwrap();
+    std::fs::write(prefix.join("notes.txt"), b"precious").unwrap();
+    let url = format!("file://{}", prefix.display());
+    let refusal = format!(
+        "error: {url} is not empty: a database is built only under a new or empty prefix\n"
+    );
+    leveltable()
+        .args(["db", "build", &url])
+        .write_stdin(sorted_tsv(10))
+        .assert()
+        .code(2)
+        .stderr(refusal.clone());
+    let part = dir.path().join("part");
+    leveltable()
+        .args(["db", "build-part", "-q"])
+        .arg(&part)
+        .write_stdin(sorted_tsv(10))
+        .assert()
+        .success();
+    leveltable()
+        .args(["db", "commit", &url])
+        .arg(&part)
+        .assert()
+        .code(2)
+        .stderr(refusal);
+    assert_eq!(files_in(&prefix), ["notes.txt"]);
+    assert!(part.join("PART").is_file());
+}

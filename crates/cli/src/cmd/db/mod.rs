@@ -105,19 +105,21 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
 
 /// `db build` or `db commit` to a URL: the database is made in a temporary directory, then
 /// uploaded to the prefix with CURRENT last, so no reader sees a partial database there.
+/// The prefix must be new or empty, as a directory must.
 fn to_url(
     url: &Path,
     quiet: bool,
     output: &mut Output,
     make: impl FnOnce(std::path::PathBuf, &mut Output) -> Result<Outcome>,
 ) -> Result<Outcome> {
+    let url = url
+        .to_str()
+        .ok_or_else(|| CliError::new("a URL must be valid Unicode"))?;
+    crate::remote::check_empty_prefix(url)?;
     let tmp = tempfile::tempdir()
         .map_err(|e| CliError::new(format!("cannot make a temporary directory: {e}")))?;
     let dir = tmp.path().join("db");
     let outcome = make(dir.clone(), output)?;
-    let url = url
-        .to_str()
-        .ok_or_else(|| CliError::new("a URL must be valid Unicode"))?;
     let bytes = crate::remote::upload_db(&dir, url)?;
     if !quiet {
         output.err_line(format!(
