@@ -69,6 +69,8 @@ enum Scan {
     Db(Reader),
     Versions {
         db: Arc<Closable<RustDb>>,
+        /// The view the stream was made on, which a `refresh()` of `db` does not change.
+        view: Arc<RustDb>,
         lo: Edge<Vec<u8>>,
         hi: Edge<Vec<u8>>,
     },
@@ -110,8 +112,9 @@ impl ArrowStream {
         (lo, hi): (Edge<Vec<u8>>, Edge<Vec<u8>>),
         batch_rows: usize,
     ) -> PyResult<ArrowStream> {
+        let view = db.get(THE_DATABASE)?;
         Ok(ArrowStream {
-            scan: Scan::Versions { db, lo, hi },
+            scan: Scan::Versions { db, view, lo, hi },
             batch_rows: checked_rows(batch_rows)?,
         })
     }
@@ -159,9 +162,15 @@ impl ArrowStream {
                 };
                 Box::new(FilledBatches::new(rows, schema()))
             }
-            Scan::Versions { db, lo, hi } => {
-                let db = db.get(THE_DATABASE)?;
-                Box::new(crate::versions_arrow::batches(&db, lo, hi, self.batch_rows))
+            Scan::Versions { db, view, lo, hi } => {
+                // Refuses a closed database; reads the view the stream was made on.
+                db.get(THE_DATABASE)?;
+                Box::new(crate::versions_arrow::batches(
+                    view,
+                    lo,
+                    hi,
+                    self.batch_rows,
+                ))
             }
             Scan::Table(scan) => Box::new(FilledBatches::new(
                 TableRows::new(scan, self.batch_rows),

@@ -98,3 +98,20 @@ def test_versions_need_a_read_only_database(tmp_path):
     db.close()
     with pytest.raises(leveltable.ClosedError):
         pyarrow.table(scan)
+
+
+def test_a_stream_reads_the_view_it_was_made_on(tmp_path):
+    # A refresh() after scan_arrow() leaves the stream the view it was made on, as it
+    # leaves the plain scan's.
+    writer = leveltable.Db(str(tmp_path / "db"), writable=True, create_if_missing=True)
+    writer.put(b"a", b"1")
+    db = leveltable.Db(tmp_path / "db")
+    scan = db.scan_arrow(versions=True)
+    plain = db.scan_arrow()
+    writer.put(b"a", b"2")
+    writer.put(b"b", b"3")
+    assert db.refresh()
+    assert rows(scan) == [(b"a", b"1", 1, "live")]
+    assert pyarrow.table(plain).to_pydict() == {"key": [b"a"], "value": [b"1"]}
+    assert len(rows(db.scan_arrow(versions=True))) == 3
+    writer.close()
