@@ -98,10 +98,9 @@ fn a_creation_interrupted_before_current_is_started_afresh() {
     assert_eq!(db_dump(&db, &[]), "k\tv\n");
 }
 
-/// Starts `db write --batch 2` on standard input, feeds it five lines, waits until the
-/// database holds line 4 (two batches), sends `signal` and returns the exit status and
-/// standard error.
-fn interrupted_write(dir: &Path, signal: &str, sync: bool) -> (std::process::ExitStatus, String) {
+/// Starts `db write --batch 2` on standard input, feeds it five lines and waits until the
+/// database holds line 4 (two batches).
+fn write_under_way(dir: &Path, sync: bool) -> (std::process::Child, std::process::ChildStdin) {
     let mut args = vec!["db", "write", "--create-if-missing", "--batch", "2"];
     args.push(path_str(dir));
     if sync {
@@ -123,6 +122,12 @@ fn interrupted_write(dir: &Path, signal: &str, sync: bool) -> (std::process::Exi
         },
         || "the batches were not written".to_owned(),
     );
+    (child, stdin)
+}
+
+/// [`write_under_way`], then sends `signal`; returns the exit status and standard error.
+fn interrupted_write(dir: &Path, signal: &str, sync: bool) -> (std::process::ExitStatus, String) {
+    let (child, stdin) = write_under_way(dir, sync);
     send_signal(child.id(), signal);
     let out = child.wait_with_output().unwrap();
     drop(stdin);
@@ -130,6 +135,30 @@ fn interrupted_write(dir: &Path, signal: &str, sync: bool) -> (std::process::Exi
         out.status,
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+#[test]
+fn a_write_whose_standard_error_is_closed_still_ends_by_the_signal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let (mut child, stdin) = write_under_way(&db, false);
+    // Its message about the lines written cannot be printed: the signal still ends it.
+    drop(child.stderr.take());
+    send_signal(child.id(), "TERM");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("db write went on after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    drop(stdin);
+    assert_eq!(status.signal(), Some(15), "{status:?}");
+    assert_eq!(db_dump(&db, &[]), "k2\tv\nk3\tv\n");
 }
 
 #[test]

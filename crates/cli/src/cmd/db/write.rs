@@ -1,6 +1,7 @@
 //! `leveltable db write DIR [INPUT]`: puts and deletes read from lines, applied in write
 //! batches of `--batch` operations.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -140,7 +141,9 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let sync = args.write.sync;
     clean_up_on_signals(move || {
         let written = acknowledged(&on_signal);
-        eprintln!("error: {}", written.interrupted(sync));
+        // Not `eprintln!`, which panics if standard error is closed: this thread must go on
+        // to end the process by the signal.
+        let _ = writeln!(std::io::stderr(), "error: {}", written.interrupted(sync));
         // Held: no write starts before the process ends.
         std::mem::forget(written);
     })?;
