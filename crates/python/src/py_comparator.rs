@@ -3,6 +3,7 @@
 //! before, with or after `b`.
 
 use std::cmp::Ordering;
+use std::io::Write as _;
 use std::sync::Arc;
 
 use leveltable_table::Comparator;
@@ -72,7 +73,10 @@ impl Comparator for PyComparator {
                 Ok(n) => n.cmp(&0),
                 Err(e) => {
                     e.write_unraisable(py, Some(self.compare.bind(py)));
-                    eprintln!(
+                    // Not `eprintln!`, which panics if standard error is closed, and the
+                    // panic would unwind through the engine instead of ending the process.
+                    let _ = writeln!(
+                        std::io::stderr(),
                         "leveltable: the comparator {:?} failed; aborting",
                         self.name
                     );

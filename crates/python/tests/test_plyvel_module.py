@@ -88,6 +88,45 @@ def test_comparator_is_recorded_and_other_orders_are_refused(tmp_path):
         assert list(db.iterator(include_value=False, reverse=True)) == [b"a", b"b", b"c"]
 
 
+@pytest.mark.parametrize("stderr_closed", [False, True])
+def test_a_failing_comparator_aborts_the_process(tmp_path, stderr_closed):
+    """As plyvel: keys kept in an order that failed would be lost to every later read. The
+    process aborts even when its message cannot be printed."""
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from leveltable import plyvel\n"
+        "def cmp(a, b):\n"
+        "    if b'boom' in (a, b):\n"
+        "        raise ValueError('no order')\n"
+        "    return (a > b) - (a < b)\n"
+        "db = plyvel.DB(sys.argv[1], create_if_missing=True, comparator=cmp,\n"
+        "               comparator_name=b'test.Failing')\n"
+        "db.put(b'a', b'')\n"
+        "db.put(b'boom', b'')\n"
+        "print('went on', flush=True)\n"
+    )
+    read, write = os.pipe()
+    if stderr_closed:
+        os.close(read)
+    try:
+        child = subprocess.run([sys.executable, "-c", script, str(tmp_path / "db")],
+                               stdout=subprocess.PIPE, stderr=write, timeout=60)
+    finally:
+        os.close(write)
+    said = b""
+    if not stderr_closed:
+        with os.fdopen(read, "rb") as r:
+            said = r.read()
+    assert child.returncode == -signal.SIGABRT, (child.returncode, child.stdout, said)
+    assert child.stdout == b""
+    if not stderr_closed:
+        assert b'the comparator "test.Failing" failed; aborting' in said, said
+
+
 def test_repair_db_recovers_a_database_whose_manifest_is_lost(tmp_path):
     with lt_plyvel.DB(str(tmp_path), create_if_missing=True) as db:
         fill(db)
