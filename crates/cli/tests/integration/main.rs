@@ -29,5 +29,6 @@ mod out_paths;
 mod output_errors;
 mod progress;
 mod signals;
+mod sort_memory;
 mod special_files;
 mod table_memory;

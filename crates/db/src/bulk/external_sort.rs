@@ -1,14 +1,14 @@
-//! Sorting more entries than fit in memory: sorted runs spilled as temporary tables (our own
-//! format, read back block by block), then merged.
+//! Sorting more entries than fit in memory: sorted runs spilled as temporary files (a plain
+//! sequence of checksummed records, read back through a buffer: nothing per entry stays in
+//! memory, as a table's index would for long keys), then merged.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::BufWriter;
-use std::path::Path;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
 
 use leveltable_process::TemporaryDir;
-use leveltable_table::{BuildOptions, Compression, ReadOptions, Table, TableBuilder, TableIter};
 
 use crate::{Error, Result};
 
@@ -29,7 +29,7 @@ const ENTRY_OVERHEAD: u64 = 32;
 /// Sorts entries given in any order within a memory budget.
 ///
 /// Entries are buffered in one arena until the budget is reached, then sorted and written as
-/// a run: a temporary table in `temp_dir`. [`finish`](Self::finish) merges the runs (or
+/// a run: a temporary file in `temp_dir`. [`finish`](Self::finish) merges the runs (or
 /// sorts the buffer alone when nothing was spilled) and hands the entries out in order.
 #[derive(Debug)]
 pub struct ExternalSorter {
@@ -39,7 +39,8 @@ pub struct ExternalSorter {
     arena: Vec<u8>,
     /// Per entry: where its key starts in the arena, the key's and the value's lengths.
     index: Vec<(usize, usize, usize)>,
-    runs: Vec<Table<File>>,
+    /// The runs spilled, in order.
+    runs: Vec<PathBuf>,
     /// Where runs are spilled: removed when the sorter is dropped, or by
     /// [`leveltable_process::remove_temporaries`] on a signal.
     temp: TemporaryDir,
@@ -114,28 +115,18 @@ impl ExternalSorter {
         let index = self.sorted_index();
         let path = run_path(self.temp.path(), self.runs.len());
         let file = File::create_new(&path).map_err(|e| Error::op("cannot create", &path, e))?;
-        let options = BuildOptions::default().compression(Compression::None);
-        let mut builder = TableBuilder::new(BufWriter::with_capacity(1 << 16, file), options)?;
-        let arena = &self.arena;
+        let mut out = BufWriter::with_capacity(1 << 16, file);
         let mut result = Ok(());
-        distinct(&index, arena, self.duplicates, |key, value| {
+        distinct(&index, &self.arena, self.duplicates, |key, value| {
             if result.is_ok() {
-                result = builder
-                    .add(key, value)
-                    .map_err(|e| Error::writing(&path, e));
+                result = write_record(&mut out, key, value);
             }
         })?;
-        result?;
-        builder.finish().map_err(|e| Error::writing(&path, e))?;
-        builder
-            .into_inner()
-            .into_inner()
-            .map_err(|e| Error::op("cannot write", &path, e.into_error()))?;
+        result
+            .and_then(|()| out.into_inner().map_err(|e| e.into_error()).map(drop))
+            .map_err(|e| Error::op("cannot write", &path, e))?;
         self.arena.clear();
-        let file = File::open(&path).map_err(|source| Error::io(&path, source))?;
-        let table = Table::open(file, ReadOptions::default())
-            .map_err(|e| Error::from(e).in_table(&path))?;
-        self.runs.push(table);
+        self.runs.push(path);
         Ok(())
     }
 
@@ -158,7 +149,12 @@ impl ExternalSorter {
         if !self.index.is_empty() {
             self.spill()?;
         }
-        merge(self.temp.path(), &self.runs, self.duplicates, f)
+        // The buffer is not needed again: the merge's buffers take its place.
+        self.arena = Vec::new();
+        let buffer = usize::try_from(self.budget / self.runs.len() as u64)
+            .unwrap_or(usize::MAX)
+            .clamp(MIN_RUN_BUFFER, MAX_RUN_BUFFER);
+        merge(&self.runs, buffer, self.duplicates, f)
     }
 }
 
@@ -190,78 +186,151 @@ pub(crate) fn duplicate(key: &[u8]) -> Error {
     Error::DuplicateKey { key: key.to_vec() }
 }
 
-/// A run's cursor in the merge heap: smallest key first, and for equal keys the latest run.
-struct Head<'t> {
-    run: usize,
-    cursor: TableIter<'t, File>,
+/// The bytes a run's reader buffers during the merge, at least and at most: the budget
+/// shared by the runs, within these bounds.
+const MIN_RUN_BUFFER: usize = 4 << 10;
+const MAX_RUN_BUFFER: usize = 1 << 20;
+
+/// Bytes of a run record's header: the CRC32C of the rest, the key's and the value's lengths.
+const RECORD_HEADER: usize = 4 + 8 + 8;
+
+/// Writes one record of a run: the header (CRC32C of the lengths, key and value; the key's
+/// and the value's lengths, little-endian), then the key and the value.
+fn write_record(out: &mut impl Write, key: &[u8], value: &[u8]) -> std::io::Result<()> {
+    let mut lengths = [0u8; 16];
+    lengths[..8].copy_from_slice(&(key.len() as u64).to_le_bytes());
+    lengths[8..].copy_from_slice(&(value.len() as u64).to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c::crc32c_append(crc32c::crc32c(&lengths), key), value);
+    out.write_all(&crc.to_le_bytes())?;
+    out.write_all(&lengths)?;
+    out.write_all(key)?;
+    out.write_all(value)
 }
 
-impl PartialEq for Head<'_> {
+/// A run being read back in the merge: its current entry, and which run it is (for equal
+/// keys, the latest run comes first).
+struct Head {
+    run: usize,
+    path: PathBuf,
+    reader: BufReader<File>,
+    /// Where the next record starts.
+    offset: u64,
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl Head {
+    /// Reads the next record into `key` and `value`; `false` at the end of the run.
+    fn advance(&mut self) -> Result<bool> {
+        let path = self.path.as_path();
+        let io = |e| Error::io(path, e);
+        if self.reader.fill_buf().map_err(io)?.is_empty() {
+            return Ok(false);
+        }
+        let bad = |what: &'static str, offset| Error::corruption(path, what, offset);
+        let mut header = [0u8; RECORD_HEADER];
+        if !read_full(&mut self.reader, &mut header).map_err(io)? {
+            return Err(bad("sort run record (truncated)", self.offset));
+        }
+        let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or([0; 8]));
+        let (key_len, value_len) = (word(4), word(12));
+        for (buf, len) in [(&mut self.key, key_len), (&mut self.value, value_len)] {
+            buf.clear();
+            // Read as far as the file goes: a length that is not the record's is caught
+            // below, never allocated at once.
+            let read = (&mut self.reader).take(len).read_to_end(buf).map_err(io)?;
+            if read as u64 != len {
+                return Err(bad("sort run record (truncated)", self.offset));
+            }
+        }
+        let crc = crc32c::crc32c_append(
+            crc32c::crc32c_append(crc32c::crc32c(&header[4..]), &self.key),
+            &self.value,
+        );
+        if crc.to_le_bytes() != header[..4] {
+            return Err(bad("sort run record (checksum mismatch)", self.offset));
+        }
+        self.offset = self
+            .offset
+            .saturating_add(RECORD_HEADER as u64)
+            .saturating_add(key_len)
+            .saturating_add(value_len);
+        Ok(true)
+    }
+}
+
+/// Fills `buf` from `reader`: `false` if it ends first.
+fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
+    match reader.read_exact(buf) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+impl PartialEq for Head {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
 
-impl Eq for Head<'_> {}
+impl Eq for Head {}
 
-impl PartialOrd for Head<'_> {
+impl PartialOrd for Head {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Head<'_> {
+impl Ord for Head {
     fn cmp(&self, other: &Self) -> Ordering {
         // BinaryHeap pops the greatest: invert the key order, prefer the later run.
-        other
-            .cursor
-            .key()
-            .cmp(self.cursor.key())
-            .then(self.run.cmp(&other.run))
+        other.key.cmp(&self.key).then(self.run.cmp(&other.run))
     }
 }
 
 /// The file of run `index` in `dir`.
-fn run_path(dir: &Path, index: usize) -> std::path::PathBuf {
-    dir.join(format!("run-{index:06}.ldb"))
+fn run_path(dir: &Path, index: usize) -> PathBuf {
+    dir.join(format!("run-{index:06}"))
 }
 
-/// Merges sorted runs (each without duplicates, spilled in `dir`), the later run winning
-/// equal keys.
+/// Merges the sorted runs (each without duplicates) read through buffers of `buffer` bytes,
+/// the later run winning equal keys.
 fn merge(
-    dir: &Path,
-    runs: &[Table<File>],
+    runs: &[PathBuf],
+    buffer: usize,
     duplicates: Duplicates,
     mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
-    // A run that cannot be read back is named.
-    let named = |run: usize| move |e| Error::from(e).in_table(run_path(dir, run));
     let mut heap = BinaryHeap::with_capacity(runs.len());
-    for (run, table) in runs.iter().enumerate() {
-        let mut cursor = table.iter();
-        cursor.seek_to_first();
-        cursor.status().map_err(named(run))?;
-        if cursor.valid() {
-            heap.push(Head { run, cursor });
+    for (run, path) in runs.iter().enumerate() {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut head = Head {
+            run,
+            path: path.clone(),
+            reader: BufReader::with_capacity(buffer, file),
+            offset: 0,
+            key: Vec::new(),
+            value: Vec::new(),
+        };
+        if head.advance()? {
+            heap.push(head);
         }
     }
     let mut last: Option<Vec<u8>> = None;
     while let Some(mut head) = heap.pop() {
-        let key = head.cursor.key();
-        if last.as_deref() == Some(key) {
+        if last.as_deref() == Some(head.key.as_slice()) {
             // An earlier run's entry for a key already handed out from a later run.
             if duplicates == Duplicates::Error {
-                return Err(duplicate(key));
+                return Err(duplicate(&head.key));
             }
         } else {
-            f(key, head.cursor.value())?;
+            f(&head.key, &head.value)?;
             let buf = last.get_or_insert_with(Vec::new);
             buf.clear();
-            buf.extend_from_slice(key);
+            buf.extend_from_slice(&head.key);
         }
-        head.cursor.next();
-        head.cursor.status().map_err(named(head.run))?;
-        if head.cursor.valid() {
+        if head.advance()? {
             heap.push(head);
         }
     }
@@ -290,6 +359,6 @@ mod tests {
         }
         std::fs::write(&run, &bytes).unwrap();
         let err = sorter.finish(|_, _| Ok(())).unwrap_err().to_string();
-        assert!(err.contains("run-000000.ldb"), "{err}");
+        assert!(err.contains("run-000000"), "{err}");
     }
 }
