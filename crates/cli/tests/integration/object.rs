@@ -428,10 +428,8 @@ fn db_stats_reads_sst_tables_under_a_prefix() {
     assert_eq!(text, String::from_utf8_lossy(&local.stdout));
 }
 
-/// Following reads a local directory only: `db watch` and `chromium local-storage --watch`
-/// given a URL say so, rather than that an existing prefix does not exist.
-#[test]
-fn watching_a_url_is_refused_as_such() {
+/// A directory holding a database `db` of ten entries, and that database's `file://` URL.
+fn small_db_url() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     leveltable()
@@ -441,6 +439,14 @@ fn watching_a_url_is_refused_as_such() {
         .assert()
         .success();
     let url = format!("file://{}", db.display());
+    (dir, url)
+}
+
+/// Following reads a local directory only: `db watch` and `chromium local-storage --watch`
+/// given a URL say so, rather than that an existing prefix does not exist.
+#[test]
+fn watching_a_url_is_refused_as_such() {
+    let (_dir, url) = small_db_url();
     for args in [
         &["db", "watch", &url][..],
         &["chromium", "local-storage", "--watch", &url],
@@ -462,15 +468,7 @@ fn watching_a_url_is_refused_as_such() {
 /// database by its URL without it, as `stats` names a table.
 #[test]
 fn db_stats_shows_a_url_without_its_query() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    leveltable()
-        .args(["db", "build"])
-        .arg(&db)
-        .write_stdin(sorted_tsv(10))
-        .assert()
-        .success();
-    let url = format!("file://{}", db.display());
+    let (_dir, url) = small_db_url();
     let signed = format!("{url}?sig=SECRET");
     let out = leveltable()
         .args(["db", "stats", &signed])
