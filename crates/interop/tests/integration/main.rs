@@ -15,6 +15,7 @@ mod db_log_kill;
 mod db_power_loss;
 mod db_repair;
 mod db_write_diff;
+mod db_write_held;
 mod db_write_kill;
 mod dual_filter;
 mod filter_block;
