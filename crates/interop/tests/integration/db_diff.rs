@@ -17,24 +17,12 @@ use leveltable_interop::table::Compression;
 
 use crate::common;
 
-use common::{copy_files, count, dir_state, same, scratch_dir};
+use common::{copy_files, count, dir_state, in_range, same, scratch_dir};
 
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn ours_all(db: &OurDb) -> Result<Pairs, leveltable_db::Error> {
     db.iter().collect()
-}
-
-fn in_range(k: &[u8], lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> bool {
-    (match lo {
-        Bound::Included(b) => k >= b.as_slice(),
-        Bound::Excluded(b) => k > b.as_slice(),
-        Bound::Unbounded => true,
-    }) && (match hi {
-        Bound::Included(b) => k <= b.as_slice(),
-        Bound::Excluded(b) => k < b.as_slice(),
-        Bound::Unbounded => true,
-    })
 }
 
 fn random_bound(rng: &mut SplitMix, keys: u64) -> Bound<Vec<u8>> {

@@ -26,23 +26,11 @@ use leveltable_interop::db::{BatchOp, Db, DbOptions, SplitMix, history_key, hist
 use leveltable_interop::require_leveldb;
 use leveltable_interop::table::Compression;
 
-use crate::common::{count, same};
+use crate::common::{count, in_range, same};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 type Range = (Bound<Vec<u8>>, Bound<Vec<u8>>);
-
-fn in_range(k: &[u8], (lo, hi): &Range) -> bool {
-    (match lo {
-        Bound::Included(b) => k >= b.as_slice(),
-        Bound::Excluded(b) => k > b.as_slice(),
-        Bound::Unbounded => true,
-    }) && (match hi {
-        Bound::Included(b) => k <= b.as_slice(),
-        Bound::Excluded(b) => k < b.as_slice(),
-        Bound::Unbounded => true,
-    })
-}
 
 /// A key in one of eight regions, written in bursts so that flushes land at different
 /// levels; sometimes one of the order's edges (the empty key, 0x00 and 0xff bytes).
@@ -151,7 +139,7 @@ impl Held {
 /// Everything LevelDB sees in `range`, in order.
 fn theirs_in(theirs: &Db, range: &Range) -> Pairs {
     let mut all = theirs.scan(None, false).unwrap();
-    all.retain(|(k, _)| in_range(k, range));
+    all.retain(|(k, _)| in_range(k, &range.0, &range.1));
     all
 }
 
@@ -159,7 +147,7 @@ fn theirs_in(theirs: &Db, range: &Range) -> Pairs {
 fn in_model(model: &Model, range: &Range) -> Pairs {
     model
         .iter()
-        .filter(|(k, _)| in_range(k, range))
+        .filter(|(k, _)| in_range(k, &range.0, &range.1))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }

@@ -56,6 +56,20 @@ pub fn count(var: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// Whether `k` lies between the bounds `lo` and `hi`.
+pub fn in_range(k: &[u8], lo: &std::ops::Bound<Vec<u8>>, hi: &std::ops::Bound<Vec<u8>>) -> bool {
+    use std::ops::Bound;
+    (match lo {
+        Bound::Included(b) => k >= b.as_slice(),
+        Bound::Excluded(b) => k > b.as_slice(),
+        Bound::Unbounded => true,
+    }) && (match hi {
+        Bound::Included(b) => k <= b.as_slice(),
+        Bound::Excluded(b) => k < b.as_slice(),
+        Bound::Unbounded => true,
+    })
+}
+
 /// Panics unless the two lists are equal, naming the first entry that differs (the lists
 /// can be long; printing them whole helps nobody).
 pub fn same(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], what: &str) {
