@@ -360,18 +360,23 @@ fn nginx_dav(root: &Path) -> Option<Nginx> {
     Some(server)
 }
 
+/// Builds `sorted_tsv(3000)` at `db` in tables of at most 20,000 bytes.
+fn build_in_tables(db: &Path) {
+    leveltable()
+        .args(["db", "build", "--max-file-size", "20000"])
+        .arg(db)
+        .write_stdin(sorted_tsv(3000))
+        .assert()
+        .success();
+}
+
 /// A database prefix on an HTTP server named with a query (a presigned URL's signature):
 /// `db stats` reads its tables with the query, as `db dump` reads them.
 #[test]
 fn db_stats_reads_the_tables_of_a_prefix_with_a_query() {
     let root = tempfile::tempdir().unwrap();
     let db = root.path().join("db");
-    leveltable()
-        .args(["db", "build", "--max-file-size", "20000"])
-        .arg(&db)
-        .write_stdin(sorted_tsv(3000))
-        .assert()
-        .success();
+    build_in_tables(&db);
     let Some(server) = nginx_dav(root.path()) else {
         return;
     };
@@ -403,12 +408,7 @@ fn db_stats_reads_the_tables_of_a_prefix_with_a_query() {
 fn db_stats_reads_sst_tables_under_a_prefix() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
-    leveltable()
-        .args(["db", "build", "--max-file-size", "20000"])
-        .arg(&db)
-        .write_stdin(sorted_tsv(3000))
-        .assert()
-        .success();
+    build_in_tables(&db);
     for e in std::fs::read_dir(&db).unwrap() {
         let path = e.unwrap().path();
         if path.extension().is_some_and(|x| x == "ldb") {
