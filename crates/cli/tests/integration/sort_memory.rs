@@ -2,6 +2,8 @@
 //! their bytes, given out of order), sorted in 1 MiB, is built with a peak resident set far
 //! below the input's size, measured by `/usr/bin/time`; the database holds every key.
 
+use crate::common::{run_measuring_memory, stderr_of, time_available};
+
 use std::path::Path;
 use std::process::Command;
 
@@ -18,8 +20,7 @@ fn key(i: u64) -> String {
 
 #[test]
 fn a_sort_of_long_keys_keeps_to_its_memory() {
-    if !Path::new("/usr/bin/time").exists() {
-        println!("skipped: /usr/bin/time (GNU time) is not installed to measure peak memory");
+    if !time_available() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -31,26 +32,22 @@ fn a_sort_of_long_keys_keeps_to_its_memory() {
     }
     std::fs::write(&input, text).unwrap();
     let db = tmp.path().join("db");
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "maxrss-kib=%M", env!("CARGO_BIN_EXE_leveltable")])
-        .args(["db", "build", "--sort", "--memory", "1048576"])
-        .args([&db, &input])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (out, peak) = run_measuring_memory([
+        Path::new("db"),
+        Path::new("build"),
+        Path::new("--sort"),
+        Path::new("--memory"),
+        Path::new("1048576"),
+        &db,
+        &input,
+    ]);
+    let stderr = stderr_of(&out);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains(&format!("{ENTRIES} entries")), "{stderr}");
-    let kib: u64 = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("maxrss-kib="))
-        .unwrap_or_else(|| panic!("no peak in {stderr}"))
-        .trim()
-        .parse()
-        .unwrap();
     assert!(
-        kib * 1024 < PEAK,
+        peak < PEAK,
         "peak {} MiB sorting {} MiB in 1 MiB",
-        kib / 1024,
+        peak / MIB,
         ENTRIES * 8016 / MIB
     );
     // The last key, with its value.

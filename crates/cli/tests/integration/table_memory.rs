@@ -10,7 +10,6 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use leveltable_db::dbformat::{ValueType, append_internal_key};
 use leveltable_db::log_writer::LogWriter;
@@ -109,34 +108,17 @@ fn build_db(dir: &Path) {
 /// Runs `leveltable ARGS` under `/usr/bin/time`: its exit code, standard output and peak
 /// resident set in bytes.
 fn measured(args: &[&str]) -> (Option<i32>, String, u64) {
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "maxrss-kib=%M", env!("CARGO_BIN_EXE_leveltable")])
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let kib: u64 = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("maxrss-kib="))
-        .unwrap_or_else(|| panic!("no peak in {stderr}"))
-        .trim()
-        .parse()
-        .unwrap();
+    let (out, peak) = common::run_measuring_memory(args);
     let code = out.status.code();
     // The command's own messages, less the measurement (and time's note on a failure).
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stdout = common::stdout_of(&out);
     if code != Some(0) && code != Some(1) {
-        panic!("leveltable {args:?} failed ({code:?}): {stderr}");
+        panic!(
+            "leveltable {args:?} failed ({code:?}): {}",
+            common::stderr_of(&out)
+        );
     }
-    (code, stdout, kib * 1024)
-}
-
-fn time_available() -> bool {
-    if Path::new("/usr/bin/time").exists() {
-        return true;
-    }
-    println!("skipped: /usr/bin/time (GNU time) is not installed to measure peak memory");
-    false
+    (code, stdout, peak)
 }
 
 fn db_dir() -> (tempfile::TempDir, PathBuf) {
@@ -193,7 +175,7 @@ fn within(dir: &Path, budget: Option<u64>) {
 
 #[test]
 fn inflating_index_blocks_stay_within_a_small_budget() {
-    if !time_available() {
+    if !common::time_available() {
         return;
     }
     let (_tmp, dir) = db_dir();
@@ -202,7 +184,7 @@ fn inflating_index_blocks_stay_within_a_small_budget() {
 
 #[test]
 fn inflating_index_blocks_stay_within_the_default_budget() {
-    if !time_available() {
+    if !common::time_available() {
         return;
     }
     let (_tmp, dir) = db_dir();

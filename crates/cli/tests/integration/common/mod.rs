@@ -118,6 +118,36 @@ pub fn stdout_of(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// Whether GNU time is at `/usr/bin/time` to measure peak memory; says so when it is not.
+pub fn time_available() -> bool {
+    if Path::new("/usr/bin/time").exists() {
+        return true;
+    }
+    println!("skipped: /usr/bin/time (GNU time) is not installed to measure peak memory");
+    false
+}
+
+/// Runs `leveltable ARGS` under `/usr/bin/time`: its output (standard error ending with
+/// the measurement) and its peak resident set in bytes.
+pub fn run_measuring_memory<S: AsRef<std::ffi::OsStr>>(
+    args: impl IntoIterator<Item = S>,
+) -> (std::process::Output, u64) {
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "maxrss-kib=%M", env!("CARGO_BIN_EXE_leveltable")])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&out);
+    let kib: u64 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("maxrss-kib="))
+        .unwrap_or_else(|| panic!("no peak in {stderr}"))
+        .trim()
+        .parse()
+        .unwrap();
+    (out, kib * 1024)
+}
+
 /// `leveltable db COMMAND DIR ARGS...`, where `command` is the subcommand and the options
 /// before the directory.
 pub fn db_command(command: &[&str], dir: &Path, args: &[&str]) -> Command {
