@@ -256,9 +256,7 @@ fn word_at(words: &[AtomicU32], k: usize) -> u32 {
 }
 
 fn byte_at(words: &[AtomicU32], i: usize) -> u8 {
-    words
-        .get(i / 4)
-        .map_or(0, |w| (w.load(Ordering::Relaxed) >> (8 * (i % 4))) as u8)
+    (word_at(words, i / 4) >> (8 * (i % 4))) as u8
 }
 
 /// Compares `len` bytes of `words` from byte `offset` (a multiple of 4) with `other`,
