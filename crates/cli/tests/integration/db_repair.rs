@@ -290,6 +290,43 @@ fn a_report_in_a_missing_directory_is_refused_before_the_repair() {
     assert_eq!(dir_state(&src), before);
 }
 
+/// A report that cannot be written once the repair is done (here: in `/proc`, where no
+/// file can be created, not even by root) fails the command, saying that the repair itself
+/// finished and where the repaired database is, after the summary of what it lost.
+#[test]
+fn a_report_failing_after_the_repair_says_the_repair_finished() {
+    if !Path::new("/proc/self").is_dir() {
+        eprintln!("skipped: no /proc here");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let src = left_behind(tmp.path());
+    let dest = tmp.path().join("dest");
+    let report = Path::new("/proc/leveltable-report.json");
+    let out = db_output(
+        "repair",
+        &src,
+        &[path_str(&dest), "--report", path_str(report)],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(err.contains("100 keys"), "the summary is printed: {err}");
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.starts_with("error: cannot create a file in /proc: "),
+        "{last}"
+    );
+    assert!(
+        last.ends_with(&format!(
+            "(the repair finished: {} holds the repaired database; only the report is missing)",
+            dest.display()
+        )),
+        "{last}"
+    );
+    let want: String = (100..200u32).map(|i| format!("key{i:04}\tv\n")).collect();
+    assert_eq!(db_dump(&dest, &[]), want);
+}
+
 #[test]
 fn in_place_keeps_the_original_in_lost() {
     let tmp = tempfile::tempdir().unwrap();

@@ -113,11 +113,23 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
         progress.finish();
         report.map_err(|e| repair_error(&args.src, e))?
     };
-    if let Some(path) = &args.report {
-        write_report(path, &report)?;
-    }
     if !args.quiet {
         output.err(report.summary().as_bytes())?;
+    }
+    if let Some(path) = &args.report {
+        // The repair is done by now: a report that fails says so, and where the database
+        // is, so that nobody repairs it again or gives it up.
+        let repaired = match &args.dest {
+            Some(dest) if !args.in_place => dest,
+            _ => &args.src,
+        };
+        write_report(path, &report).map_err(|e| {
+            CliError::new(format!(
+                "{e} (the repair finished: {} holds the repaired database; only the report \
+                 is missing)",
+                repaired.display()
+            ))
+        })?;
     }
     Ok(Outcome::Success)
 }
