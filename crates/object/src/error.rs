@@ -23,8 +23,9 @@ pub enum Error {
         /// The object.
         object: String,
     },
-    /// The object was replaced (its ETag or version changed) after it was opened; nothing
-    /// of the new version was used.
+    /// The object was replaced (its ETag or version changed, or, from a store that gives
+    /// neither, its size or modification time) after it was opened; nothing of the new
+    /// version was used.
     Replaced {
         /// The object.
         object: String,
@@ -97,7 +98,8 @@ impl fmt::Display for Error {
             Error::NotFound { object } => write!(f, "object: {object} not found"),
             Error::Replaced { object } => write!(
                 f,
-                "object: {object} was replaced while open (its etag or version changed)"
+                "object: {object} was replaced while open (its etag, version, size or modification \
+                 time changed)"
             ),
             Error::Request {
                 object,

@@ -1,5 +1,6 @@
-//! One object, pinned at open: its size and ETag (or version), and the ranged reads of it,
-//! each retried, length-checked and conditional on the pinned version.
+//! One object, pinned at open: its size and ETag (or version, or modification time), and
+//! the ranged reads of it, each retried, length-checked and conditional on the pinned
+//! version.
 
 use std::ops::Range;
 use std::time::Instant;
@@ -12,13 +13,19 @@ use crate::{Error, Location, Result};
 
 /// An object pinned at open. Every read carries `If-Match` with the ETag seen then (or
 /// names the version seen then), so a replaced object fails the read with
-/// [`Error::Replaced`] instead of returning bytes of another version.
+/// [`Error::Replaced`] instead of returning bytes of another version. From a store that
+/// gives neither, a read whose object has another size or modification time than at open
+/// fails so too (a replacement of the same size within the same second, the resolution of
+/// HTTP's `Last-Modified`, cannot be told apart).
 #[derive(Debug, Clone)]
 pub struct RemoteObject {
     pub(crate) location: Location,
     pub(crate) size: u64,
     pub(crate) e_tag: Option<String>,
     pub(crate) version: Option<String>,
+    /// When the object was last modified, as the store said at open: seconds and
+    /// nanoseconds since the Unix epoch (zero from a server that does not say).
+    pub(crate) modified: (i64, u32),
 }
 
 /// What a failed attempt means.
@@ -44,6 +51,7 @@ impl RemoteObject {
         let object = RemoteObject {
             location: location.clone(),
             size: meta.size,
+            modified: modified(&meta),
             e_tag: meta.e_tag,
             version: meta.version,
         };
@@ -122,6 +130,23 @@ pub(crate) async fn read_whole(location: &Location, limit: u64) -> Result<Bytes>
     Ok(bytes)
 }
 
+/// Whether `meta`, of a read's response, is of another version than `pinned`: another
+/// ETag, or, from a store that gives neither an ETag nor a version, another modification
+/// time (the size is checked by the read).
+fn replaced(pinned: &RemoteObject, meta: &object_store::ObjectMeta) -> bool {
+    match (&pinned.e_tag, &meta.e_tag) {
+        (Some(pinned), Some(now)) => pinned != now,
+        (None, _) if pinned.version.is_none() => pinned.modified != modified(meta),
+        _ => false,
+    }
+}
+
+/// When the object of `meta` was last modified: seconds and nanoseconds since the epoch.
+fn modified(meta: &object_store::ObjectMeta) -> (i64, u32) {
+    let at = meta.last_modified;
+    (at.timestamp(), at.timestamp_subsec_nanos())
+}
+
 /// The most bytes a response's buffer is given before its body arrives; beyond this it
 /// grows as the body does.
 const FIRST_BUFFER: usize = 8 << 20;
@@ -175,9 +200,7 @@ async fn fetch(
                 match gather(result, claimed).await {
                     Ok(Some(bytes)) if bytes.len() as u64 == claimed => {
                         location.stats.read(bytes.len() as u64);
-                        let changed = pinned.is_some_and(|p| {
-                            p.e_tag.is_some() && meta.e_tag.is_some() && p.e_tag != meta.e_tag
-                        });
+                        let changed = pinned.is_some_and(|p| replaced(p, &meta));
                         if changed {
                             return Err(Error::Replaced {
                                 object: location.name.clone(),

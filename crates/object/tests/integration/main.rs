@@ -5,6 +5,7 @@ mod common;
 mod bounds;
 mod db;
 mod faults;
+mod pinning;
 mod redirects;
 mod servers;
 mod urls;

@@ -1,18 +1,19 @@
 //! A tiny HTTP/1.1 server on a loopback port, on a thread of its own: each connection
 //! carries one request, answered with the raw bytes a handler returns for it (any status,
 //! any headers, a body that need not match them), then closed. It keeps every request
-//! line it saw.
+//! line it saw, with its `Range` header.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// One request: its method and target (path and query, as sent).
+/// One request: its method and target (path and query, as sent), and its `Range` header.
 #[derive(Clone, Debug)]
 pub struct Request {
     pub method: String,
     pub target: String,
+    pub range: Option<String>,
 }
 
 type Handler = dyn Fn(&Request) -> Vec<u8> + Send + Sync;
@@ -63,9 +64,15 @@ fn serve(mut s: TcpStream, log: &Mutex<Vec<Request>>, handler: &Handler) {
     }
     let text = String::from_utf8_lossy(&head);
     let mut words = text.lines().next().unwrap_or("").split(' ');
+    let range = text.lines().skip(1).find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("range")
+            .then(|| value.trim().to_owned())
+    });
     let request = Request {
         method: words.next().unwrap_or("").to_owned(),
         target: words.next().unwrap_or("").to_owned(),
+        range,
     };
     log.lock().unwrap().push(request.clone());
     let _ = s.write_all(&handler(&request));
