@@ -1,6 +1,8 @@
 //! Sorting more entries than fit in memory: sorted runs spilled as temporary files (a plain
 //! sequence of checksummed records, read back through a buffer: nothing per entry stays in
-//! memory, as a table's index would for long keys), then merged.
+//! memory, as a table's index would for long keys), then merged, at most [`MAX_FAN_IN`] at
+//! once: more runs are first merged in groups into longer runs, pass by pass, so that the
+//! open files and the merge's buffers stay bounded whatever the input's size.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -45,6 +47,8 @@ pub struct ExternalSorter {
     /// [`leveltable_process::remove_temporaries`] on a signal.
     temp: TemporaryDir,
     entries: u64,
+    /// The most runs merged at once ([`MAX_FAN_IN`]; smaller in tests).
+    fan_in: usize,
 }
 
 impl ExternalSorter {
@@ -74,6 +78,7 @@ impl ExternalSorter {
             runs: Vec::new(),
             temp,
             entries: 0,
+            fan_in: MAX_FAN_IN,
         })
     }
 
@@ -151,11 +156,58 @@ impl ExternalSorter {
         }
         // The buffer is not needed again: the merge's buffers take its place.
         self.arena = Vec::new();
-        let buffer = usize::try_from(self.budget / self.runs.len() as u64)
-            .unwrap_or(usize::MAX)
-            .clamp(MIN_RUN_BUFFER, MAX_RUN_BUFFER);
-        merge(&self.runs, buffer, self.duplicates, f)
+        let mut runs = std::mem::take(&mut self.runs);
+        let mut names = runs.len();
+        while runs.len() > self.fan_in {
+            runs = self.merge_pass(&runs, &mut names)?;
+        }
+        merge(
+            &runs,
+            run_buffer(self.budget, runs.len()),
+            self.duplicates,
+            f,
+        )
     }
+
+    /// Merges each group of `fan_in` consecutive runs into one longer run (named from
+    /// `names` on), removing the group's files: the runs in the same order, fewer. A later
+    /// run still wins equal keys, as its group is later or it is later in its group.
+    fn merge_pass(&self, runs: &[PathBuf], names: &mut usize) -> Result<Vec<PathBuf>> {
+        let mut merged = Vec::with_capacity(runs.len().div_ceil(self.fan_in));
+        for group in runs.chunks(self.fan_in) {
+            if let [run] = group {
+                merged.push(run.clone());
+                continue;
+            }
+            let path = run_path(self.temp.path(), *names);
+            *names += 1;
+            let file = File::create_new(&path).map_err(|e| Error::op("cannot create", &path, e))?;
+            let mut out = BufWriter::with_capacity(1 << 16, file);
+            let buffer = run_buffer(self.budget, group.len());
+            merge(group, buffer, self.duplicates, |key, value| {
+                write_record(&mut out, key, value).map_err(|e| Error::op("cannot write", &path, e))
+            })?;
+            out.into_inner()
+                .map_err(|e| Error::op("cannot write", &path, e.into_error()))?;
+            for run in group {
+                std::fs::remove_file(run).map_err(|e| Error::op("cannot remove", run, e))?;
+            }
+            merged.push(path);
+        }
+        Ok(merged)
+    }
+}
+
+/// The most runs merged at once, each an open file with a buffer: well within the usual
+/// limit of 1,024 open files, and a megabyte of buffers at the least.
+const MAX_FAN_IN: usize = 256;
+
+/// The bytes each of `runs` runs merged at once buffers: the budget shared among them,
+/// within [`MIN_RUN_BUFFER`] and [`MAX_RUN_BUFFER`].
+fn run_buffer(budget: u64, runs: usize) -> usize {
+    usize::try_from(budget / runs.max(1) as u64)
+        .unwrap_or(usize::MAX)
+        .clamp(MIN_RUN_BUFFER, MAX_RUN_BUFFER)
 }
 
 /// Calls `f` for each distinct key of the sorted `index`, with the value `duplicates` picks.
@@ -360,5 +412,91 @@ mod tests {
         std::fs::write(&run, &bytes).unwrap();
         let err = sorter.finish(|_, _| Ok(())).unwrap_err().to_string();
         assert!(err.contains("run-000000"), "{err}");
+    }
+
+    type Pair = (Vec<u8>, Vec<u8>);
+
+    /// A sorter of a 1 MiB budget merging at most `fan_in` runs at once, fed `keys` (each
+    /// with a value naming its position in the input), and what it hands out.
+    fn sorted(fan_in: usize, duplicates: Duplicates, keys: &[u32]) -> (usize, Result<Vec<Pair>>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sorter = ExternalSorter::new(1 << 20, duplicates, dir.path()).unwrap();
+        sorter.fan_in = fan_in;
+        for (at, k) in keys.iter().enumerate() {
+            let value = format!("{at:08}{}", "v".repeat(200));
+            sorter
+                .add(format!("key{k:08}").as_bytes(), value.as_bytes())
+                .unwrap();
+        }
+        let runs = sorter.runs.len();
+        let mut out = Vec::new();
+        let result = sorter.finish(|k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            Ok(())
+        });
+        (runs, result.map(|()| out))
+    }
+
+    /// Runs merged in passes of at most `fan_in` give what one merge of them all gives:
+    /// every key once, in order, the value given last winning.
+    #[test]
+    fn runs_merged_in_passes_keep_the_last_value() {
+        // 60,000 entries of about 240 bytes in a 1 MiB budget: 15 runs or so, each key
+        // given three times, far apart.
+        let keys: Vec<u32> = (0..3)
+            .flat_map(|round| (0..20_000u32).map(move |k| (k * 7919 + round) % 20_000))
+            .collect();
+        let (runs, one_pass) = sorted(MAX_FAN_IN, Duplicates::KeepLast, &keys);
+        assert!(runs > 9, "{runs} runs");
+        let one_pass = one_pass.unwrap();
+        assert_eq!(one_pass.len(), 20_000);
+        let mut last = std::collections::BTreeMap::new();
+        for (at, k) in keys.iter().enumerate() {
+            last.insert(format!("key{k:08}").into_bytes(), at);
+        }
+        for ((key, value), (want_key, at)) in one_pass.iter().zip(&last) {
+            assert_eq!(key, want_key);
+            assert_eq!(&value[..8], format!("{at:08}").as_bytes());
+        }
+        for fan_in in [2, 3, 4] {
+            let (_, passes) = sorted(fan_in, Duplicates::KeepLast, &keys);
+            assert!(passes.unwrap() == one_pass, "fan-in {fan_in}");
+        }
+    }
+
+    /// A key given twice in different runs is refused when runs are merged in passes too.
+    #[test]
+    fn a_duplicate_across_runs_is_refused_in_a_pass() {
+        let mut keys: Vec<u32> = (0..20_000).collect();
+        keys.push(12_345);
+        let (runs, result) = sorted(2, Duplicates::Error, &keys);
+        assert!(runs > 2, "{runs} runs");
+        let err = result.unwrap_err().to_string();
+        assert!(err.contains("key00012345"), "{err}");
+    }
+
+    /// Each pass leaves only its merged runs behind: the files merged are removed.
+    #[test]
+    fn a_pass_removes_the_runs_it_merged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sorter = ExternalSorter::new(1 << 20, Duplicates::Error, dir.path()).unwrap();
+        for k in 0..40_000u32 {
+            sorter
+                .add(format!("key{k:08}").as_bytes(), &[1u8; 200])
+                .unwrap();
+        }
+        sorter.fan_in = 3;
+        let runs = std::mem::take(&mut sorter.runs);
+        let mut names = runs.len();
+        let merged = sorter.merge_pass(&runs, &mut names).unwrap();
+        assert_eq!(merged.len(), runs.len().div_ceil(3));
+        let mut files: Vec<PathBuf> = std::fs::read_dir(sorter.temp.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        let mut want = merged.clone();
+        want.sort();
+        assert_eq!(files, want);
     }
 }
