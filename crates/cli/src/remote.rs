@@ -166,6 +166,33 @@ pub fn check_empty_prefix(url: &str) -> Result<()> {
     )))
 }
 
+/// Refuses a `url` where an object exists, as `build` refuses a file that exists without
+/// `--force`: one HEAD request.
+///
+/// # Errors
+/// A message for an object that exists, a bad URL or a failed request.
+#[cfg(feature = "object")]
+pub fn check_absent(url: &str) -> Result<()> {
+    let location = location(url)?;
+    match leveltable_object::object_exists(&location) {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(CliError::new(format!(
+            "{} already exists (use --force to replace it)",
+            location.name()
+        ))),
+        Err(e) => Err(CliError::new(e.to_string())),
+    }
+}
+
+/// Without the `object` feature, a URL is refused.
+#[cfg(not(feature = "object"))]
+pub fn check_absent(url: &str) -> Result<()> {
+    Err(CliError::new(format!(
+        "{}: this build writes no URLs (built without the `object` feature)",
+        without_credentials(url)
+    )))
+}
+
 /// Uploads the local file `from` to `url` in parts; the object appears only when complete.
 ///
 /// # Errors

@@ -30,4 +30,4 @@ pub use remote::RemoteObject;
 pub use retry::RetryPolicy;
 pub use stats::{Stats, StatsSnapshot};
 pub use tail::TailSource;
-pub use upload::{DEFAULT_PART_SIZE, ObjectTableBuilder, ObjectWriter};
+pub use upload::{DEFAULT_PART_SIZE, ObjectTableBuilder, ObjectWriter, object_exists};

@@ -19,7 +19,8 @@ pub struct Stats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct StatsSnapshot {
-    /// GET requests (ranged or whole), every attempt counted, failed ones too.
+    /// GET requests (ranged or whole) and HEAD requests, every attempt counted, failed
+    /// ones too.
     pub gets: u64,
     /// Requests that write: PUT, each multipart part, multipart create, complete and abort,
     /// deletes.

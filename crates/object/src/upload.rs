@@ -52,6 +52,55 @@ impl std::fmt::Debug for ObjectWriter {
     }
 }
 
+/// Runs `op` until it succeeds, a failure is final, or the retry policy gives up; `count`
+/// counts each attempt.
+fn retried<T, F, Fut>(location: &Location, count: impl Fn(), op: F) -> Result<T>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = object_store::Result<T>>,
+{
+    let started = Instant::now();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        count();
+        let e = match block_on(op())? {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        match location.retry.backoff(attempt, started) {
+            Some(wait) if transient(&e) => {
+                location.stats.retry();
+                std::thread::sleep(wait);
+            }
+            _ => {
+                return Err(Error::Request {
+                    object: location.name.clone(),
+                    range: None,
+                    attempts: attempt,
+                    message: location.message(&e),
+                });
+            }
+        }
+    }
+}
+
+/// Whether an object is at `location`: one HEAD request (counted with the GETs), retried as
+/// the requests of a write are. A tool that must not replace an object asks this first.
+///
+/// # Errors
+/// [`Error::Request`] if the store cannot say, after retries.
+pub fn object_exists(location: &Location) -> Result<bool> {
+    let head = || async {
+        match location.store.head(&location.path).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    };
+    retried(location, || location.stats.get(), head)
+}
+
 /// Whether a failed write may be tried again.
 fn transient(e: &object_store::Error) -> bool {
     matches!(e, object_store::Error::Generic { .. })
@@ -89,30 +138,7 @@ impl ObjectWriter {
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = object_store::Result<T>>,
     {
-        let started = Instant::now();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            location.stats.put(bytes);
-            let e = match block_on(op())? {
-                Ok(v) => return Ok(v),
-                Err(e) => e,
-            };
-            match location.retry.backoff(attempt, started) {
-                Some(wait) if transient(&e) => {
-                    location.stats.retry();
-                    std::thread::sleep(wait);
-                }
-                _ => {
-                    return Err(Error::Request {
-                        object: location.name.clone(),
-                        range: None,
-                        attempts: attempt,
-                        message: location.message(&e),
-                    });
-                }
-            }
-        }
+        retried(location, || location.stats.put(bytes), op)
     }
 
     /// Sends `part` as the next part, starting the upload first if needed.
@@ -231,6 +257,7 @@ impl ObjectWriter {
             Err(e) => {
                 // A completion whose answer was lost, then retried, is refused as unknown;
                 // the object is there, whole, if it has every byte written.
+                loc.stats.get();
                 let head = block_on(loc.store.head(&loc.path))?;
                 match head {
                     Ok(meta) if meta.size == self.written => {

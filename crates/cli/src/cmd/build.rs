@@ -246,7 +246,9 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
 }
 
 /// `build` to a URL: the table is built in a temporary file, then uploaded in parts; the
-/// object appears only when the upload completes, and a failure leaves none.
+/// object appears only when the upload completes, and a failure leaves none. An object
+/// already there is an error unless `--force` is given (asked before the build: one HEAD
+/// request).
 ///
 /// # Errors
 /// As [`run`], and a failed upload.
@@ -256,6 +258,9 @@ pub fn run_to_url(mut args: Args, output: &mut Output) -> Result<Outcome> {
         .to_str()
         .ok_or_else(|| CliError::new("a URL must be valid Unicode"))?
         .to_owned();
+    if !args.force {
+        crate::remote::check_absent(&url)?;
+    }
     let dir = tempfile::tempdir()
         .map_err(|e| CliError::new(format!("cannot make a temporary directory: {e}")))?;
     let local = dir.path().join("table.ldb");

@@ -50,7 +50,7 @@ fn file_urls_build_get_dump_and_count_requests() {
         .success()
         .stderr(
             predicate::str::contains("uploaded")
-                .and(predicate::str::contains("stats: requests 1 (get 0, put 1")),
+                .and(predicate::str::contains("stats: requests 2 (get 1, put 1")),
         );
     // The same bytes as a local build.
     let (local, local_dump) = local_table(dir.path(), &input);
@@ -519,4 +519,30 @@ fn building_to_a_prefix_that_is_not_empty_is_refused() {
         .stderr(refusal);
     assert_eq!(files_in(&prefix), ["notes.txt"]);
     assert!(part.join("PART").is_file());
+}
+
+/// `build` to a URL where an object exists refuses, as to a file that exists, unless
+/// `--force` is given; the object is left as it was.
+#[test]
+fn building_over_an_object_wants_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.ldb");
+    std::fs::write(&target, b"precious").unwrap();
+    let url = format!("file://{}", target.display());
+    leveltable()
+        .args(["build", &url])
+        .write_stdin(sorted_tsv(10))
+        .assert()
+        .code(2)
+        .stderr(format!(
+            "error: {url} already exists (use --force to replace it)\n"
+        ));
+    assert_eq!(std::fs::read(&target).unwrap(), b"precious");
+    leveltable()
+        .args(["build", "-q", "--force", &url])
+        .write_stdin(sorted_tsv(10))
+        .assert()
+        .success();
+    let dump = leveltable().args(["dump", &url]).output().unwrap();
+    assert_eq!(stdout_of(&dump), sorted_tsv(10));
 }
