@@ -34,7 +34,8 @@ pub(crate) const MAX_BITS_PER_KEY: u32 = 64;
 /// code is 0.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The table to write; an existing file is an error unless --force is given.
+    /// The table to write, a path or a URL; an existing file or object is an error unless
+    /// --force is given.
     pub out: PathBuf,
     /// The input lines; standard input when absent or `-`.
     pub input: Option<PathBuf>,
@@ -47,8 +48,8 @@ pub struct Args {
     /// Sort the input first (it is held in memory); duplicate keys are still an error.
     #[arg(long)]
     pub sort: bool,
-    /// Replace OUT if it is a regular file. Anything else there (a symbolic link, a FIFO, a
-    /// device) is refused; a link is not followed.
+    /// Replace OUT if it is a regular file or an object. Anything else there (a symbolic
+    /// link, a FIFO, a device) is refused; a link is not followed.
     #[arg(long)]
     pub force: bool,
     /// Print no summary and draw no progress bar.
