@@ -99,6 +99,17 @@ impl Encoding {
         Shown {
             encoding: self,
             bytes: key,
+            whole: false,
+        }
+    }
+
+    /// Shows `key` as [`show`](Self::show) does, but never cut: for output that programs
+    /// read, such as JSON.
+    pub fn show_whole(self, key: &[u8]) -> Shown<'_> {
+        Shown {
+            encoding: self,
+            bytes: key,
+            whole: true,
         }
     }
 
@@ -115,11 +126,18 @@ impl Encoding {
 pub struct Shown<'a> {
     encoding: Encoding,
     bytes: &'a [u8],
+    /// Whether the key is shown whole rather than cut at [`MAX_SHOWN_BYTES`].
+    whole: bool,
 }
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shown = &self.bytes[..self.bytes.len().min(MAX_SHOWN_BYTES)];
+        let cut = !self.whole && self.bytes.len() > MAX_SHOWN_BYTES;
+        let shown = if cut {
+            &self.bytes[..MAX_SHOWN_BYTES]
+        } else {
+            self.bytes
+        };
         match self.encoding {
             Encoding::Hex => {
                 for &b in shown {
@@ -139,7 +157,7 @@ impl fmt::Display for Shown<'_> {
                 f.write_char('"')?;
             }
         }
-        if self.bytes.len() > MAX_SHOWN_BYTES {
+        if cut {
             write!(f, "... ({} bytes)", self.bytes.len())?;
         }
         Ok(())

@@ -107,6 +107,43 @@ fn build_then_read_and_nothing_changes() {
     );
 }
 
+/// `db stats --json` gives a level's key range whole, however long its keys, for the
+/// programs that read it: hex digits with `--hex`, the quoted text without. The text output,
+/// for people, cuts them.
+#[test]
+fn stats_json_keys_are_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let long = "k".repeat(100);
+    db_build(&db, &format!("{long}1\tv\n{long}2\tv\n"), &[]);
+    let json = |flags: &[&str]| -> serde_json::Value {
+        let out = leveltable()
+            .args(["db", "stats", "--json"])
+            .args(flags)
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let hex = json(&["--hex"]);
+    let hex_of = |key: &str| key.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    assert_eq!(hex["levels"][6]["smallest"], hex_of(&format!("{long}1")));
+    assert_eq!(hex["levels"][6]["largest"], hex_of(&format!("{long}2")));
+    let text = json(&[]);
+    assert_eq!(text["levels"][6]["smallest"], format!("\"{long}1\""));
+    let shown = leveltable()
+        .args(["db", "stats"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        stdout_of(&shown).contains("(101 bytes)"),
+        "{}",
+        stdout_of(&shown)
+    );
+}
+
 #[test]
 fn dump_rebuilds_the_same_database() {
     let tmp = tempfile::tempdir().unwrap();

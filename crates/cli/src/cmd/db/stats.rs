@@ -42,7 +42,8 @@ pub struct LevelStats {
     pub bytes: u64,
     /// Entries in them (every stored version).
     pub entries: u64,
-    /// The smallest user key, shown as text or hex; `null` for an empty level.
+    /// The smallest user key, shown as text or hex (whole in JSON, cut in the text
+    /// output); `null` for an empty level.
     pub smallest: Option<String>,
     /// The largest user key; `null` for an empty level.
     pub largest: Option<String>,
@@ -80,7 +81,13 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
     let db = open(&args.dir, false, args.open)?;
     let p = db.properties();
     let user_key = |internal: &[u8]| extract_user_key(internal).unwrap_or(internal).to_vec();
-    let show = |key: Vec<u8>| encoding.show(&key).to_string();
+    let show = |key: Vec<u8>| {
+        if args.json {
+            encoding.show_whole(&key).to_string()
+        } else {
+            encoding.show(&key).to_string()
+        }
+    };
     let order = db.comparator();
     let mut levels = Vec::new();
     for (level, tables) in p.levels.iter().enumerate() {
