@@ -19,9 +19,11 @@ const MAX_SNAPPY_EXPANSION: usize = 22;
 const MAX_DEFLATE_EXPANSION: usize = 1032;
 /// A zstd RLE block repeats one byte up to 128 KiB from a 3-byte header and that byte.
 const MAX_ZSTD_EXPANSION: usize = (128 << 10) / 4 + 1;
-/// No block decompresses to more than this, whatever the codec allows: LevelDB's blocks are
-/// 4 KiB, Minecraft Bedrock's 160 KiB, and only a single huge value makes one bigger. A
-/// larger claim is treated as a decompression bomb.
+/// No deflate or zstd block decompresses to more than this, whatever the codec allows:
+/// Minecraft Bedrock's blocks are 160 KiB, and only a single huge value makes one bigger. A
+/// larger claim is treated as a decompression bomb. A snappy or uncompressed block, as
+/// LevelDB writes them, has no such cap: it is bounded by its stored bytes (22 times them
+/// at most for snappy), which a single value over 256 MiB exceeds in LevelDB's tables too.
 pub const MAX_BLOCK_LEN: usize = 256 << 20;
 
 /// Why a block's stored bytes did not decompress.
@@ -40,13 +42,16 @@ pub(crate) enum CodecError {
 
 /// The most bytes `input.len()` stored bytes of `compression` may decompress to.
 pub fn max_decompressed_len(compression: Compression, input_len: usize) -> usize {
-    let ratio = match compression {
-        Compression::None => 1,
-        Compression::Snappy => MAX_SNAPPY_EXPANSION,
-        Compression::Zlib | Compression::RawDeflate => MAX_DEFLATE_EXPANSION,
-        Compression::Zstd | Compression::ZstdMojang => MAX_ZSTD_EXPANSION,
-    };
-    input_len.saturating_mul(ratio).min(MAX_BLOCK_LEN)
+    match compression {
+        Compression::None => input_len,
+        Compression::Snappy => input_len.saturating_mul(MAX_SNAPPY_EXPANSION),
+        Compression::Zlib | Compression::RawDeflate => input_len
+            .saturating_mul(MAX_DEFLATE_EXPANSION)
+            .min(MAX_BLOCK_LEN),
+        Compression::Zstd | Compression::ZstdMojang => input_len
+            .saturating_mul(MAX_ZSTD_EXPANSION)
+            .min(MAX_BLOCK_LEN),
+    }
 }
 
 /// Decompresses a block's stored bytes `input` into `out` (whose previous bytes are

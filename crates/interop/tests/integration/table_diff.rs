@@ -873,3 +873,42 @@ fn corrupt_meta_blocks_leveldb_drops_the_filter_we_refuse() {
         }
     }
 }
+
+/// A single value over 256 MiB makes a data block as large: LevelDB writes it and reads
+/// ours, and we read LevelDB's, compressed with snappy and not.
+#[test]
+fn a_value_over_256_mib_crosses_both_ways() {
+    if !require_leveldb() {
+        return;
+    }
+    let huge = fill(Fill::Byte(b'v'), (256 << 20) + 4096, 1);
+    let entries: Entries = [
+        (b"a".to_vec(), b"small".to_vec()),
+        (b"huge".to_vec(), huge),
+        (b"z".to_vec(), b"small".to_vec()),
+    ]
+    .into_iter()
+    .collect();
+    for compression in [LdbCompression::Snappy, LdbCompression::None] {
+        let options = TableOptions {
+            compression,
+            ..TableOptions::default()
+        };
+        {
+            let theirs = leveldb_build(&options, &entries);
+            let ours = Table::open(&theirs[..], our_read_options(&options)).unwrap();
+            let got = ours
+                .get(b"huge")
+                .unwrap()
+                .expect("the huge value in LevelDB's table");
+            assert!(got == entries[&b"huge"[..]], "{} bytes", got.len());
+        }
+        let built = our_build(&options, &entries);
+        let leveldb = LdbTable::open(&built, &options).unwrap();
+        let got = leveldb
+            .get(b"huge")
+            .unwrap()
+            .expect("the huge value in our table");
+        assert!(got == entries[&b"huge"[..]], "{} bytes", got.len());
+    }
+}
