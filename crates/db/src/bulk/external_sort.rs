@@ -107,11 +107,17 @@ impl ExternalSorter {
         Ok(())
     }
 
-    /// The buffered entries sorted by key, equal keys in the order given.
+    /// The buffered entries sorted by key, equal keys in the order given (their place in
+    /// the arena, which grows in that order): an unstable sort, which needs no buffer of
+    /// its own as a stable one would (half the index again).
     fn sorted_index(&mut self) -> Vec<(usize, usize, usize)> {
         let arena = &self.arena;
         let mut index = std::mem::take(&mut self.index);
-        index.sort_by(|a, b| arena[a.0..a.0 + a.1].cmp(&arena[b.0..b.0 + b.1]));
+        index.sort_unstable_by(|a, b| {
+            arena[a.0..a.0 + a.1]
+                .cmp(&arena[b.0..b.0 + b.1])
+                .then(a.0.cmp(&b.0))
+        });
         index
     }
 
@@ -461,6 +467,24 @@ mod tests {
         for fan_in in [2, 3, 4] {
             let (_, passes) = sorted(fan_in, Duplicates::KeepLast, &keys);
             assert!(passes.unwrap() == one_pass, "fan-in {fan_in}");
+        }
+    }
+
+    /// Within one buffer (no run spilled), the value given last wins among many of a key:
+    /// the unstable sort keeps equal keys in the order given.
+    #[test]
+    fn in_memory_the_last_value_wins() {
+        let keys: Vec<u32> = (0..4_000u32).map(|i| (i * 7919) % 1_000).collect();
+        let (runs, sorted) = sorted(MAX_FAN_IN, Duplicates::KeepLast, &keys);
+        assert_eq!(runs, 0);
+        let sorted = sorted.unwrap();
+        assert_eq!(sorted.len(), 1_000);
+        for (key, value) in &sorted {
+            let at = keys
+                .iter()
+                .rposition(|k| format!("key{k:08}").as_bytes() == key.as_slice())
+                .unwrap();
+            assert_eq!(&value[..8], format!("{at:08}").as_bytes());
         }
     }
 
