@@ -26,7 +26,7 @@ use pyo3::types::PyCapsule;
 use crate::arrow_columns::{Columns, FillBatch, Filled, FilledBatches, Sizes, read_error};
 use crate::closable::Closable;
 use crate::cursor::{Reader, as_ref};
-use crate::db_source::THE_DATABASE;
+use crate::db_source::{Source, THE_DATABASE};
 use crate::errors::{Error, InvalidArgumentError};
 use crate::table_arrow::{TableRows, TableScan};
 
@@ -42,9 +42,12 @@ pub fn schema() -> SchemaRef {
 }
 
 /// A database iterator's entries, filled into record batches, each entry copied once, from
-/// the merge's batch into the columns (`DbIter::next_entries`).
+/// the merge's batch into the columns (`DbIter::next_entries`). Once the database is
+/// closed, the next batch is an error, as an iterator's next entry is: nothing more is read
+/// from a directory whose lock the close released.
 struct DbRows {
     iter: DbIter,
+    source: Source,
     path: PathBuf,
     rows: usize,
     /// What the batch before held.
@@ -53,6 +56,9 @@ struct DbRows {
 
 impl FillBatch for DbRows {
     fn fill(&mut self, schema: &SchemaRef, exhausted: &mut bool) -> Filled {
+        if self.source.is_closed() {
+            return Err(read_error(&self.path, format!("{THE_DATABASE} is closed")));
+        }
         let mut columns = Columns::new(self.rows, self.like);
         let more = self
             .iter
@@ -80,7 +86,8 @@ enum Scan {
 /// A database's (or a table's) entries as Arrow record batches: pass it to
 /// `pyarrow.RecordBatchReader.from_stream`, `polars.from_arrow`, or name it in DuckDB's
 /// SQL. It reads the database as it was when made; each stream taken from it reads all
-/// its entries again.
+/// its entries again. Once the database is closed, a stream under way fails at its next
+/// batch.
 #[pyclass(frozen, module = "leveltable")]
 pub struct ArrowStream {
     scan: Scan,
@@ -156,6 +163,7 @@ impl ArrowStream {
                     iter: reader
                         .range(as_ref(&reader.lo), as_ref(&reader.hi))?
                         .fill_cache(false),
+                    source: reader.source.clone(),
                     path: reader.path.clone(),
                     rows: self.batch_rows,
                     like: Sizes::default(),
@@ -167,6 +175,7 @@ impl ArrowStream {
                 db.get(THE_DATABASE)?;
                 Box::new(crate::versions_arrow::batches(
                     view,
+                    Source::Read(Arc::clone(db)),
                     lo,
                     hi,
                     self.batch_rows,

@@ -33,6 +33,14 @@ impl<T> Closable<T> {
             .ok_or_else(|| ClosedError::new_err(format!("{what} is closed")))
     }
 
+    /// Whether `close()` was called.
+    pub fn is_closed(&self) -> bool {
+        self.inner
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
+    }
+
     /// Holds `value` instead of the value held now (readers keep the one they took);
     /// `ClosedError` saying `what` is closed if it is.
     pub fn replace(&self, value: T, what: &str) -> PyResult<()> {

@@ -39,6 +39,14 @@ impl Source {
         }
     }
 
+    /// Whether the database was closed.
+    pub fn is_closed(&self) -> bool {
+        match self {
+            Source::Read(db) => db.is_closed(),
+            Source::Write(db) => db.is_closed(),
+        }
+    }
+
     /// `ClosedError` once the database is closed.
     pub fn check_open(&self) -> PyResult<()> {
         match self {

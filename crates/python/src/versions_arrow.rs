@@ -21,6 +21,7 @@ use leveltable_db::{Db as RustDb, VersionStatus, Versions};
 use crate::arrow_columns::{
     BATCH_BYTES, FillBatch, Filled, FilledBatches, read_error, too_large_error,
 };
+use crate::db_source::{Source, THE_DATABASE};
 
 /// The schema of the batches of versions.
 pub fn schema() -> SchemaRef {
@@ -44,6 +45,7 @@ fn state_name(status: VersionStatus) -> &'static str {
 /// The versions of one database's keys in a range.
 pub fn batches(
     db: &RustDb,
+    source: Source,
     lo: &Edge<Vec<u8>>,
     hi: &Edge<Vec<u8>>,
     rows: usize,
@@ -51,21 +53,27 @@ pub fn batches(
     let range = (crate::cursor::as_ref(lo), crate::cursor::as_ref(hi));
     let versions = VersionRows {
         versions: db.versions_range::<[u8]>(range),
+        source,
         path: db.path().to_owned(),
         rows,
     };
     FilledBatches::new(versions, schema())
 }
 
-/// A database's stored versions, filled into record batches.
+/// A database's stored versions, filled into record batches, until the database (`source`)
+/// is closed: the next batch is then an error, as an iterator's next entry is.
 pub struct VersionRows {
     versions: Versions,
+    source: Source,
     path: PathBuf,
     rows: usize,
 }
 
 impl FillBatch for VersionRows {
     fn fill(&mut self, schema: &SchemaRef, exhausted: &mut bool) -> Filled {
+        if self.source.is_closed() {
+            return Err(read_error(&self.path, format!("{THE_DATABASE} is closed")));
+        }
         let capacity = self.rows.min(4096);
         let mut keys = BinaryBuilder::with_capacity(capacity, 0);
         let mut values = BinaryBuilder::with_capacity(capacity, 0);

@@ -133,6 +133,26 @@ def test_a_closed_database_refuses_a_scan(tmp_path):
         db.scan_arrow()
 
 
+@pytest.mark.parametrize("writable, versions", [(True, False), (False, False), (False, True)])
+def test_a_stream_under_way_stops_when_its_database_closes(tmp_path, writable, versions):
+    # As an iterator does: the batches read before the close stand, the next one raises,
+    # and nothing is read from a directory whose lock the close released.
+    db = leveltable.Db(str(tmp_path), writable=True, create_if_missing=True)
+    with db.write_batch() as wb:
+        for i in range(1000):
+            wb.put(b"k%04d" % i, b"v")
+    if not writable:
+        db.close()
+        db = leveltable.Db(str(tmp_path))
+    scan = db.scan_arrow(batch_rows=100, versions=True) if versions else db.scan_arrow(batch_rows=100)
+    reader = pyarrow.RecordBatchReader.from_stream(scan)
+    first = reader.read_next_batch()
+    assert first.num_rows == 100
+    db.close()
+    with pytest.raises(Exception, match="the database is closed"):
+        reader.read_next_batch()
+
+
 def test_a_damaged_table_deep_in_a_scan_is_raised(damaged_db):
     # A data block of the last table damaged, some 12 MB into the scan (past the quarter of
     # the block cache after which a scan reads the blocks of the level that leads straight

@@ -183,7 +183,8 @@ class ArrowStream:
     columns (``Db.scan_arrow()``), through the Arrow PyCapsule interface: pass it to
     ``pyarrow.RecordBatchReader.from_stream``, ``pyarrow.table``, ``polars.DataFrame``, or
     name it in DuckDB's SQL. It reads the database as it was when made; each consumer
-    reads every entry again."""
+    reads every entry again. Once the database is closed, a stream under way raises at its
+    next batch, as an iterator does at its next entry."""
 
     def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
         """A capsule named ``arrow_array_stream`` holding an ``ArrowArrayStream``."""
