@@ -2,7 +2,8 @@
 //! seconds since the Unix epoch), and a compaction filter removes the expired ones whenever
 //! a compaction rewrites them.
 //!
-//! Run with `cargo run --example expiring_entries`.
+//! Run with `cargo run --features db --example expiring_entries` (the database layer is the
+//! `db` feature).
 //!
 //! Reads still see an expired entry until a compaction has removed it, so the application
 //! checks the time on reads too (`get_live` below); the filter is what gives the space back.
