@@ -100,7 +100,8 @@ pub struct FilterAudit {
     pub policy: String,
     /// Stored size of the filter block.
     pub filter_size: u64,
-    /// Filter bits per table entry (the block's whole size, so slightly high).
+    /// Filter bits per table entry: the filters' own bits, as `stats` counts them, for the
+    /// policies this tool knows; the block's whole size (so slightly high) for others.
     pub bits_per_key: f64,
     /// The false-positive rate a filter of that size and kind has on random keys: a standard
     /// Bloom filter's, or for `leveltable.LocalBloom64` a cache-local one's.
@@ -178,12 +179,19 @@ pub fn audit<R: ReadAt>(table: &Table<R>, options: &AuditOptions) -> Result<Audi
 
     let mut filters = Vec::new();
     for info in &properties.filters {
+        let known = KnownPolicy::by_name(&info.policy_name);
+        let block = match known {
+            Some(_) => Some(table.read_filter_block(info)?),
+            None => None,
+        };
         let bits_per_key = if entries == 0 {
             0.0
         } else {
-            info.handle.size as f64 * 8.0 / entries as f64
+            block
+                .as_deref()
+                .and_then(|b| crate::filters::shape(&info.policy_name, b, entries).bits_per_key)
+                .unwrap_or(info.handle.size as f64 * 8.0 / entries as f64)
         };
-        let known = KnownPolicy::by_name(&info.policy_name);
         // An unknown policy is held to a standard Bloom filter's rate.
         let expected_rate = known.map_or_else(
             || BloomFilterPolicy::expected_fp_rate(bits_per_key),
@@ -199,9 +207,8 @@ pub fn audit<R: ReadAt>(table: &Table<R>, options: &AuditOptions) -> Result<Audi
             supplied: ProbeCount::default(),
             verdict: Verdict::Unknown,
         };
-        if let Some(known) = known {
-            let block = table.read_filter_block(info)?;
-            let reader = FilterBlockReader::new(known.reader(), &block);
+        if let (Some(known), Some(block)) = (known, &block) {
+            let reader = FilterBlockReader::new(known.reader(), block);
             audit.neighbours = count(&reader, &neighbours);
             audit.random = count(&reader, &random);
             audit.supplied = count(&reader, &supplied);
@@ -449,6 +456,27 @@ mod tests {
         for f in &report.filters {
             assert_eq!(f.verdict, Verdict::Good, "{f:?}");
             assert!(f.random.rate() < 0.03, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn bits_per_key_count_the_filters_alone() {
+        let mut state = 11;
+        let mut keys: Vec<Vec<u8>> = (0..20_000)
+            .map(|_| splitmix64(&mut state).to_le_bytes().to_vec())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        let table = table_of(keys.into_iter(), true);
+        let report = audit(&table, &AuditOptions::default()).unwrap();
+        let leveldb = &report.filters[0];
+        // 10 bits per key, rounded up to whole bytes per filter; not the block's offsets.
+        assert!((10.0..10.1).contains(&leveldb.bits_per_key), "{leveldb:?}");
+        // As `stats` counts them.
+        for (f, info) in report.filters.iter().zip(&table.properties().filters) {
+            let block = table.read_filter_block(info).unwrap();
+            let shape = crate::filters::shape(&f.policy, &block, report.entries);
+            assert_eq!(Some(f.bits_per_key), shape.bits_per_key, "{f:?}");
         }
     }
 
