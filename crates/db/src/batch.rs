@@ -113,6 +113,14 @@ impl Batch {
         self.tail = self.ends.len();
     }
 
+    /// Keeps the first `len` entries read.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.ends.truncate(len);
+        self.bytes.truncate(self.ends.last().map_or(0, |e| e.1));
+        self.tail = self.tail.min(self.ends.len());
+        self.head = self.head.min(self.tail);
+    }
+
     #[inline]
     pub(crate) fn full(&self) -> bool {
         self.ends.len() >= BATCH_ENTRIES || self.bytes.len() >= BATCH_BYTES
@@ -152,7 +160,8 @@ impl Batch {
 }
 
 /// Appends to `out` the next entries of source `i` within `(lo, hi)`, up to a batch's
-/// worth, read as `how` says.
+/// worth, read as `how` says. On an error, `out` keeps the entries read before it (those of
+/// a table whose claimed key range they fit), which come before the damage.
 pub(crate) fn fetch(
     version: &Version,
     i: usize,
@@ -210,15 +219,27 @@ pub(crate) fn fetch(
                         out,
                     ),
                 }
-                .map_err(|e| match e {
-                    TableFetchError::Table(e) => Error::from(e).in_table(table_file_name(f.number)),
-                    TableFetchError::Order { offset } => Error::corruption(
-                        table_file_name(f.number),
-                        "key order (a key not after the one before it)",
-                        offset,
-                    ),
+                .map_err(|e| {
+                    // The entries read before the failure stay in `out`, to be handed out
+                    // before the error, if they lie where the MANIFEST says the table's do.
+                    if check_claimed_range(version, f, out, first).is_err() {
+                        out.truncate(first);
+                    }
+                    match e {
+                        TableFetchError::Table(e) => {
+                            Error::from(e).in_table(table_file_name(f.number))
+                        }
+                        TableFetchError::Order { offset } => Error::corruption(
+                            table_file_name(f.number),
+                            "key order (a key not after the one before it)",
+                            offset,
+                        ),
+                    }
                 })?;
-                check_claimed_range(version, f, out, first)?;
+                if let Err(e) = check_claimed_range(version, f, out, first) {
+                    out.truncate(first);
+                    return Err(e);
+                }
                 fetched.ended = at_end.then_some(f.number);
                 fetched.mapped = forward.then_some((f.number, map));
                 Ok(!out.full())

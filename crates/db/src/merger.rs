@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use leveltable_table::{Comparator, MapAhead};
 
-use crate::Result;
 use crate::batch::{Batch, Fetch};
 use crate::version::{Source, Version};
+use crate::{Error, Result};
 
 mod direct;
 
@@ -63,6 +63,10 @@ struct Cursor {
     resume: Option<u64>,
     /// The table the last forward batch read last, and how far it was mapped in.
     mapped: Option<(u64, MapAhead)>,
+    /// Per side: the error that ended that side's last batch, which held entries read
+    /// before it: returned when that batch is used up, so every entry before the damage is
+    /// handed out first.
+    pending: [Option<Error>; 2],
 }
 
 /// The merge of all sources within internal-key bounds, double-ended. Yields each entry,
@@ -117,6 +121,7 @@ impl Merger {
                 drained: false,
                 resume: None,
                 mapped: None,
+                pending: [None, None],
             })
             .collect();
         let fill_budget = version.tables.block_cache_capacity() / FILL_CACHE_FRACTION;
@@ -158,6 +163,9 @@ impl Merger {
     #[inline(never)]
     fn read_batch(&mut self, i: usize, side: usize) -> Result<()> {
         let c = &mut self.cursors[i];
+        if let Some(e) = c.pending[side].take() {
+            return Err(e);
+        }
         if let Some(h) = &mut self.held {
             if h.cursor == i && h.side == side && !h.spare {
                 std::mem::swap(&mut c.batches[side], &mut c.spares[side]);
@@ -177,7 +185,17 @@ impl Merger {
             fill_cache: self.table_bytes < self.fill_budget,
             mapped,
         };
-        let fetched = crate::batch::fetch(&self.version, i, &c.lo, &c.hi, how, batch)?;
+        let fetched = match crate::batch::fetch(&self.version, i, &c.lo, &c.hi, how, batch) {
+            Ok(fetched) => fetched,
+            Err(e) if batch.is_empty() => return Err(e),
+            Err(e) => {
+                c.pending[side] = Some(e);
+                crate::batch::Fetched {
+                    ended: None,
+                    mapped: None,
+                }
+            }
+        };
         if side == FRONT {
             c.resume = fetched.ended;
             c.mapped = fetched.mapped;

@@ -80,6 +80,7 @@ impl Merger {
         let batch = &self.cursors[i].batches[FRONT];
         self.version.bytewise.is_some()
             && !self.failed
+            && self.cursors[i].pending[FRONT].is_none()
             && end == batch.tail
             && to + 1 == end
             && to >= batch.head

@@ -9,6 +9,7 @@ mod chromium_follow;
 mod commit_checks;
 mod commit_lock;
 mod comparators;
+mod damaged_scans;
 mod db_model;
 mod dbformat;
 mod env_faults;
