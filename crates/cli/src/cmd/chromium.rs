@@ -186,7 +186,13 @@ pub fn run(args: Args, output: &mut Output) -> Result<Outcome> {
             };
             let records = read::indexeddb::records(&db, a.read.reading(), &filter)
                 .map_err(|e| db_error(&a.dir, e))?;
-            print(records, &a.dir, output)
+            let mut printed = 0u64;
+            let outcome = print(records.inspect(|_| printed += 1), &a.dir, output)?;
+            if printed == 0 && (filter.database.is_some() || filter.store.is_some()) {
+                // A misspelt name is otherwise no different from an empty store.
+                output.err_line(no_match_note(&a.dir, &filter))?;
+            }
+            Ok(outcome)
         }
     }
 }
@@ -256,6 +262,21 @@ fn watch_local_storage(
 }
 
 /// Prints each object as a line.
+/// `note: no records of DIR matched --database NAME --store NAME`, for a dump whose names
+/// selected nothing.
+fn no_match_note(dir: &Path, filter: &Filter) -> String {
+    let mut names = String::new();
+    for (flag, name) in [("--database", &filter.database), ("--store", &filter.store)] {
+        if let Some(name) = name {
+            names.push_str(&format!(
+                " {flag} {}",
+                serde_json::Value::from(name.as_str())
+            ));
+        }
+    }
+    format!("note: no records of {} matched{names}", dir.display())
+}
+
 fn print(
     objects: impl Iterator<Item = leveltable_db::Result<Value>>,
     dir: &Path,

@@ -257,15 +257,24 @@ fn indexeddb_dump_prints_records_in_chromiums_order_with_their_values() {
     // Every database's records, and none of a store no database holds.
     let all = lines(&["chromium", "indexeddb", d, "--dump"]);
     assert_eq!(all.len(), 544);
-    let none = lines(&[
-        "chromium",
-        "indexeddb",
-        d,
-        "--dump",
-        "--store",
-        "no such store",
-    ]);
-    assert!(none.is_empty());
+    let none = leveltable()
+        .args([
+            "chromium",
+            "indexeddb",
+            d,
+            "--dump",
+            "--store",
+            "no such store",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(0));
+    assert_eq!(stdout_of(&none), "");
+    // A misspelt name is told apart from an empty result on standard error.
+    assert_eq!(
+        stderr_of(&none),
+        format!("note: no records of {d} matched --store \"no such store\"\n")
+    );
 }
 
 #[test]
