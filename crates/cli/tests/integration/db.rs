@@ -177,7 +177,10 @@ fn sort_with_a_memory_budget_and_duplicates() {
     assert_eq!(db_dump(&tmp.path().join("sorted"), &[]), tsv);
     let twice = format!("{reversed}key000007\tnewer\n");
     let err = db_error(&["build", "--sort"], &tmp.path().join("dup"), &[], &twice);
-    assert!(err.contains("duplicate key \"key000007\""), "{err}");
+    assert_eq!(
+        err,
+        "error: duplicate key \"key000007\" (keep the last one with --dedup last)\n"
+    );
     assert!(!tmp.path().join("dup").exists());
     db_build(
         &tmp.path().join("last"),

@@ -195,6 +195,14 @@ fn feed(
         )),
         other => build_error(out, other),
     };
+    // The sort meets a key given twice when it merges, past the lines that gave it.
+    let sort_error = |e: Error| match e {
+        Error::DuplicateKey { key } => CliError::new(format!(
+            "duplicate key {} (keep the last one with --dedup last)",
+            encoding.show(&key)
+        )),
+        other => build_error(out, other),
+    };
     let duplicates = match args.dedup {
         Some(Dedup::Last) => Duplicates::KeepLast,
         None => Duplicates::Error,
@@ -206,7 +214,7 @@ fn feed(
         while let Some((number, line)) = next_line(&mut lines, &input.name)? {
             let (key, value) = parse_entry(line, encoding)
                 .map_err(|e| CliError::new(format!("line {number}: {e}")))?;
-            sorter.add(&key, &value).map_err(|e| build_error(out, e))?;
+            sorter.add(&key, &value).map_err(sort_error)?;
             progress.update_with(lines.bytes_read(), || {
                 format!("{} entries read", sorter.entries())
             });
@@ -214,7 +222,7 @@ fn feed(
         progress.finish();
         sorter
             .finish(|key, value| sink.add(key, value))
-            .map_err(|e| build_error(out, e))?;
+            .map_err(sort_error)?;
     } else {
         // Keys given twice in a row are resolved as Python's build_part resolves them.
         let mut sorted = SortedFeed::new(duplicates);
