@@ -46,6 +46,22 @@ fn damaged_db(dir: &Path, damaged: u64) -> PathBuf {
     tables[0].clone()
 }
 
+type Entry = (Vec<u8>, Vec<u8>);
+
+/// The entries `next` hands out until its error, and the error.
+fn until_error(
+    mut next: impl FnMut() -> Option<leveltable_db::Result<Entry>>,
+) -> (Vec<Entry>, leveltable_db::Error) {
+    let mut entries = Vec::new();
+    loop {
+        match next() {
+            Some(Ok(entry)) => entries.push(entry),
+            Some(Err(e)) => return (entries, e),
+            None => panic!("the scan ended without meeting the damage"),
+        }
+    }
+}
+
 #[test]
 fn a_scan_hands_out_every_entry_before_a_damaged_block() {
     let dir = tempfile::tempdir().unwrap();
@@ -54,15 +70,8 @@ fn a_scan_hands_out_every_entry_before_a_damaged_block() {
     let db = Db::open(dir.path(), DbOptions::default()).unwrap();
     // Forward, entry by entry and in batches: keys 0.. up to the damaged block, in order,
     // then the error.
-    let mut forward = Vec::new();
     let mut it = db.iter();
-    let error = loop {
-        match it.next() {
-            Some(Ok((k, v))) => forward.push((k, v)),
-            Some(Err(e)) => break e,
-            None => panic!("the scan ended without meeting the damage"),
-        }
-    };
+    let (forward, error) = until_error(|| it.next());
     assert!(error.to_string().contains(&name), "{error}");
     assert!(it.next().is_none(), "nothing after the error");
     let n = forward.len() as u64;
@@ -85,15 +94,8 @@ fn a_scan_hands_out_every_entry_before_a_damaged_block() {
     assert!(result.is_err(), "{result:?}");
     assert_eq!(batched, forward);
     // Backward: every entry after the damaged block, then the error.
-    let mut backward = Vec::new();
     let mut it = db.iter();
-    let error = loop {
-        match it.next_back() {
-            Some(Ok((k, v))) => backward.push((k, v)),
-            Some(Err(e)) => break e,
-            None => panic!("the scan ended without meeting the damage"),
-        }
-    };
+    let (backward, error) = until_error(|| it.next_back());
     assert!(error.to_string().contains(&name), "{error}");
     let after = backward.len() as u64;
     assert!(
