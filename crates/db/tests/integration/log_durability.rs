@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use leveltable_db::{
     BackgroundSyncFn, Db, DbOptions, FileSystem, LocalFileSystem, WritableDb, WritableFile,
@@ -159,6 +159,16 @@ impl Tracking {
     }
 }
 
+/// Releases the tables a [`Tracking`] holds when dropped: a test that fails while they are
+/// held then ends, rather than waiting for ever in the database's drop for its flush.
+struct ReleaseTables<'a>(&'a Tracking);
+
+impl Drop for ReleaseTables<'_> {
+    fn drop(&mut self) {
+        self.0.release_tables();
+    }
+}
+
 impl FileSystem for Tracking {
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         if path.extension().is_some_and(|x| x == "ldb") {
@@ -220,6 +230,8 @@ fn a_later_log_never_survives_without_the_earlier_one() {
     let fs_ = Arc::new(Tracking::default());
     *fs_.hold_tables.lock().unwrap() = true;
     let db = open_small(&dir, &fs_);
+    // Dropped before `db`, whatever happens.
+    let _release = ReleaseTables(&fs_);
     let value = vec![b'v'; 1000];
     // About 64 writes fill the first memtable; the rest go to the second log.
     for i in 0..100 {
@@ -229,6 +241,12 @@ fn a_later_log_never_survives_without_the_earlier_one() {
     db.put(b"marker", b"synced", WriteOptions { sync: true })
         .unwrap();
     assert_eq!(log_count(&dir), 2, "the writes span two logs");
+    // The first log's writes started a background sync, which a loaded machine may not
+    // have run yet.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while fs_.background.syncs.load(Ordering::Relaxed) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert!(
         fs_.background.syncs.load(Ordering::Relaxed) > 0,
         "the first log was synced in part in the background"
