@@ -261,7 +261,6 @@ fn watch_local_storage(
     Ok(Outcome::Success)
 }
 
-/// Prints each object as a line.
 /// `note: no records of DIR matched --database NAME --store NAME`, for a dump whose names
 /// selected nothing.
 fn no_match_note(dir: &Path, filter: &Filter) -> String {
@@ -277,6 +276,7 @@ fn no_match_note(dir: &Path, filter: &Filter) -> String {
     format!("note: no records of {} matched{names}", dir.display())
 }
 
+/// Prints each object as a line.
 fn print(
     objects: impl Iterator<Item = leveltable_db::Result<Value>>,
     dir: &Path,
