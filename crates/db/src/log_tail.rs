@@ -251,9 +251,16 @@ fn scan(bytes: &[u8], start: u64) -> Scan {
         }
         let record_start = at;
         at += HEADER_SIZE as u64 + length;
+        // Writers before 2011 could leave an empty FIRST at a block's end before a FULL or
+        // a FIRST in the next block: LevelDB's reader drops it and reads on, and so do we.
+        let empty_first = record.as_ref().is_some_and(Vec::is_empty);
         match (RecordType::from_byte(kind), record.as_mut()) {
             (Some(RecordType::Full), None) => return Scan::Record(payload.to_vec(), at),
+            (Some(RecordType::Full), Some(_)) if empty_first => {
+                return Scan::Record(payload.to_vec(), at);
+            }
             (Some(RecordType::First), None) => record = Some(payload.to_vec()),
+            (Some(RecordType::First), Some(_)) if empty_first => record = Some(payload.to_vec()),
             (Some(RecordType::Middle), Some(data)) => data.extend_from_slice(payload),
             (Some(RecordType::Last), Some(data)) => {
                 data.extend_from_slice(payload);

@@ -177,3 +177,57 @@ fn a_record_that_is_not_a_batch_in_a_finished_log_is_passed() {
         ]
     );
 }
+
+/// An empty FIRST fragment: its 7 header bytes, with type 2 and no payload.
+fn empty_first() -> [u8; 7] {
+    let crc = leveltable_db::log_format::mask_crc(crc32c::crc32c(&[2]));
+    let mut header = [0u8; 7];
+    header[..4].copy_from_slice(&crc.to_le_bytes());
+    header[6] = 2;
+    header
+}
+
+/// Writers before 2011 could end a block with an empty FIRST and begin the next with a FULL
+/// or a FIRST: LevelDB's reader drops the empty one. A follower that has read the live log
+/// up to the empty FIRST hands out the batch the writer appends after it, as an open reads
+/// it, instead of waiting for the log to end.
+#[test]
+fn an_empty_first_at_a_block_end_does_not_hold_the_follower() {
+    for next_len in [10, 40_000] {
+        let work = tempfile::tempdir().unwrap();
+        let dir = work.path().join("db");
+        let s = database(&dir);
+        let log = newest_log(&dir);
+        // A first batch that leaves exactly a header's room in the block.
+        let value = (32_000..32_768)
+            .map(|v| vec![b'a'; v])
+            .find(|v| put(s + 1, b"k1", v).len() == 32 * 1024 - 14)
+            .unwrap();
+        let mut w = LogWriter::new(Vec::new());
+        w.add_record(&put(s + 1, b"k1", &value)).unwrap();
+        let mut data = w.into_inner();
+        data.extend_from_slice(&empty_first());
+        assert_eq!(data.len(), 32 * 1024);
+        fs::write(&log, &data).unwrap();
+        let reader = Db::open(&dir, DbOptions::default()).unwrap();
+        let mut follower = reader.follow(Some(s + 1));
+        let (events, errors) = drain(&mut follower);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(events, [batch(s + 1, b"k1", &value)]);
+
+        // The writer appends the next batch in the next block.
+        let next = vec![b'b'; next_len];
+        let mut w = LogWriter::with_offset(data, 32 * 1024);
+        w.add_record(&put(s + 2, b"k2", &next)).unwrap();
+        fs::write(&log, w.into_inner()).unwrap();
+        let opened = Db::open(&dir, DbOptions::default()).unwrap();
+        assert_eq!(opened.snapshot(), s + 2, "an open reads the second batch");
+        let (events, errors) = drain(&mut follower);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            events,
+            [batch(s + 2, b"k2", &next)],
+            "a second batch of {next_len} bytes"
+        );
+    }
+}
