@@ -10,10 +10,15 @@
 
 use crate::Error;
 use crate::format::Compression;
+use crate::snappy_length;
 
 /// Snappy's output is at most 64 bytes per 3-byte copy element, so a valid stream never
 /// expands by more than 64/3 < 22.
 const MAX_SNAPPY_EXPANSION: usize = 22;
+/// A snappy block claiming more than this decompresses only once its elements' lengths,
+/// read from the stream without decoding, add up to the claim: a hostile claim of up to 22
+/// times a large block's bytes is refused before it is allocated.
+const MAX_UNCHECKED_SNAPPY_CLAIM: usize = 1 << 20;
 /// Deflate's densest encoding is a 258-byte match in about 2 bits, 1032:1; zlib's header
 /// and checksum only add to the input.
 const MAX_DEFLATE_EXPANSION: usize = 1032;
@@ -128,6 +133,10 @@ pub(crate) fn decompress_into(
             let len = snap::raw::decompress_len(input).map_err(|_| CodecError::Malformed)?;
             if len > limit {
                 return Err(CodecError::TooLarge { limit });
+            }
+            // A large claim is believed only once the stream's elements add up to it.
+            if len > MAX_UNCHECKED_SNAPPY_CLAIM && !snappy_length::decodes_to_claim(input) {
+                return Err(CodecError::Malformed);
             }
             // `out` keeps its length from an earlier block, so sizing it zero-fills only
             // what it grows by. Its bytes are all overwritten, so a buffer too small is

@@ -27,6 +27,7 @@ mod profile;
 mod properties;
 mod read_block;
 mod readahead;
+mod snappy_length;
 mod table;
 mod table_builder;
 #[cfg(test)]
