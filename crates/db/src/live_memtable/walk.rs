@@ -33,9 +33,12 @@ impl LiveMemTable {
         // `x`'s words, kept from its comparison: each step finds one node in the arena.
         let mut x_node = self.node(HEAD);
         let mut level = self.top_level();
+        // The node that ended the search on the level above: met again on the next level
+        // down (on nearly half of them), it ends that level too, and is not compared again.
+        let mut stopped = HEAD;
         loop {
             let next = x_node.next(level);
-            if next != HEAD {
+            if next != HEAD && next != stopped {
                 let next_node = self.node(next);
                 let c = self.compare_node(next_node, probe, &mut scratch);
                 if c == Ordering::Less || (inclusive && c == Ordering::Equal) {
@@ -43,6 +46,7 @@ impl LiveMemTable {
                     x_node = next_node;
                     continue;
                 }
+                stopped = next;
             }
             if let Some(prev) = prev.as_deref_mut() {
                 prev[level] = x;
@@ -75,13 +79,15 @@ impl LiveMemTable {
         let mut x = splice.prev[level];
         let mut x_node = self.node(x);
         let mut moved = false;
+        // As in `find_before`: the node that ended the level above is not compared again.
+        let mut stopped = HEAD;
         loop {
             if !moved {
                 x = splice.prev[level];
                 x_node = self.node(x);
             }
             let next = x_node.next(level);
-            if next != HEAD {
+            if next != HEAD && next != stopped {
                 let next_node = self.node(next);
                 if self.compare_node(next_node, probe, &mut scratch) == Ordering::Less {
                     x = next;
@@ -89,6 +95,7 @@ impl LiveMemTable {
                     moved = true;
                     continue;
                 }
+                stopped = next;
             }
             prev[level] = x;
             if level == 0 {
