@@ -12,6 +12,7 @@ pub mod chromium;
 pub mod db;
 pub mod db_lies;
 pub mod follow;
+pub mod follow_live;
 pub mod repair;
 
 use std::collections::BTreeMap;
@@ -28,7 +29,7 @@ use leveltable_table::{
 };
 
 /// The names of all targets, as used for their directories under `fuzz/`.
-pub const TARGETS: [&str; 15] = [
+pub const TARGETS: [&str; 16] = [
     "block",
     "filter_block",
     "bloom",
@@ -44,6 +45,7 @@ pub const TARGETS: [&str; 15] = [
     "db_lies_direct",
     "chromium",
     "follow",
+    "follow_live",
 ];
 
 /// Runs the target called `name` on `data`.
@@ -65,6 +67,7 @@ pub fn run(name: &str, data: &[u8]) {
         "codec" => codec(data),
         "chromium" => chromium::chromium(data),
         "follow" => follow::follow(data),
+        "follow_live" => follow_live::follow_live(data),
         "db_lies" => {
             db_lies::db_lies(data);
         }
