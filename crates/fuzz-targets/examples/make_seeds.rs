@@ -159,6 +159,20 @@ fn db_seeds(root: &Path) {
         "cut-in-a-fragment",
         &whole[..whole.len() - 9_000],
     );
+    // The torn-chunk follower reads the writer's decisions from its input: any bytes do,
+    // so its seeds are pseudo-random bytes of a few lengths.
+    let mut state = 1000u64;
+    for (i, len) in [200, 600, 1500, 4000].into_iter().enumerate() {
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (state >> 56) as u8
+            })
+            .collect();
+        write(&root.join("follow_live"), &format!("seed-{i}"), &bytes);
+    }
 
     let mut edit = VersionEdit {
         comparator: Some("leveldb.BytewiseComparator".to_owned()),
