@@ -6,6 +6,7 @@
 use std::io;
 use std::path::Path;
 
+use crate::filename::parent_dir;
 use crate::writer::file_system::{FileSystem, LocalFileSystem, WritableFile};
 use crate::{Error, Result};
 
@@ -77,6 +78,32 @@ pub(crate) fn write_atomically_with(
         let _ = fs.remove(&temp);
         Error::op(format!("cannot rename {} to", temp.display()), &path, e)
     })
+}
+
+/// Creates the directory `dir` and its missing parents through `fs`, syncing the parent of
+/// each one made, so that `dir`'s path survives a power loss once this returns. A `dir`
+/// that is already a directory is left as it is (one made meanwhile by another process is
+/// that process's to sync).
+///
+/// # Errors
+/// [`Error::FileOp`] (`cannot create`, `cannot sync`) naming the directory.
+pub(crate) fn create_dirs_on(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    // The directories to make, innermost first.
+    let mut missing = vec![dir];
+    let mut at = parent_dir(dir);
+    while !at.exists() && parent_dir(at) != at {
+        missing.push(at);
+        at = parent_dir(at);
+    }
+    for &made in missing.iter().rev() {
+        match fs.create_dir(made) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && made.is_dir() => continue,
+            Err(e) => return Err(Error::op("cannot create", made, e)),
+        }
+        sync_dir_on(fs, parent_dir(made))?;
+    }
+    Ok(())
 }
 
 /// Syncs a directory on the local file system, so that the names in it survive a crash.

@@ -15,7 +15,7 @@ use super::chunk::{Chunk, create_table, finish_table};
 use super::options::BulkOptions;
 use super::part::{PART_RECORD, Part, PartFile};
 use super::workers::Workers;
-use crate::durable::write_atomically;
+use crate::durable::{create_dirs_on, write_atomically};
 use crate::syncer::{SyncQueue, Syncer};
 use crate::table_writer::{TableWriter, user_key_of};
 use crate::writer::file_system::{FileSystem, LocalFileSystem};
@@ -77,7 +77,9 @@ impl std::fmt::Debug for PartBuilder {
 }
 
 impl PartBuilder {
-    /// A builder writing into `staging`, which is created if missing and must be empty.
+    /// A builder writing into `staging`, which is created if missing (with any parent it
+    /// lacks, each parent synced, so that a finished part survives a power loss) and must
+    /// be empty.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for bad options or a staging directory that is not empty;
@@ -86,9 +88,10 @@ impl PartBuilder {
         PartBuilder::create_on(Arc::new(LocalFileSystem), staging, options)
     }
 
-    /// [`create`](Self::create), making the table files and the part record through
-    /// `file_system` (a test's, say, that records what a power loss would keep). The staging
-    /// directory itself is made and read on the local file system.
+    /// [`create`](Self::create), making the staging directory (and any parent it lacks,
+    /// each parent synced), the table files and the part record through `file_system` (a
+    /// test's, say, that records what a power loss would keep). The staging directory is
+    /// read on the local file system.
     ///
     /// # Errors
     /// As [`create`](Self::create).
@@ -110,7 +113,9 @@ impl PartBuilder {
     ) -> Result<PartBuilder> {
         options.check()?;
         let staging = staging.as_ref().to_owned();
-        fs::create_dir_all(&staging).map_err(|e| Error::op("cannot create", &staging, e))?;
+        // Made through the file system with every parent it makes synced: a part whose
+        // build returned survives a power loss, its directory's name with it.
+        create_dirs_on(&*file_system, &staging)?;
         let not_empty = fs::read_dir(&staging)
             .map_err(|source| Error::Io {
                 path: staging.clone(),

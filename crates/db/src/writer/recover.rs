@@ -12,7 +12,8 @@ use std::time::Instant;
 use crate::arena::BlockPool;
 use crate::db::{logs_to_replay, table_cache};
 use crate::dbformat::InternalKeyComparator;
-use crate::filename::{log_file_name, parent_dir};
+use crate::durable::create_dirs_on;
+use crate::filename::log_file_name;
 use crate::live_memtable::LiveMemTable;
 use crate::lock::{DbLock, LOCK_FILE};
 use crate::manifest::read_manifest_in;
@@ -239,24 +240,5 @@ fn lock_database(dir: &Path, options: &WritableOptions) -> Result<DbLock> {
 /// that the directory's path survives a power loss once the open returns (LevelDB creates
 /// it without syncing anything).
 fn create_database_dir(dir: &Path, options: &WritableOptions) -> Result<()> {
-    let fs = &*options.file_system;
-    // The directories to make, innermost first.
-    let mut missing = vec![dir];
-    let mut at = parent_dir(dir);
-    while !at.exists() && parent_dir(at) != at {
-        missing.push(at);
-        at = parent_dir(at);
-    }
-    for &made in missing.iter().rev() {
-        match fs.create_dir(made) {
-            Ok(()) => {}
-            // Made meanwhile by another process: it syncs it.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && made.is_dir() => continue,
-            Err(e) => return Err(Error::op("cannot create", made, e)),
-        }
-        let parent = parent_dir(made);
-        fs.sync_dir(parent)
-            .map_err(|e| Error::op("cannot sync", parent, e))?;
-    }
-    Ok(())
+    create_dirs_on(&*options.file_system, dir)
 }

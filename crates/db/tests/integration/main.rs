@@ -26,6 +26,7 @@ mod metamorphic;
 mod mojang;
 mod mojang_repair;
 mod pinned;
+mod power_loss_paths;
 mod progress;
 mod refresh;
 mod repair;
