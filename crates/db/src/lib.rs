@@ -10,6 +10,7 @@ mod comparators;
 mod db;
 mod db_iter;
 pub mod dbformat;
+mod destroy;
 mod dir_watch;
 mod durable;
 mod error;
@@ -59,6 +60,7 @@ pub use bulk::{
 pub use comparators::ComparatorRegistry;
 pub use db::Db;
 pub use db_iter::{DbIter, StoredVersion, VersionStatus, Versions};
+pub use destroy::{destroy_db, destroy_db_on};
 pub use error::{Error, Limit, MAX_FILE_NUMBER, Result};
 pub use file_lock::FileLock;
 pub use follow::{Change, ChangeOp, DEFAULT_POLL_INTERVAL, FollowEvent, Follower};

@@ -5,8 +5,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use leveltable_db::{BulkOptions, Part, PartBuilder};
+use leveltable_db::{
+    BulkOptions, Db, DbOptions, Part, PartBuilder, WritableDb, WritableOptions, WriteOptions,
+    destroy_db_on,
+};
 use leveltable_powerloss::{Event, PowerLossFs, Trace, Variant};
+
+use crate::common::names;
 
 /// Every directory under `root` (itself left out), found on disk.
 fn dirs_under(root: &Path) -> BTreeSet<PathBuf> {
@@ -73,4 +78,72 @@ fn a_built_part_survives_a_power_loss_with_its_directories() {
         let bytes = image.files.get(&file.name).map(Vec::len);
         assert_eq!(bytes, Some(file.size as usize), "{}", file.name);
     }
+}
+
+/// The entries of the database in `dir`, read-only.
+fn entries(dir: &Path) -> leveltable_db::Result<usize> {
+    Ok(Db::open(dir, DbOptions::default())?.iter().count())
+}
+
+/// A database destroyed: wherever a power loss strikes, and whichever of the deletions not
+/// yet synced it keeps, the directory is either the whole database or holds no `CURRENT`;
+/// never a database that opens without some of its files (a log's writes, a table).
+#[test]
+fn a_destroyed_database_is_whole_or_no_database_after_a_power_loss() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("db");
+    let fs = Arc::new(PowerLossFs::new());
+    let options = WritableOptions::default()
+        .create_if_missing(true)
+        .write_buffer_size(64 << 10)
+        .file_system(fs.clone());
+    let db = WritableDb::open(&dir, options).unwrap();
+    for i in 0..300u32 {
+        db.put(
+            format!("key{i:04}").as_bytes(),
+            &[b'v'; 1000],
+            WriteOptions::SYNC,
+        )
+        .unwrap();
+    }
+    db.close().unwrap();
+    let before = fs.len();
+    // Tables, and writes only a log holds.
+    let listed = names(&dir);
+    assert!(listed.iter().any(|n| n.ends_with(".ldb")), "{listed:?}");
+    assert!(listed.iter().any(|n| n.ends_with(".log")), "{listed:?}");
+
+    destroy_db_on(&*fs, &dir).unwrap();
+    assert!(!dir.exists());
+    let trace = fs.trace();
+    let mut checked = 0;
+    for at in before..=trace.len() {
+        let variants = std::iter::once(Variant::Durable)
+            .chain((0..16).map(|seed| Variant::Reordered { seed }));
+        for variant in variants {
+            let Some(image) = trace.image_in(&dir, at, variant) else {
+                continue;
+            };
+            if !image.files.contains_key("CURRENT") {
+                continue;
+            }
+            let copy = work.path().join(format!("image-{at}-{checked}"));
+            image.write_to(&copy).unwrap();
+            let files: Vec<&String> = image.files.keys().collect();
+            match entries(&copy) {
+                Ok(n) => assert_eq!(n, 300, "{variant:?} at {at}: {files:?}"),
+                Err(e) => panic!("{variant:?} at {at}: {e} ({files:?})"),
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 0);
+    // Once it returned, nothing of it is left to open.
+    let image = trace.image_in(&dir, trace.len(), Variant::Durable);
+    assert!(
+        image
+            .as_ref()
+            .is_none_or(|i| !i.files.contains_key("CURRENT")),
+        "{image:?}"
+    );
 }
