@@ -46,6 +46,7 @@ mod origins;
 mod output;
 mod progress;
 mod report;
+mod report_file;
 
 pub use in_place::repair_in_place;
 pub use report::{IgnoredFile, KeyRange, LostData, LostKind, RepairReport, UncertainRange};

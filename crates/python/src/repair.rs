@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use leveltable_db::{DbOptions, RepairOptions, RepairReport, repair, repair_in_place};
+use leveltable_db::{DbOptions, Error, RepairOptions, RepairReport, repair, repair_in_place};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -51,20 +51,11 @@ pub fn repair_db<'py>(
 }
 
 /// Writes the report to `path` whole, through a new temporary file beside it, synced and
-/// renamed into place.
+/// renamed into place, the directory synced after ([`RepairReport::write_json`]); a failure
+/// raises the system's `OSError`.
 fn write_report(path: &Path, report: &RepairReport) -> PyResult<()> {
-    use std::io::Write as _;
-    let name = path
-        .file_name()
-        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
-    let temp = path.with_file_name(format!(".{name}.leveltable-tmp-{}", std::process::id()));
-    let written = std::fs::File::create_new(&temp).and_then(|mut file| {
-        file.write_all(report.to_json().as_bytes())?;
-        file.sync_all()
-    });
-    if let Err(e) = written.and_then(|()| std::fs::rename(&temp, path)) {
-        let _ = std::fs::remove_file(&temp);
-        return Err(e.into());
-    }
-    Ok(())
+    report.write_json(path).map_err(|e| match e {
+        Error::FileOp { source, .. } => source.into(),
+        e => db_error(path, e),
+    })
 }

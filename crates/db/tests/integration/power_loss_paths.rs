@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use leveltable_db::{
-    BulkOptions, Db, DbOptions, Part, PartBuilder, WritableDb, WritableOptions, WriteOptions,
-    destroy_db_on,
+    BulkOptions, Db, DbOptions, Part, PartBuilder, RepairReport, WritableDb, WritableOptions,
+    WriteOptions, destroy_db_on,
 };
 use leveltable_powerloss::{Event, PowerLossFs, Trace, Variant};
 
@@ -146,4 +146,38 @@ fn a_destroyed_database_is_whole_or_no_database_after_a_power_loss() {
             .is_none_or(|i| !i.files.contains_key("CURRENT")),
         "{image:?}"
     );
+}
+
+/// A repair's report written to a file, over an older one: at every point a power loss
+/// leaves the old report or the new one, whole, and once the write returns, the new one.
+#[test]
+fn a_written_report_survives_a_power_loss_whole() {
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("report.json");
+    let fs = Arc::new(PowerLossFs::new());
+    let mut old = RepairReport::default();
+    old.keys = 1;
+    old.write_json_on(&*fs, &path).unwrap();
+    let before = fs.len();
+    let mut new = RepairReport::default();
+    new.keys = 2;
+    new.comparator = "x".repeat(10_000);
+    new.write_json_on(&*fs, &path).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), new.to_json());
+
+    let trace = fs.trace();
+    let (old, new) = (old.to_json().into_bytes(), new.to_json().into_bytes());
+    for at in 0..=trace.len() {
+        let variants = [Variant::Durable, Variant::Tail { seed: at as u64 }]
+            .into_iter()
+            .chain((0..8).map(|seed| Variant::Reordered { seed }));
+        for variant in variants {
+            let image = trace.image_in(work.path(), at, variant).unwrap();
+            let found = image.files.get("report.json");
+            let whole = at < before || found == Some(&old) || found == Some(&new);
+            assert!(whole, "{variant:?} at {at}: {:?}", found.map(Vec::len));
+        }
+    }
+    let image = trace.image_in(work.path(), trace.len(), Variant::Durable);
+    assert_eq!(image.unwrap().files.get("report.json"), Some(&new));
 }

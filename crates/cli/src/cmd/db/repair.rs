@@ -181,18 +181,8 @@ fn report_dir(path: &Path) -> PathBuf {
     }
 }
 
-/// Writes the report to `path` whole: a temporary file beside it, synced, then renamed.
+/// Writes the report to `path` whole: a temporary file beside it, synced, renamed, then the
+/// directory synced ([`RepairReport::write_json`]).
 fn write_report(path: &Path, report: &RepairReport) -> Result<()> {
-    let parent = report_dir(path);
-    let mut temp = tempfile::Builder::new()
-        .prefix(".leveltable-report-")
-        .tempfile_in(&parent)
-        .map_err(|e| CliError::io("cannot create a file in", &parent, &e))?;
-    use std::io::Write as _;
-    temp.write_all(report.to_json().as_bytes())
-        .and_then(|()| temp.as_file().sync_all())
-        .map_err(|e| CliError::io("cannot write", temp.path(), &e))?;
-    temp.persist(path)
-        .map_err(|e| CliError::io("cannot write", path, &e.error))?;
-    Ok(())
+    report.write_json(path).map_err(|e| repair_error(path, e))
 }
