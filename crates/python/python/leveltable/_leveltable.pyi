@@ -577,7 +577,9 @@ def commit_db(path: StrPath, parts: Sequence[Part]) -> dict[str, int]:
 def destroy_db(name: StrPath) -> None:
     """Deletes the database in ``name`` under its lock, as LevelDB's ``DestroyDB``
     (``leveltable.plyvel.destroy_db``): ``OSError`` if a process, this one included, holds
-    it open; a directory that is missing or not a directory is no error."""
+    it open; a directory that is missing or not a directory is no error. ``CURRENT`` goes
+    first, synced before any other file: one cut short leaves the whole database or no
+    ``CURRENT``."""
 
 def repair_db(
     src: StrPath,
