@@ -236,7 +236,9 @@ impl TableBuilder {
     }
 
     /// Writes the rest of the table, syncs it and moves it to `path`; returns a summary
-    /// (entries, blocks, sizes).
+    /// (entries, blocks, sizes). If the directory cannot be synced after the move (one that
+    /// can be written but not read), the table is in place all the same and a
+    /// `RuntimeWarning` says that a crash soon after may undo the move.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let mut guard = gil_lock::lock(py, &self.state);
         let mut building = guard
@@ -244,10 +246,24 @@ impl TableBuilder {
             .ok_or_else(|| ClosedError::new_err("the builder has finished or was abandoned"))?;
         self.flush_pending(py, &mut building)?;
         let file = building.file;
-        let summary = py
-            .detach(|| file.finish())
+        let finished = py
+            .detach(|| file.finish_with_status())
             .map_err(|e| table_error(&self.path, e))?;
-        summary_dict(py, &summary)
+        if let Some(e) = &finished.dir_sync_error {
+            let dir = match self.path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => std::path::Path::new("."),
+            };
+            let message = format!(
+                "{} is complete and in place, but its directory {} could not be synced ({e}), \
+                 so a system crash soon after may undo the rename",
+                self.path.display(),
+                dir.display(),
+            );
+            let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+            PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 1)?;
+        }
+        summary_dict(py, &finished.summary)
     }
 
     /// Drops everything added; no file is left at `path`.

@@ -3,6 +3,10 @@ and the tables LevelDB 1.23 wrote (the committed goldens)."""
 
 import os
 import random
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
 
 import pytest
@@ -263,3 +267,52 @@ def test_a_fifo_or_device_is_refused_as_a_leveltable_error(tmp_path):
     assert not isinstance(info.value, OSError)
     assert os.path.exists(fifo) and not os.path.isfile(fifo)
 
+
+
+# Builds a table at argv[1] and prints the warnings its finish gave, one per line.
+_FINISH_IN_A_BOX = """
+import sys, warnings, leveltable
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    builder = leveltable.TableBuilder(sys.argv[1])
+    for i in range(100):
+        builder.add(b"k%03d" % i, b"v")
+    builder.finish()
+for w in caught:
+    print(w.category.__name__ + ": " + str(w.message))
+"""
+
+
+def test_a_directory_that_cannot_be_read_gets_the_table_and_a_warning():
+    # A directory that can be written but not read cannot be opened to sync it after the
+    # rename: the table is in place, and a RuntimeWarning says a crash may undo the rename.
+    # Root opens any directory, so as root the builder runs as another user.
+    command = [sys.executable, "-c", _FINISH_IN_A_BOX]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        as_nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+        probe = [setpriv, *as_nobody, sys.executable, "-c", "import leveltable"]
+        if setpriv is None or subprocess.run(probe, capture_output=True).returncode != 0:
+            pytest.skip("cannot run as a user other than root here (no setpriv)")
+        command = [setpriv, *as_nobody, *command]
+    top = tempfile.mkdtemp()
+    box = os.path.join(top, "box")
+    try:
+        os.chmod(top, 0o755)
+        os.mkdir(box)
+        os.chmod(box, 0o333)
+        out = os.path.join(box, "t.ldb")
+        result = subprocess.run([*command, out], capture_output=True, text=True)
+        os.chmod(box, 0o755)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == (
+            f"RuntimeWarning: {out} is complete and in place, but its directory {box} "
+            "could not be synced (Permission denied (os error 13)), so a system crash soon "
+            "after may undo the rename\n"
+        )
+        assert list(leveltable.Table(out)) == [(b"k%03d" % i, b"v") for i in range(100)]
+        assert os.listdir(box) == ["t.ldb"]
+    finally:
+        if os.path.isdir(box):
+            os.chmod(box, 0o755)
+        shutil.rmtree(top)

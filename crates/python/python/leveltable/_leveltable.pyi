@@ -167,7 +167,10 @@ class TableBuilder:
     ) -> None: ...
     def add(self, key: BytesLike, value: BytesLike) -> None: ...
     def finish(self) -> dict[str, int]:
-        """Writes the rest, syncs and moves the table into place; returns a summary."""
+        """Writes the rest, syncs and moves the table into place; returns a summary. If the
+        directory cannot be synced after the move (one that can be written but not read),
+        the table is in place all the same, and a ``RuntimeWarning`` says that a crash soon
+        after may undo the move."""
     def abandon(self) -> None:
         """Drops everything added; no file is left at ``path``."""
     def __enter__(self) -> "TableBuilder": ...
