@@ -8,14 +8,20 @@
 
 #![deny(clippy::arithmetic_side_effects)]
 
+use crate::format::get_varint32;
+
 /// Whether `input` is a raw snappy stream that decodes to exactly the length its preamble
 /// claims: every element whole within the stream, every copy reaching back no further than
 /// what is decoded before it, and no element running past the claim. It accepts what `snap`'s
 /// decoder accepts, reading only the tags and length bytes.
 pub(crate) fn decodes_to_claim(input: &[u8]) -> bool {
-    let Some((claimed, mut s)) = preamble(input) else {
+    // The preamble: a varint32, as snap reads it (at most five bytes, at most 2^32 - 1).
+    let mut elements = input;
+    let Some(claimed) = get_varint32(&mut elements) else {
         return false;
     };
+    let claimed = claimed as usize;
+    let mut s = input.len().saturating_sub(elements.len());
     let mut decoded = 0usize;
     while let Some(&tag) = input.get(s) {
         s = s.saturating_add(1);
@@ -69,21 +75,6 @@ pub(crate) fn decodes_to_claim(input: &[u8]) -> bool {
         decoded = decoded.saturating_add(len);
     }
     decoded == claimed
-}
-
-/// The claimed length and the preamble's size: a varint of at most five bytes.
-fn preamble(input: &[u8]) -> Option<(usize, usize)> {
-    let mut value = 0u64;
-    for (len, (&byte, shift)) in (1..).zip(input.iter().zip((0..35).step_by(7))) {
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            if value > u64::from(u32::MAX) {
-                return None;
-            }
-            return Some((usize::try_from(value).ok()?, len));
-        }
-    }
-    None
 }
 
 /// The next `n` bytes of `input` from `*s`, moving `*s` past them.
