@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use leveltable_db::{BLOOM_BITS_OPTION, BulkOptions, TableOptions};
 use leveltable_filter_policy::{BloomFilterPolicy, CacheLocalBloomPolicy};
+use leveltable_table::atomic_file::dir_sync_warning;
 use leveltable_table::{AtomicTableFile, BuildOptions, BuildSummary, Compression, Profile};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -250,16 +251,7 @@ impl TableBuilder {
             .detach(|| file.finish_with_status())
             .map_err(|e| table_error(&self.path, e))?;
         if let Some(e) = &finished.dir_sync_error {
-            let dir = match self.path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => std::path::Path::new("."),
-            };
-            let message = format!(
-                "{} is complete and in place, but its directory {} could not be synced ({e}), \
-                 so a system crash soon after may undo the rename",
-                self.path.display(),
-                dir.display(),
-            );
+            let message = dir_sync_warning(&self.path, &e.to_string());
             let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
             PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 1)?;
         }

@@ -76,6 +76,19 @@ pub struct Finished {
     pub dir_sync_error: Option<io::Error>,
 }
 
+/// What to tell a user whose table `path` is in place but whose directory could not be
+/// synced after the rename ([`Finished::dir_sync_error`]), `reason` being that error in the
+/// caller's words: `PATH is complete and in place, but its directory DIR could not be synced
+/// (REASON), so a system crash soon after may undo the rename`.
+pub fn dir_sync_warning(path: &Path, reason: &str) -> String {
+    format!(
+        "{} is complete and in place, but its directory {} could not be synced ({reason}), \
+         so a system crash soon after may undo the rename",
+        path.display(),
+        parent_dir(path).display(),
+    )
+}
+
 impl AtomicTableFile {
     /// Starts a table that will be written to `path`, replacing the regular file there, if
     /// any, when [`finish`](Self::finish) succeeds.

@@ -281,16 +281,9 @@ pub fn run_to_url(mut args: Args, output: &mut Output) -> Result<Outcome> {
 
 /// `warning: ...`: the table is in place, but the rename may not survive a crash.
 fn dir_sync_warning(out: &Path, e: &io::Error) -> String {
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
     format!(
-        "warning: {} is complete and in place, but its directory {} could not be synced \
-         ({}), so a system crash soon after may undo the rename",
-        out.display(),
-        dir.display(),
-        io_message(e)
+        "warning: {}",
+        leveltable_table::atomic_file::dir_sync_warning(out, &io_message(e))
     )
 }
 
