@@ -70,13 +70,7 @@ pub fn destroy_db_on(file_system: &dyn FileSystem, dir: impl AsRef<Path>) -> Res
         match file_system.remove(&current) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(Error::FileOp {
-                    doing: "cannot delete".into(),
-                    path: current,
-                    source,
-                });
-            }
+            Err(e) => return Err(Error::op("cannot delete", current, e)),
         }
         // No longer a database, durably, before any of its other files goes.
         sync_dir_on(file_system, dir)?;
@@ -87,11 +81,7 @@ pub fn destroy_db_on(file_system: &dyn FileSystem, dir: impl AsRef<Path>) -> Res
         if kind.is_some_and(|t| t != FileType::Lock && t != FileType::Current) {
             let path = dir.join(name);
             if let Err(e) = file_system.remove(&path) {
-                failed.get_or_insert(Error::FileOp {
-                    doing: "cannot delete".into(),
-                    path,
-                    source: e,
-                });
+                failed.get_or_insert(Error::op("cannot delete", path, e));
             }
         }
     }
