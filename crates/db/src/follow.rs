@@ -34,7 +34,7 @@ use crate::dir_watch::{Waiter, Wake};
 use crate::filename::{FileType, log_file_name, parse_file_name};
 use crate::log_tail::{LogTail, RestRecord};
 use crate::storage::{LocalDir, Storage};
-use crate::write_batch::WriteBatch;
+use crate::write_batch::{BatchOp, WriteBatch};
 use crate::{Error, Result};
 
 /// How long [`Follower::next_event`] waits between looks at the log by default (with a
@@ -56,6 +56,21 @@ pub enum ChangeOp {
         /// The user key.
         key: Vec<u8>,
     },
+}
+
+impl From<BatchOp<'_>> for ChangeOp {
+    /// The operation of a write batch as the change feed hands it out.
+    fn from(op: BatchOp<'_>) -> ChangeOp {
+        match op.value_type {
+            ValueType::Value => ChangeOp::Put {
+                key: op.key.to_vec(),
+                value: op.value.to_vec(),
+            },
+            ValueType::Deletion => ChangeOp::Delete {
+                key: op.key.to_vec(),
+            },
+        }
+    }
 }
 
 /// A committed write batch: its operations in order, the first at `sequence`, each next one
@@ -289,15 +304,7 @@ impl Follower {
         batch
             .for_each(|op| {
                 if index >= skip {
-                    ops.push(match op.value_type {
-                        ValueType::Value => ChangeOp::Put {
-                            key: op.key.to_vec(),
-                            value: op.value.to_vec(),
-                        },
-                        ValueType::Deletion => ChangeOp::Delete {
-                            key: op.key.to_vec(),
-                        },
-                    });
+                    ops.push(ChangeOp::from(op));
                 }
                 index += 1;
             })

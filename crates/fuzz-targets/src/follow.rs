@@ -25,17 +25,7 @@ pub fn follow(data: &[u8]) {
             continue;
         };
         let mut ops = Vec::new();
-        let whole = batch.for_each(|op| {
-            ops.push(match op.value_type {
-                leveltable_db::dbformat::ValueType::Deletion => ChangeOp::Delete {
-                    key: op.key.to_vec(),
-                },
-                leveltable_db::dbformat::ValueType::Value => ChangeOp::Put {
-                    key: op.key.to_vec(),
-                    value: op.value.to_vec(),
-                },
-            });
-        });
+        let whole = batch.for_each(|op| ops.push(ChangeOp::from(op)));
         if whole.is_ok() {
             batches.push((batch.sequence(), ops));
         }

@@ -20,12 +20,12 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 
 use arbitrary::{Result, Unstructured};
-use leveltable_db::dbformat::ValueType;
 use leveltable_db::log_format::mask_crc;
 use leveltable_db::log_reader::LogReader;
 use leveltable_db::log_writer::LogWriter;
 use leveltable_db::write_batch::{WriteBatch, WriteBatchBuilder};
 use leveltable_db::{Change, ChangeOp, FollowEvent, Follower};
+use leveltable_table::format::varint_len;
 
 /// The size of a log block.
 const BLOCK: usize = 32 * 1024;
@@ -262,7 +262,7 @@ impl Live {
                 let batch = WriteBatch::new(&record.data).expect("a record of ours is a batch");
                 let mut ops = Vec::new();
                 batch
-                    .for_each(|op| ops.push(change_op(op.value_type, op.key, op.value)))
+                    .for_each(|op| ops.push(ChangeOp::from(op)))
                     .expect("a record of ours holds a whole batch");
                 batches.push((batch.sequence(), ops));
             }
@@ -300,7 +300,8 @@ impl Live {
             let extra = u.int_in_range(0..=2)?;
             let log = self.logs.last().expect("a log is being written");
             let last_key = op_key(&ops[count - 1]).len();
-            let without = encoded_len(&ops[..count - 1]) + 1 + varint_len(last_key) + last_key;
+            let without =
+                encoded_len(&ops[..count - 1]) + 1 + varint_len(last_key as u64) + last_key;
             let want = record_len(log.bytes().len(), left, without + 1, extra);
             let len = value_len(want - without);
             if let Some(ChangeOp::Put { value, .. }) = ops.last_mut() {
@@ -575,16 +576,6 @@ fn last_sequence(batch: &Batch) -> u64 {
     batch.0 + (batch.1.len() as u64).max(1) - 1
 }
 
-fn change_op(value_type: ValueType, key: &[u8], value: &[u8]) -> ChangeOp {
-    match value_type {
-        ValueType::Deletion => ChangeOp::Delete { key: key.to_vec() },
-        ValueType::Value => ChangeOp::Put {
-            key: key.to_vec(),
-            value: value.to_vec(),
-        },
-    }
-}
-
 /// A user key: mostly short, from a small alphabet, so that keys repeat.
 fn key(u: &mut Unstructured<'_>) -> Result<Vec<u8>> {
     if u.ratio(1, 16)? {
@@ -601,24 +592,18 @@ fn op_key(op: &ChangeOp) -> &[u8] {
     }
 }
 
-fn varint_len(mut n: usize) -> usize {
-    let mut len = 1;
-    while n >= 0x80 {
-        n >>= 7;
-        len += 1;
-    }
-    len
-}
-
 /// The length of a write batch of `ops`.
 fn encoded_len(ops: &[ChangeOp]) -> usize {
     12 + ops
         .iter()
         .map(|op| match op {
             ChangeOp::Put { key, value } => {
-                1 + varint_len(key.len()) + key.len() + varint_len(value.len()) + value.len()
+                1 + varint_len(key.len() as u64)
+                    + key.len()
+                    + varint_len(value.len() as u64)
+                    + value.len()
             }
-            ChangeOp::Delete { key } => 1 + varint_len(key.len()) + key.len(),
+            ChangeOp::Delete { key } => 1 + varint_len(key.len() as u64) + key.len(),
         })
         .sum::<usize>()
 }
@@ -645,8 +630,8 @@ fn record_len(len: usize, left: usize, min: usize, extra: usize) -> usize {
 fn value_len(total: usize) -> usize {
     (total.saturating_sub(5)..=total)
         .rev()
-        .find(|&len| len + varint_len(len) == total)
-        .unwrap_or_else(|| total.saturating_sub(varint_len(total)))
+        .find(|&len| len + varint_len(len as u64) == total)
+        .unwrap_or_else(|| total.saturating_sub(varint_len(total as u64)))
 }
 
 #[cfg(test)]
